@@ -1,0 +1,13 @@
+// The subcommands of the `weft` command line. Each command lives in its own cli/cmd_*.cpp and
+// registers itself on the CLI11 app; cli/main.cpp only lists them. Commands are thin: they
+// parse options, call the library and print.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace weft::cli {
+
+void registerCheck(CLI::App& app);  // weft check FILE
+void registerRun(CLI::App& app);    // weft run FILE --in ... --out ...
+
+}  // namespace weft::cli

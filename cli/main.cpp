@@ -1,0 +1,32 @@
+// Entry point of the `weft` command: builds the CLI11 app from the subcommands in
+// cli/commands.h and turns library errors into one clear line on stderr and exit code 1.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "dev"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "weft: a compiler for data-parallel array programs in the style of LIFT.\n"
+      "Programs are written with map, reduce, zip, split, join, slide, pad, transpose, ...\n"
+      "over arrays with symbolic lengths.\n\n"
+      "Example:\n  weft check examples/conv.weft\n"
+      "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy"};
+  app.set_version_flag("--version", WEFT_VERSION);
+  app.require_subcommand(1);
+  weft::cli::registerCheck(app);
+  weft::cli::registerRun(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
