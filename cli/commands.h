@@ -9,5 +9,6 @@ namespace weft::cli {
 
 void registerCheck(CLI::App& app);  // weft check FILE
 void registerRun(CLI::App& app);    // weft run FILE --in ... --out ...
+void registerDevices(CLI::App& app);  // weft devices [--json]
 
 }  // namespace weft::cli

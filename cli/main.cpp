@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   weft::cli::registerCheck(app);
   weft::cli::registerRun(app);
+  weft::cli::registerDevices(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

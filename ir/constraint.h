@@ -36,6 +36,8 @@ struct Constraint {
   std::string formula() const;
   // A sentence: "split by 4 requires n % 4 = 0 (split size must divide the length)".
   std::string describe() const;
+  // The sentence without the reason: "split by 4 requires n % 4 = 0".
+  std::string requirement() const;
   // The variables it mentions, sorted by name, each once.
   std::vector<Arith> vars() const;
   // Truth under a complete binding; nullopt if a variable is unbound or a division by zero.

@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/arith.h"
@@ -39,5 +40,10 @@ Value interpret(const Definition& definition, const std::vector<Value>& inputs,
 // variables its body may mention.
 Value applyFunction(const Expr& function, const std::vector<Value>& args,
                     const ArithBinding& sizes);
+
+// Evaluates any data expression with the given params bound to values (for tests and for
+// comparing a rewritten subexpression with the original).
+Value interpretExpr(const Expr& expression, const ArithBinding& sizes,
+                    const std::vector<std::pair<Expr, Value>>& bindings = {});
 
 }  // namespace weft

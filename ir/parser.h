@@ -16,9 +16,11 @@
 // `x -> e` and `(a, b) -> e`, tuples (a, b), projection p._0, scalar operators with C
 // precedence including `c ? a : b`, literals 1.5f 1.5 2 true false, and the 2D forms
 // map2D(f, x), slide2D(size, step, x), slide2D(size1, size2, step1, step2, x),
-// pad2D(l, r, t, b, boundary, x), pad2D(p, boundary, x), transpose2D-free helpers that expand
-// into 1D primitives as in the paper's section 3.1.1. A bare primitive or user function name
-// where a function is expected (map(id, x), map(mult, x)) is eta-expanded.
+// pad2D(l, r, t, b, boundary, x), pad2D(p, boundary, x), which expand into 1D primitives as in
+// the paper's section 3.1.1 (ir/builders.h). Where a function is expected, a user function's
+// name stands for the UserFun itself (map(mult, x)), and a primitive or 2D form written
+// without its data arguments is eta-expanded: map(id, x) is map(x -> id(x), x), map(split(4), x)
+// is map(x -> split(4, x), x), reduce(0.0f, add, x) takes (x, y) -> add(x, y).
 // Comments: `//` to end of line and `/* */`.
 #pragma once
 
@@ -41,8 +43,8 @@ struct ParseError : std::runtime_error {
 Program parseProgram(const std::string& text, const std::string& fileName = "<input>");
 // Reads and parses a file (throws ParseError with the file name if it cannot be read).
 Program parseFile(const std::string& path);
-// Parses a single expression (for tests and the command line); free names that are not
-// primitives must be declared in `program`'s user functions.
+// Parses a single expression (for tests and the command line), a value or a lambda; free
+// names that are not primitives must be declared in `context`'s user functions.
 Expr parseExpr(const std::string& text, const Program& context = {},
                const std::string& fileName = "<input>");
 // Parses a type, e.g. "[[float]4](N/4)".

@@ -1,0 +1,214 @@
+// `weft run FILE --in a.npy ... --out y.npy`: runs a definition of a weft file in the
+// reference interpreter on .npy inputs and writes the result as .npy.
+//
+// The command only parses, converts and prints: the file is parsed (ir/parser.h), the inputs
+// are converted to values of the parameters' types (cli/npy_values.h), the size variables are
+// bound from the input shapes and --size (bindSizes), and ir/interp.h computes the result. It
+// does not need the type checker, so a program can be run even while it does not type-check.
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/npy_values.h"
+#include "ir/interp.h"
+#include "ir/npy.h"
+#include "ir/parser.h"
+
+namespace weft::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string file;
+  std::string definition;
+  std::vector<std::string> inputs;
+  std::string output;
+  std::vector<std::string> sizes;
+  bool print = false;
+};
+
+std::string definitionNames(const Program& program) {
+  std::string names;
+  for (const Definition& definition : program.definitions) {
+    names += (names.empty() ? "" : ", ") + definition.name;
+  }
+  return names;
+}
+
+// --def NAME, or else the only (or the last) definition of the file.
+const Definition& chooseDefinition(const Program& program, const RunOptions& options) {
+  if (program.definitions.empty()) {
+    throw std::runtime_error(options.file + ": no definition to run (the file has no `def`)");
+  }
+  if (options.definition.empty()) return program.definitions.back();
+  const Definition* chosen = nullptr;
+  for (const Definition& definition : program.definitions) {
+    if (definition.name != options.definition) continue;
+    if (chosen) {
+      throw std::runtime_error(options.file + ": definition '" + options.definition +
+                               "' is ambiguous (defined more than once)");
+    }
+    chosen = &definition;
+  }
+  if (!chosen) {
+    throw std::runtime_error(options.file + ": no definition named '" + options.definition +
+                             "'; the file defines: " + definitionNames(program));
+  }
+  return *chosen;
+}
+
+std::string describeParams(const Definition& definition) {
+  std::string text;
+  for (const Expr& param : definition.function.params()) {
+    text += (text.empty() ? "" : ", ") + param.paramName() + ": " +
+            (param.paramType().isNull() ? std::string("?") : param.paramType().toString());
+  }
+  return text;
+}
+
+// Size variables and tuning parameters the definition mentions (param types, size
+// arguments, reorder strides, lambda param types).
+std::set<std::string> mentionedVariables(const Definition& definition) {
+  std::set<std::string> names;
+  auto addArith = [&](const Arith& arith) {
+    for (const Arith& variable : arith.vars()) names.insert(variable.varName());
+  };
+  auto addType = [&](const Type& type) {
+    if (type.isNull()) return;
+    for (const Arith& variable : typeVars(type)) names.insert(variable.varName());
+  };
+  forEachNode(definition.function, [&](const Expr& node) {
+    if (node.isParam()) addType(node.paramType());
+    if (node.isPrim()) {
+      for (const Arith& nat : node.nats()) addArith(nat);
+      if (node.primInfo().hasIndexFunction()) addArith(node.attribute().stride);
+    }
+  });
+  for (const Expr& param : definition.function.params()) addType(param.paramType());
+  return names;
+}
+
+ArithBinding parseSizes(const RunOptions& options, const Definition& definition) {
+  ArithBinding sizes;
+  std::set<std::string> known = mentionedVariables(definition);
+  for (const std::string& text : options.sizes) {
+    size_t equals = text.find('=');
+    std::string name = text.substr(0, equals);
+    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (name.empty() || number.empty() || used != number.size()) {
+      throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
+    }
+    if (!known.count(name)) {
+      std::string list;
+      for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;
+      throw std::runtime_error("--size " + text + ": '" + definition.name +
+                               "' has no size variable " + name +
+                               (list.empty() ? " (it has none)" : " (it has: " + list + ")"));
+    }
+    sizes[name] = value;
+  }
+  return sizes;
+}
+
+std::string describeBinding(const ArithBinding& sizes) {
+  std::string text;
+  for (const auto& [name, value] : sizes) {
+    text += (text.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  return text;
+}
+
+void run(const RunOptions& options) {
+  Program program = parseFile(options.file);
+  const Definition& definition = chooseDefinition(program, options);
+  if (definition.function.isNull() || !definition.function.isLambda()) {
+    throw std::runtime_error(options.file + ": definition '" + definition.name +
+                             "' is not a function");
+  }
+  const std::vector<Expr>& params = definition.function.params();
+  if (options.inputs.size() != params.size()) {
+    throw std::runtime_error("'" + definition.name + "' takes " + std::to_string(params.size()) +
+                             " input(s) (" + describeParams(definition) + ") but " +
+                             std::to_string(options.inputs.size()) +
+                             " --in file(s) were given; pass one --in per parameter, in order");
+  }
+  std::vector<Value> inputs;
+  for (size_t index = 0; index < params.size(); ++index) {
+    const Expr& param = params[index];
+    if (param.paramType().isNull()) {
+      throw std::runtime_error("parameter '" + param.paramName() + "' of '" + definition.name +
+                               "' has no type");
+    }
+    NpyArray array = readNpy(options.inputs[index]);
+    try {
+      inputs.push_back(valueFromNpy(array, param.paramType(), param.paramName()));
+    } catch (const std::runtime_error& error) {
+      throw std::runtime_error(options.inputs[index] + ": " + error.what());
+    }
+  }
+  ArithBinding sizes = bindSizes(definition, inputs, parseSizes(options, definition));
+
+  auto start = std::chrono::steady_clock::now();
+  Value result = interpret(definition, inputs, sizes);
+  double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  NpyArray output = npyFromValue(result);
+  if (!options.output.empty()) writeNpy(options.output, output);
+  if (options.print) std::printf("%s\n", result.toString().c_str());
+
+  std::string summary = definition.name + ": result shape " + shapeToString(output.shape) + " " +
+                        (output.dtype == NpyDType::Float32 ? "float32" : "int32");
+  if (!sizes.empty()) summary += ", sizes " + describeBinding(sizes);
+  char elapsed[64];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms in the interpreter", milliseconds);
+  summary += elapsed;
+  if (!options.output.empty()) summary += ", written to " + options.output;
+  std::printf("%s\n", summary.c_str());
+}
+
+}  // namespace
+
+void registerRun(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Run a definition of a weft file in the reference interpreter on .npy inputs.\n"
+      "Each --in file feeds one parameter, in order; its shape must follow the parameter's\n"
+      "type: [[float]W]H takes a float32 array of shape (H, W), a vector element such as\n"
+      "float4 adds a trailing dimension of 4, int takes int32, a scalar takes a 0-d array.\n"
+      "Size variables (N, W, H, ...) are bound from the input shapes; --size binds others.\n"
+      "The result is written as .npy (a reduce's [T]1 keeps its dimension of 1).");
+  command->footer(
+      "Example:\n"
+      "  python3 -c \"import numpy as n; n.save('a.npy', n.arange(4, dtype=n.float32));\n"
+      "                n.save('b.npy', n.ones(4, dtype=n.float32))\"\n"
+      "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --print\n"
+      "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n");
+  command->add_option("file", options->file, "the .weft file to run")->required();
+  command->add_option("--def", options->definition,
+                      "the definition to run (default: the last one in the file)");
+  command->add_option("--in", options->inputs,
+                      "input .npy files, one per parameter, in order (--in a.npy --in b.npy "
+                      "or --in a.npy b.npy)");
+  command->add_option("--out", options->output, "where to write the result (.npy)");
+  command
+      ->add_option("--size", options->sizes,
+                   "bind a size variable or tuning parameter, e.g. --size N=4")
+      ->allow_extra_args(false);
+  command->add_flag("--print", options->print, "also print the result value");
+  command->callback([options] { run(*options); });
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,145 @@
+// Device profiles: the hardware facts weft's constraint solver and code generator need about an
+// OpenCL device (work-group limits, local memory size and whether it is real, allocation limits,
+// vector widths, a register budget, ...), independent of whether the device is present. A profile
+// comes from one of three places:
+//   - built in: host/profiles/*.json (ARM Mali-G72 MP12 as in the LIFT paper, a generic NVIDIA GPU
+//     through OpenCL, the PoCL CPU device), embedded into the library at build time;
+//   - a user's JSON file, in --profile-dir folders or $XDG_CONFIG_HOME/weft/profiles
+//     (~/.config/weft/profiles), or given by path;
+//   - queried from a present device through OpenCL (queryProfile).
+// Profiles are stored as JSON objects whose keys are the field names below; sizes are in bytes.
+// `weft devices --json` prints queried profiles in this format, so a user can save one as a file.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft::host {
+
+struct Device;
+
+// A malformed, invalid or unknown profile; the message starts with the file (or origin) name.
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where a device's __local memory lives: in dedicated on-chip memory (CL_LOCAL) or emulated in
+// ordinary global memory (CL_GLOBAL: Mali GPUs, CPU devices such as PoCL), where staging data in
+// local memory brings no speed.
+enum class LocalMemoryType { Local, Global };
+
+struct DeviceProfile {
+  std::string name;           // profile name, e.g. "mali-g72"; a queried profile gets a slug of the
+                              // device name ("pthread-skylake-avx512-amd-epyc")
+  std::string deviceName;     // CL_DEVICE_NAME
+  std::string vendor;         // CL_DEVICE_VENDOR
+  std::string deviceType;     // "gpu", "cpu" or "accelerator"
+  std::string driverVersion;  // CL_DRIVER_VERSION ("" when unknown)
+  std::string platformVersion;  // CL_PLATFORM_VERSION ("" when unknown)
+
+  int computeUnits = 1;               // CL_DEVICE_MAX_COMPUTE_UNITS
+  int maxClockMHz = 0;                // CL_DEVICE_MAX_CLOCK_FREQUENCY (0: unknown)
+  std::int64_t maxWorkGroupSize = 1;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  std::array<std::int64_t, 3> maxWorkItemSizes{1, 1, 1};  // CL_DEVICE_MAX_WORK_ITEM_SIZES
+  // Work-items that execute in lockstep (NVIDIA warp, AMD wavefront, Mali quad, CPU SIMD loop):
+  // good work-group sizes are multiples of it.
+  int workGroupMultiple = 1;
+  std::int64_t localMemoryBytes = 0;  // CL_DEVICE_LOCAL_MEM_SIZE, per work-group
+  LocalMemoryType localMemoryType = LocalMemoryType::Global;  // CL_DEVICE_LOCAL_MEM_TYPE
+  std::int64_t maxConstantBufferBytes = 0;                    // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE
+  std::int64_t maxAllocationBytes = 0;                        // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::int64_t globalMemoryBytes = 0;                         // CL_DEVICE_GLOBAL_MEM_SIZE
+  int preferredFloatVectorWidth = 1;  // CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT
+  int nativeFloatVectorWidth = 1;     // CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
+  // The number of 32-bit values a work-item can keep in registers without spilling (or, on a
+  // GPU, without losing the occupancy the profile's source names): the solver's budget for
+  // private memory. Built-in profiles take it from vendor documentation; queried ones from the
+  // heuristic documented at queryProfile.
+  int registersPerWorkItem = 1;
+  bool fp64 = false;  // cl_khr_fp64
+  bool fp16 = false;  // cl_khr_fp16
+  // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
+  // driverVersion, platformVersion). Results measured on a device are keyed by it.
+  std::string fingerprint;
+  // Where the numbers come from (documents cited, or "queried through OpenCL").
+  std::string source;
+
+  bool hasDedicatedLocalMemory() const { return localMemoryType == LocalMemoryType::Local; }
+  bool operator==(const DeviceProfile&) const = default;
+};
+
+// FNV-1a 64-bit hash of the three strings (newline-separated) as 16 lower-case hex digits; the
+// same on every machine and compiler.
+std::string profileFingerprint(std::string_view deviceName, std::string_view driverVersion,
+                               std::string_view platformVersion);
+
+// JSON form of a profile: one key per field, in declaration order (an ordered_json, so files
+// and `weft devices --json` read like the struct); localMemoryType is "local" or "global".
+nlohmann::ordered_json profileToJson(const DeviceProfile& profile);
+// Reads and validates a profile. Every key except source, fingerprint, driverVersion,
+// platformVersion, deviceName (default: name) and vendor (default: "") is required; unknown keys
+// are errors (they are usually typos). A missing fingerprint is computed. Throws ProfileError
+// "<origin>: <problem>".
+DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_view origin);
+// Parses JSON text; a syntax error reports "<origin>:<line>:<column>: invalid JSON: ...". A
+// profile without "name" takes `defaultName` (the file's stem when read from a file).
+DeviceProfile parseProfile(std::string_view text, std::string_view origin,
+                           std::string_view defaultName = {});
+
+// The built-in profiles, sorted by name: mali-g72, nvidia-generic, pocl-cpu.
+const std::vector<DeviceProfile>& builtinProfiles();
+// The embedded JSON texts of the built-in profiles as (file name, text) pairs, e.g.
+// ("mali-g72.json", "{...}"); tests compare them with host/profiles/.
+std::vector<std::pair<std::string, std::string>> builtinProfileTexts();
+
+// The user's profile folder: $XDG_CONFIG_HOME/weft/profiles, else ~/.config/weft/profiles
+// (empty when neither is known). It need not exist.
+std::filesystem::path userProfileDir();
+// The folders searched for profiles by name: `extraDirs` (--profile-dir) in order, then
+// userProfileDir().
+std::vector<std::filesystem::path> profileSearchDirs(
+    const std::vector<std::filesystem::path>& extraDirs = {});
+
+// Reads one profile file (name defaults to the file's stem).
+DeviceProfile loadProfileFile(const std::filesystem::path& path);
+// Every *.json profile in the existing folders of `dirs`, sorted by name within each folder. A
+// broken file is an error naming the file.
+std::vector<DeviceProfile> userProfiles(const std::vector<std::filesystem::path>& dirs);
+
+// Finds a profile by name or path:
+//   - a path (contains '/' or ends in ".json") is read as a file;
+//   - a name NAME is looked up as NAME.json in `dirs` in order (so a user file can replace a
+//     built-in one), then among the built-in profiles.
+// An unknown name throws ProfileError listing the folders searched and the known profiles.
+DeviceProfile loadProfile(std::string_view nameOrPath,
+                          const std::vector<std::filesystem::path>& dirs = profileSearchDirs());
+
+// The profile of a present device, queried through OpenCL. Facts OpenCL does not report are
+// estimated:
+//   - workGroupMultiple: CL_DEVICE_WARP_SIZE_NV (NVIDIA), CL_DEVICE_WAVEFRONT_WIDTH_AMD (AMD),
+//     CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (OpenCL 3.0 devices), else 1;
+//   - registersPerWorkItem: see estimateRegistersPerWorkItem.
+DeviceProfile queryProfile(const Device& device);
+
+// The register-budget heuristic for a queried device (32-bit registers per work-item):
+//   - CPU: the SIMD register file left for data, 32-bit lanes: (R - 8) * w, where w is the
+//     preferred float vector width and R the architectural vector registers (32 when w >= 16,
+//     i.e. AVX-512; else 16 as for x86-64 SSE/AVX); 8 registers are kept for operands and
+//     addresses. PoCL on AVX-512: (32 - 8) * 16 = 384, i.e. 24 float16 accumulators, just below
+//     the ~28 at which hand-written PoCL convolutions were measured to spill.
+//   - NVIDIA GPU: 255, the per-thread limit of the CUDA ISA since compute capability 3.5.
+//   - AMD GPU: 256 (VGPRs per work-item at the lowest occupancy, GCN/RDNA).
+//   - ARM Mali GPU: 64 (Bifrost/Valhall: 64 32-bit registers per thread at half occupancy).
+//   - Intel GPU: 128 (one GRF of 128 registers per hardware thread, SIMD8).
+//   - other GPUs and accelerators: 64.
+int estimateRegistersPerWorkItem(std::string_view deviceType, std::string_view vendor,
+                                 int preferredFloatVectorWidth);
+
+}  // namespace weft::host

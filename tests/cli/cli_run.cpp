@@ -1,0 +1,306 @@
+// End-to-end tests of `weft run`: the binary ($WEFT_BINARY) runs examples/dot.weft and small
+// programs written here on .npy inputs (written with ir/npy.h in a temporary directory); the
+// result file is read back and checked, and every user error is checked for exit code 1 and
+// a message that says what is wrong.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ir/npy.h"
+
+namespace fs = std::filesystem;
+using namespace weft;
+
+namespace {
+
+std::string shellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string weftBinary() {
+  const char* binary = std::getenv("WEFT_BINARY");
+  return binary ? binary : "build/weft";
+}
+
+CommandResult runWeft(const std::vector<std::string>& args) {
+  std::string command = shellQuote(weftBinary());
+  for (const std::string& arg : args) command += " " + shellQuote(arg);
+  command += " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  size_t count = 0;
+  while ((count = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), count);
+  }
+  int status = pclose(pipe);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A fresh directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("weft_cli_run_" + std::to_string(getpid()) + "_" + std::to_string(counter()++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  static int& counter() {
+    static int value = 0;
+    return value;
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name)) << text;
+    return file(name);
+  }
+  std::string floats(const std::string& name, std::vector<int64_t> shape,
+                     std::vector<float> values) const {
+    NpyArray array;
+    array.dtype = NpyDType::Float32;
+    array.shape = std::move(shape);
+    array.f32 = std::move(values);
+    writeNpy(file(name), array);
+    return file(name);
+  }
+  std::string ints(const std::string& name, std::vector<int64_t> shape,
+                   std::vector<int32_t> values) const {
+    NpyArray array;
+    array.dtype = NpyDType::Int32;
+    array.shape = std::move(shape);
+    array.i32 = std::move(values);
+    writeNpy(file(name), array);
+    return file(name);
+  }
+};
+
+const char* const kDotExample = "examples/dot.weft";
+
+}  // namespace
+
+TEST_CASE("weft run computes examples/dot.weft on .npy inputs") {
+  REQUIRE(fs::exists(kDotExample));
+  TempDir dir;
+  std::string a = dir.floats("a.npy", {4}, {1, 2, 3, 4});
+  std::string b = dir.floats("b.npy", {4}, {0.5f, -1, 2, 3});
+  std::string y = dir.file("y.npy");
+  CommandResult result = runWeft({"run", kDotExample, "--in", a, "--in", b, "--out", y});
+  INFO(result.output);
+  REQUIRE(result.exitCode == 0);
+  CHECK(contains(result.output, "result shape (1,) float32"));
+  CHECK(contains(result.output, "N=4"));
+  CHECK(contains(result.output, "written to " + y));
+  NpyArray output = readNpy(y);
+  CHECK(output.dtype == NpyDType::Float32);
+  CHECK(output.shape == std::vector<int64_t>{1});
+  REQUIRE(output.f32.size() == 1);
+  CHECK(output.f32[0] == doctest::Approx(0.5 - 2 + 6 + 12));
+
+  // Several files after one --in, and --print.
+  CommandResult printed = runWeft({"run", kDotExample, "--in", a, b, "--print"});
+  INFO(printed.output);
+  CHECK(printed.exitCode == 0);
+  CHECK(contains(printed.output, "[16.5]"));
+}
+
+TEST_CASE("weft run reports user errors with exit code 1 and a clear message") {
+  REQUIRE(fs::exists(kDotExample));
+  TempDir dir;
+  std::string a = dir.floats("a.npy", {4}, {1, 2, 3, 4});
+  std::string shortB = dir.floats("short.npy", {3}, {1, 2, 3});
+  std::string matrix = dir.floats("matrix.npy", {2, 2}, {1, 2, 3, 4});
+  std::string integers = dir.ints("ints.npy", {4}, {1, 2, 3, 4});
+
+  auto expectError = [](const std::vector<std::string>& args, const std::string& message) {
+    CommandResult result = runWeft(args);
+    INFO(result.output);
+    CHECK(result.exitCode == 1);
+    CHECK(contains(result.output, "weft: "));
+    CHECK(contains(result.output, message));
+  };
+  SUBCASE("missing input file") {
+    expectError({"run", kDotExample, "--in", a, "--in", dir.file("missing.npy")},
+                dir.file("missing.npy") + ": cannot open");
+  }
+  SUBCASE("wrong rank") {
+    expectError({"run", kDotExample, "--in", a, "--in", matrix},
+                "parameter 'b' of type [float]N: expected an array with 1 dimension(s), found "
+                "shape (2, 2)");
+  }
+  SUBCASE("lengths that disagree") {
+    expectError({"run", kDotExample, "--in", a, "--in", shortB},
+                "parameter 'b' dimension 1: expected length N = 4 from parameter 'a' dimension 1, "
+                "found 3");
+  }
+  SUBCASE("wrong dtype") {
+    expectError({"run", kDotExample, "--in", a, "--in", integers},
+                "expected float32 data, found int32");
+  }
+  SUBCASE("wrong number of inputs") {
+    expectError({"run", kDotExample, "--in", a}, "takes 2 input(s)");
+  }
+  SUBCASE("unknown definition") {
+    expectError({"run", kDotExample, "--def", "nope", "--in", a, "--in", a},
+                "no definition named 'nope'; the file defines: dot");
+  }
+  SUBCASE("a --size that contradicts the inputs") {
+    expectError({"run", kDotExample, "--in", a, "--in", a, "--size", "N=5"},
+                "expected length N = 5");
+  }
+  SUBCASE("a --size that is not a size of the program") {
+    expectError({"run", kDotExample, "--in", a, "--in", a, "--size", "Q=5"},
+                "has no size variable Q");
+  }
+  SUBCASE("a malformed --size") {
+    expectError({"run", kDotExample, "--in", a, "--in", a, "--size", "N"}, "expected NAME=INTEGER");
+  }
+  SUBCASE("a file that does not exist") {
+    expectError({"run", dir.file("nothing.weft"), "--in", a}, "nothing.weft");
+  }
+}
+
+TEST_CASE("weft run picks a definition and converts nested, int and vector types") {
+  TempDir dir;
+  std::string program = dir.write("prog.weft",
+                                  "def flip(m: [[float]W]H) = transpose(m)\n"
+                                  "def squares(v: [float4]N) = map(x -> dot(x, x), v)\n"
+                                  "def ints(xs: [int]N) = map(x -> x * 3 - 1, xs)\n"
+                                  "def chunks(xs: [float]N) = split(K, xs)\n"
+                                  "def scale(s: float, xs: [float]N) = map(x -> x * s, xs)\n"
+                                  "def vectors(xs: [float]N) = asVector(4, xs)\n"
+                                  "def total(xs: [int]N) = reduce(0, (a, x) -> a + x, xs)\n");
+  std::string matrix = dir.floats("matrix.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string y = dir.file("y.npy");
+
+  SUBCASE("the last definition is the default") {
+    std::string xs = dir.ints("xs.npy", {3}, {1, 2, 3});
+    CommandResult result = runWeft({"run", program, "--in", xs, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    NpyArray output = readNpy(y);
+    CHECK(output.dtype == NpyDType::Int32);
+    CHECK(output.shape == std::vector<int64_t>{1});
+    CHECK(output.i32 == std::vector<int32_t>{6});
+  }
+  SUBCASE("a 2D input: shape (H, W)") {
+    CommandResult result = runWeft({"run", program, "--def", "flip", "--in", matrix, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    CHECK(contains(result.output, "H=2 W=3"));
+    NpyArray output = readNpy(y);
+    CHECK(output.shape == std::vector<int64_t>{3, 2});
+    CHECK(output.f32 == std::vector<float>{1, 4, 2, 5, 3, 6});
+  }
+  SUBCASE("a vector element type takes a trailing dimension") {
+    std::string v = dir.floats("v.npy", {2, 4}, {1, 1, 1, 1, 1, 2, 3, 4});
+    CommandResult result = runWeft({"run", program, "--def", "squares", "--in", v, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    NpyArray output = readNpy(y);
+    CHECK(output.shape == std::vector<int64_t>{2});
+    CHECK(output.f32 == std::vector<float>{4, 30});
+
+    std::string wrongWidth = dir.floats("w.npy", {2, 3}, {1, 1, 1, 1, 1, 1});
+    CommandResult error = runWeft({"run", program, "--def", "squares", "--in", wrongWidth});
+    INFO(error.output);
+    CHECK(error.exitCode == 1);
+    CHECK(contains(error.output,
+                   "the last dimension holds the lanes of float4 and must be 4, "
+                   "found shape (2, 3)"));
+  }
+  SUBCASE("int inputs and results") {
+    std::string xs = dir.ints("xs.npy", {3}, {0, 1, -2});
+    CommandResult result = runWeft({"run", program, "--def", "ints", "--in", xs, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    NpyArray output = readNpy(y);
+    CHECK(output.dtype == NpyDType::Int32);
+    CHECK(output.i32 == std::vector<int32_t>{-1, 2, -7});
+  }
+  SUBCASE("a scalar parameter takes a 0-d array") {
+    std::string factor = dir.floats("s.npy", {}, {2.5f});
+    std::string xs = dir.floats("xs.npy", {2}, {1, -2});
+    CommandResult result =
+        runWeft({"run", program, "--def", "scale", "--in", factor, xs, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    CHECK(readNpy(y).f32 == std::vector<float>{2.5f, -5.0f});
+
+    CommandResult error = runWeft({"run", program, "--def", "scale", "--in", xs, xs});
+    INFO(error.output);
+    CHECK(error.exitCode == 1);
+    CHECK(contains(error.output,
+                   "parameter 's' of type float: expected a single value (a "
+                   "0-d array), found shape (2,)"));
+  }
+  SUBCASE("vector results become a trailing dimension") {
+    std::string xs = dir.floats("xs.npy", {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+    CommandResult result = runWeft({"run", program, "--def", "vectors", "--in", xs, "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    NpyArray output = readNpy(y);
+    CHECK(output.shape == std::vector<int64_t>{2, 4});
+    CHECK(output.f32 == std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
+  }
+  SUBCASE("a size not bound by the inputs comes from --size") {
+    std::string xs = dir.floats("xs.npy", {6}, {0, 1, 2, 3, 4, 5});
+    CommandResult result =
+        runWeft({"run", program, "--def", "chunks", "--in", xs, "--size", "K=2", "--out", y});
+    INFO(result.output);
+    REQUIRE(result.exitCode == 0);
+    NpyArray output = readNpy(y);
+    CHECK(output.shape == std::vector<int64_t>{3, 2});
+
+    CommandResult missing = runWeft({"run", program, "--def", "chunks", "--in", xs});
+    INFO(missing.output);
+    CHECK(missing.exitCode == 1);
+    CHECK(contains(missing.output, "split: size argument K"));
+
+    CommandResult notDividing =
+        runWeft({"run", program, "--def", "chunks", "--in", xs, "--size", "K=4"});
+    INFO(notDividing.output);
+    CHECK(notDividing.exitCode == 1);
+    CHECK(contains(notDividing.output, "split: split size 4 does not divide the length 6"));
+  }
+}
+
+TEST_CASE("weft run --help explains the command with an example") {
+  CommandResult result = runWeft({"run", "--help"});
+  CHECK(result.exitCode == 0);
+  CHECK(contains(result.output, "--in"));
+  CHECK(contains(result.output, "--size"));
+  CHECK(contains(result.output, "Example:"));
+  CHECK(contains(result.output, "weft run examples/dot.weft"));
+}

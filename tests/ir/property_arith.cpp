@@ -1,0 +1,301 @@
+// Property tests of weft's symbolic arithmetic (ir/arith.h) against a reference: random
+// expression trees are kept raw (a test-only tree evaluated directly with C's truncating / and
+// %, no simplification) and also built through the Arith operators, which simplify. For random
+// bindings inside the variables' ranges the simplified expression must evaluate like the raw
+// tree whenever the raw tree is defined; simplification must be idempotent; equal-by-
+// construction rearrangements must compare and hash equal; printing must be stable; and every
+// proof and bound the range reasoning gives must hold for the drawn values. Each property runs
+// inside a doctest test case, so a failure fails ctest.
+#include <doctest/doctest.h>
+#include <rapidcheck.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/arith.h"
+
+using namespace weft;
+
+namespace {
+
+// ---- the raw reference tree ----
+
+enum class Op { Const, Var, Add, Sub, Mul, Div, Mod, Min, Max, IfLess };
+
+struct Raw;
+using RawP = std::shared_ptr<const Raw>;
+struct Raw {
+  Op op;
+  int64_t value = 0;  // Const
+  int var = 0;        // Var: index into the variable table
+  std::vector<RawP> kids;
+};
+
+// The variables, in binding order (a range only mentions variables before it):
+// sizes n, m in [1, 20] (declared unbounded above), a tuning parameter t in [1, 8], indices
+// i in [0, n - 1], k in [0, m - 1], j in [0, 3], and a triangular index l in [0, i].
+struct VarTable {
+  std::vector<Arith> vars;
+  VarTable() {
+    Arith n = Arith::size("n");
+    Arith m = Arith::size("m");
+    Arith t = Arith::var("t", VarKind::Tuning, 1, Arith(8));
+    Arith i = Arith::var("i", VarKind::LoopIndex, 0, n - 1);
+    Arith k = Arith::var("k", VarKind::ThreadIndex, 0, m - 1);
+    Arith j = Arith::var("j", VarKind::LoopIndex, 0, Arith(3));
+    Arith l = Arith::var("l", VarKind::LoopIndex, 0, i);
+    vars = {n, m, t, i, k, j, l};
+  }
+};
+
+const VarTable& table() {
+  static const VarTable t;
+  return t;
+}
+
+RawP leaf() {
+  if (*rc::gen::inRange(0, 3) == 0) {
+    return std::make_shared<Raw>(Raw{Op::Const, *rc::gen::inRange<int64_t>(-10, 11), 0, {}});
+  }
+  int var = *rc::gen::inRange<int>(0, static_cast<int>(table().vars.size()));
+  return std::make_shared<Raw>(Raw{Op::Var, 0, var, {}});
+}
+
+RawP genTree(int depth) {
+  if (depth == 0 || *rc::gen::inRange(0, 4) == 0) return leaf();
+  // Division-heavy on purpose: / and % are where the simplifier can go wrong.
+  static const Op ops[] = {Op::Add, Op::Add, Op::Sub, Op::Mul, Op::Mul, Op::Div,
+                           Op::Div, Op::Mod, Op::Mod, Op::Min, Op::Max, Op::IfLess};
+  Op op = ops[*rc::gen::inRange<int>(0, std::size(ops))];
+  int arity = op == Op::IfLess ? 4 : 2;
+  std::vector<RawP> kids;
+  for (int a = 0; a < arity; ++a) kids.push_back(genTree(depth - 1));
+  return std::make_shared<Raw>(Raw{op, 0, 0, std::move(kids)});
+}
+
+// rapidcheck's default of 100 cases per property runs in milliseconds here: use 1000 unless
+// RC_PARAMS is set (e.g. to reproduce a failure).
+const bool kMoreCases = [] {
+  setenv("RC_PARAMS", "max_success=1000", /*overwrite=*/0);
+  return true;
+}();
+
+using Values = std::vector<int64_t>;  // one per variable of the table
+
+// C semantics; nullopt for a division by zero or a value beyond 2^40 (no overflow anywhere).
+std::optional<int64_t> rawEval(const RawP& r, const Values& values) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  auto ok = [&](int64_t v) -> std::optional<int64_t> {
+    if (v > kLimit || v < -kLimit) return std::nullopt;
+    return v;
+  };
+  switch (r->op) {
+    case Op::Const: return r->value;
+    case Op::Var: return values[r->var];
+    case Op::IfLess: {
+      auto a = rawEval(r->kids[0], values);
+      auto b = rawEval(r->kids[1], values);
+      if (!a || !b) return std::nullopt;
+      return rawEval(r->kids[*a < *b ? 2 : 3], values);
+    }
+    default: break;
+  }
+  auto a = rawEval(r->kids[0], values);
+  auto b = rawEval(r->kids[1], values);
+  if (!a || !b) return std::nullopt;
+  switch (r->op) {
+    case Op::Add: return ok(*a + *b);
+    case Op::Sub: return ok(*a - *b);
+    case Op::Mul: return ok(*a * *b);
+    case Op::Div: return *b == 0 ? std::nullopt : ok(*a / *b);
+    case Op::Mod: return *b == 0 ? std::nullopt : ok(*a % *b);
+    case Op::Min: return std::min(*a, *b);
+    case Op::Max: return std::max(*a, *b);
+    default: return std::nullopt;
+  }
+}
+
+Arith build(const RawP& r) {
+  switch (r->op) {
+    case Op::Const: return Arith(r->value);
+    case Op::Var: return table().vars[r->var];
+    case Op::IfLess:
+      return ifLess(build(r->kids[0]), build(r->kids[1]), build(r->kids[2]), build(r->kids[3]));
+    default: break;
+  }
+  Arith a = build(r->kids[0]);
+  Arith b = build(r->kids[1]);
+  switch (r->op) {
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Mod: return a % b;
+    case Op::Min: return min(a, b);
+    case Op::Max: return max(a, b);
+    default: return Arith(0);
+  }
+}
+
+// Builds through the operators; nullopt when construction divides by a constant zero (the
+// raw tree then divides by zero too, or the division sits in an untaken conditional branch).
+std::optional<Arith> tryBuild(const RawP& r) {
+  try {
+    return build(r);
+  } catch (const ArithError& e) {
+    RC_ASSERT(std::string(e.what()).find("division by zero") != std::string::npos);
+    return std::nullopt;
+  }
+}
+
+// Draws values inside the ranges, in dependency order.
+Values drawValues() {
+  int64_t n = *rc::gen::inRange<int64_t>(1, 21);
+  int64_t m = *rc::gen::inRange<int64_t>(1, 21);
+  int64_t t = *rc::gen::inRange<int64_t>(1, 9);
+  int64_t i = *rc::gen::inRange<int64_t>(0, n);
+  int64_t k = *rc::gen::inRange<int64_t>(0, m);
+  int64_t j = *rc::gen::inRange<int64_t>(0, 4);
+  int64_t l = *rc::gen::inRange<int64_t>(0, i + 1);
+  return {n, m, t, i, k, j, l};
+}
+
+ArithBinding bindingOf(const Values& values) {
+  ArithBinding b;
+  for (size_t v = 0; v < values.size(); ++v) b[table().vars[v].varName()] = values[v];
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("property: simplified expressions evaluate like the raw trees") {
+  CHECK(rc::check("evaluate(simplified) == raw evaluation", [] {
+    RawP raw = genTree(4);
+    auto e = tryBuild(raw);
+    if (!e) return;
+    for (int draw = 0; draw < 4; ++draw) {
+      Values values = drawValues();
+      auto want = rawEval(raw, values);
+      if (!want) continue;
+      RC_ASSERT(tryEvaluate(*e, bindingOf(values)) == want);
+    }
+  }));
+  CHECK(rc::check("substituting every variable by its value folds to the raw value", [] {
+    RawP raw = genTree(3);
+    auto e = tryBuild(raw);
+    if (!e) return;
+    Values values = drawValues();
+    auto want = rawEval(raw, values);
+    if (!want) return;
+    ArithSubstitution s;
+    for (size_t v = 0; v < values.size(); ++v) s[table().vars[v].varName()] = Arith(values[v]);
+    try {
+      Arith folded = substitute(*e, s);
+      RC_ASSERT(folded.constant() == want);
+    } catch (const ArithError& err) {
+      // Only a division by zero in a conditional branch the raw tree did not take.
+      RC_ASSERT(std::string(err.what()).find("division by zero") != std::string::npos);
+    }
+  }));
+}
+
+TEST_CASE("property: simplification is idempotent and printing is stable") {
+  CHECK(rc::check("re-simplifying gives an equal expression", [] {
+    auto e = tryBuild(genTree(4));
+    if (!e) return;
+    Arith again = substitute(*e, {});
+    RC_ASSERT(again == *e);
+    RC_ASSERT(again.hash() == e->hash());
+    RC_ASSERT(again.toString() == e->toString());
+  }));
+  CHECK(rc::check("building the same tree twice prints the same", [] {
+    RawP raw = genTree(4);
+    auto e1 = tryBuild(raw);
+    if (!e1) return;
+    Arith e2 = build(raw);
+    RC_ASSERT(e1->toString() == e2.toString());
+    RC_ASSERT(e1->toC() == e2.toC());
+    RC_ASSERT(*e1 == e2);
+  }));
+}
+
+TEST_CASE("property: rearrangements compare and hash equal") {
+  CHECK(rc::check("a + b, a*(b + c), (a + b) + c, a*b, min/max", [] {
+    auto a = tryBuild(genTree(2));
+    auto b = tryBuild(genTree(2));
+    auto c = tryBuild(genTree(2));
+    if (!a || !b || !c) return;
+    RC_LOG() << "a = " << *a << ", b = " << *b << ", c = " << *c << "\n";
+    auto same = [](const Arith& p, const Arith& q) {
+      RC_ASSERT(p == q);
+      RC_ASSERT(p.hash() == q.hash());
+      RC_ASSERT(!(p < q) && !(q < p));
+    };
+    same(*a + *b, *b + *a);
+    same(*a * *b, *b * *a);
+    same(*a * (*b + *c), *a * *b + *a * *c);
+    same((*a + *b) + *c, *a + (*b + *c));
+    same((*a * *b) * *c, *a * (*b * *c));
+    same(*a - *a, Arith(0));
+    same(*a - *b, -(*b - *a));
+    same(min(*a, *b), min(*b, *a));
+    same(max(*a, *b), max(*b, *a));
+    // The structural order is a strict total order.
+    bool ab = *a < *b;
+    bool ba = *b < *a;
+    RC_ASSERT(int(ab) + int(ba) + int(*a == *b) == 1);
+  }));
+}
+
+TEST_CASE("property: proofs and bounds hold for every value in the ranges") {
+  CHECK(rc::check("proofs and bounds are sound", [] {
+    RawP raw = genTree(3);
+    auto e = tryBuild(raw);
+    if (!e) return;
+    bool nonNegative = proveNonNegative(*e);
+    bool positive = provePositive(*e);
+    auto lo = constantLowerBound(*e);
+    auto hi = constantUpperBound(*e);
+    auto symLo = lowerBound(*e);
+    auto symHi = upperBound(*e);
+    bool divisibleBy3 = proveDivides(Arith(3), *e);
+    for (int draw = 0; draw < 4; ++draw) {
+      Values values = drawValues();
+      if (!rawEval(raw, values)) continue;
+      ArithBinding binding = bindingOf(values);
+      auto value = tryEvaluate(*e, binding);
+      RC_ASSERT(value.has_value());
+      if (nonNegative) RC_ASSERT(*value >= 0);
+      if (positive) RC_ASSERT(*value > 0);
+      if (lo) RC_ASSERT(*lo <= *value);
+      if (hi) RC_ASSERT(*value <= *hi);
+      if (divisibleBy3) RC_ASSERT(*value % 3 == 0);
+      if (symLo) {
+        if (auto b = tryEvaluate(*symLo, binding)) RC_ASSERT(*b <= *value);
+      }
+      if (symHi) {
+        if (auto b = tryEvaluate(*symHi, binding)) RC_ASSERT(*value <= *b);
+      }
+    }
+  }));
+  CHECK(rc::check("proveLess and proveLessEqual are sound", [] {
+    RawP ra = genTree(2);
+    RawP rb = genTree(2);
+    auto a = tryBuild(ra);
+    auto b = tryBuild(rb);
+    if (!a || !b) return;
+    bool less = proveLess(*a, *b);
+    bool lessEqual = proveLessEqual(*a, *b);
+    for (int draw = 0; draw < 4; ++draw) {
+      Values values = drawValues();
+      auto va = rawEval(ra, values);
+      auto vb = rawEval(rb, values);
+      if (!va || !vb) continue;
+      if (less) RC_ASSERT(*va < *vb);
+      if (lessEqual) RC_ASSERT(*va <= *vb);
+    }
+  }));
+}
