@@ -6,12 +6,14 @@
 // products distributed over sums, and atoms (/, %, min, max, conditionals) simplified by the
 // constructors in arith_simplify.cpp. Hashes are computed once per node. Constant folding
 // checks for 64-bit overflow and throws ArithError instead of wrapping.
+#include "ir/arith.h"
+
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <ostream>
 #include <unordered_set>
 
-#include "ir/arith.h"
 #include "ir/arith_internal.h"
 
 namespace weft {
@@ -20,10 +22,14 @@ using namespace arith_detail;
 
 const char* varKindName(VarKind kind) {
   switch (kind) {
-    case VarKind::Size: return "size";
-    case VarKind::Tuning: return "tuning";
-    case VarKind::LoopIndex: return "loop index";
-    case VarKind::ThreadIndex: return "thread index";
+    case VarKind::Size:
+      return "size";
+    case VarKind::Tuning:
+      return "tuning";
+    case VarKind::LoopIndex:
+      return "loop index";
+    case VarKind::ThreadIndex:
+      return "thread index";
   }
   return "?";
 }
@@ -174,7 +180,8 @@ int compare(const Arith& a, const Arith& b) {
   if (x == y) return 0;
   if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
   switch (x->kind) {
-    case ArithKind::Constant: return cmp64(x->value, y->value);
+    case ArithKind::Constant:
+      return cmp64(x->value, y->value);
     case ArithKind::Var: {
       int c = x->name.compare(y->name);
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
@@ -227,7 +234,8 @@ int compareMono(const Arith& a, const Arith& b) {
 Poly toPoly(const Arith& e) {
   const ArithNode* n = e.node();
   switch (n->kind) {
-    case ArithKind::Constant: return Poly{n->value, {}};
+    case ArithKind::Constant:
+      return Poly{n->value, {}};
     case ArithKind::Sum: {
       Poly p{n->value, {}};
       p.terms.reserve(n->terms.size());
@@ -238,7 +246,8 @@ Poly toPoly(const Arith& e) {
       Arith mono = n->ops.size() == 1 ? n->ops[0] : (n->value == 1 ? e : *n->mono);
       return Poly{0, {Term{n->value, mono}}};
     }
-    default: return Poly{0, {Term{1, e}}};
+    default:
+      return Poly{0, {Term{1, e}}};
   }
 }
 
@@ -307,7 +316,8 @@ Poly mulPoly(const Poly& a, const Poly& b) {
   std::vector<Term> terms;
   terms.reserve((a.terms.size() + 1) * (b.terms.size() + 1));
   for (const Term& s : a.terms) {
-    for (const Term& t : b.terms) terms.push_back(Term{mulChecked(s.coef, t.coef), monoMul(s.mono, t.mono)});
+    for (const Term& t : b.terms)
+      terms.push_back(Term{mulChecked(s.coef, t.coef), monoMul(s.mono, t.mono)});
     if (b.constant != 0) terms.push_back(Term{mulChecked(s.coef, b.constant), s.mono});
   }
   if (a.constant != 0) {
@@ -541,7 +551,8 @@ namespace {
 Arith rebuild(const Arith& e, const ArithSubstitution& s, bool force) {
   const ArithNode* n = e.node();
   switch (n->kind) {
-    case ArithKind::Constant: return e;
+    case ArithKind::Constant:
+      return e;
     case ArithKind::Var: {
       if (auto it = s.find(n->name); it != s.end()) return it->second;
       // The range may mention substituted variables (i in [0, n - 1] with n := 8).
@@ -584,12 +595,18 @@ Arith rebuild(const Arith& e, const ArithSubstitution& s, bool force) {
           for (const Arith& op : ops) out = out * op;
           return out;
         }
-        case ArithKind::Div: return ops[0] / ops[1];
-        case ArithKind::Mod: return ops[0] % ops[1];
-        case ArithKind::Min: return min(ops[0], ops[1]);
-        case ArithKind::Max: return max(ops[0], ops[1]);
-        case ArithKind::IfLess: return ifLess(ops[0], ops[1], ops[2], ops[3]);
-        default: return e;
+        case ArithKind::Div:
+          return ops[0] / ops[1];
+        case ArithKind::Mod:
+          return ops[0] % ops[1];
+        case ArithKind::Min:
+          return min(ops[0], ops[1]);
+        case ArithKind::Max:
+          return max(ops[0], ops[1]);
+        case ArithKind::IfLess:
+          return ifLess(ops[0], ops[1], ops[2], ops[3]);
+        default:
+          return e;
       }
     }
   }
@@ -619,7 +636,8 @@ std::string bindingOf(const Arith& e, const ArithBinding& binding) {
 int64_t eval(const Arith& e, const ArithBinding& binding, const Arith& whole) {
   const ArithNode* n = e.node();
   switch (n->kind) {
-    case ArithKind::Constant: return n->value;
+    case ArithKind::Constant:
+      return n->value;
     case ArithKind::Var: {
       auto it = binding.find(n->name);
       if (it == binding.end()) {
@@ -729,9 +747,12 @@ bool needsParens(const Arith& a, bool right) {
     case ArithKind::Var:
     case ArithKind::Min:
     case ArithKind::Max:
-    case ArithKind::IfLess: return false;
-    case ArithKind::Constant: return right && *a.constant() < 0;
-    default: return true;
+    case ArithKind::IfLess:
+      return false;
+    case ArithKind::Constant:
+      return right && *a.constant() < 0;
+    default:
+      return true;
   }
 }
 
@@ -745,8 +766,12 @@ void printOperand(std::string& out, const Arith& a, bool right, bool c) {
 void print(std::string& out, const Arith& e, bool c) {
   const ArithNode* n = e.node();
   switch (n->kind) {
-    case ArithKind::Constant: out += std::to_string(n->value); return;
-    case ArithKind::Var: out += n->name; return;
+    case ArithKind::Constant:
+      out += std::to_string(n->value);
+      return;
+    case ArithKind::Var:
+      out += n->name;
+      return;
     case ArithKind::Product: {
       if (n->value < 0) out += '-';
       printTermMagnitude(out, n->value,
@@ -759,9 +784,11 @@ void print(std::string& out, const Arith& e, bool c) {
       // constant last: `n - i - 1`; a positive constant leads when every term is negative:
       // `3 - i`.
       std::vector<const std::pair<int64_t, Arith>*> order;
-      for (const auto& t : n->terms) if (t.first > 0) order.push_back(&t);
+      for (const auto& t : n->terms)
+        if (t.first > 0) order.push_back(&t);
       bool anyPositive = !order.empty();
-      for (const auto& t : n->terms) if (t.first < 0) order.push_back(&t);
+      for (const auto& t : n->terms)
+        if (t.first < 0) order.push_back(&t);
       bool first = true;
       if (!anyPositive && n->value > 0) {
         out += std::to_string(n->value);

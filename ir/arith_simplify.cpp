@@ -1,6 +1,6 @@
 // The simplifier of symbolic integer arithmetic: range reasoning (proofs, symbolic and numeric
-// bounds), polynomial division, and the simplifying constructors of / % min max and
-// conditionals, plus the sum rewrites around a/b*b + a%b.
+// bounds), polynomial division, the simplifying constructors of / % min max and conditionals,
+// and the canonical treatment of / and % inside sums.
 //
 // Range reasoning is sound but incomplete. To prove e >= 0 it first computes a symbolic lower
 // bound of e in which every variable that is not a size or tuning parameter with a constant
@@ -10,14 +10,18 @@
 // cancel: n - i - 1 with i in [0, n - 1] becomes n - (n - 1) - 1 = 0. What remains is checked
 // syntactically (non-negative coefficients over non-negative atoms), by interval arithmetic,
 // and by a small search that replaces one remaining size/tuning variable at a time
-// (n*m - n >= 0 needs m := 1 but not n := 1). All proofs run under a depth limit, so they
-// terminate and cost little when they fail, which they often do.
+// (n*m - n >= 0 needs m := 1 but not n := 1). Proofs run under a depth limit, so they
+// terminate and cost little when they fail, which they often do, and are memoised per node.
 //
 // / and % are C's truncating operators; they are only rewritten when that is sound: exact
 // polynomial division by a provably non-zero divisor ((n*m)/m -> n, (2*n)/2 -> n); division of
-// a common constant factor; sign normalisation when signs are provable; and, for a >= 0 and
-// b > 0, splitting a into the terms divisible by b (q*b) and the rest r: if 0 <= r < b then
-// a/b = q and a%b = r ((4*i + j)/4 -> i for j in [0, 3]); if only r >= 0 then a/b = q + r/b.
+// a common constant factor; sign normalisation (truncation is odd in both operands); and, for
+// a >= 0 and b > 0, splitting a into the terms divisible by b (q*b) and the rest r: if
+// 0 <= r < b then a/b = q and a%b = r ((4*i + j)/4 -> i for j in [0, 3]); if only r >= 0 then
+// a/b = q + r/b. In sums, x%b is expanded to x - b*(x/b) so that equal sums are equal
+// polynomials, then divisions are folded back into remainders while that shrinks the sum
+// ((x/4)*4 + x%4 -> x, x - 4*(x/4) -> x%4).
+//
 // The approach (ranges on variables drive /, % and min/max elimination) follows LIFT's
 // ArithExpr (lift-project/arithexpr, simplifier/SimplifyIntDiv.scala, SimplifyMod.scala); the
 // code here is weft's own.
@@ -146,8 +150,12 @@ Interval intervalRec(const Arith& e, IntervalMemo& memo) {
       for (const Arith& a : n->ops) r = mulI(r, intervalRec(a, memo));
       r = scaleI(r, n->value);
       break;
-    case ArithKind::Div: r = divI(intervalRec(n->ops[0], memo), intervalRec(n->ops[1], memo)); break;
-    case ArithKind::Mod: r = modI(intervalRec(n->ops[0], memo), intervalRec(n->ops[1], memo)); break;
+    case ArithKind::Div:
+      r = divI(intervalRec(n->ops[0], memo), intervalRec(n->ops[1], memo));
+      break;
+    case ArithKind::Mod:
+      r = modI(intervalRec(n->ops[0], memo), intervalRec(n->ops[1], memo));
+      break;
     case ArithKind::Min:
     case ArithKind::Max: {
       Interval x = intervalRec(n->ops[0], memo);
@@ -162,7 +170,8 @@ Interval intervalRec(const Arith& e, IntervalMemo& memo) {
       r = Interval{std::min(x.lo, y.lo), std::max(x.hi, y.hi)};
       break;
     }
-    default: break;
+    default:
+      break;
   }
   memo.emplace(n, r);
   return r;
@@ -191,13 +200,20 @@ std::optional<Arith> symbolicBound(const Arith& e, bool upper);
 bool atomNonNeg(const Arith& a) {
   const ArithNode* n = a.node();
   switch (n->kind) {
-    case ArithKind::Var: return n->lo->isConstant() ? *n->lo->constant() >= 0 : proveNonNeg(*n->lo);
-    case ArithKind::Div: return proveNonNeg(n->ops[0]) && provePos(n->ops[1]);
-    case ArithKind::Mod: return proveNonNeg(n->ops[0]);
-    case ArithKind::Min: return proveNonNeg(n->ops[0]) && proveNonNeg(n->ops[1]);
-    case ArithKind::Max: return proveNonNeg(n->ops[0]) || proveNonNeg(n->ops[1]);
-    case ArithKind::IfLess: return proveNonNeg(n->ops[2]) && proveNonNeg(n->ops[3]);
-    default: return proveNonNeg(a);
+    case ArithKind::Var:
+      return n->lo->isConstant() ? *n->lo->constant() >= 0 : proveNonNeg(*n->lo);
+    case ArithKind::Div:
+      return proveNonNeg(n->ops[0]) && provePos(n->ops[1]);
+    case ArithKind::Mod:
+      return proveNonNeg(n->ops[0]);
+    case ArithKind::Min:
+      return proveNonNeg(n->ops[0]) && proveNonNeg(n->ops[1]);
+    case ArithKind::Max:
+      return proveNonNeg(n->ops[0]) || proveNonNeg(n->ops[1]);
+    case ArithKind::IfLess:
+      return proveNonNeg(n->ops[2]) && proveNonNeg(n->ops[3]);
+    default:
+      return proveNonNeg(a);
   }
 }
 
@@ -225,7 +241,8 @@ std::optional<Arith> atomBound(const Arith& a, bool upper, bool constantMode) {
   }
   auto bound = [&](const Arith& x, bool up) { return symbolicBound(x, up); };
   switch (n->kind) {
-    case ArithKind::Var: return upper ? n->hi : n->lo;
+    case ArithKind::Var:
+      return upper ? n->hi : n->lo;
     case ArithKind::Div: {
       const Arith& x = n->ops[0];
       const Arith& y = n->ops[1];
@@ -285,7 +302,8 @@ std::optional<Arith> atomBound(const Arith& a, bool upper, bool constantMode) {
       if (!x || !y) return std::nullopt;
       return upper ? max(*x, *y) : min(*x, *y);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -507,7 +525,9 @@ Poly monoPoly(int64_t c, std::vector<Arith> atoms) {
 }
 
 uint64_t gcd64(uint64_t a, uint64_t b) { return std::gcd(a, b); }
-uint64_t absU(int64_t v) { return v < 0 ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
+uint64_t absU(int64_t v) {
+  return v < 0 ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+}
 
 // gcd of all coefficients and the constant (0 for the zero polynomial).
 uint64_t content(const Poly& p) {
@@ -670,7 +690,8 @@ Arith simplifyDivMod(const Arith& a, const Arith& b, bool isMod) {
     auto qr = polyDivide(toPoly(a.node()->ops[1]), pb);
     if (qr && qr->r.isZero()) {
       Arith c = fromPoly(qr->q);
-      if (provePositive(c)) return simplifyDivMod(simplifyDivMod(a.node()->ops[0], b, false), c, true);
+      if (provePositive(c))
+        return simplifyDivMod(simplifyDivMod(a.node()->ops[0], b, false), c, true);
     }
   }
   if (isMod && a.kind() == ArithKind::Mod && provePositive(a.node()->ops[1]) &&
@@ -751,6 +772,7 @@ std::pair<int64_t, int64_t> nearestQuotient(int64_t c, int64_t d) {
 // Q = q*divisor + r for the refolding: term by term with nearest coefficient quotients when the
 // divisor is a single term (so that -7*(x/8) can become -8*(x/8) + x/8), else polyDivide.
 std::optional<QuotientRemainder> refoldDivide(const Poly& q, const Poly& divisor) {
+  if (divisor.isZero()) return std::nullopt;
   if (!(divisor.terms.empty() || (divisor.terms.size() == 1 && divisor.constant == 0))) {
     return polyDivide(q, divisor);
   }
@@ -821,7 +843,8 @@ Poly expandMods(const Poly& p) {
   Poly out{p.constant, {}};
   for (const Term& t : p.terms) {
     auto atoms = monoAtoms(t.mono);
-    if (std::none_of(atoms.begin(), atoms.end(), [](const Arith& a) { return a.kind() == ArithKind::Mod; })) {
+    if (std::none_of(atoms.begin(), atoms.end(),
+                     [](const Arith& a) { return a.kind() == ArithKind::Mod; })) {
       out = addPoly(out, Poly{0, {t}});
       continue;
     }
@@ -832,7 +855,8 @@ Poly expandMods(const Poly& p) {
       if (div) {
         const Arith& x = a.node()->ops[0];
         const Arith& b = a.node()->ops[1];
-        prod = mulPoly(prod, minus(expandMods(toPoly(x)), mulPoly(expandMods(toPoly(b)), toPoly(*div))));
+        prod = mulPoly(prod,
+                       minus(expandMods(toPoly(x)), mulPoly(expandMods(toPoly(b)), toPoly(*div))));
       } else {
         prod = mulPoly(prod, toPoly(a));
       }
@@ -895,6 +919,9 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
 
 }  // namespace
 
+// Folds divisions of the (expanded) sum back into remainders while that shrinks it.
+static void refoldDivisions(Poly& cur);
+
 bool refoldDivMod(Poly& p) {
   // Canonical first: with every x%b written as x - b*(x/b), equal sums are equal polynomials
   // (in the remaining atoms) however they were built. Then, deterministically, fold divisions
@@ -904,7 +931,18 @@ bool refoldDivMod(Poly& p) {
   for (const Term& t : p.terms) {
     for (const Arith& a : monoAtoms(t.mono)) hasMod = hasMod || a.kind() == ArithKind::Mod;
   }
-  Poly cur = hasMod ? expandMods(p) : p;
+  try {
+    Poly cur = hasMod ? expandMods(p) : p;
+    refoldDivisions(cur);
+    bool changed = hasMod || cur.terms.size() != p.terms.size();
+    p = std::move(cur);
+    return changed;
+  } catch (const ArithError&) {
+    return false;  // 64-bit overflow while expanding: leave the sum as it was built
+  }
+}
+
+static void refoldDivisions(Poly& cur) {
   for (int iteration = 0; iteration < 8; ++iteration) {
     std::vector<Arith> divs;
     for (const Term& t : cur.terms) {
@@ -939,9 +977,6 @@ bool refoldDivMod(Poly& p) {
     if (!next) break;
     cur = std::move(*next);
   }
-  bool changed = hasMod || cur.terms.size() != p.terms.size();
-  p = std::move(cur);
-  return changed;
 }
 
 }  // namespace arith_detail

@@ -93,50 +93,72 @@ std::optional<int64_t> rawEval(const RawP& r, const Values& values) {
     return v;
   };
   switch (r->op) {
-    case Op::Const: return r->value;
-    case Op::Var: return values[r->var];
+    case Op::Const:
+      return r->value;
+    case Op::Var:
+      return values[r->var];
     case Op::IfLess: {
       auto a = rawEval(r->kids[0], values);
       auto b = rawEval(r->kids[1], values);
       if (!a || !b) return std::nullopt;
       return rawEval(r->kids[*a < *b ? 2 : 3], values);
     }
-    default: break;
+    default:
+      break;
   }
   auto a = rawEval(r->kids[0], values);
   auto b = rawEval(r->kids[1], values);
   if (!a || !b) return std::nullopt;
   switch (r->op) {
-    case Op::Add: return ok(*a + *b);
-    case Op::Sub: return ok(*a - *b);
-    case Op::Mul: return ok(*a * *b);
-    case Op::Div: return *b == 0 ? std::nullopt : ok(*a / *b);
-    case Op::Mod: return *b == 0 ? std::nullopt : ok(*a % *b);
-    case Op::Min: return std::min(*a, *b);
-    case Op::Max: return std::max(*a, *b);
-    default: return std::nullopt;
+    case Op::Add:
+      return ok(*a + *b);
+    case Op::Sub:
+      return ok(*a - *b);
+    case Op::Mul:
+      return ok(*a * *b);
+    case Op::Div:
+      return *b == 0 ? std::nullopt : ok(*a / *b);
+    case Op::Mod:
+      return *b == 0 ? std::nullopt : ok(*a % *b);
+    case Op::Min:
+      return std::min(*a, *b);
+    case Op::Max:
+      return std::max(*a, *b);
+    default:
+      return std::nullopt;
   }
 }
 
 Arith build(const RawP& r) {
   switch (r->op) {
-    case Op::Const: return Arith(r->value);
-    case Op::Var: return table().vars[r->var];
+    case Op::Const:
+      return Arith(r->value);
+    case Op::Var:
+      return table().vars[r->var];
     case Op::IfLess:
       return ifLess(build(r->kids[0]), build(r->kids[1]), build(r->kids[2]), build(r->kids[3]));
-    default: break;
+    default:
+      break;
   }
   Arith a = build(r->kids[0]);
   Arith b = build(r->kids[1]);
   switch (r->op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return a / b;
-    case Op::Mod: return a % b;
-    case Op::Min: return min(a, b);
-    case Op::Max: return max(a, b);
-    default: return Arith(0);
+    case Op::Add:
+      return a + b;
+    case Op::Sub:
+      return a - b;
+    case Op::Mul:
+      return a * b;
+    case Op::Div:
+      return a / b;
+    case Op::Mod:
+      return a % b;
+    case Op::Min:
+      return min(a, b);
+    case Op::Max:
+      return max(a, b);
+    default:
+      return Arith(0);
   }
 }
 

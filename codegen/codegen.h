@@ -1,0 +1,43 @@
+// OpenCL code generation for low-level weft programs.
+//
+// The input is a definition whose maps are all mapped onto the OpenCL thread hierarchy or made
+// sequential (mapGlb, mapWrg, mapLcl, mapSeq(Unroll)) and whose reductions are reduceSeq(Unroll)
+// — lowering.h turns any high-level definition into such a program. Generation is
+// destination-passing: every computing expression is generated together with the view it must
+// write to; layout primitives (split, join, slide, pad, transpose, zip, reorder, asVector,
+// asScalar, get) build views and allocate nothing (views.h). Memory is allocated only for what
+// computations write: the result (global), accumulators (private), and values that are
+// consumed rather than written out — in the address space toGlobal/toLocal/toPrivate names, else
+// private when small and of known size, else global. Parallel maps at the top of the
+// definition become kernels; computed arguments of a kernel become earlier kernels writing
+// temporary buffers (the convolution's pad → partial convolution → reduction → crop).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "codegen/compiled_program.h"
+#include "ir/expr.h"
+
+namespace weft {
+
+// A program the generator cannot map (mapLcl outside mapWrg, a barrier that not every
+// work-item of a group would reach, a tuple stored in memory, ...). The message names the
+// primitive and its source location.
+struct CodegenError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CodegenOptions {
+  // Size variables substituted by constants before generation (specialisation). Others stay
+  // symbolic and become kernel arguments.
+  ArithBinding specialize;
+  // Private arrays of a known size up to this many scalars are allowed; larger values that
+  // need memory go to global memory.
+  int64_t maxPrivateScalars = 256;
+};
+
+// Generates OpenCL C for a low-level definition (type-checks it first).
+CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions& options = {});
+
+}  // namespace weft

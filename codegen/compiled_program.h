@@ -1,0 +1,67 @@
+// What code generation produces for one definition: OpenCL C source holding one or more
+// kernels, the buffers they use (program inputs, the output, temporaries between kernels and
+// inside kernels), and for each kernel its argument list and launch configuration.
+//
+// Sizes are symbolic (`Arith`) so that one compiled program runs for any binding of the size
+// variables that code generation left open; the host evaluates them with the binding
+// (`evaluate(size, binding)`). Size variables that remain open are passed to the kernels as
+// `int` arguments. Every buffer holds scalars (float or int) in row-major order; arrays of
+// vectors are stored lane by lane.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ir/arith.h"
+#include "ir/type.h"
+
+namespace weft {
+
+enum class AddressSpace { Global, Local, Private };
+const char* addressSpaceName(AddressSpace space);  // "global", "local", "private"
+
+struct BufferPlan {
+  enum class Role { Input, Output, Temporary };
+  std::string name;      // the kernel parameter name, e.g. "in_weights", "out", "tmp1"
+  Role role = Role::Temporary;
+  int inputIndex = -1;   // Role::Input: the index of the definition parameter it holds
+  ScalarKind element = ScalarKind::Float;  // float or int (bool is stored as int)
+  Arith elementCount;    // number of scalars
+  Type type;             // the weft type of the data it holds (per enclosing iteration for
+                         // temporaries written inside loops: then elementCount is larger)
+};
+
+struct KernelArg {
+  enum class Kind { Buffer, Size, LocalBuffer };
+  Kind kind = Kind::Buffer;
+  int buffer = -1;        // Kind::Buffer: index into CompiledProgram::buffers
+  std::string sizeName;   // Kind::Size: the size variable passed as int
+  Arith localBytes;       // Kind::LocalBuffer: bytes of local memory to reserve
+};
+
+struct KernelPlan {
+  std::string name;                 // the OpenCL kernel function name
+  std::vector<KernelArg> args;      // in parameter order
+  int dimensions = 1;               // 1, 2 or 3
+  std::array<Arith, 3> globalSize{Arith(1), Arith(1), Arith(1)};
+  bool hasLocalSize = false;        // false: let the OpenCL implementation choose (NULL)
+  std::array<Arith, 3> localSize{Arith(1), Arith(1), Arith(1)};
+};
+
+struct CompiledProgram {
+  std::string definitionName;
+  std::string source;                 // OpenCL C: helper functions then every kernel
+  std::vector<BufferPlan> buffers;    // inputs first (in parameter order), then the rest
+  std::vector<KernelPlan> kernels;    // in launch order
+  int outputBuffer = -1;
+  Type outputType;                    // the definition's result type
+  std::vector<Arith> openSizes;       // size variables passed as kernel arguments
+
+  // Bytes of global memory all buffers take under a binding (inputs, output, temporaries).
+  int64_t globalBytes(const ArithBinding& sizes) const;
+  // A human-readable summary: kernels with launch sizes, buffers with sizes.
+  std::string describe(const ArithBinding& sizes = {}) const;
+};
+
+}  // namespace weft

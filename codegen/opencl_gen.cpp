@@ -1,0 +1,1127 @@
+// OpenCL C generation (codegen/codegen.h): destination-passing generation of statements from a
+// low-level weft definition.
+//
+// The definition is type-checked first; every node's type comes from that side table. Then:
+//  - host level: the top of the body is walked; each mapGlb/mapWrg found there becomes one
+//    kernel writing its destination buffer. Layout primitives on the way (join, split,
+//    transpose, asVector, asScalar) turn the destination view instead of allocating anything.
+//    A kernel argument that is itself computed becomes an earlier kernel writing a temporary
+//    buffer (so pad -> partial convolution -> reduction -> crop is a chain of kernels). A body
+//    with no parallel map at its top runs as a single work-item kernel.
+//  - inside a kernel: genWrite(e, dest) emits the statements that compute e into the view
+//    dest; genView(e) builds the view of a value that is only read (allocating memory only
+//    when e computes an array); genScalar(e) returns a C expression for scalar values.
+//  - launch sizes come from a pre-pass over the kernel's parallel maps: a parallel map whose
+//    trip count equals its dimension's launch size has no loop, a sequential map of one
+//    iteration has no loop, and mapSeqUnroll/reduceSeqUnroll repeat their body.
+//  - barriers follow writes of local (or global) memory by mapLcl that other work-items
+//    of the group read, and are placed only where every work-item of the group reaches them;
+//    a program that would need one elsewhere is rejected.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "codegen/codegen.h"
+#include "codegen/views.h"
+#include "typecheck/typecheck.h"
+
+namespace weft {
+
+namespace {
+
+[[noreturn]] void fail(const Expr& at, const std::string& message) {
+  std::string where = at && at.loc().known() ? at.loc().toString() + ": " : std::string();
+  throw CodegenError(where + "codegen error: " + message);
+}
+
+bool isMapFamily(Op op) {
+  return op == Op::Map || op == Op::MapSeq || op == Op::MapSeqUnroll || op == Op::MapGlb ||
+         op == Op::MapWrg || op == Op::MapLcl;
+}
+bool isReduceFamily(Op op) {
+  return op == Op::Reduce || op == Op::ReduceSeq || op == Op::ReduceSeqUnroll;
+}
+bool isParallelMap(Op op) { return op == Op::MapGlb || op == Op::MapWrg || op == Op::MapLcl; }
+
+bool computes(const Expr& e);
+
+// A map whose function only rearranges its argument (map(transpose), map(join)) is a layout
+// operation: it computes nothing of its own.
+bool isLayoutMap(const Expr& e) {
+  return e.isPrim(Op::Map) && e.funs()[0].isLambda() && !computes(e.funs()[0].body());
+}
+
+// Primitives that only rearrange data (views), whatever their arguments.
+bool isLayoutLike(const Expr& e) {
+  if (!e.isPrim()) return false;
+  PrimCategory category = e.primInfo().category;
+  return category == PrimCategory::Layout || category == PrimCategory::Tuple ||
+         e.primOp() == Op::Id || e.primOp() == Op::Fill || isLayoutMap(e);
+}
+
+// A value computes something (and so needs statements) unless it is built from params,
+// literals and layout primitives only.
+bool computes(const Expr& e) {
+  if (!e.isPrim()) return false;
+  if (isLayoutLike(e)) return std::any_of(e.args().begin(), e.args().end(), computes);
+  return true;
+}
+
+bool containsOp(const Expr& e, const std::function<bool(Op)>& predicate) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isPrim() && predicate(node.primOp())) found = true;
+  });
+  return found;
+}
+
+std::string floatLiteralC(double value) {
+  if (value != value) return "NAN";
+  if (value > 3.5e38) return "INFINITY";
+  if (value < -3.5e38) return "(-INFINITY)";
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return text + "f";
+}
+
+std::string cIdentifier(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return out.empty() ? "v" : out;
+}
+
+// What one kernel launches: per dimension, the trip counts of its parallel maps.
+struct LaunchPlan {
+  bool usesGroups = false;
+  int dimensions = 1;
+  std::array<std::vector<Arith>, 3> glb, wrg, lcl;
+  std::array<Arith, 3> globalSize{Arith(1), Arith(1), Arith(1)};
+  std::array<Arith, 3> groups{Arith(1), Arith(1), Arith(1)};
+  std::array<Arith, 3> localSize{Arith(1), Arith(1), Arith(1)};
+};
+
+Arith combinedTripCount(const std::vector<Arith>& counts) {
+  if (counts.empty()) return Arith(1);
+  Arith result = counts.front();
+  for (const Arith& c : counts) result = max(result, c);
+  return result;
+}
+
+// Statements of one kernel (or helper function) being generated.
+struct Emitter {
+  std::vector<std::string> lines;
+  int indent = 1;
+  void line(const std::string& text) { lines.push_back(std::string(2 * indent, ' ') + text); }
+  void open(const std::string& text) {
+    line(text + " {");
+    ++indent;
+  }
+  void close() {
+    --indent;
+    line("}");
+  }
+};
+
+struct LoopFrame {
+  Op op;
+  int dimension;
+  Arith index;
+  Arith tripCount;
+  bool repeats;  // the body runs more than once on one work-item (a real or unrolled loop)
+};
+
+class Generator {
+ public:
+  Generator(const Definition& definition, const CodegenOptions& options)
+      : definition_(definition), options_(options), typed_(typecheck(definition)) {}
+
+  CompiledProgram run() {
+    program_.definitionName = definition_.name;
+    program_.outputType = typed_.type;
+    const auto& params = definition_.function.params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Expr& p = params[i];
+      BufferPlan buffer;
+      buffer.name = "in_" + cIdentifier(p.paramName());
+      buffer.role = BufferPlan::Role::Input;
+      buffer.inputIndex = static_cast<int>(i);
+      buffer.type = p.paramType();
+      buffer.element = storedScalarKindOrFail(p.paramType(), p);
+      buffer.elementCount = scalarCount(p.paramType());
+      int index = addBuffer(std::move(buffer));
+      env_[p.paramId()] = memoryView(program_.buffers[index].name, p.paramType(),
+                                      AddressSpace::Global);
+    }
+    BufferPlan output;
+    output.name = "out";
+    output.role = BufferPlan::Role::Output;
+    output.type = typed_.type;
+    output.element = storedScalarKindOrFail(typed_.type, definition_.function);
+    output.elementCount = scalarCount(typed_.type);
+    program_.outputBuffer = addBuffer(std::move(output));
+    genHost(definition_.function.body(), bufferView(program_.outputBuffer));
+
+    std::string source = "// Generated by weft from definition '" + definition_.name + "'.\n";
+    for (const std::string& f : helperFunctions_) source += f + "\n";
+    for (const std::string& k : kernelSources_) source += k + "\n";
+    program_.source = source;
+    std::set<std::string> open;
+    for (const auto& b : program_.buffers) {
+      for (const Arith& v : b.elementCount.vars()) open.insert(v.varName());
+    }
+    for (const auto& k : program_.kernels) {
+      for (const auto& a : k.args) {
+        if (a.kind == KernelArg::Kind::Size) open.insert(a.sizeName);
+      }
+    }
+    for (const std::string& name : open) program_.openSizes.push_back(sizeVar(name));
+    return std::move(program_);
+  }
+
+ private:
+  // ---- buffers, names, types -----------------------------------------------------------
+  ScalarKind storedScalarKindOrFail(const Type& type, const Expr& at) {
+    try {
+      return storedScalarKind(type);
+    } catch (const CodegenError& e) {
+      fail(at, e.what());
+    }
+  }
+
+  int addBuffer(BufferPlan buffer) {
+    program_.buffers.push_back(std::move(buffer));
+    return static_cast<int>(program_.buffers.size()) - 1;
+  }
+
+  ViewPtr bufferView(int buffer) {
+    return memoryView(program_.buffers[buffer].name, program_.buffers[buffer].type,
+                      AddressSpace::Global);
+  }
+
+  std::string fresh(const std::string& stem) { return stem + std::to_string(++counter_); }
+
+  Arith sizeVar(const std::string& name) {
+    for (const Arith& v : allSizeVars_) {
+      if (v.varName() == name) return v;
+    }
+    return Arith::size(name);
+  }
+
+  const Type& typeOf(const Expr& e) {
+    auto it = typed_.types.find(e.node());
+    if (it == typed_.types.end()) fail(e, "internal: no type for a node");
+    return it->second;
+  }
+
+  // ---- host level ------------------------------------------------------------------------
+  // Computes `e` into the global destination `dest` with one or more kernels.
+  void genHost(const Expr& e, const ViewPtr& dest) {
+    if (e.isPrim()) {
+      Op op = e.primOp();
+      if (op == Op::MapGlb || op == Op::MapWrg) {
+        genKernel(e, dest);
+        return;
+      }
+      if (computes(e)) {
+        if (ViewPtr through = inverseLayout(e, dest)) {
+          genHost(e.args()[0], through);
+          return;
+        }
+        if (op == Op::Let) {
+          const Expr& f = e.funs()[0];
+          bind(f.params()[0], genHostView(e.args()[0]));
+          genHost(f.body(), dest);
+          return;
+        }
+      }
+    }
+    // No parallel map at the top: one work-item computes everything.
+    genKernel(e, dest);
+  }
+
+  // The view of a value read by a kernel; computed values become earlier kernels.
+  ViewPtr genHostView(const Expr& e) {
+    if (!computes(e) || isLayoutLike(e)) {
+      return layoutView(e, [this](const Expr& a) { return genHostView(a); });
+    }
+    const Type& type = typeOf(e);
+    BufferPlan buffer;
+    buffer.name = fresh("tmp");
+    buffer.role = BufferPlan::Role::Temporary;
+    buffer.type = type;
+    buffer.element = storedScalarKindOrFail(type, e);
+    buffer.elementCount = scalarCount(type);
+    int index = addBuffer(std::move(buffer));
+    genHost(e, bufferView(index));
+    return bufferView(index);
+  }
+
+  // ---- kernels -----------------------------------------------------------------------------
+  void genKernel(const Expr& e, const ViewPtr& dest) {
+    LaunchPlan launch = planLaunch(e);
+    // Inputs of the kernel's outermost map are computed (by earlier kernels) before it.
+    ViewPtr outerInput;
+    if (e.isPrim() && (e.primOp() == Op::MapGlb || e.primOp() == Op::MapWrg)) {
+      outerInput = genHostView(e.args()[0]);
+    }
+    Emitter saved = std::move(emitter_);
+    emitter_ = Emitter{};
+    usedBuffers_.clear();
+    localDeclarations_.clear();
+    localArgs_.clear();
+    launch_ = launch;
+    loops_.clear();
+    kernelName_ = "weft_" + cIdentifier(definition_.name) + "_k" +
+                  std::to_string(program_.kernels.size());
+    if (outerInput) {
+      genMap(e, outerInput, dest);
+    } else {
+      genWrite(e, dest);
+    }
+    finishKernel();
+    emitter_ = std::move(saved);
+  }
+
+  void collectLaunch(const Expr& e, LaunchPlan& plan) {
+    forEachNode(e, [&](const Expr& node) {
+      if (!node.isPrim() || !isParallelMap(node.primOp())) return;
+      auto dim = node.nats()[0].constant();
+      if (!dim || *dim < 0 || *dim > 2) fail(node, "the dimension must be 0, 1 or 2");
+      Arith count = typeOf(node.args()[0]).arrayLength();
+      size_t d = static_cast<size_t>(*dim);
+      if (node.primOp() == Op::MapGlb) plan.glb[d].push_back(count);
+      if (node.primOp() == Op::MapWrg) plan.wrg[d].push_back(count);
+      if (node.primOp() == Op::MapLcl) plan.lcl[d].push_back(count);
+      plan.dimensions = std::max(plan.dimensions, static_cast<int>(d) + 1);
+    });
+  }
+
+  LaunchPlan planLaunch(const Expr& e) {
+    LaunchPlan plan;
+    collectLaunch(e, plan);
+    bool anyGlb = false, anyGroup = false;
+    for (int d = 0; d < 3; ++d) {
+      anyGlb |= !plan.glb[d].empty();
+      anyGroup |= !plan.wrg[d].empty() || !plan.lcl[d].empty();
+    }
+    if (anyGlb && anyGroup) {
+      fail(e, "a kernel cannot mix mapGlb with mapWrg/mapLcl");
+    }
+    if (anyGroup) {
+      bool anyWrg = false;
+      for (int d = 0; d < 3; ++d) anyWrg |= !plan.wrg[d].empty();
+      if (!anyWrg) fail(e, "mapLcl must be nested in a mapWrg");
+    }
+    plan.usesGroups = anyGroup;
+    for (size_t d = 0; d < 3; ++d) {
+      if (anyGroup) {
+        plan.groups[d] = combinedTripCount(plan.wrg[d]);
+        plan.localSize[d] = combinedTripCount(plan.lcl[d]);
+        plan.globalSize[d] = plan.groups[d] * plan.localSize[d];
+      } else {
+        plan.globalSize[d] = combinedTripCount(plan.glb[d]);
+      }
+    }
+    return plan;
+  }
+
+  void finishKernel() {
+    KernelPlan plan;
+    plan.name = kernelName_;
+    plan.dimensions = launch_.dimensions;
+    plan.globalSize = launch_.globalSize;
+    plan.hasLocalSize = launch_.usesGroups;
+    plan.localSize = launch_.localSize;
+
+    std::vector<std::string> parameters;
+    for (int buffer : usedBuffers_) {
+      const BufferPlan& b = program_.buffers[buffer];
+      bool readOnly = b.role == BufferPlan::Role::Input;
+      parameters.push_back(std::string(readOnly ? "const " : "") + "global " +
+                           (b.element == ScalarKind::Float ? "float" : "int") + "* restrict " +
+                           b.name);
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::Buffer;
+      arg.buffer = buffer;
+      plan.args.push_back(arg);
+    }
+    for (const auto& [name, bytes, element] : localArgs_) {
+      parameters.push_back("local " + element + "* restrict " + name);
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::LocalBuffer;
+      arg.localBytes = bytes;
+      plan.args.push_back(arg);
+    }
+    // Size variables the kernel's text mentions become int arguments.
+    std::set<std::string> sizes;
+    auto noteSizes = [&](const Arith& a) {
+      for (const Arith& v : a.vars()) {
+        if (v.varKind() == VarKind::Size || v.varKind() == VarKind::Tuning) {
+          sizes.insert(v.varName());
+          rememberSizeVar(v);
+        }
+      }
+    };
+    for (const Arith& a : mentionedSizes_) noteSizes(a);
+    for (const std::string& name : sizes) {
+      parameters.push_back("int " + name);
+      KernelArg arg;
+      arg.kind = KernelArg::Kind::Size;
+      arg.sizeName = name;
+      plan.args.push_back(arg);
+    }
+    mentionedSizes_.clear();
+
+    std::string text = "kernel void " + plan.name + "(";
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      text += (i ? ",\n    " : "") + parameters[i];
+    }
+    text += ") {\n";
+    for (const std::string& d : localDeclarations_) text += "  " + d + "\n";
+    for (const std::string& l : emitter_.lines) text += l + "\n";
+    text += "}\n";
+    kernelSources_.push_back(text);
+    program_.kernels.push_back(std::move(plan));
+  }
+
+  void rememberSizeVar(const Arith& v) {
+    for (const Arith& known : allSizeVars_) {
+      if (known.varName() == v.varName()) return;
+    }
+    allSizeVars_.push_back(v);
+  }
+
+  // Every Arith printed into a kernel is noted so that its size variables become arguments.
+  std::string c(const Arith& a) {
+    mentionedSizes_.push_back(a);
+    return a.toC();
+  }
+
+  // ---- views ---------------------------------------------------------------------------
+  void bind(const Expr& param, ViewPtr view) { env_[param.paramId()] = std::move(view); }
+
+  ViewPtr lookup(const Expr& param) {
+    auto it = env_.find(param.paramId());
+    if (it == env_.end()) fail(param, "parameter '" + param.paramName() + "' is not bound");
+    return it->second;
+  }
+
+  // The view of a layout primitive over the views of its arguments.
+  ViewPtr layoutView(const Expr& e, const std::function<ViewPtr(const Expr&)>& viewOf) {
+    if (e.isParam()) return lookup(e);
+    if (e.isLiteral()) return scalarView(literal(e), typeOf(e));
+    if (!e.isPrim()) fail(e, "a function is not a value");
+    const auto& nats = e.nats();
+    switch (e.primOp()) {
+      case Op::Split: return splitView(viewOf(e.args()[0]), nats[0]);
+      case Op::Join: return joinView(viewOf(e.args()[0]));
+      case Op::Slide:
+      case Op::SlideStrict: return slideView(viewOf(e.args()[0]), nats[0], nats[1]);
+      case Op::Pad:
+        return padView(viewOf(e.args()[0]), nats[0], nats[1], e.attribute().boundary,
+                       e.attribute().padValue);
+      case Op::Crop: return cropView(viewOf(e.args()[0]), nats[0], nats[1]);
+      case Op::Transpose: return transposeView(viewOf(e.args()[0]));
+      case Op::Reorder:
+        return reorderView(viewOf(e.args()[0]), e.attribute().indexFunction,
+                           e.attribute().stride);
+      case Op::AsVector: {
+        auto width = nats[0].constant();
+        if (!width) fail(e, "asVector needs a constant width");
+        return asVectorView(viewOf(e.args()[0]), *width);
+      }
+      case Op::AsScalar: return asScalarView(viewOf(e.args()[0]));
+      case Op::Zip:
+      case Op::Tuple: {
+        std::vector<ViewPtr> components;
+        for (const Expr& a : e.args()) components.push_back(viewOf(a));
+        return zipView(std::move(components), typeOf(e));
+      }
+      case Op::Get: return getView(viewOf(e.args()[0]), static_cast<int>(*nats[0].constant()));
+      case Op::Id: return viewOf(e.args()[0]);
+      case Op::Fill: return fillView(viewOf(e.args()[0]), nats[0]);
+      case Op::Map: {
+        if (!isLayoutMap(e)) break;
+        Expr f = e.funs()[0];
+        auto elementOf = [this, f, viewOf](const ViewPtr& element) {
+          bind(f.params()[0], element);
+          return layoutView(f.body(), viewOf);
+        };
+        return mapView(viewOf(e.args()[0]), typeOf(f.body()), elementOf);
+      }
+      default: break;
+    }
+    fail(e, std::string(e.primInfo().name) + " is not a layout primitive");
+  }
+
+  // When `e` only rearranges its first argument in an invertible way, the view through which
+  // that argument must be written so that e's value lands in `dest`; null otherwise.
+  ViewPtr inverseLayout(const Expr& e, const ViewPtr& dest) {
+    if (!e.isPrim()) return nullptr;
+    switch (e.primOp()) {
+      case Op::Join:
+        return splitView(dest, typeOf(e.args()[0]).arrayElement().arrayLength());
+      case Op::Split: return joinView(dest);
+      case Op::Transpose: return transposeView(dest);
+      case Op::AsScalar:
+        return asVectorView(dest, typeOf(e.args()[0]).arrayElement().vectorWidth());
+      case Op::AsVector: return asScalarView(dest);
+      case Op::Id: return dest;
+      case Op::Map: {
+        if (!isLayoutMap(e)) return nullptr;
+        Expr f = e.funs()[0];
+        // Every step from the lambda's param up to its body must be invertible.
+        if (!invertibleChain(f.body(), f.params()[0])) return nullptr;
+        Type elementType = typeOf(e.args()[0]).arrayElement();
+        return mapView(dest, elementType, [this, f](const ViewPtr& element) {
+          return invertChain(f.body(), f.params()[0], element);
+        });
+      }
+      default: return nullptr;
+    }
+  }
+
+  bool invertibleChain(const Expr& body, const Expr& param) {
+    if (body.isParam()) return body.paramId() == param.paramId();
+    if (!body.isPrim()) return false;
+    switch (body.primOp()) {
+      case Op::Join:
+      case Op::Split:
+      case Op::Transpose:
+      case Op::AsScalar:
+      case Op::AsVector:
+      case Op::Id: return invertibleChain(body.args()[0], param);
+      case Op::Map: return isLayoutMap(body) && invertibleChain(body.args()[0], param) &&
+                           invertibleChain(body.funs()[0].body(), body.funs()[0].params()[0]);
+      default: return false;
+    }
+  }
+
+  ViewPtr invertChain(const Expr& body, const Expr& param, const ViewPtr& out) {
+    if (body.isParam()) return out;
+    return invertChain(body.args()[0], param, inverseLayout(body, out));
+  }
+
+  // The view of a value read inside a kernel.
+  ViewPtr genView(const Expr& e) {
+    if (!computes(e)) return layoutView(e, [this](const Expr& a) { return genView(a); });
+    const Type& type = typeOf(e);
+    if (type.isScalar() || type.isVector()) {
+      std::string value = genScalar(e);
+      std::string name = fresh("v");
+      emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
+      return variableView(name, type);
+    }
+    Op op = e.primOp();
+    if (isLayoutLike(e)) return layoutView(e, [this](const Expr& a) { return genView(a); });
+    if (op == Op::Let) {
+      bind(e.funs()[0].params()[0], genView(e.args()[0]));
+      return genView(e.funs()[0].body());
+    }
+    if (op == Op::Apply && e.funs()[0].isLambda()) {
+      bindArguments(e.funs()[0], e.args());
+      return genView(e.funs()[0].body());
+    }
+    return materialize(e);
+  }
+
+  // Which address space a computed array is placed in: toGlobal/toLocal/toPrivate on the way
+  // down through maps and layout primitives decide; nullopt if none is named.
+  std::optional<AddressSpace> requestedSpace(const Expr& e) {
+    if (!e.isPrim()) return std::nullopt;
+    switch (e.primOp()) {
+      case Op::ToGlobal: return AddressSpace::Global;
+      case Op::ToLocal: return AddressSpace::Local;
+      case Op::ToPrivate: return AddressSpace::Private;
+      case Op::Id:
+      case Op::Join:
+      case Op::Split:
+      case Op::Transpose:
+      case Op::AsScalar:
+      case Op::AsVector: return requestedSpace(e.args()[0]);
+      default: break;
+    }
+    if (isMapFamily(e.primOp()) || e.primOp() == Op::Let) {
+      const Expr& f = e.funs()[0];
+      if (f.isLambda()) return requestedSpace(f.body());
+    }
+    return std::nullopt;
+  }
+
+  bool insideKind(Op op) const {
+    return std::any_of(loops_.begin(), loops_.end(), [&](const LoopFrame& f) { return f.op == op; });
+  }
+
+  // Allocates memory for a computed array that is read afterwards, computes it there and, if
+  // other work-items of the group wrote it, adds the barrier that makes it visible.
+  ViewPtr materialize(const Expr& e) {
+    const Type& type = typeOf(e);
+    Arith count = scalarCount(type);
+    std::optional<AddressSpace> requested = requestedSpace(e);
+    bool smallConstant = count.constant() && *count.constant() <= options_.maxPrivateScalars;
+    AddressSpace space = requested.value_or(smallConstant ? AddressSpace::Private
+                                                          : AddressSpace::Global);
+    std::string element = storedScalarKindOrFail(type, e) == ScalarKind::Float ? "float" : "int";
+    bool writtenByGroup = containsOp(e, [](Op op) { return op == Op::MapLcl; });
+    if (containsOp(e, [](Op op) { return op == Op::MapGlb || op == Op::MapWrg; })) {
+      fail(e, "a value computed by mapGlb or mapWrg inside a kernel cannot be read back in the "
+              "same kernel; compute it at the top of the definition (its own kernel)");
+    }
+    ViewPtr view;
+    if (space == AddressSpace::Private) {
+      if (!count.constant()) {
+        fail(e, "a private array needs a size known at compile time, found " + type.toString());
+      }
+      if (writtenByGroup) {
+        fail(e, "a private array cannot be written by mapLcl (other work-items would write it)");
+      }
+      std::string name = fresh("p");
+      emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
+      view = memoryView(name, type, AddressSpace::Private);
+    } else {
+      // Memory written inside parallel maps needs one region per enclosing work-item (local:
+      // per mapLcl iteration inside the work-group; global: per mapGlb/mapWrg/mapLcl
+      // iteration). Sequential iterations of one work-item reuse the same region.
+      Arith copies(1);
+      Arith offset(0);
+      for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+        if (space == AddressSpace::Local && it->op == Op::MapWrg) break;
+        if (!isParallelMap(it->op)) continue;
+        offset = offset + it->index * copies * count;
+        copies = copies * it->tripCount;
+      }
+      Arith total = copies * count;
+      std::string name = fresh(space == AddressSpace::Local ? "l" : "g");
+      if (space == AddressSpace::Local) {
+        if (!launch_.usesGroups) fail(e, "local memory needs mapWrg/mapLcl");
+        if (total.constant()) {
+          localDeclarations_.push_back("local " + element + " " + name + "[" +
+                                       std::to_string(*total.constant()) + "];");
+        } else {
+          localArgs_.push_back({name, total * 4, element});
+        }
+      } else {
+        BufferPlan buffer;
+        buffer.name = name;
+        buffer.role = BufferPlan::Role::Temporary;
+        buffer.type = type;
+        buffer.element = storedScalarKindOrFail(type, e);
+        buffer.elementCount = total;
+        int index = addBuffer(std::move(buffer));
+        usedBuffers_.insert(index);
+      }
+      view = memoryView(name, type, space, offset);
+    }
+    bool needsBarrier = writtenByGroup && space != AddressSpace::Private;
+    if (needsBarrier) requireUniform(e);
+    bool inLoop = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& f) {
+      return f.repeats && f.op != Op::MapLcl;
+    });
+    // Before overwriting memory that other work-items may still read (a previous iteration).
+    if (needsBarrier && inLoop) barrier(space);
+    genWrite(e, view);
+    if (needsBarrier) barrier(space);
+    return view;
+  }
+
+  void requireUniform(const Expr& at) {
+    if (insideKind(Op::MapLcl)) {
+      fail(at, "memory written by mapLcl and read by other work-items needs a barrier, but "
+               "here it is written inside another mapLcl, where not every work-item of the "
+               "group reaches the barrier");
+    }
+  }
+
+  void barrier(AddressSpace space) {
+    emitter_.line(space == AddressSpace::Local ? "barrier(CLK_LOCAL_MEM_FENCE);"
+                                               : "barrier(CLK_GLOBAL_MEM_FENCE);");
+  }
+
+  // ---- statements --------------------------------------------------------------------------
+  void genWrite(const Expr& e, const ViewPtr& dest) {
+    const Type& type = typeOf(e);
+    if (type.isScalar() || type.isVector()) {
+      assign(dest, genScalar(e), type, e);
+      return;
+    }
+    if (type.isTuple()) fail(e, "tuples cannot be stored in memory yet");
+    if (!computes(e)) {
+      copy(genView(e), dest, type, e);
+      return;
+    }
+    Op op = e.primOp();
+    if (isLayoutMap(e)) {
+      if (ViewPtr through = inverseLayout(e, dest)) {
+        genWrite(e.args()[0], through);
+        return;
+      }
+    }
+    if (isMapFamily(op)) {
+      genMap(e, genView(e.args()[0]), dest);
+      return;
+    }
+    if (isReduceFamily(op)) {
+      genReduce(e, dest);
+      return;
+    }
+    switch (op) {
+      case Op::Let:
+        bind(e.funs()[0].params()[0], genView(e.args()[0]));
+        genWrite(e.funs()[0].body(), dest);
+        return;
+      case Op::Apply:
+      case Op::ToGlobal:
+      case Op::ToLocal:
+      case Op::ToPrivate: genApplyWrite(e.funs()[0], e.args(), dest, e); return;
+      default:
+        if (ViewPtr through = inverseLayout(e, dest)) {
+          genWrite(e.args()[0], through);
+          return;
+        }
+        // Other layout primitives over computed values: compute, then copy through the view.
+        copy(genView(e), dest, type, e);
+        return;
+    }
+  }
+
+  void bindArguments(const Expr& lambda, const std::vector<Expr>& args) {
+    const auto& params = lambda.params();
+    if (params.size() != args.size()) fail(lambda, "wrong number of arguments");
+    std::vector<ViewPtr> views;
+    for (const Expr& a : args) views.push_back(genView(a));
+    for (size_t i = 0; i < params.size(); ++i) bind(params[i], views[i]);
+  }
+
+  void genApplyWrite(const Expr& f, const std::vector<Expr>& args, const ViewPtr& dest,
+                     const Expr& at) {
+    if (f.isLambda()) {
+      bindArguments(f, args);
+      genWrite(f.body(), dest);
+      return;
+    }
+    const Type& type = typeOf(at);
+    assign(dest, genScalar(at), type, at);
+  }
+
+  // Applies a function to already-built argument views, writing the result to dest.
+  void genApplyViews(const Expr& f, const std::vector<ViewPtr>& args, const ViewPtr& dest,
+                     const Expr& at) {
+    if (f.isLambda()) {
+      for (size_t i = 0; i < args.size(); ++i) bind(f.params()[i], args[i]);
+      genWrite(f.body(), dest);
+      return;
+    }
+    std::vector<std::string> values;
+    for (const ViewPtr& a : args) values.push_back(readValue(a, at));
+    assign(dest, callUserFun(f, values, 0), f.userFunResultType(), at);
+  }
+
+  std::string readValue(const ViewPtr& view, const Expr& at) {
+    try {
+      return resolveElement(view, {}).expression;
+    } catch (const CodegenError& e) {
+      fail(at, e.what());
+    }
+  }
+
+  // Emits the loop of one map and returns nothing; `body` gets the index.
+  void loop(Op op, int dim, const Arith& tripCount, const Expr& at,
+            const std::function<void(const Arith&)>& body) {
+    bool repeats = !(tripCount == Arith(1));
+    auto push = [&](const Arith& index) {
+      loops_.push_back({op, dim, index, tripCount, repeats});
+    };
+    auto pop = [&]() { loops_.pop_back(); };
+    if (op == Op::MapSeqUnroll || op == Op::ReduceSeqUnroll) {
+      auto n = tripCount.constant();
+      if (!n) fail(at, "an unrolled loop needs a constant trip count, found " + tripCount.toString());
+      for (int64_t i = 0; i < *n; ++i) {
+        emitter_.line("{  // unrolled " + std::to_string(i));
+        ++emitter_.indent;
+        push(Arith(i));
+        body(Arith(i));
+        pop();
+        emitter_.close();
+      }
+      return;
+    }
+    if (isParallelMap(op)) {
+      if (op == Op::MapWrg && insideKind(Op::MapLcl)) fail(at, "mapWrg cannot be inside mapLcl");
+      if (op == Op::MapLcl && !insideKind(Op::MapWrg)) fail(at, "mapLcl must be nested in a mapWrg");
+      for (const LoopFrame& f : loops_) {
+        if (f.op == op && f.dimension == dim) {
+          fail(at, std::string(primInfo(op).name) + "(" + std::to_string(dim) +
+                       ") is nested in another " + primInfo(op).name + " of the same dimension");
+        }
+      }
+      const char* idFunction = op == Op::MapGlb   ? "get_global_id"
+                               : op == Op::MapWrg ? "get_group_id"
+                                                  : "get_local_id";
+      const char* sizeFunction = op == Op::MapGlb   ? "get_global_size"
+                                 : op == Op::MapWrg ? "get_num_groups"
+                                                    : "get_local_size";
+      Arith launchSize = op == Op::MapGlb   ? launch_.globalSize[dim]
+                         : op == Op::MapWrg ? launch_.groups[dim]
+                                            : launch_.localSize[dim];
+      const char* stem = op == Op::MapGlb ? "gl" : op == Op::MapWrg ? "wg" : "lc";
+      std::string name = fresh(std::string(stem)) + "_d" + std::to_string(dim);
+      Arith index = Arith::var(name, VarKind::ThreadIndex, 0, tripCount - 1);
+      if (tripCount == launchSize) {
+        repeats = false;
+        if (tripCount == Arith(1)) {
+          push(Arith(0));
+          body(Arith(0));
+          pop();
+          return;
+        }
+        emitter_.line("const int " + name + " = " + idFunction + "(" + std::to_string(dim) + ");");
+        push(index);
+        body(index);
+        pop();
+        return;
+      }
+      emitter_.open("for (int " + name + " = " + idFunction + "(" + std::to_string(dim) + "); " +
+                    name + " < " + c(tripCount) + "; " + name + " += " + sizeFunction + "(" +
+                    std::to_string(dim) + "))");
+      push(index);
+      body(index);
+      pop();
+      emitter_.close();
+      return;
+    }
+    // Sequential.
+    if (tripCount == Arith(1)) {
+      push(Arith(0));
+      body(Arith(0));
+      pop();
+      return;
+    }
+    std::string name = fresh("i");
+    Arith index = Arith::var(name, VarKind::LoopIndex, 0, tripCount - 1);
+    emitter_.open("for (int " + name + " = 0; " + name + " < " + c(tripCount) + "; ++" + name +
+                  ")");
+    push(index);
+    body(index);
+    pop();
+    emitter_.close();
+  }
+
+  void genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest) {
+    Op op = e.primOp();
+    int dim = isParallelMap(op) ? static_cast<int>(*e.nats()[0].constant()) : 0;
+    if (op == Op::Map) op = Op::MapSeq;
+    const Expr& f = e.funs()[0];
+    Arith n = typeOf(e.args()[0]).arrayLength();
+    loop(op, dim, n, e, [&](const Arith& i) {
+      genApplyViews(f, {accessView(input, i)}, accessView(dest, i), e);
+    });
+  }
+
+  void genReduce(const Expr& e, const ViewPtr& dest) {
+    const Expr& init = e.args()[0];
+    const Expr& f = e.funs()[0];
+    const Expr& xs = e.args()[1];
+    const Type& accType = typeOf(init);
+    ViewPtr input = genView(xs);
+    std::string name = fresh("acc");
+    ViewPtr acc;
+    if (accType.isScalar() || accType.isVector()) {
+      emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
+      acc = variableView(name, accType);
+    } else {
+      Arith count = scalarCount(accType);
+      if (!count.constant()) {
+        fail(e, "a reduction's accumulator " + accType.toString() +
+                    " must have a size known at compile time (it lives in private memory)");
+      }
+      std::string element =
+          storedScalarKindOrFail(accType, e) == ScalarKind::Float ? "float" : "int";
+      emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
+      acc = memoryView(name, accType, AddressSpace::Private);
+      genWrite(init, acc);
+    }
+    Op loopOp = e.primOp() == Op::ReduceSeqUnroll ? Op::ReduceSeqUnroll : Op::ReduceSeq;
+    Arith n = typeOf(xs).arrayLength();
+    loop(loopOp, 0, n, e, [&](const Arith& i) {
+      genApplyViews(f, {acc, accessView(input, i)}, acc, e);
+    });
+    copy(acc, accessView(dest, Arith(0)), accType, e);
+  }
+
+  // Writes `value` (a C expression of a scalar or vector type) to the element `dest`.
+  void assign(const ViewPtr& dest, const std::string& value, const Type& type, const Expr& at) {
+    ResolvedElement target;
+    try {
+      target = resolveElement(dest, {});
+    } catch (const CodegenError& error) {
+      fail(at, error.what());
+    }
+    if (target.isMemory && target.vectorWidth > 0) {
+      emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
+                    target.base + " + " + c(target.offset) + ");");
+      return;
+    }
+    if (target.isMemory || target.isVariable) {
+      if (target.isMemory) mentionedSizes_.push_back(target.offset);
+      noteBuffer(target.base);
+      emitter_.line(target.expression + " = " + value + ";");
+      return;
+    }
+    if (type.isVector()) {
+      // Not contiguous: store lane by lane.
+      std::string name = fresh("v");
+      emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
+      for (int64_t lane = 0; lane < type.vectorWidth(); ++lane) {
+        ResolvedElement laneTarget = resolveElement(dest, {}, {}, Arith(lane));
+        if (!laneTarget.isMemory && !laneTarget.isVariable) {
+          fail(at, "cannot write through this view (pad, fill or a computed value)");
+        }
+        if (laneTarget.isMemory) mentionedSizes_.push_back(laneTarget.offset);
+        char suffix[8];
+        std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
+        emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
+      }
+      return;
+    }
+    fail(at, "cannot write through this view (pad, slide, fill or a computed value)");
+  }
+
+  void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at) {
+    if (type.isScalar() || type.isVector()) {
+      assign(dest, read(source, at), type, at);
+      return;
+    }
+    if (type.isTuple()) fail(at, "tuples cannot be stored in memory yet");
+    loop(Op::MapSeq, 0, type.arrayLength(), at, [&](const Arith& i) {
+      copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at);
+    });
+  }
+
+  // Reads one element through a view, noting the buffers and sizes it uses.
+  std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
+                   std::optional<Arith> lane = std::nullopt) {
+    ResolvedElement element;
+    try {
+      element = resolveElement(view, {}, std::move(path), std::move(lane));
+    } catch (const CodegenError& error) {
+      fail(at, error.what());
+    }
+    noteView(view);
+    return element.expression;
+  }
+
+  // Records the buffers and size variables a view refers to (for kernel arguments).
+  void noteView(const ViewPtr& view) {
+    if (view->kind == View::Kind::Memory) {
+      noteBuffer(view->name);
+      mentionedSizes_.push_back(view->offset);
+      if (view->type.isArray()) mentionedSizes_.push_back(scalarCount(view->type));
+    }
+    mentionedSizes_.push_back(view->a);
+    mentionedSizes_.push_back(view->b);
+    mentionedSizes_.push_back(view->index);
+    if (view->type && view->type.isArray()) mentionedSizes_.push_back(view->type.arrayLength());
+    for (const ViewPtr& child : view->children) noteView(child);
+  }
+
+  void noteBuffer(const std::string& name) {
+    for (size_t i = 0; i < program_.buffers.size(); ++i) {
+      if (program_.buffers[i].name == name) usedBuffers_.insert(static_cast<int>(i));
+    }
+  }
+
+  // ---- scalar expressions -------------------------------------------------------------------
+  std::string literal(const Expr& e) {
+    switch (e.literalKind()) {
+      case ScalarKind::Float: return floatLiteralC(e.literalFloat());
+      case ScalarKind::Int: return std::to_string(e.literalInt());
+      case ScalarKind::Bool: return e.literalBool() ? "true" : "false";
+    }
+    return "0";
+  }
+
+  std::string genScalar(const Expr& e) {
+    if (e.isLiteral()) return literal(e);
+    if (e.isParam()) return read(lookup(e), e);
+    if (!e.isPrim()) fail(e, "a function is not a value");
+    if (!computes(e)) return read(genView(e), e);
+    const auto& args = e.args();
+    auto arg = [&](size_t i) { return genScalar(args[i]); };
+    auto binary = [&](const char* op) { return "(" + arg(0) + " " + op + " " + arg(1) + ")"; };
+    const Type& type = typeOf(e);
+    bool isFloat = (type.isScalar() || type.isVector()) && type.scalarKind() == ScalarKind::Float;
+    switch (e.primOp()) {
+      case Op::Add: return binary("+");
+      case Op::Sub: return binary("-");
+      case Op::Mul: return binary("*");
+      case Op::Div: return binary("/");
+      case Op::Mod: return binary("%");
+      case Op::Lt: return binary("<");
+      case Op::Le: return binary("<=");
+      case Op::Gt: return binary(">");
+      case Op::Ge: return binary(">=");
+      case Op::Eq: return binary("==");
+      case Op::Ne: return binary("!=");
+      case Op::And: return binary("&&");
+      case Op::Or: return binary("||");
+      case Op::Neg: return "(-" + arg(0) + ")";
+      case Op::Not: return "(!" + arg(0) + ")";
+      case Op::Select: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+      case Op::Min: return std::string(isFloat ? "fmin(" : "min(") + arg(0) + ", " + arg(1) + ")";
+      case Op::Max: return std::string(isFloat ? "fmax(" : "max(") + arg(0) + ", " + arg(1) + ")";
+      case Op::Abs:
+        return isFloat ? "fabs(" + arg(0) + ")" : "((" + cTypeName(type) + ")abs(" + arg(0) + "))";
+      case Op::Sqrt: return "sqrt(" + arg(0) + ")";
+      case Op::Exp: return "exp(" + arg(0) + ")";
+      case Op::Fma: return "fma(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
+      case Op::Dot: return dot(arg(0), arg(1), typeOf(args[0]));
+      case Op::ToFloat:
+      case Op::ToInt:
+        if (type.isVector()) return "convert_" + cTypeName(type) + "(" + arg(0) + ")";
+        return "((" + cTypeName(type) + ")" + arg(0) + ")";
+      case Op::Let: {
+        const Expr& f = e.funs()[0];
+        bind(f.params()[0], genView(args[0]));
+        return genScalar(f.body());
+      }
+      case Op::Apply:
+      case Op::ToGlobal:
+      case Op::ToLocal:
+      case Op::ToPrivate: return genCall(e.funs()[0], args, 0, e);
+      case Op::Vectorize: {
+        auto width = e.nats()[0].constant();
+        if (!width) fail(e, "vectorize needs a constant width");
+        return genCall(e.funs()[0], args, *width, e);
+      }
+      case Op::Id: return genScalar(args[0]);
+      default: break;
+    }
+    fail(e, std::string(e.primInfo().name) + " does not give a scalar here");
+  }
+
+  // dot is built in for widths up to 4; wider vectors add the halves.
+  std::string dot(const std::string& a, const std::string& b, const Type& type) {
+    if (!type.isVector()) return "(" + a + " * " + b + ")";
+    int64_t width = type.vectorWidth();
+    if (width <= 4) return "dot(" + a + ", " + b + ")";
+    std::string left = fresh("dl"), right = fresh("dr");
+    emitter_.line(cTypeName(type) + " " + left + " = " + a + ";");
+    emitter_.line(cTypeName(type) + " " + right + " = " + b + ";");
+    Type half = Type::vector(type.scalarKind(), width / 2);
+    return "(" + dot(left + ".lo", right + ".lo", half) + " + " +
+           dot(left + ".hi", right + ".hi", half) + ")";
+  }
+
+  // A call of a function on scalar arguments; `vectorWidth` > 0 calls its vectorised form.
+  std::string genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,
+                      const Expr& at) {
+    std::vector<std::string> values;
+    for (const Expr& a : args) values.push_back(genScalar(a));
+    if (f.isLambda()) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        const Type& t = typeOf(args[i]);
+        std::string name = fresh("a");
+        emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
+        bind(f.params()[i], variableView(name, t));
+      }
+      return genScalar(f.body());
+    }
+    (void)at;
+    return callUserFun(f, values, vectorWidth);
+  }
+
+  std::string callUserFun(const Expr& f, const std::vector<std::string>& values,
+                          int64_t vectorWidth) {
+    std::string name = emitUserFun(f, vectorWidth);
+    std::string text = name + "(";
+    for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + values[i];
+    return text + ")";
+  }
+
+  // Emits a user function (once per width) as an OpenCL function and returns its name.
+  std::string emitUserFun(const Expr& f, int64_t vectorWidth) {
+    std::string name = "uf_" + cIdentifier(f.userFunName()) +
+                       (vectorWidth ? "_v" + std::to_string(vectorWidth) : "");
+    if (emittedUserFuns_.count(name)) return name;
+    emittedUserFuns_.insert(name);
+    auto widen = [&](const Type& t) {
+      if (!vectorWidth || !t.isScalar()) return t;
+      return Type::vector(t.scalarKind(), vectorWidth);
+    };
+    Emitter saved = std::move(emitter_);
+    emitter_ = Emitter{};
+    std::string signature = cTypeName(widen(f.userFunResultType())) + " " + name + "(";
+    for (size_t i = 0; i < f.params().size(); ++i) {
+      const Expr& p = f.params()[i];
+      std::string pname = "p_" + cIdentifier(p.paramName());
+      signature += (i ? ", " : "") + cTypeName(widen(p.paramType())) + " " + pname;
+      bind(p, variableView(pname, widen(p.paramType())));
+    }
+    signature += ")";
+    // The body's node types are those of its scalar form; OpenCL arithmetic on vectors is
+    // element-wise, so the same text serves the vectorised function.
+    TypedDefinition bodyTypes = typecheckFunction(f, [&] {
+      std::vector<Type> types;
+      for (const Expr& p : f.params()) types.push_back(p.paramType());
+      return types;
+    }());
+    for (const auto& [node, type] : bodyTypes.types) typed_.types.emplace(node, type);
+    std::string result = genScalar(f.body());
+    std::string text = "static " + signature + " {\n";
+    for (const std::string& l : emitter_.lines) text += l + "\n";
+    text += "  return " + result + ";\n}\n";
+    emitter_ = std::move(saved);
+    helperFunctions_.push_back(text);
+    return name;
+  }
+
+  const Definition& definition_;
+  CodegenOptions options_;
+  TypedDefinition typed_;
+  CompiledProgram program_;
+  std::unordered_map<uint64_t, ViewPtr> env_;
+  int counter_ = 0;
+  // Per kernel.
+  Emitter emitter_;
+  std::set<int> usedBuffers_;
+  std::vector<std::string> localDeclarations_;
+  struct LocalArg {
+    std::string name;
+    Arith bytes;
+    std::string element;
+  };
+  std::vector<LocalArg> localArgs_;
+  LaunchPlan launch_;
+  std::vector<LoopFrame> loops_;
+  std::string kernelName_;
+  std::vector<Arith> mentionedSizes_;
+  std::vector<Arith> allSizeVars_;
+  // Whole program.
+  std::vector<std::string> helperFunctions_;
+  std::set<std::string> emittedUserFuns_;
+  std::vector<std::string> kernelSources_;
+};
+
+}  // namespace
+
+CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions& options) {
+  Definition specialised = lowLevel;
+  if (!options.specialize.empty()) {
+    ArithSubstitution substitution;
+    for (const auto& [name, value] : options.specialize) substitution[name] = Arith(value);
+    specialised.function = substituteArith(lowLevel.function, substitution);
+    if (specialised.declaredType) {
+      specialised.declaredType = substitute(lowLevel.declaredType, substitution);
+    }
+  }
+  Generator generator(specialised, options);
+  return generator.run();
+}
+
+}  // namespace weft

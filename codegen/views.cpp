@@ -1,0 +1,505 @@
+// Implementation of views (codegen/views.h): constructors that record the viewed type, and
+// the resolution of a view to one element as a C expression with a simplified index.
+//
+// Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
+// consumer towards memory, where each layout step rewrites the top indices. Every index is an
+// `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it.
+#include "codegen/views.h"
+
+#include <cstdio>
+
+#include "codegen/codegen.h"
+
+namespace weft {
+
+namespace {
+
+ViewPtr make(View view) { return std::make_shared<const View>(std::move(view)); }
+
+[[noreturn]] void fail(const std::string& message) { throw CodegenError(message); }
+
+const Type& requireArray(const Type& type, const char* what) {
+  if (type.isNull() || !type.isArray()) {
+    fail(std::string(what) + ": expected an array, found " + type.toString());
+  }
+  return type;
+}
+
+std::string laneSuffix(int64_t lane) {
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, ".s%llx", static_cast<unsigned long long>(lane));
+  return buffer;
+}
+
+// Vector components must be constants in OpenCL C (.s0 ... .sf).
+int64_t constantLane(const Arith& lane) {
+  auto value = lane.constant();
+  if (!value) {
+    fail("a vector lane chosen at run time (" + lane.toString() +
+         ") cannot be accessed in a private vector; store the vectors in memory or unroll");
+  }
+  return *value;
+}
+
+std::string literalC(double value, ScalarKind kind) {
+  if (kind == ScalarKind::Float) {
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.9g", value);
+    std::string text = buffer;
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text + "f";
+  }
+  return std::to_string(static_cast<int64_t>(value));
+}
+
+ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vector<int>& path,
+                        std::optional<Arith> lane);
+
+ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
+                             std::optional<Arith> lane, size_t child = 0) {
+  return resolve(*view.children.at(child), indices, path, lane);
+}
+
+// Takes the outermost index (the front of the list).
+Arith popFront(std::vector<Arith>& indices, const char* step) {
+  if (indices.empty()) {
+    fail(std::string("cannot read a whole array through ") + step +
+         " as one value (an index is missing)");
+  }
+  Arith front = indices.front();
+  indices.erase(indices.begin());
+  return front;
+}
+
+ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
+                              const std::vector<int>& path, const std::optional<Arith>& lane) {
+  if (!path.empty()) fail("tuples cannot be stored in memory (" + view.name + ")");
+  Type type = view.type;
+  Arith offset = view.offset;
+  for (const Arith& index : indices) {
+    if (!type.isArray()) {
+      fail("too many indices for " + view.name + " of type " + view.type.toString());
+    }
+    offset = offset + index * scalarCount(type.arrayElement());
+    type = type.arrayElement();
+  }
+  if (type.isArray()) {
+    fail("cannot read the whole array " + type.toString() + " of " + view.name + " as one value");
+  }
+  if (type.isTuple()) fail("tuples cannot be stored in memory (" + view.name + ")");
+  ResolvedElement result;
+  result.isMemory = true;
+  result.base = view.name;
+  result.space = view.space;
+  if (type.isVector() && !lane) {
+    result.offset = offset;
+    result.vectorWidth = static_cast<int>(type.vectorWidth());
+    result.expression = "vload" + std::to_string(type.vectorWidth()) + "(0, " + view.name +
+                        " + " + offset.toC() + ")";
+    return result;
+  }
+  if (lane) offset = offset + *lane;
+  result.offset = offset;
+  result.expression = view.name + "[" + offset.toC() + "]";
+  return result;
+}
+
+ResolvedElement resolveValue(const View& view, const std::vector<Arith>& indices,
+                             const std::vector<int>& path, const std::optional<Arith>& lane) {
+  if (!indices.empty()) fail("cannot index the value " + view.name);
+  if (!path.empty()) fail("cannot take a tuple component of the value " + view.name);
+  ResolvedElement result;
+  result.isVariable = view.kind == View::Kind::Variable;
+  bool atomic = view.kind == View::Kind::Variable;
+  std::string base = atomic ? view.name : "(" + view.name + ")";
+  if (lane) {
+    result.expression = base + laneSuffix(constantLane(*lane));
+  } else {
+    result.expression = view.name;
+    if (view.type.isVector()) result.vectorWidth = static_cast<int>(view.type.vectorWidth());
+  }
+  return result;
+}
+
+ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vector<int>& path,
+                        std::optional<Arith> lane) {
+  switch (view.kind) {
+    case View::Kind::Memory: return resolveMemory(view, indices, path, lane);
+    case View::Kind::Variable:
+    case View::Kind::Scalar: return resolveValue(view, indices, path, lane);
+    case View::Kind::Access:
+      indices.insert(indices.begin(), view.index);
+      return resolveChild(view, indices, path, lane);
+    case View::Kind::Split: {
+      Arith i = popFront(indices, "split");
+      Arith j = popFront(indices, "split");
+      indices.insert(indices.begin(), i * view.a + j);
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Join: {
+      Arith i = popFront(indices, "join");
+      indices.insert(indices.begin(), {i / view.a, i % view.a});
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Slide: {
+      Arith i = popFront(indices, "slide");
+      Arith j = popFront(indices, "slide");
+      indices.insert(indices.begin(), i * view.b + j);
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Crop: {
+      Arith i = popFront(indices, "crop");
+      indices.insert(indices.begin(), i + view.a);
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Transpose: {
+      Arith i = popFront(indices, "transpose");
+      Arith j = popFront(indices, "transpose");
+      indices.insert(indices.begin(), {j, i});
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Reorder: {
+      Arith i = popFront(indices, "reorder");
+      Arith n = view.a;
+      Arith source;
+      if (view.indexFunction == IndexFunction::Reverse) {
+        source = n - 1 - i;
+      } else {
+        // LIFT's reorderStride: i -> i / (n / s) + s * (i % (n / s)).
+        Arith chunk = n / view.b;
+        source = i / chunk + view.b * (i % chunk);
+      }
+      indices.insert(indices.begin(), source);
+      return resolveChild(view, indices, path, lane);
+    }
+    case View::Kind::Pad: {
+      Arith i = popFront(indices, "pad");
+      Arith n = view.b;
+      Arith k = i - view.a;
+      bool aboveZero = proveNonNegative(k);
+      bool belowEnd = proveLess(k, n);
+      if (aboveZero && belowEnd) {
+        indices.insert(indices.begin(), k);
+        return resolveChild(view, indices, path, lane);
+      }
+      switch (view.boundary) {
+        case Boundary::Clamp:
+          indices.insert(indices.begin(), min(max(k, Arith(0)), n - 1));
+          return resolveChild(view, indices, path, lane);
+        case Boundary::Mirror:
+          // Reflection repeating the edge: -1 -> 0, -2 -> 1, n -> n-1, n+1 -> n-2.
+          indices.insert(indices.begin(),
+                         ifLess(k, Arith(0), -1 - k, ifLess(k, n, k, 2 * n - 1 - k)));
+          return resolveChild(view, indices, path, lane);
+        case Boundary::Constant: {
+          indices.insert(indices.begin(), k);
+          ResolvedElement inner = resolveChild(view, indices, path, lane);
+          std::string condition;
+          if (!aboveZero) condition = "(" + k.toC() + ") < 0";
+          if (!belowEnd) {
+            if (!condition.empty()) condition += " || ";
+            condition += "(" + k.toC() + ") >= " + n.toC();
+          }
+          std::string value = literalC(view.padValue, storedScalarKind(view.type));
+          if (inner.vectorWidth > 0) {
+            value = "(" + std::string(storedScalarKind(view.type) == ScalarKind::Float ? "float"
+                                                                                        : "int") +
+                    std::to_string(inner.vectorWidth) + ")(" + value + ")";
+          }
+          ResolvedElement result;
+          result.vectorWidth = inner.vectorWidth;
+          result.expression = "((" + condition + ") ? " + value + " : " + inner.expression + ")";
+          return result;
+        }
+      }
+      fail("unknown pad boundary");
+    }
+    case View::Kind::Zip: {
+      if (path.empty()) {
+        fail("a tuple of type " + view.type.toString() +
+             " cannot be used as one value here; take its components with ._0, ._1, ...");
+      }
+      int component = path.front();
+      path.erase(path.begin());
+      return resolveChild(view, indices, path, lane, static_cast<size_t>(component));
+    }
+    case View::Kind::Get:
+      path.insert(path.begin(), view.component);
+      return resolveChild(view, indices, path, lane);
+    case View::Kind::AsVector: {
+      Arith k = popFront(indices, "asVector");
+      Arith width = view.a;
+      if (lane) {
+        indices.insert(indices.begin(), k * width + *lane);
+        return resolveChild(view, indices, path, std::nullopt);
+      }
+      int64_t w = *width.constant();
+      std::vector<ResolvedElement> lanes;
+      for (int64_t t = 0; t < w; ++t) {
+        std::vector<Arith> laneIndices = indices;
+        laneIndices.insert(laneIndices.begin(), k * width + t);
+        std::vector<int> pathCopy = path;
+        lanes.push_back(resolve(*view.children[0], laneIndices, pathCopy, std::nullopt));
+      }
+      bool contiguous = true;
+      for (int64_t t = 0; t < w && contiguous; ++t) {
+        contiguous = lanes[t].isMemory && lanes[t].vectorWidth == 0 &&
+                     lanes[t].base == lanes[0].base && lanes[t].offset - lanes[0].offset == t;
+      }
+      ResolvedElement result;
+      result.vectorWidth = static_cast<int>(w);
+      if (contiguous) {
+        result.isMemory = true;
+        result.base = lanes[0].base;
+        result.space = lanes[0].space;
+        result.offset = lanes[0].offset;
+        result.expression = "vload" + std::to_string(w) + "(0, " + result.base + " + " +
+                            result.offset.toC() + ")";
+        return result;
+      }
+      std::string text = "(" + cTypeName(view.type.arrayElement()) + ")(";
+      for (int64_t t = 0; t < w; ++t) text += (t ? ", " : "") + lanes[t].expression;
+      result.expression = text + ")";
+      return result;
+    }
+    case View::Kind::AsScalar: {
+      if (lane) fail("asScalar: a lane of a scalar was requested");
+      Arith i = popFront(indices, "asScalar");
+      indices.insert(indices.begin(), i / view.a);
+      return resolveChild(view, indices, path, i % view.a);
+    }
+    case View::Kind::Fill:
+      popFront(indices, "fill");
+      return resolveChild(view, indices, path, lane);
+    case View::Kind::Map: {
+      Arith i = popFront(indices, "map");
+      ViewPtr element = view.elementView(accessView(view.children[0], i));
+      return resolve(*element, indices, path, lane);
+    }
+  }
+  fail("unknown view kind");
+}
+
+}  // namespace
+
+ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset) {
+  View v;
+  v.kind = View::Kind::Memory;
+  v.name = std::move(name);
+  v.type = std::move(type);
+  v.space = space;
+  v.offset = std::move(offset);
+  return make(std::move(v));
+}
+
+ViewPtr variableView(std::string name, Type type) {
+  View v;
+  v.kind = View::Kind::Variable;
+  v.name = std::move(name);
+  v.type = std::move(type);
+  v.space = AddressSpace::Private;
+  return make(std::move(v));
+}
+
+ViewPtr scalarView(std::string cExpression, Type type) {
+  View v;
+  v.kind = View::Kind::Scalar;
+  v.name = std::move(cExpression);
+  v.type = std::move(type);
+  return make(std::move(v));
+}
+
+ViewPtr accessView(ViewPtr array, Arith index) {
+  View v;
+  v.kind = View::Kind::Access;
+  v.type = requireArray(array->type, "access").arrayElement();
+  v.index = std::move(index);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr splitView(ViewPtr array, Arith chunk) {
+  const Type& t = requireArray(array->type, "split");
+  View v;
+  v.kind = View::Kind::Split;
+  v.type = Type::array(Type::array(t.arrayElement(), chunk), t.arrayLength() / chunk);
+  v.a = std::move(chunk);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr joinView(ViewPtr arrayOfArrays) {
+  const Type& outer = requireArray(arrayOfArrays->type, "join");
+  const Type& inner = requireArray(outer.arrayElement(), "join");
+  View v;
+  v.kind = View::Kind::Join;
+  v.type = Type::array(inner.arrayElement(), outer.arrayLength() * inner.arrayLength());
+  v.a = inner.arrayLength();
+  v.children = {std::move(arrayOfArrays)};
+  return make(std::move(v));
+}
+
+ViewPtr slideView(ViewPtr array, Arith size, Arith step) {
+  const Type& t = requireArray(array->type, "slide");
+  View v;
+  v.kind = View::Kind::Slide;
+  v.type = Type::array(Type::array(t.arrayElement(), size),
+                       (t.arrayLength() - size + step) / step);
+  v.a = std::move(size);
+  v.b = std::move(step);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr padView(ViewPtr array, Arith left, Arith right, Boundary boundary, double value) {
+  const Type& t = requireArray(array->type, "pad");
+  View v;
+  v.kind = View::Kind::Pad;
+  v.type = Type::array(t.arrayElement(), left + t.arrayLength() + right);
+  v.a = std::move(left);
+  v.b = t.arrayLength();
+  v.boundary = boundary;
+  v.padValue = value;
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr cropView(ViewPtr array, Arith left, Arith right) {
+  const Type& t = requireArray(array->type, "crop");
+  View v;
+  v.kind = View::Kind::Crop;
+  v.type = Type::array(t.arrayElement(), t.arrayLength() - left - right);
+  v.a = std::move(left);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr transposeView(ViewPtr arrayOfArrays) {
+  const Type& outer = requireArray(arrayOfArrays->type, "transpose");
+  const Type& inner = requireArray(outer.arrayElement(), "transpose");
+  View v;
+  v.kind = View::Kind::Transpose;
+  v.type = Type::array(Type::array(inner.arrayElement(), outer.arrayLength()),
+                       inner.arrayLength());
+  v.children = {std::move(arrayOfArrays)};
+  return make(std::move(v));
+}
+
+ViewPtr reorderView(ViewPtr array, IndexFunction function, Arith stride) {
+  const Type& t = requireArray(array->type, "reorder");
+  View v;
+  v.kind = View::Kind::Reorder;
+  v.type = t;
+  v.a = t.arrayLength();
+  v.b = std::move(stride);
+  v.indexFunction = function;
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr zipView(std::vector<ViewPtr> components, Type type) {
+  View v;
+  v.kind = View::Kind::Zip;
+  v.type = std::move(type);
+  v.children = std::move(components);
+  return make(std::move(v));
+}
+
+ViewPtr getView(ViewPtr tuple, int component) {
+  View v;
+  v.kind = View::Kind::Get;
+  if (tuple->type.isTuple()) {
+    v.type = tuple->type.tupleElements().at(static_cast<size_t>(component));
+  }
+  v.component = component;
+  v.children = {std::move(tuple)};
+  return make(std::move(v));
+}
+
+ViewPtr asVectorView(ViewPtr array, int64_t width) {
+  const Type& t = requireArray(array->type, "asVector");
+  View v;
+  v.kind = View::Kind::AsVector;
+  v.type = Type::array(Type::vector(t.arrayElement().scalarKind(), width),
+                       t.arrayLength() / Arith(width));
+  v.a = Arith(width);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr asScalarView(ViewPtr arrayOfVectors) {
+  const Type& t = requireArray(arrayOfVectors->type, "asScalar");
+  View v;
+  v.kind = View::Kind::AsScalar;
+  int64_t width = t.arrayElement().vectorWidth();
+  v.type = Type::array(Type::scalar(t.arrayElement().scalarKind()), t.arrayLength() * width);
+  v.a = Arith(width);
+  v.children = {std::move(arrayOfVectors)};
+  return make(std::move(v));
+}
+
+ViewPtr fillView(ViewPtr element, Arith count) {
+  View v;
+  v.kind = View::Kind::Fill;
+  v.type = Type::array(element->type, count);
+  v.children = {std::move(element)};
+  return make(std::move(v));
+}
+
+ViewPtr mapView(ViewPtr array, Type elementType,
+                std::function<ViewPtr(const ViewPtr&)> element) {
+  const Type& t = requireArray(array->type, "map");
+  View v;
+  v.kind = View::Kind::Map;
+  v.type = Type::array(std::move(elementType), t.arrayLength());
+  v.elementView = std::move(element);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
+                               std::vector<int> tuplePath, std::optional<Arith> lane) {
+  return resolve(*view, indices, tuplePath, std::move(lane));
+}
+
+std::string cTypeName(const Type& type) {
+  if (type.isScalar()) {
+    return type.scalarKind() == ScalarKind::Bool ? "bool" : scalarKindName(type.scalarKind());
+  }
+  if (type.isVector()) {
+    return std::string(scalarKindName(type.scalarKind())) + std::to_string(type.vectorWidth());
+  }
+  fail("no C type for " + type.toString());
+}
+
+Arith scalarCount(const Type& type) {
+  switch (type.kind()) {
+    case TypeKind::Scalar: return Arith(1);
+    case TypeKind::Vector: return Arith(type.vectorWidth());
+    case TypeKind::Array: return type.arrayLength() * scalarCount(type.arrayElement());
+    case TypeKind::Tuple: fail("tuples cannot be stored in memory (" + type.toString() + ")");
+  }
+  return Arith(1);
+}
+
+ScalarKind storedScalarKind(const Type& type) {
+  switch (type.kind()) {
+    case TypeKind::Scalar:
+    case TypeKind::Vector:
+      return type.scalarKind() == ScalarKind::Float ? ScalarKind::Float : ScalarKind::Int;
+    case TypeKind::Array: return storedScalarKind(type.arrayElement());
+    case TypeKind::Tuple: fail("tuples cannot be stored in memory (" + type.toString() + ")");
+  }
+  return ScalarKind::Float;
+}
+
+const char* addressSpaceName(AddressSpace space) {
+  switch (space) {
+    case AddressSpace::Global: return "global";
+    case AddressSpace::Local: return "local";
+    case AddressSpace::Private: return "private";
+  }
+  return "?";
+}
+
+}  // namespace weft

@@ -1,0 +1,116 @@
+// Views: the index arithmetic of layout primitives (LIFT's views, paper section 3.3).
+//
+// A view describes how the elements of an array value are found without storing it: a chain
+// of layout steps (split, join, slide, pad, crop, transpose, reorder, zip, get, asVector,
+// asScalar, fill, access at an index) ending in memory, a private variable or a scalar C
+// expression. Resolving a view with a complete list of indices (outermost first), a tuple
+// path and an optional vector lane walks the chain from the consumer towards memory, turning
+// indices as each step requires (split: [i, j] -> [i*n + j], join: [i] -> [i/m, i%m], ...),
+// and yields a C expression: a read (or an lvalue to write) whose index is a simplified
+// `Arith`. The same views serve reads and writes: writing join(x) into D writes x through
+// split(D).
+//
+// Nothing here allocates memory or emits statements; codegen/opencl_gen.cpp does that.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "ir/arith.h"
+#include "ir/expr.h"
+#include "ir/type.h"
+
+namespace weft {
+
+struct View;
+using ViewPtr = std::shared_ptr<const View>;
+
+struct View {
+  enum class Kind {
+    Memory,     // an array in memory: `name` is the C pointer/array, `offset` the start (scalars)
+    Variable,   // a private scalar or vector variable called `name`
+    Scalar,     // an rvalue C expression `name` of a scalar or vector type
+    Access,     // element `index` of child 0
+    Split,      // [[T]n]m over child [T](n*m); `a` = n
+    Join,       // [T](m*n) over child [[T]m]n; `a` = m
+    Slide,      // [[T]size]k over child; `a` = size, `b` = step
+    Pad,        // [T](l+n+r) over child [T]n; `a` = l, `b` = n; boundary/padValue
+    Crop,       // [T](n-l-r) over child; `a` = l
+    Transpose,  // [[T]m]n over child [[T]n]m
+    Reorder,    // [T]n over child [T]n; `a` = n; indexFunction, `b` = stride
+    Zip,        // [(T1..Tk)]n over children (also a tuple of values with no index)
+    Get,        // component `component` of a tuple-valued child
+    AsVector,   // [S<v>]n over child [S](n*v); `a` = v
+    AsScalar,   // [S](n*v) over child [S<v>]n; `a` = v
+    Fill,       // [T]n of copies of child 0
+    Map,        // [U]n over child [T]n: element i is elementView(child[i]) (a map whose
+                // function only rearranges data, e.g. map(transpose))
+  };
+  Kind kind = Kind::Scalar;
+  Type type;  // the type of the value this view stands for
+  std::vector<ViewPtr> children;
+  Arith a, b;
+  Arith index;  // Access
+  int component = 0;  // Get
+  std::string name;   // Memory, Variable, Scalar
+  Arith offset;       // Memory: the start, in scalars
+  AddressSpace space = AddressSpace::Global;  // Memory, Variable
+  Boundary boundary = Boundary::Clamp;
+  double padValue = 0.0;
+  IndexFunction indexFunction = IndexFunction::Stride;
+  std::function<ViewPtr(const ViewPtr&)> elementView;  // Map
+};
+
+// Constructors (each records the type of the value the view stands for).
+ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0));
+ViewPtr variableView(std::string name, Type type);
+ViewPtr scalarView(std::string cExpression, Type type);
+ViewPtr accessView(ViewPtr array, Arith index);
+ViewPtr splitView(ViewPtr array, Arith chunk);
+ViewPtr joinView(ViewPtr arrayOfArrays);
+ViewPtr slideView(ViewPtr array, Arith size, Arith step);
+ViewPtr padView(ViewPtr array, Arith left, Arith right, Boundary boundary, double value);
+ViewPtr cropView(ViewPtr array, Arith left, Arith right);
+ViewPtr transposeView(ViewPtr arrayOfArrays);
+ViewPtr reorderView(ViewPtr array, IndexFunction function, Arith stride);
+ViewPtr zipView(std::vector<ViewPtr> components, Type type);
+ViewPtr getView(ViewPtr tuple, int component);
+ViewPtr asVectorView(ViewPtr array, int64_t width);
+ViewPtr asScalarView(ViewPtr arrayOfVectors);
+ViewPtr fillView(ViewPtr element, Arith count);
+// A view of [elementType]n whose element i is `element(array[i])`.
+ViewPtr mapView(ViewPtr array, Type elementType,
+                std::function<ViewPtr(const ViewPtr&)> element);
+
+// A resolved element: a C expression (an rvalue, or an lvalue when `memory` is set and the
+// view can be written), plus where it is in memory when it is a plain memory access.
+struct ResolvedElement {
+  std::string expression;
+  bool isMemory = false;     // expression is `base[offset]` (or a vector at base + offset)
+  std::string base;          // memory name
+  Arith offset;              // in scalars
+  AddressSpace space = AddressSpace::Global;
+  bool isVariable = false;   // a private variable (expression is its name or a lane of it)
+  int vectorWidth = 0;       // a whole vector element of this width (0: a scalar)
+};
+
+// Resolves a view to one scalar or vector element. `indices` must address down to an element
+// whose type is scalar or vector; `tuplePath` selects tuple components (outermost first);
+// `lane` selects one lane of a vector element. Throws CodegenError for views that cannot be
+// resolved (an index too few, a dynamic vector lane, a tuple in memory).
+ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
+                               std::vector<int> tuplePath = {},
+                               std::optional<Arith> lane = std::nullopt);
+
+// The C spelling of a scalar or vector type ("float", "float4", "int").
+std::string cTypeName(const Type& type);
+// The number of scalars a value of this type occupies in memory (vectors count their lanes).
+Arith scalarCount(const Type& type);
+// The element scalar kind stored in memory for a type (arrays of float/float4 -> Float).
+ScalarKind storedScalarKind(const Type& type);
+
+}  // namespace weft
