@@ -288,8 +288,11 @@ class Generator {
     emitter_ = std::move(saved);
   }
 
+  // The parallel maps that run in this kernel: for a kernel's outermost map, its own and
+  // those in its function (its input is computed by earlier kernels).
   void collectLaunch(const Expr& e, LaunchPlan& plan) {
-    forEachNode(e, [&](const Expr& node) {
+    bool outerMap = e.isPrim() && (e.primOp() == Op::MapGlb || e.primOp() == Op::MapWrg);
+    forEachNode(outerMap ? e.funs()[0] : e, [&](const Expr& node) {
       if (!node.isPrim() || !isParallelMap(node.primOp())) return;
       auto dim = node.nats()[0].constant();
       if (!dim || *dim < 0 || *dim > 2) fail(node, "the dimension must be 0, 1 or 2");
@@ -300,6 +303,13 @@ class Generator {
       if (node.primOp() == Op::MapLcl) plan.lcl[d].push_back(count);
       plan.dimensions = std::max(plan.dimensions, static_cast<int>(d) + 1);
     });
+    if (outerMap) {
+      size_t d = static_cast<size_t>(*e.nats()[0].constant());
+      if (d > 2) fail(e, "the dimension must be 0, 1 or 2");
+      (e.primOp() == Op::MapGlb ? plan.glb : plan.wrg)[d].push_back(
+          typeOf(e.args()[0]).arrayLength());
+      plan.dimensions = std::max(plan.dimensions, static_cast<int>(d) + 1);
+    }
   }
 
   LaunchPlan planLaunch(const Expr& e) {

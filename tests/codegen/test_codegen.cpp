@@ -1,0 +1,209 @@
+// Golden and error tests of OpenCL generation: the structure of generated kernels (checked in
+// the manner of LLVM's FileCheck: lines that must appear in order, and text that must not
+// appear), the simplicity of index expressions for the paper's stencil (Listing 2), vector
+// loads and stores, multi-kernel programs, launch sizes, and every "cannot map" error.
+// Whether the kernels compute the right values is checked on PoCL against the interpreter in
+// tests/codegen/opencl_*.cpp.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "ir/parser.h"
+
+using namespace weft;
+
+namespace {
+
+CompiledProgram compile(const std::string& text, const ArithBinding& sizes = {}) {
+  Program program = parseProgram(text, "test.weft");
+  CodegenOptions options;
+  options.specialize = sizes;
+  return generateOpenCL(program.definitions.back(), options);
+}
+
+std::string trim(const std::string& line) {
+  size_t start = line.find_first_not_of(' ');
+  return start == std::string::npos ? "" : line.substr(start);
+}
+
+// FileCheck in miniature: each expected line must match (after leading spaces) a later line of
+// `text` exactly, in order; a pattern starting with "NEXT: " must be on the very next line.
+void checkLines(const std::string& text, const std::vector<std::string>& expected) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(trim(line));
+  size_t position = 0;
+  for (const std::string& pattern : expected) {
+    bool next = pattern.rfind("NEXT: ", 0) == 0;
+    std::string wanted = next ? pattern.substr(6) : pattern;
+    size_t found = lines.size();
+    if (next) {
+      if (position < lines.size() && lines[position] == wanted) found = position;
+    } else {
+      for (size_t i = position; i < lines.size(); ++i) {
+        if (lines[i] == wanted) {
+          found = i;
+          break;
+        }
+      }
+    }
+    INFO("looking for: " << wanted << "\nin:\n" << text);
+    REQUIRE(found < lines.size());
+    position = found + 1;
+  }
+}
+
+std::string errorOf(const std::string& text) {
+  try {
+    compile(text);
+  } catch (const CodegenError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the paper's 2D stencil (Listing 1) gives Listing 2's simple indices") {
+  CompiledProgram program = compile(R"(
+def stencil2D(weights: [[float]3]3, input: [[float]W]H) =
+  mapWrg(0, row -> mapLcl(0, nbh -> reduceSeq(0.0f, (acc, p) -> acc + p._0 * p._1,
+                                              zip(join(nbh), join(weights))), row),
+         slide2D(3, 1, pad2D(1, 1, 1, 1, clamp, input)))
+)",
+                                    {{"W", 64}, {"H", 32}});
+  REQUIRE(program.kernels.size() == 1);
+  checkLines(program.source,
+             {"kernel void weft_stencil2D_k0(const global float* restrict in_weights,",
+              "NEXT: const global float* restrict in_input,",
+              "NEXT: global float* restrict out) {",
+              // The launch covers every row and column: no loops over groups or items.
+              "NEXT: const int wg1_d0 = get_group_id(0);",
+              "NEXT: const int lc2_d0 = get_local_id(0);",
+              "NEXT: float acc3 = 0.0f;",
+              "NEXT: for (int i4 = 0; i4 < 9; ++i4) {",
+              // The 3x3 window is walked flat, as in Listing 2 (i%3, i/3); clamping is min/max.
+              "NEXT: acc3 = (acc3 + (in_input[64*min(31, max(0, wg1_d0 + i4/3 - 1)) + "
+              "min(63, max(0, lc2_d0 + i4%3 - 1))] * in_weights[i4]));",
+              "NEXT: }",
+              // The output index has no division or modulo.
+              "NEXT: out[lc2_d0 + 64*wg1_d0] = acc3;",
+              "NEXT: }"});
+  const KernelPlan& kernel = program.kernels[0];
+  CHECK(kernel.hasLocalSize);
+  CHECK(kernel.globalSize[0] == Arith(64 * 32));
+  CHECK(kernel.localSize[0] == Arith(64));
+}
+
+TEST_CASE("symbolic sizes become kernel arguments and loops appear where launch sizes differ") {
+  CompiledProgram program = compile(R"(
+def scale(xs: [[float]W]H) = mapGlb(1, row -> mapGlb(0, x -> x * 2.0f, row), xs)
+)");
+  checkLines(program.source, {"global float* restrict out,", "NEXT: int H,", "NEXT: int W) {",
+                              "const int gl1_d1 = get_global_id(1);",
+                              "NEXT: const int gl2_d0 = get_global_id(0);",
+                              "NEXT: out[W*gl1_d1 + gl2_d0] = (in_xs[W*gl1_d1 + gl2_d0] * 2.0f);"});
+  REQUIRE(program.openSizes.size() == 2);
+  CHECK(program.kernels[0].globalSize[0] == Arith::size("W"));
+  CHECK(program.kernels[0].globalSize[1] == Arith::size("H"));
+  CHECK_FALSE(program.kernels[0].hasLocalSize);
+}
+
+TEST_CASE("a reduction at the top runs as one work-item; sequential loops of one trip vanish") {
+  CompiledProgram program = compile(R"(
+def dot(a: [float]N, b: [float]N) = reduceSeq(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))
+)");
+  checkLines(program.source, {"float acc1 = 0.0f;", "NEXT: for (int i2 = 0; i2 < N; ++i2) {",
+                              "NEXT: acc1 = (acc1 + (in_a[i2] * in_b[i2]));", "NEXT: }",
+                              "NEXT: out[0] = acc1;"});
+  CHECK(program.kernels[0].globalSize[0] == Arith(1));
+}
+
+TEST_CASE("vectors: asVector reads with vload, asScalar writes with vstore, dot is built in") {
+  CompiledProgram program = compile(R"(
+fun twice(x: float): float = x + x
+def vec(xs: [float]N) = asScalar(mapGlb(0, v -> vectorize(4, twice, v), asVector(4, xs)))
+)");
+  checkLines(program.source,
+             {"static float4 uf_twice_v4(float4 p_x) {", "NEXT: return (p_x + p_x);",
+              "vstore4(uf_twice_v4(vload4(0, in_xs + 4*gl1_d0)), 0, out + 4*gl1_d0);"});
+  Program both = parseProgram(R"(
+def dots(xs: [float]N, ys: [float]N) =
+  mapGlb(0, p -> dot(p._0, p._1), zip(asVector(4, xs), asVector(4, ys)))
+)");
+  CompiledProgram dots = generateOpenCL(both.definitions[0]);
+  checkLines(dots.source,
+             {"out[gl1_d0] = dot(vload4(0, in_xs + 4*gl1_d0), vload4(0, in_ys + 4*gl1_d0));"});
+}
+
+TEST_CASE("layout-only maps and layout steps cost nothing: transposed output, padded input") {
+  CompiledProgram program = compile(R"(
+def t(xs: [[float]W]H) =
+  transpose(map(r -> r, mapGlb(1, row -> mapGlb(0, x -> x + 1.0f, row), pad(1, 1, constant(0.0f), xs))))
+)");
+  REQUIRE(program.kernels.size() == 1);
+  CHECK(program.buffers.size() == 2);  // input and output only
+  checkLines(program.source,
+             {"out[H*gl2_d0 + gl1_d1 + 2*gl2_d0] = ((((gl1_d1 - 1) < 0 || (gl1_d1 - 1) >= H) ? "
+              "0.0f : in_xs[W*gl1_d1 + gl2_d0 - W]) + 1.0f);"});
+}
+
+TEST_CASE("a computed kernel input becomes an earlier kernel writing a temporary buffer") {
+  CompiledProgram program = compile(R"(
+def twoStages(xs: [float]N) =
+  mapGlb(0, w -> reduceSeq(0.0f, (a, x) -> a + x, w),
+         slide(3, 1, mapGlb(0, x -> x * x, xs)))
+)");
+  REQUIRE(program.kernels.size() == 2);
+  REQUIRE(program.buffers.size() == 3);
+  CHECK(program.buffers[2].role == BufferPlan::Role::Temporary);
+  CHECK(program.buffers[2].elementCount == Arith::size("N"));
+  checkLines(program.source, {"kernel void weft_twoStages_k0(const global float* restrict in_xs,",
+                              "tmp1[gl2_d0] = (in_xs[gl2_d0] * in_xs[gl2_d0]);",
+                              "kernel void weft_twoStages_k1(global float* restrict out,",
+                              // The second kernel is launched for its own trip count: no loop.
+                              "const int gl3_d0 = get_global_id(0);",
+                              "acc4 = (acc4 + tmp1[gl3_d0 + i5]);"});
+  CHECK(program.kernels[1].globalSize[0] == Arith::size("N") - 2);
+}
+
+TEST_CASE("local memory written by mapLcl is followed by a barrier") {
+  CompiledProgram program = compile(R"(
+def blur(input: [[float]W]H) =
+  mapWrg(0, rows -> let(tile -> mapLcl(0, nbh -> reduceSeq(0.0f, (acc, x) -> acc + x, join(nbh)),
+                                       slide(3, 1, tile)),
+                        toLocal(t -> mapLcl(0, x -> reduceSeq(0.0f, (a, y) -> a + y, x), t),
+                                transpose(rows))),
+         slide(3, 1, pad(1, 1, clamp, map(r -> pad(1, 1, clamp, r), input))))
+)",
+                                    {{"W", 16}, {"H", 8}});
+  checkLines(program.source, {"local float l2[18];", "l2[lc3_d0] = acc4;",
+                              "NEXT: barrier(CLK_LOCAL_MEM_FENCE);",
+                              "for (int lc6_d0 = get_local_id(0); lc6_d0 < 16; lc6_d0 += "
+                              "get_local_size(0)) {"});
+  CHECK(program.kernels[0].localSize[0] == Arith(18));
+}
+
+TEST_CASE("programs the generator cannot map are rejected with a clear message") {
+  CHECK(errorOf("def f(xs: [float]N) = mapLcl(0, x -> x + 1.0f, xs)") ==
+        "test.weft:1:23: codegen error: mapLcl must be nested in a mapWrg");
+  CHECK(errorOf("def f(xs: [[float]N]M) = mapGlb(0, r -> mapGlb(0, x -> x, r), xs)") ==
+        "test.weft:1:41: codegen error: mapGlb(0) is nested in another mapGlb of the same "
+        "dimension");
+  CHECK(errorOf("def f(xs: [[float]N]M) = mapGlb(0, r -> mapLcl(0, x -> x, r), xs)") ==
+        "test.weft:1:26: codegen error: a kernel cannot mix mapGlb with mapWrg/mapLcl");
+  // Local memory written by a mapLcl nested in another mapLcl: no barrier can be placed.
+  std::string nested = errorOf(R"(
+def f(xs: [[[float]4]N]M) =
+  mapWrg(0, rows -> mapLcl(1, row -> let(t -> mapLcl(0, x -> x, t),
+                                          toLocal(r -> mapLcl(0, x -> x + 1.0f, r), row)), rows), xs)
+)");
+  CHECK(nested.find("needs a barrier, but here it is written inside another mapLcl") !=
+        std::string::npos);
+  CHECK(errorOf("def f(xs: [float]N) = mapGlb(0, x -> x, xs)\n"
+                "def g(xs: [float]N) = reduceSeq(fill(N, 0.0f), (a, x) -> a, split(N, xs))")
+            .find("must have a size known at compile time") != std::string::npos);
+}
