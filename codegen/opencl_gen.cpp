@@ -872,6 +872,7 @@ class Generator {
     } catch (const CodegenError& error) {
       fail(at, error.what());
     }
+    if (target.isMemory) noteBuffer(target.base);
     if (target.isMemory && target.vectorWidth > 0) {
       emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
                     target.base + " + " + c(target.offset) + ");");
@@ -892,7 +893,10 @@ class Generator {
         if (!laneTarget.isMemory && !laneTarget.isVariable) {
           fail(at, "cannot write through this view (pad, fill or a computed value)");
         }
-        if (laneTarget.isMemory) mentionedSizes_.push_back(laneTarget.offset);
+        if (laneTarget.isMemory) {
+          mentionedSizes_.push_back(laneTarget.offset);
+          noteBuffer(laneTarget.base);
+        }
         char suffix[8];
         std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
         emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
