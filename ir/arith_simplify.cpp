@@ -542,8 +542,13 @@ Poly divideContent(const Poly& p, int64_t g) {
   return out;
 }
 
-// The sign of the first term's coefficient (the constant's when there are no terms).
+// The orientation a polynomial of unknown sign is normalised to: the one with more positive
+// than negative coefficients (so (W + 2*P + S - K)/S stays readable), the first term's sign
+// on a tie. p and -p always get opposite signs, so exactly one of them is canonical.
 int leadingSign(const Poly& p) {
+  int balance = (p.constant > 0) - (p.constant < 0);
+  for (const Term& t : p.terms) balance += (t.coef > 0) - (t.coef < 0);
+  if (balance != 0) return balance > 0 ? 1 : -1;
   int64_t c = p.terms.empty() ? p.constant : p.terms[0].coef;
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
