@@ -124,12 +124,16 @@ class Expr {
   std::shared_ptr<const ExprNode> node_;
 };
 
-// A top-level `def name(p1: T1, ...) [: R] = body`.
+// A top-level `def name[sizes](p1: T1, ...) [: R] = body`.
 struct Definition {
   std::string name;
   Expr function;      // a Lambda whose params all carry types
   Type declaredType;  // the declared result type, or null
   SourceLoc loc;
+  // The size variables declared with their ranges (`def conv[P >= 0, S >= 1](...)`), in source
+  // order: Arith::var(name, VarKind::Size, lo, hi) with constant bounds. Every use of a declared
+  // name in the definition is that variable; undeclared size names range over [1, inf).
+  std::vector<Arith> sizeDeclarations = {};
 };
 
 // A parsed file: user functions and definitions in source order.

@@ -16,8 +16,10 @@
 #include <array>
 #include <climits>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <utility>
 
@@ -909,6 +911,7 @@ class SizeBinder {
   SizeBinder(const Definition& definition, const ArithBinding& given)
       : definition_(definition), binding_(given) {
     for (const auto& [name, value] : given) origin_[name] = "the given sizes";
+    collectVariables();
   }
 
   ArithBinding run(const std::vector<Value>& inputs) {
@@ -917,6 +920,7 @@ class SizeBinder {
       fail("takes " + std::to_string(params.size()) + " parameter(s), given " +
            std::to_string(inputs.size()) + " input(s)");
     }
+    for (const auto& [name, value] : binding_) checkRange(name, value, "");
     for (size_t index = 0; index < params.size(); ++index) {
       const Expr& param = params[index];
       if (param.paramType().isNull()) {
@@ -927,6 +931,11 @@ class SizeBinder {
     }
     bindSingleVariables();
     solveRemaining();
+    // Ranges with symbolic bounds can be checked only now that everything is bound.
+    for (const auto& [name, value] : binding_) {
+      const std::string& origin = origin_[name];
+      checkRange(name, value, origin == "the given sizes" ? "" : origin + ": ");
+    }
     return binding_;
   }
 
@@ -1001,14 +1010,98 @@ class SizeBinder {
            (origin != origin_.end() ? " from " + origin->second : std::string());
   }
 
-  void bind(const Arith& variable, int64_t value, const std::string& origin,
-            const FoundLength& length) {
-    if (variable.varKind() == VarKind::Size && value < 1) {
-      fail(length.where + ": size " + variable.varName() + " must be at least 1, found " +
-           std::to_string(value));
-    }
+  void bind(const Arith& variable, int64_t value, const std::string& origin) {
+    variables_.emplace(variable.varName(), variable);  // no-op when declared or seen
     binding_[variable.varName()] = value;
     origin_[variable.varName()] = origin;
+    checkRange(variable.varName(), value, origin + ": ");
+  }
+
+  // The variables of the definition by name, to check bound values against their ranges: the
+  // declared sizes first (they win over a same-named variable built without the declaration),
+  // then every variable in param types, size arguments, strides and the declared type.
+  void collectVariables() {
+    auto add = [&](const Arith& variable) { variables_.emplace(variable.varName(), variable); };
+    auto addArith = [&](const Arith& arith) {
+      for (const Arith& variable : arith.vars()) add(variable);
+    };
+    auto addType = [&](const Type& type) {
+      if (type.isNull()) return;
+      for (const Arith& variable : typeVars(type)) add(variable);
+    };
+    for (const Arith& declared : definition_.sizeDeclarations) {
+      if (declared.isVar()) add(declared);
+    }
+    // User functions are declared outside the definition: their sizes are not its own.
+    std::function<void(const Expr&)> walk = [&](const Expr& e) {
+      switch (e.kind()) {
+        case ExprKind::Param:
+          addType(e.paramType());
+          return;
+        case ExprKind::Literal:
+        case ExprKind::UserFun:
+          return;
+        case ExprKind::Lambda:
+          for (const Expr& param : e.params()) addType(param.paramType());
+          walk(e.body());
+          return;
+        case ExprKind::Prim:
+          for (const Arith& nat : e.nats()) addArith(nat);
+          if (e.primInfo().hasIndexFunction()) addArith(e.attribute().stride);
+          for (const Expr& f : e.funs()) walk(f);
+          for (const Expr& a : e.args()) walk(a);
+          return;
+      }
+    };
+    if (!definition_.function.isNull()) walk(definition_.function);
+    addType(definition_.declaredType);
+  }
+
+  bool isDeclared(const std::string& name) const {
+    for (const Arith& declared : definition_.sizeDeclarations) {
+      if (declared.isVar() && declared.varName() == name) return true;
+    }
+    return false;
+  }
+
+  // Fails when `value` lies outside the range of the variable `name`. A bound that mentions
+  // variables not bound yet is skipped (run() checks again once everything is bound).
+  // `where` prefixes the message ("parameter 'a' dimension 1: ", or empty for given sizes).
+  void checkRange(const std::string& name, int64_t value, const std::string& where) const {
+    auto found = variables_.find(name);
+    if (found == variables_.end()) return;
+    const Arith& variable = found->second;
+    std::optional<int64_t> lo = tryEvaluate(variable.varLo(), binding_);
+    std::optional<int64_t> hi;
+    if (variable.varHi()) hi = tryEvaluate(*variable.varHi(), binding_);
+    bool below = lo && value < *lo;
+    bool above = hi && value > *hi;
+    if (!below && !above) return;
+    std::string range = "[" + variable.varLo().toString() + ", " +
+                        (variable.varHi() ? variable.varHi()->toString() + "]" : "inf)");
+    std::string symbolic;  // the values of the variables a symbolic bound mentions
+    std::vector<Arith> boundVars = variable.varLo().vars();
+    if (variable.varHi()) {
+      for (const Arith& v : variable.varHi()->vars()) boundVars.push_back(v);
+    }
+    std::set<std::string> described;
+    for (const Arith& v : boundVars) {
+      if (!binding_.count(v.varName()) || !described.insert(v.varName()).second) continue;
+      symbolic += (symbolic.empty() ? " (" : "; ") + describeBinding(v.varName());
+    }
+    if (!symbolic.empty()) symbolic += ")";
+    bool declared = isDeclared(name);
+    std::string hint;
+    if (!declared && variable.varKind() == VarKind::Size && value >= 0 && lo && *lo == 1 &&
+        variable.varLo().isConstant()) {
+      hint = "; sizes are at least 1 unless declared otherwise, e.g. def " + definition_.name +
+             "[" + name + " >= 0](...)";
+    }
+    const char* kind = variable.varKind() == VarKind::Size     ? "size "
+                       : variable.varKind() == VarKind::Tuning ? "tuning parameter "
+                                                               : "variable ";
+    fail(where + kind + name + " = " + std::to_string(value) + " is outside its " +
+         (declared ? "declared " : "") + "range " + range + symbolic + hint);
   }
 
   // A length that is a single variable binds it (or is compared with its binding).
@@ -1018,7 +1111,7 @@ class SizeBinder {
       const std::string& name = length.length.varName();
       auto bound = binding_.find(name);
       if (bound == binding_.end()) {
-        bind(length.length, length.found, length.where, length);
+        bind(length.length, length.found, length.where);
       } else if (bound->second != length.found) {
         fail(length.where + ": expected length " + describeBinding(name) + ", found " +
              std::to_string(length.found));
@@ -1087,10 +1180,9 @@ class SizeBinder {
       fail(length.where + ": the length " + length.length.toString() + " cannot be " +
            std::to_string(length.found) + " for any integer " + variable.varName());
     }
-    bind(
-        variable, difference / coefficient,
-        length.where + " (" + length.length.toString() + " = " + std::to_string(length.found) + ")",
-        length);
+    bind(variable, difference / coefficient,
+         length.where + " (" + length.length.toString() + " = " + std::to_string(length.found) +
+             ")");
     return true;
   }
 
@@ -1116,6 +1208,7 @@ class SizeBinder {
 
   const Definition& definition_;
   ArithBinding binding_;
+  std::map<std::string, Arith> variables_;  // by name, see collectVariables
   std::map<std::string, std::string> origin_;
   std::map<std::string, int64_t> seen_;
   std::vector<FoundLength> lengths_;

@@ -28,7 +28,10 @@ struct InterpError : std::runtime_error {
 // Binds size variables by matching the definition's parameter types against input shapes
 // (a length that is a single variable binds it; other lengths are checked after binding).
 // Starts from `given` (e.g. --size N=4) and throws InterpError on a mismatch, naming the
-// parameter, the dimension, the expected length and the found one.
+// parameter, the dimension, the expected length and the found one. Every bound value, given or
+// found, must lie in its variable's range (the definition's size declarations, else the
+// variable's own range, [1, inf) for plain sizes): "size P = -1 is outside its declared range
+// [0, inf)".
 ArithBinding bindSizes(const Definition& definition, const std::vector<Value>& inputs,
                        const ArithBinding& given = {});
 

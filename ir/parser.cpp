@@ -9,7 +9,10 @@
 // Binary operators use C precedence by precedence climbing. Names resolve innermost first:
 // params of enclosing lambdas, user functions and definitions shadow user functions and
 // primitives; anything else is an error. The 2D forms expand through the builders of
-// ir/builders.h, so text and C++ agree by construction.
+// ir/builders.h, so text and C++ agree by construction. A definition's size declarations
+// (`def conv[P >= 0](...)`) are read first; while the rest of that definition is parsed, a
+// declared name in a type or size argument stands for the declared variable, so every use
+// carries the declared range.
 #include "ir/parser.h"
 
 #include <cerrno>
@@ -338,7 +341,7 @@ class Parser {
     return Expr::userFun(name.text, params, resultType, body, name.loc);
   }
 
-  // def name(x: T, ...) [: R] = expr
+  // def name[sizes](x: T, ...) [: R] = expr
   Definition definition() {
     const Token& keyword = next();  // def
     const Token& name = expectIdentifier("a definition name");
@@ -346,6 +349,14 @@ class Parser {
     if (declaredDefinitions_.count(name.text)) {
       error(name.loc, "'" + name.text + "' is already defined");
     }
+    std::vector<Arith> sizes = sizeDeclarations();
+    // The declared variables replace Arith::size for their names until the definition ends.
+    declaredSizes_.clear();
+    for (const Arith& size : sizes) declaredSizes_.emplace(size.varName(), size);
+    struct ClearSizes {
+      std::map<std::string, Arith>& sizes;
+      ~ClearSizes() { sizes.clear(); }
+    } clearSizes{declaredSizes_};
     std::vector<Expr> params = typedParams();
     Type declared;
     if (acceptSymbol(":")) declared = type();
@@ -354,7 +365,71 @@ class Parser {
     for (const Expr& p : params) scope_.emplace_back(p.paramName(), p);
     Expr body = valueExpr();
     declaredDefinitions_.insert(name.text);
-    return Definition{name.text, Expr::lambda(params, body, keyword.loc), declared, name.loc};
+    return Definition{name.text, Expr::lambda(params, body, keyword.loc), declared, name.loc,
+                      std::move(sizes)};
+  }
+
+  // An optional '[' size {',' size} ']' after a definition's name, where a size is
+  // NAME | NAME >= c | c <= NAME | c <= NAME <= d | NAME <= d with integer constants;
+  // the lower bound defaults to 1 and must be >= 0, the upper bound defaults to none.
+  std::vector<Arith> sizeDeclarations() {
+    std::vector<Arith> sizes;
+    if (!acceptSymbol("[")) return sizes;
+    std::map<std::string, SourceLoc> seen;
+    do {
+      std::optional<int64_t> lo;
+      std::optional<int64_t> hi;
+      SourceLoc loTokenLoc;
+      SourceLoc hiTokenLoc;
+      if (at(TokenKind::Integer) || atSymbol("-")) {  // c <= NAME [<= d]
+        loTokenLoc = peek().loc;
+        lo = boundConstant();
+        expectSymbol("<=");
+      }
+      const Token& name = expectIdentifier("a size variable name");
+      if (auto previous = seen.find(name.text); previous != seen.end()) {
+        error(name.loc, "size variable " + name.text + " is declared twice (first at " +
+                            previous->second.toString() + ")");
+      }
+      seen.emplace(name.text, name.loc);
+      if (atSymbol(">=") && !lo) {
+        next();
+        loTokenLoc = peek().loc;
+        lo = boundConstant();
+      } else if (atSymbol("<=")) {
+        next();
+        hiTokenLoc = peek().loc;
+        hi = boundConstant();
+      }
+      if (lo && *lo < 0) {
+        error(loTokenLoc, "size variable " + name.text + ": lower bound must be >= 0");
+      }
+      int64_t lower = lo.value_or(1);
+      if (hi && *hi < lower) {
+        error(hiTokenLoc, "size variable " + name.text + ": upper bound " + std::to_string(*hi) +
+                              " is below its lower bound " + std::to_string(lower));
+      }
+      sizes.push_back(Arith::var(name.text, VarKind::Size, Arith(lower),
+                                 hi ? std::optional<Arith>(Arith(*hi)) : std::nullopt));
+    } while (acceptSymbol(","));
+    if (!atSymbol("]")) fail(peek(), "',' or ']' after a size declaration");
+    next();
+    return sizes;
+  }
+
+  // An integer constant of a size bound, possibly negative (so that a negative lower bound
+  // is reported as such rather than as a syntax error).
+  int64_t boundConstant() {
+    bool negative = acceptSymbol("-");
+    if (!at(TokenKind::Integer)) fail(peek(), "an integer bound");
+    int64_t value = *integerArith(next()).constant();
+    return negative ? -value : value;
+  }
+
+  // A size name in a length or size argument: the declared variable, else a size in [1, inf).
+  Arith sizeVariable(const std::string& name) const {
+    auto declared = declaredSizes_.find(name);
+    return declared != declaredSizes_.end() ? declared->second : Arith::size(name);
   }
 
   // ---- types -------------------------------------------------------------------------------
@@ -405,7 +480,7 @@ class Parser {
   Arith arrayLength() {
     const Token& t = peek();
     if (t.kind == TokenKind::Integer) return integerArith(next());
-    if (t.kind == TokenKind::Identifier && !isKeyword(t.text)) return Arith::size(next().text);
+    if (t.kind == TokenKind::Identifier && !isKeyword(t.text)) return sizeVariable(next().text);
     if (t.isSymbol("(")) {
       next();
       Arith a = arith();
@@ -495,7 +570,7 @@ class Parser {
         expectSymbol(")");
         return t.text == "min" ? min(a, b) : max(a, b);
       }
-      return Arith::size(t.text);
+      return sizeVariable(t.text);
     }
     fail(t, "a size expression");
   }
@@ -1007,6 +1082,7 @@ class Parser {
   std::vector<std::pair<std::string, Expr>> scope_;
   std::map<std::string, Expr> userFuns_;
   std::set<std::string> declaredDefinitions_;
+  std::map<std::string, Arith> declaredSizes_;  // of the definition being parsed
 };
 
 }  // namespace

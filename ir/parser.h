@@ -9,7 +9,12 @@
 // Types: float int bool, vectors float4 int8 ..., tuples (T, U), arrays [T]n where n is an
 // arithmetic expression over integers and size names (parenthesised unless atomic, e.g.
 // [float](N/4)). Lengths are written with C precedence: + - * / %, min(a, b), max(a, b).
-// Identifiers used in lengths that are not otherwise bound are size variables.
+// Identifiers used in lengths that are not otherwise bound are size variables, ranging over
+// [1, inf) unless the definition declares their range in brackets after its name:
+//   def conv[P >= 0, S >= 1, 1 <= V <= 16, N](...) = ...
+// with items NAME, NAME >= c, c <= NAME, NAME <= d and c <= NAME <= d for integer constants
+// (lower bound 1 by default and at least 0); every use of a declared name in that definition
+// is the declared variable (Definition::sizeDeclarations).
 // Expressions: primitive calls by name with the argument layout of ir/primitives.def
 // (map(f, x), split(4, x), pad(1, 1, clamp, x), pad(1, 1, constant(0.0f), x),
 // reorder(stride(4), x), mapWrg(0, f, x)), user function calls f(a, b), lambdas

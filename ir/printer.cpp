@@ -9,7 +9,9 @@
 // suffice for a float literal; pad constants are doubles and may need 17). The 2D forms
 // map2D/slide2D/pad2D are recognised in their exact expansion (ir/builders.h) and printed
 // short, which parses back to the same tree. In multiline mode a call whose one-line form would
-// pass column 90 puts each argument on its own line, indented by two.
+// pass column 90 puts each argument on its own line, indented by two. A definition's size
+// declarations print as `def conv[P >= 0, 1 <= V <= 16](...)`, each with only the bounds that
+// differ from the default range [1, inf).
 #include "ir/printer.h"
 
 #include <cmath>
@@ -566,6 +568,35 @@ std::string printUserFunWith(const Expr& f, const std::set<std::string>& reserve
   return header + "\n  " + printer.print(f.body(), 2, 2, false).text;
 }
 
+// `[P >= 0, 1 <= V <= 16, N]`: each declared size with the bounds that differ from the
+// default range [1, inf); empty when nothing is declared.
+std::string sizeDeclarationsText(const Definition& d) {
+  if (d.sizeDeclarations.empty()) return "";
+  std::string out = "[";
+  for (size_t i = 0; i < d.sizeDeclarations.size(); ++i) {
+    const Arith& size = d.sizeDeclarations[i];
+    if (!size.isVar() || size.varKind() != VarKind::Size || !size.varLo().isConstant() ||
+        (size.varHi() && !size.varHi()->isConstant())) {
+      throw std::invalid_argument("definition '" + d.name + "': size declaration " +
+                                  size.toString() + " is not a size variable with constant bounds");
+    }
+    int64_t lo = *size.varLo().constant();
+    if (lo < 0) {
+      throw std::invalid_argument("definition '" + d.name + "': size variable " + size.varName() +
+                                  " has a negative lower bound");
+    }
+    std::string text = size.varName();
+    if (size.varHi()) {
+      text += " <= " + size.varHi()->toString();
+      if (lo != 1) text = std::to_string(lo) + " <= " + text;
+    } else if (lo != 1) {
+      text += " >= " + std::to_string(lo);
+    }
+    out += (i > 0 ? ", " : "") + text;
+  }
+  return out + "]";
+}
+
 std::string printDefinitionWith(const Definition& d, const std::set<std::string>& reserved,
                                 bool multiline) {
   if (d.function.isNull() || !d.function.isLambda()) {
@@ -573,7 +604,7 @@ std::string printDefinitionWith(const Definition& d, const std::set<std::string>
   }
   Printer printer(multiline, reserved);
   printer.reserveFreeNames(d.function);
-  std::string header = "def " + d.name + "(";
+  std::string header = "def " + d.name + sizeDeclarationsText(d) + "(";
   for (size_t i = 0; i < d.function.params().size(); ++i) {
     if (i > 0) header += ", ";
     header += printer.bindTyped(d.function.params()[i]);

@@ -159,6 +159,8 @@ TEST_CASE("weft check on examples/conv.weft") {
   CHECK(contains(r.out, "\n    K <= H + 2*P    [slide at examples/conv.weft:"));
   CHECK(contains(r.out, "  variables:\n    C: size in [1, inf)\n    H: size in [1, inf)\n"));
   CHECK(contains(r.out, "    W: size in [1, inf)\n"));
+  // The declared ranges [P >= 0, S >= 1].
+  CHECK(contains(r.out, "    P: size in [0, inf)\n    S: size in [1, inf)\n"));
 }
 
 TEST_CASE("type and syntax errors exit with status 1 and point at line:column") {

@@ -1,7 +1,8 @@
-// End-to-end tests of `weft run`: the binary ($WEFT_BINARY) runs examples/dot.weft and small
-// programs written here on .npy inputs (written with ir/npy.h in a temporary directory); the
-// result file is read back and checked, and every user error is checked for exit code 1 and
-// a message that says what is wrong.
+// End-to-end tests of `weft run`: the binary ($WEFT_BINARY) runs examples/dot.weft,
+// examples/conv.weft (with its declared padding P = 0 and 1) and small programs written here
+// on .npy inputs (written with ir/npy.h in a temporary directory); the result file is read
+// back and checked, and every user error is checked for exit code 1 and a message that says
+// what is wrong.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +190,61 @@ TEST_CASE("weft run reports user errors with exit code 1 and a clear message") {
   SUBCASE("a file that does not exist") {
     expectError({"run", dir.file("nothing.weft"), "--in", a}, "nothing.weft");
   }
+}
+
+TEST_CASE("weft run binds declared sizes: examples/conv.weft with padding 0 and 1") {
+  // One 2x2 kernel of ones with bias 0.5 over a 3x3 one-channel image holding 1..9.
+  const char* const conv = "examples/conv.weft";
+  REQUIRE(fs::exists(conv));
+  TempDir dir;
+  std::string weights = dir.floats("w.npy", {1, 2, 2, 1}, {1, 1, 1, 1});
+  std::string biases = dir.floats("b.npy", {1}, {0.5f});
+  std::string input = dir.floats("in.npy", {3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string y = dir.file("y.npy");
+
+  // P = 0 is in the declared range [P >= 0]: no padding, 2x2 windows give a 2x2 result.
+  CommandResult unpadded = runWeft(
+      {"run", conv, "--in", weights, biases, input, "--size", "P=0", "--size", "S=1", "--out", y});
+  INFO(unpadded.output);
+  REQUIRE(unpadded.exitCode == 0);
+  CHECK(contains(unpadded.output, "P=0"));
+  NpyArray output = readNpy(y);
+  CHECK(output.shape == std::vector<int64_t>{1, 2, 2});
+  CHECK(output.f32 == std::vector<float>{12.5f, 16.5f, 24.5f, 28.5f});
+
+  // P = 1: a border of zeros, 4x4 windows; the corner window sees only the 1.
+  CommandResult padded = runWeft(
+      {"run", conv, "--in", weights, biases, input, "--size", "P=1", "--size", "S=1", "--out", y});
+  INFO(padded.output);
+  REQUIRE(padded.exitCode == 0);
+  output = readNpy(y);
+  CHECK(output.shape == std::vector<int64_t>{1, 4, 4});
+  REQUIRE(output.f32.size() == 16);
+  CHECK(output.f32[0] == 1.5f);
+  CHECK(output.f32[5] == 12.5f);
+  CHECK(output.f32[15] == 9.5f);
+
+  // Values outside the declared ranges are refused with the range.
+  CommandResult negative =
+      runWeft({"run", conv, "--in", weights, biases, input, "--size", "P=-1", "--size", "S=1"});
+  INFO(negative.output);
+  CHECK(negative.exitCode == 1);
+  CHECK(contains(negative.output, "size P = -1 is outside its declared range [0, inf)"));
+  CommandResult zeroStride =
+      runWeft({"run", conv, "--in", weights, biases, input, "--size", "P=0", "--size", "S=0"});
+  INFO(zeroStride.output);
+  CHECK(zeroStride.exitCode == 1);
+  CHECK(contains(zeroStride.output, "size S = 0 is outside its declared range [1, inf)"));
+
+  // An undeclared size stays at least 1.
+  std::string program = dir.write("pad.weft", "def padded(xs: [float]N) = pad(P, P, clamp, xs)\n");
+  CommandResult undeclared =
+      runWeft({"run", program, "--in", dir.floats("x.npy", {2}, {1, 2}), "--size", "P=0"});
+  INFO(undeclared.output);
+  CHECK(undeclared.exitCode == 1);
+  CHECK(contains(undeclared.output,
+                 "size P = 0 is outside its range [1, inf); sizes are at least 1 unless declared "
+                 "otherwise, e.g. def padded[P >= 0](...)"));
 }
 
 TEST_CASE("weft run picks a definition and converts nested, int and vector types") {

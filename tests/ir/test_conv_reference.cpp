@@ -2,12 +2,13 @@
 // interpreter on random data and compared with a plain nested-loop convolution written here.
 //
 // First the user-facing example, examples/conv.weft (square K x K kernels, padding P on every
-// side, stride S; result [M][OH][OW]). Then the layer built twice more, from text written
-// here and with the C++ builders of ir/builders.h, in the paper's exact form whose result is
-// [OH][OW][M][1] (reduce gives [float]1), which also allows non-square kernels and different
-// strides and paddings per side. Layers are small: C = 3 channels, an 8 x 8 image, M = 4
-// kernels of 3 x 3, stride 1 and 2, padding 0 and 1, and non-square cases. Layouts follow
-// the paper: input [H][W][C], weights [M][KH][KW][C], biases [M].
+// side, stride S; result [M][OH][OW]), whose declared range P >= 0 lets it run with padding 0.
+// Then the layer built twice more, from text written here and with the C++ builders of
+// ir/builders.h, in the paper's exact form whose result is [OH][OW][M][1] (reduce gives
+// [float]1), which also allows non-square kernels and different strides and paddings per side.
+// Layers are small: C = 3 channels, an 8 x 8 image, M = 4 kernels of 3 x 3, stride 1 and 2,
+// padding 0 and 1, and non-square cases. Layouts follow the paper: input [H][W][C], weights
+// [M][KH][KW][C], biases [M].
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -213,6 +214,12 @@ TEST_CASE("examples/conv.weft matches nested loops") {
   Program program = parseFile("examples/conv.weft");
   REQUIRE(program.definitions.size() == 1);
   const Definition& conv = program.definitions[0];
+  // The example declares [P >= 0, S >= 1], so bindSizes accepts the padding 0 cases below.
+  REQUIRE(conv.sizeDeclarations.size() == 2);
+  CHECK(conv.sizeDeclarations[0].varName() == "P");
+  CHECK(conv.sizeDeclarations[0].varLo() == Arith(0));
+  CHECK(conv.sizeDeclarations[1].varName() == "S");
+  CHECK(conv.sizeDeclarations[1].varLo() == Arith(1));
   std::vector<Layer> cases;
   for (int64_t stride : {1, 2}) {
     for (int64_t padding : {0, 1}) {

@@ -2,7 +2,7 @@
 // primitive on small concrete inputs against hand-computed results, the boundary modes of
 // pad at both ends, slide and its strict form, reorder, vector casts, reduce's one-element
 // result, C semantics of int and single-precision float operators, every InterpError path
-// with its message, and the binding of size variables from input shapes.
+// with its message, and the binding of size variables from input shapes within their ranges.
 #include <doctest/doctest.h>
 
 #include <climits>
@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "ir/interp.h"
+#include "ir/parser.h"
 #include "ir/value.h"
 
 using namespace weft;
@@ -597,7 +598,8 @@ TEST_CASE("bindSizes binds single-variable lengths and checks the others") {
         "definition 'dot': parameter 'a' dimension 1: expected an array of type [float]N, found "
         "float 1.0");
   CHECK(bindError(dot, {Value::array({}), Value::array({})}) ==
-        "definition 'dot': parameter 'a' dimension 1: size N must be at least 1, found 0");
+        "definition 'dot': parameter 'a' dimension 1: size N = 0 is outside its range [1, inf); "
+        "sizes are at least 1 unless declared otherwise, e.g. def dot[N >= 0](...)");
   CHECK(bindError(dot, {floats({1})}) ==
         "definition 'dot': takes 2 parameter(s), given 1 input(s)");
 
@@ -655,6 +657,59 @@ TEST_CASE("bindSizes evaluates compound lengths and solves linear ones") {
                                            floatVector({1, 2, 3})})}) ==
         "definition 'constant': parameter 't': expected float2, found vector of width 3 "
         "<1.0, 2.0, 3.0>");
+}
+
+TEST_CASE("bindSizes checks every bound size against its declared range") {
+  // P is declared [0, inf) and S [1, 3]; N is undeclared, so [1, inf).
+  Program program =
+      parseProgram("def shift[P >= 0, S <= 3](xs: [float]N) = slide(1, S, pad(P, P, clamp, xs))\n",
+                   "shift.weft");
+  const Definition& shift = program.definitions[0];
+  std::vector<Value> inputs = {floats({1, 2, 3})};
+  CHECK(bindSizes(shift, inputs, {{"P", 0}, {"S", 1}}) ==
+        ArithBinding{{"N", 3}, {"P", 0}, {"S", 1}});
+  CHECK(interpret(shift, inputs, {{"N", 3}, {"P", 0}, {"S", 1}}) ==
+        arrays({floats({1}), floats({2}), floats({3})}));
+  CHECK(bindSizes(shift, inputs, {{"P", 2}, {"S", 3}}).at("S") == 3);
+  CHECK(bindError(shift, inputs, {{"P", -1}, {"S", 1}}) ==
+        "shift.weft:1:5: definition 'shift': size P = -1 is outside its declared range [0, inf)");
+  CHECK(bindError(shift, inputs, {{"P", 0}, {"S", 4}}) ==
+        "shift.weft:1:5: definition 'shift': size S = 4 is outside its declared range [1, 3]");
+  CHECK(bindError(shift, inputs, {{"P", 0}, {"S", 0}}) ==
+        "shift.weft:1:5: definition 'shift': size S = 0 is outside its declared range [1, 3]");
+  // An undeclared size is at least 1, whether given or found in an input's shape.
+  CHECK(bindError(shift, inputs, {{"N", 0}, {"P", 0}, {"S", 1}}) ==
+        "shift.weft:1:5: definition 'shift': size N = 0 is outside its range [1, inf); sizes are "
+        "at least 1 unless declared otherwise, e.g. def shift[N >= 0](...)");
+  CHECK(bindError(shift, {Value::array({})}, {{"P", 0}, {"S", 1}}) ==
+        "shift.weft:1:5: definition 'shift': parameter 'xs' dimension 1: size N = 0 is outside "
+        "its range [1, inf); sizes are at least 1 unless declared otherwise, e.g. def "
+        "shift[N >= 0](...)");
+
+  // A declared size found in an input's shape: [N >= 0] accepts an empty array, [N <= 2] does
+  // not accept three elements.
+  Program empty = parseProgram("def copy[N >= 0](xs: [float]N) = map(x -> x, xs)\n", "e.weft");
+  CHECK(bindSizes(empty.definitions[0], {Value::array({})}) == ArithBinding{{"N", 0}});
+  CHECK(interpret(empty.definitions[0], {Value::array({})}, {{"N", 0}}) == Value::array({}));
+  Program small = parseProgram("def copy[N <= 2](xs: [float]N) = map(x -> x, xs)\n", "s.weft");
+  CHECK(bindError(small.definitions[0], inputs) ==
+        "s.weft:1:5: definition 'copy': parameter 'xs' dimension 1: size N = 3 is outside its "
+        "declared range [1, 2]");
+  // Solved from a compound length, then checked.
+  Program odd = parseProgram("def odd[N <= 2](xs: [float](2*N + 1)) = xs\n", "o.weft");
+  CHECK(bindError(odd.definitions[0], {floats({1, 2, 3, 4, 5, 6, 7})}) ==
+        "o.weft:1:5: definition 'odd': parameter 'xs' dimension 1 (2*N + 1 = 7): size N = 3 is "
+        "outside its declared range [1, 2]");
+
+  // A tuning parameter with a symbolic bound is checked once the bound's variables are bound.
+  Arith n = Arith::size("N");
+  Arith tile = Arith::var("T", VarKind::Tuning, Arith(1), n);
+  Expr xs = Expr::param("xs", Type::array(Type::floatType(), n));
+  Definition tiled = definitionOf("tiled", {xs}, sized(Op::Split, {tile}, {xs}));
+  CHECK(bindSizes(tiled, {floats({1, 2, 3, 4})}, {{"T", 4}}) == ArithBinding{{"N", 4}, {"T", 4}});
+  CHECK(bindError(tiled, {floats({1, 2, 3, 4})}, {{"T", 8}}) ==
+        "definition 'tiled': tuning parameter T = 8 is outside its range [1, N] (N = 4 from "
+        "parameter 'xs' dimension 1)");
 }
 
 // ---- values --------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Tests of the text-format parser (ir/parser.h): the examples parse to the trees the C++
 // builders make; every syntax error names its file:line:column and what was expected; types
-// and size expressions; operator precedence, literals, scoping, eta expansion and the 2D forms.
+// and size expressions; size declarations and their ranges; operator precedence, literals,
+// scoping, eta expansion and the 2D forms.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,8 +9,12 @@
 
 #include "ir/builders.h"
 #include "ir/parser.h"
+#include "tests/support/size_ranges.h"
 
 using namespace weft;
+using weft::testing::describeSizeDeclarations;
+using weft::testing::describeVariableRanges;
+using weft::testing::undeclaredRangeUse;
 
 namespace {
 
@@ -33,6 +38,8 @@ void checkDefinition(const Definition& parsed, const Definition& expected) {
   CHECK(parsed.name == expected.name);
   CHECK(parsed.declaredType == expected.declaredType);
   CHECK(parsed.function == expected.function);
+  CHECK(describeSizeDeclarations(parsed) == describeSizeDeclarations(expected));
+  CHECK(undeclaredRangeUse(parsed) == "");
 }
 
 std::string parseErrorOf(const std::string& text) {
@@ -102,14 +109,15 @@ TEST_CASE("examples/matmul.weft parses to its builder form") {
 TEST_CASE("examples/conv.weft parses to its builder form") {
   Program program = parseFile("examples/conv.weft");
   Arith c = size("C"), k = size("K"), m = size("M"), w = size("W"), h = size("H");
-  Arith p = size("P"), s = size("S");
+  // P and S are declared [P >= 0, S >= 1].
+  Arith p = Arith::var("P", VarKind::Size, 0), s = Arith::var("S", VarKind::Size, 1);
   Type weights = arrayOf(arrayOf(arrayOf(arrayOf(f32(), c), k), k), m);
   Type input = arrayOf(arrayOf(arrayOf(f32(), c), w), h);
   Type output =
       arrayOf(arrayOf(arrayOf(f32(), (w + 2 * p - k + s) / s), (h + 2 * p - k + s) / s), m);
   Definition expected = definition(
       "convLayer", {{"weights", weights}, {"biases", arrayOf(f32(), m)}, {"input", input}},
-      [](const std::vector<Expr>& a) {
+      [&](const std::vector<Expr>& a) {
         Expr perWindow = lam("window", [&](Expr window) {
           Expr perKernel = lam("kernel", [&](Expr kernel) {
             return reduce(get(1, kernel), multiplyAdd(),
@@ -117,13 +125,14 @@ TEST_CASE("examples/conv.weft parses to its builder form") {
           });
           return join(map(perKernel, zip(a[0], a[1])));
         });
-        Expr windows = slide2D(size("K"), size("K"), size("S"), size("S"),
-                               pad2DConstant(size("P"), 0.0, a[2]));
+        Expr windows = slide2D(k, k, s, s, pad2DConstant(p, 0.0, a[2]));
         Expr transposeRows = lam("rows", [](Expr rows) { return transpose(rows); });
         return transpose(map(transposeRows, map2D(perWindow, windows)));
       },
       output);
+  expected.sizeDeclarations = {p, s};
   checkDefinition(onlyDefinition(program), expected);
+  CHECK(describeSizeDeclarations(onlyDefinition(program)) == "P in [0, inf); S in [1, inf)");
 }
 
 TEST_CASE("syntax errors name file:line:column, what was expected and what was found") {
@@ -205,11 +214,73 @@ TEST_CASE("syntax errors name file:line:column, what was expected and what was f
        "t.weft:1:7: error: expected a parameter name, found 'true'"},
       {"trailing garbage in a lambda list", "def f(x: [float]N) = map((a b) -> a, x)",
        "t.weft:1:27: error: unknown name 'a'"},
+      {"negative lower bound", "def f[P >= -1](x: [float]P) = x",
+       "t.weft:1:12: error: size variable P: lower bound must be >= 0"},
+      {"negative lower bound written first", "def f[N, -2 <= P](x: float) = x",
+       "t.weft:1:10: error: size variable P: lower bound must be >= 0"},
+      {"size declared twice", "def f[P >= 0, Q,\n      P](x: float) = x",
+       "t.weft:2:7: error: size variable P is declared twice (first at t.weft:1:7)"},
+      {"upper bound below the lower bound", "def f[2 <= P <= 1](x: float) = x",
+       "t.weft:1:17: error: size variable P: upper bound 1 is below its lower bound 2"},
+      {"upper bound below the default lower bound", "def f[P <= 0](x: float) = x",
+       "t.weft:1:12: error: size variable P: upper bound 0 is below its lower bound 1"},
+      {"unclosed size declarations", "def f[P >= 0(x: float) = x",
+       "t.weft:1:13: error: expected ',' or ']' after a size declaration, found '('"},
+      {"two lower bounds", "def f[0 <= P >= 1](x: float) = x",
+       "t.weft:1:14: error: expected ',' or ']' after a size declaration, found '>='"},
+      {"symbolic bound", "def f[P <= N](x: float) = x",
+       "t.weft:1:12: error: expected an integer bound, found 'N'"},
+      {"empty size declarations", "def f[](x: float) = x",
+       "t.weft:1:7: error: expected a size variable name, found ']'"},
+      {"keyword as a size name", "def f[true](x: float) = x",
+       "t.weft:1:7: error: expected a size variable name, found 'true'"},
+      {"bound out of range", "def f[P <= 99999999999999999999](x: float) = x",
+       "t.weft:1:12: error: integer literal '99999999999999999999' is out of range"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
     CHECK(parseErrorOf(c.text) == c.message);
   }
+}
+
+TEST_CASE("size declarations give a definition's size variables their ranges") {
+  // Every form of declaration; P, V and Z are used before the declared result type, in a
+  // lambda's param type, in size arguments and in a stride; M is undeclared.
+  Program program = parseProgram(
+      "def f[P >= 0, 1 <= V <= 16, N, 0 <= Z, T <= 8, 2 <= Q](x: [float](P + V), y: [[int]M]N)\n"
+      "    : [float](P + V + Z) =\n"
+      "  map((a: [float]V) -> reorder(stride(Z + 1), a), split(V, pad(P, Z, clamp, x)))\n"
+      "def g(x: [float]P) = split(V, x)\n",
+      "t.weft");
+  REQUIRE(program.definitions.size() == 2);
+  const Definition& f = program.definitions[0];
+  CHECK(describeSizeDeclarations(f) ==
+        "P in [0, inf); V in [1, 16]; N in [1, inf); Z in [0, inf); T in [1, 8]; Q in [2, inf)");
+  CHECK(describeVariableRanges(f) ==
+        "M in [1, inf); N in [1, inf); P in [0, inf); V in [1, 16]; Z in [0, inf)");
+  CHECK(undeclaredRangeUse(f) == "");
+  for (const Arith& size : f.sizeDeclarations) CHECK(size.varKind() == VarKind::Size);
+  // The declaration ends with its definition: g's P and V are plain sizes again.
+  CHECK(program.definitions[1].sizeDeclarations.empty());
+  CHECK(describeVariableRanges(program.definitions[1]) == "P in [1, inf); V in [1, inf)");
+
+  // A declared variable is the one the type checker and simplifier see: with P >= 0 and
+  // V <= 16, min(V, 16) is V, and P + 1 >= 1 is provable while P >= 1 is not.
+  const Type& xType = f.function.params()[0].paramType();
+  Arith p = xType.arrayLength().vars()[0];
+  REQUIRE(p.varName() == "P");
+  CHECK(proveNonNegative(p));
+  CHECK_FALSE(provePositive(p));
+  CHECK(provePositive(p + 1));
+  Arith v = xType.arrayLength().vars()[1];
+  REQUIRE(v.varName() == "V");
+  CHECK(proveLessEqual(v, Arith(16)));
+  CHECK_FALSE(proveLessEqual(v, Arith(15)));
+
+  // Without a declaration a size is at least 1.
+  Program plain = parseProgram("def h(x: [float]P) = x", "t.weft");
+  CHECK(plain.definitions[0].sizeDeclarations.empty());
+  CHECK(describeVariableRanges(plain.definitions[0]) == "P in [1, inf)");
 }
 
 TEST_CASE("ParseError keeps the location and the bare message") {

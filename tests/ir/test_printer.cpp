@@ -1,6 +1,6 @@
 // Tests of the text-format printer (ir/printer.h): golden output for operators, literals,
-// names, calls, the 2D forms and whole programs, and the round trip of every example
-// (parse, print, parse again gives the same program; printing is a fixpoint).
+// names, calls, the 2D forms, size declarations and whole programs, and the round trip of every
+// example (parse, print, parse again gives the same program; printing is a fixpoint).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,8 +10,11 @@
 #include "ir/builders.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "tests/support/size_ranges.h"
 
 using namespace weft;
+using weft::testing::describeSizeDeclarations;
+using weft::testing::undeclaredRangeUse;
 
 namespace {
 
@@ -25,6 +28,8 @@ void checkSameProgram(const Program& a, const Program& b) {
     CHECK(a.definitions[i].name == b.definitions[i].name);
     CHECK(a.definitions[i].declaredType == b.definitions[i].declaredType);
     CHECK(a.definitions[i].function == b.definitions[i].function);
+    CHECK(describeSizeDeclarations(a.definitions[i]) == describeSizeDeclarations(b.definitions[i]));
+    CHECK(undeclaredRangeUse(b.definitions[i]) == "");
   }
 }
 
@@ -230,6 +235,43 @@ TEST_CASE("definitions and programs") {
   Program clash;
   clash.userFuns = {mult, otherMult};
   CHECK_THROWS_WITH_AS(printProgram(clash), "two different user functions are named 'mult'",
+                       std::invalid_argument);
+}
+
+TEST_CASE("size declarations print with the bounds that differ from [1, inf)") {
+  Arith p = Arith::var("P", VarKind::Size, 0);
+  Arith v = Arith::var("V", VarKind::Size, 1, Arith(16));
+  Arith n = Arith::size("N");
+  Arith q = Arith::var("Q", VarKind::Size, 2);
+  Arith z = Arith::var("Z", VarKind::Size, 0, Arith(4));
+  Definition padded = definition(
+      "padded", {{"x", Type::array(f32(), n)}},
+      [&](const std::vector<Expr>& a) { return split(v, pad(p, z, Boundary::Clamp, a[0])); });
+  padded.sizeDeclarations = {p, v, n, q, z};
+  std::string text = printDefinition(padded);
+  CHECK(text ==
+        "def padded[P >= 0, V <= 16, N, Q >= 2, 0 <= Z <= 4](x: [float]N) =\n"
+        "  split(V, pad(P, Z, clamp, x))");
+  Program program;
+  program.definitions.push_back(padded);
+  std::string printed = printProgram(program);
+  Program reparsed = parseProgram(printed, "printed.weft");
+  checkSameProgram(program, reparsed);
+  CHECK(printProgram(reparsed) == printed);
+
+  // No declarations, no brackets; what the text format cannot say is refused.
+  padded.sizeDeclarations.clear();
+  CHECK(printDefinition(padded).rfind("def padded(x: [float]N)", 0) == 0);
+  padded.sizeDeclarations = {Arith::var("T", VarKind::Tuning, 1, Arith(8))};
+  CHECK_THROWS_WITH_AS(printDefinition(padded),
+                       "definition 'padded': size declaration T is not a size variable with "
+                       "constant bounds",
+                       std::invalid_argument);
+  padded.sizeDeclarations = {Arith::var("M", VarKind::Size, 1, n)};
+  CHECK_THROWS_AS(printDefinition(padded), std::invalid_argument);
+  padded.sizeDeclarations = {Arith::var("M", VarKind::Size, -1)};
+  CHECK_THROWS_WITH_AS(printDefinition(padded),
+                       "definition 'padded': size variable M has a negative lower bound",
                        std::invalid_argument);
 }
 

@@ -21,11 +21,13 @@
 // Everything is reproducible from the seed (std::mt19937_64, no global state).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -490,8 +492,9 @@ class RandomProgramGenerator {
 // size names such as κ), every boundary and index function, floats of any finite bit pattern,
 // the whole int64 range, typed and untyped lambda params with clashing names ("x", "x_1",
 // names of primitives), user functions calling earlier ones, the exact expansions of the 2D
-// forms and near misses of them. Every tree is one the parser can produce: functions only in
-// function positions, user function calls with their arity, params only where bound.
+// forms and near misses of them, size declarations with every form of bound. Every tree is one
+// the parser can produce: functions only in function positions, user function calls with their
+// arity, params only where bound, declared size names only as the declared variable.
 class RandomSyntaxGenerator {
  public:
   explicit RandomSyntaxGenerator(uint64_t seed, int maxDepth = 4)
@@ -516,6 +519,9 @@ class RandomSyntaxGenerator {
     }
     int defs = uniform(1, 3);
     for (int i = 0; i < defs; ++i) {
+      std::vector<Arith> sizes = sizeDeclarations();
+      declared_.clear();
+      for (const Arith& size : sizes) declared_.emplace(size.varName(), size);
       std::vector<Expr> params;
       int arity = uniform(1, 3);
       for (int k = 0; k < arity; ++k) params.push_back(Expr::param(name(), type(2)));
@@ -523,12 +529,39 @@ class RandomSyntaxGenerator {
       Expr body = value(maxDepth_);
       scope_.clear();
       static const std::vector<std::string> names{"f", "map", "main", "conv"};
+      Type declaredType = chance(0.5) ? type(2) : Type();
       program.definitions.push_back(Definition{pick(names) + std::to_string(i),
                                                Expr::lambda(params, body),
-                                               chance(0.5) ? type(2) : Type(),
-                                               {}});
+                                               declaredType,
+                                               {},
+                                               std::move(sizes)});
+      declared_.clear();
     }
     return program;
+  }
+
+  // Half of the definitions declare ranges for some of the size names, in random order, with
+  // every form of bound (lower 0..3, upper at least max(lower, 1), or none); every use of a
+  // declared name in that definition is then the declared variable.
+  std::vector<Arith> sizeDeclarations() {
+    std::vector<Arith> sizes;
+    if (chance(0.5)) return sizes;
+    std::vector<std::string> names{"n", "m", "κ", "N"};
+    std::shuffle(names.begin(), names.end(), rng_);
+    names.resize(static_cast<size_t>(uniform(1, 4)));
+    for (const std::string& sizeName : names) {
+      int64_t lo = chance(0.5) ? 1 : uniform(0, 3);
+      std::optional<Arith> hi;
+      if (chance(0.4)) hi = Arith(std::max<int64_t>(lo, 1) + uniform(0, 20));
+      sizes.push_back(Arith::var(sizeName, VarKind::Size, Arith(lo), hi));
+    }
+    return sizes;
+  }
+
+  // A size name: the declared variable of the current definition, else a plain size.
+  Arith sizeVariable(const std::string& sizeName) const {
+    auto found = declared_.find(sizeName);
+    return found != declared_.end() ? found->second : Arith::size(sizeName);
   }
 
   // A size expression over n, m and κ.
@@ -536,12 +569,12 @@ class RandomSyntaxGenerator {
     if (depth <= 0 || chance(0.4)) {
       if (chance(0.5)) return Arith(static_cast<int64_t>(uniform(-3, 64)));
       static const std::vector<std::string> names{"n", "m", "κ", "N"};
-      return Arith::size(pick(names));
+      return sizeVariable(pick(names));
     }
     Arith a = arith(depth - 1);
     Arith b = arith(depth - 1);
     Arith positive = chance(0.5) ? Arith(static_cast<int64_t>(uniform(1, 8)))
-                                 : Arith::size(chance(0.5) ? "n" : "m");
+                                 : sizeVariable(chance(0.5) ? "n" : "m");
     switch (uniform(0, 7)) {
       case 0:
         return a + b;
@@ -756,6 +789,7 @@ class RandomSyntaxGenerator {
   int maxDepth_;
   std::vector<Expr> scope_;
   std::vector<Expr> userFuns_;
+  std::map<std::string, Arith> declared_;  // size declarations of the current definition
 };
 
 }  // namespace weft::testing

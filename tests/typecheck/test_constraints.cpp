@@ -2,8 +2,8 @@
 // symbolic sizes produce (split and asVector divisibility, strict slide coverage, slide and
 // crop bounds, mirror padding, equal zip lengths, reorder strides, derived parameter lengths,
 // declared result lengths), their origin and location, deduplication, dropping of provably
-// true ones; formula(), describe(), vars(), evaluate() and decide(), with a property test that
-// decide() never contradicts evaluate().
+// true ones (with declared size ranges such as [P >= 0]); formula(), describe(), vars(),
+// evaluate() and decide(), with a property test that decide() never contradicts evaluate().
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -253,4 +253,34 @@ TEST_CASE("property: decide never contradicts evaluate") {
     }
   });
   CHECK(ok);
+}
+
+TEST_CASE("declared size ranges are what constraint inference proves with") {
+  // slide needs a window of at least 1: provable for a plain size P in [1, inf), a constraint
+  // once P is declared [P >= 0].
+  Program program = parseProgram(
+      "def plain(xs: [float]N) = slide(P, 1, xs)\n"
+      "def declared[P >= 0](xs: [float]N) = slide(P, 1, xs)\n"
+      "def bounded[0 <= S <= 4](xs: [float]N) = slide(3, S, xs)\n"
+      "def tiles[P >= 0](xs: [float]N) = split(P, xs)\n"
+      "def mirrored[P >= 0](xs: [float]N) = pad(P, P, mirror, xs)\n",
+      "ranges.weft");
+  std::vector<TypedDefinition> typed = typecheckProgram(program);
+  REQUIRE(typed.size() == 5);
+  CHECK(formulas(typed[0].constraints) == Strings{"P <= N"});
+  CHECK(formulas(typed[1].constraints) == Strings{"1 <= P", "P <= N"});
+  CHECK(formulas(typed[2].constraints) == Strings{"1 <= S", "3 <= N"});
+  // Split by a size that may be 0: the divisibility constraint is false for 0.
+  REQUIRE(formulas(typed[3].constraints) == Strings{"N % P = 0"});
+  CHECK(typed[3].constraints[0].evaluate({{"N", 4}, {"P", 0}}) == false);
+  CHECK(typed[3].constraints[0].evaluate({{"N", 4}, {"P", 2}}) == true);
+  // 0 <= P is provable from the declaration and dropped; the mirror bound stays.
+  CHECK(formulas(typed[4].constraints) == Strings{"P <= N"});
+
+  // The convolution example: padding 0 is allowed, the window must still fit.
+  std::vector<TypedDefinition> conv = typecheckProgram(parseFile("examples/conv.weft"));
+  REQUIRE(conv.size() == 1);
+  CHECK(formulas(conv[0].constraints) == Strings{"K <= 2*P + W", "K <= H + 2*P"});
+  CHECK(conv[0].constraints[0].evaluate({{"K", 3}, {"P", 0}, {"W", 3}}) == true);
+  CHECK(conv[0].constraints[0].evaluate({{"K", 3}, {"P", 0}, {"W", 2}}) == false);
 }
