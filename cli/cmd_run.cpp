@@ -5,6 +5,9 @@
 // are converted to values of the parameters' types (cli/npy_values.h), the size variables are
 // bound from the input shapes and --size (bindSizes), and ir/interp.h computes the result. It
 // does not need the type checker, so a program can be run even while it does not type-check.
+// With --backend opencl the definition is instead lowered (codegen/lowering.h), compiled to
+// OpenCL (codegen/codegen.h) and run on the --device by host/program_runner.h; the output is
+// written the same way.
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -14,6 +17,10 @@
 
 #include "cli/commands.h"
 #include "cli/npy_values.h"
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "host/opencl_runtime.h"
+#include "host/program_runner.h"
 #include "ir/interp.h"
 #include "ir/npy.h"
 #include "ir/parser.h"
@@ -29,7 +36,24 @@ struct RunOptions {
   std::string output;
   std::vector<std::string> sizes;
   bool print = false;
+  std::string backend = "interp";  // interp | opencl
+  std::string device;              // --device selector for the opencl backend
 };
+
+// The opencl backend: default lowering, code generation, a run on the chosen device.
+// Returns the result and sets `where` to a description of the time taken.
+Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs,
+                  const ArithBinding& sizes, const RunOptions& options, std::string& where) {
+  CompiledProgram compiled = generateOpenCL(lowerDefault(definition));
+  host::Context context(host::selectDevice(options.device));
+  host::RunResult run = host::runProgram(context, compiled, inputs, sizes);
+  char elapsed[160];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
+                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
+                run.kernels.size() == 1 ? "" : "s", context.device().name.c_str());
+  where = elapsed;
+  return run.output;
+}
 
 std::string definitionNames(const Program& program) {
   std::string names;
@@ -160,7 +184,10 @@ void run(const RunOptions& options) {
   ArithBinding sizes = bindSizes(definition, inputs, parseSizes(options, definition));
 
   auto start = std::chrono::steady_clock::now();
-  Value result = interpret(definition, inputs, sizes);
+  std::string openclTime;
+  Value result = options.backend == "opencl"
+                     ? runOnOpenCL(definition, inputs, sizes, options, openclTime)
+                     : interpret(definition, inputs, sizes);
   double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -173,7 +200,7 @@ void run(const RunOptions& options) {
   if (!sizes.empty()) summary += ", sizes " + describeBinding(sizes);
   char elapsed[64];
   std::snprintf(elapsed, sizeof elapsed, ", %.3f ms in the interpreter", milliseconds);
-  summary += elapsed;
+  summary += options.backend == "opencl" ? openclTime : std::string(elapsed);
   if (!options.output.empty()) summary += ", written to " + options.output;
   std::printf("%s\n", summary.c_str());
 }
@@ -195,7 +222,8 @@ void registerRun(CLI::App& app) {
       "  python3 -c \"import numpy as n; n.save('a.npy', n.arange(4, dtype=n.float32));\n"
       "                n.save('b.npy', n.ones(4, dtype=n.float32))\"\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --print\n"
-      "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n");
+      "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n"
+      "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --backend opencl\n");
   command->add_option("file", options->file, "the .weft file to run")->required();
   command->add_option("--def", options->definition,
                       "the definition to run (default: the last one in the file)");
@@ -208,6 +236,16 @@ void registerRun(CLI::App& app) {
                    "bind a size variable or tuning parameter, e.g. --size N=4")
       ->allow_extra_args(false);
   command->add_flag("--print", options->print, "also print the result value");
+  command
+      ->add_option("--backend", options->backend,
+                   "interp (the reference interpreter) or opencl (default lowering, generated "
+                   "kernels run on an OpenCL device)")
+      ->check(CLI::IsMember({"interp", "opencl"}))
+      ->capture_default_str();
+  command->add_option("--device", options->device,
+                      "OpenCL device for --backend opencl: an index, gpu, cpu, or part of a "
+                      "device or platform name (default: the first GPU, else PoCL; see `weft "
+                      "devices`)");
   command->callback([options] { run(*options); });
 }
 

@@ -10,5 +10,6 @@ namespace weft::cli {
 void registerCheck(CLI::App& app);  // weft check FILE
 void registerRun(CLI::App& app);    // weft run FILE --in ... --out ...
 void registerDevices(CLI::App& app);  // weft devices [--json]
+void registerCompile(CLI::App& app);  // weft compile FILE [-o out.cl] [--size N=..]
 
 }  // namespace weft::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   weft::cli::registerCheck(app);
   weft::cli::registerRun(app);
   weft::cli::registerDevices(app);
+  weft::cli::registerCompile(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

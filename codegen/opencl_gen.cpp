@@ -273,6 +273,7 @@ class Generator {
     Emitter saved = std::move(emitter_);
     emitter_ = Emitter{};
     usedBuffers_.clear();
+    writtenBuffers_.clear();
     localDeclarations_.clear();
     localArgs_.clear();
     launch_ = launch;
@@ -352,7 +353,7 @@ class Generator {
     std::vector<std::string> parameters;
     for (int buffer : usedBuffers_) {
       const BufferPlan& b = program_.buffers[buffer];
-      bool readOnly = b.role == BufferPlan::Role::Input;
+      bool readOnly = writtenBuffers_.count(buffer) == 0;
       parameters.push_back(std::string(readOnly ? "const " : "") + "global " +
                            (b.element == ScalarKind::Float ? "float" : "int") + "* restrict " +
                            b.name);
@@ -710,6 +711,13 @@ class Generator {
 
   void genApplyWrite(const Expr& f, const std::vector<Expr>& args, const ViewPtr& dest,
                      const Expr& at) {
+    // A function that only rearranges its argument (id, toGlobal(id), join, ...): the argument
+    // is written straight through the inverse view, with no intermediate copy.
+    if (f.isLambda() && args.size() == 1 && computes(args[0]) &&
+        invertibleChain(f.body(), f.params()[0])) {
+      genWrite(args[0], invertChain(f.body(), f.params()[0], dest));
+      return;
+    }
     if (f.isLambda()) {
       bindArguments(f, args);
       genWrite(f.body(), dest);
@@ -872,7 +880,7 @@ class Generator {
     } catch (const CodegenError& error) {
       fail(at, error.what());
     }
-    if (target.isMemory) noteBuffer(target.base);
+    if (target.isMemory) noteBuffer(target.base, /*written=*/true);
     if (target.isMemory && target.vectorWidth > 0) {
       emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
                     target.base + " + " + c(target.offset) + ");");
@@ -880,7 +888,7 @@ class Generator {
     }
     if (target.isMemory || target.isVariable) {
       if (target.isMemory) mentionedSizes_.push_back(target.offset);
-      noteBuffer(target.base);
+      noteBuffer(target.base, /*written=*/true);
       emitter_.line(target.expression + " = " + value + ";");
       return;
     }
@@ -895,7 +903,7 @@ class Generator {
         }
         if (laneTarget.isMemory) {
           mentionedSizes_.push_back(laneTarget.offset);
-          noteBuffer(laneTarget.base);
+          noteBuffer(laneTarget.base, /*written=*/true);
         }
         char suffix[8];
         std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
@@ -944,9 +952,11 @@ class Generator {
     for (const ViewPtr& child : view->children) noteView(child);
   }
 
-  void noteBuffer(const std::string& name) {
+  void noteBuffer(const std::string& name, bool written = false) {
     for (size_t i = 0; i < program_.buffers.size(); ++i) {
-      if (program_.buffers[i].name == name) usedBuffers_.insert(static_cast<int>(i));
+      if (program_.buffers[i].name != name) continue;
+      usedBuffers_.insert(static_cast<int>(i));
+      if (written) writtenBuffers_.insert(static_cast<int>(i));
     }
   }
 
@@ -1104,6 +1114,7 @@ class Generator {
   // Per kernel.
   Emitter emitter_;
   std::set<int> usedBuffers_;
+  std::set<int> writtenBuffers_;  // buffers the kernel stores to (the others are const)
   std::vector<std::string> localDeclarations_;
   struct LocalArg {
     std::string name;

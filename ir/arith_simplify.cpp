@@ -685,6 +685,16 @@ Arith simplifyDivMod(const Arith& a, const Arith& b, bool isMod) {
   }
 
   // From here a >= 0 and b > 0.
+  if (cb) {
+    // Bounds that fall in one quotient: (i + 30)/24 == 1 and (i + 30)%24 == i + 6 for i in
+    // [0, 5].
+    auto lo = constantLowerBound(a);
+    auto hi = constantUpperBound(a);
+    if (lo && hi && *lo / *cb == *hi / *cb) {
+      int64_t q = *lo / *cb;
+      return isMod ? a - Arith(q * *cb) : Arith(q);
+    }
+  }
   if (!isMod && a.kind() == ArithKind::Div && provePositive(a.node()->ops[1])) {
     // (x/c)/b == x/(c*b) for c, b > 0.
     return simplifyDivMod(a.node()->ops[0], a.node()->ops[1] * b, false);

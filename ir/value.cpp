@@ -182,30 +182,33 @@ bool approximatelyEqualAt(const Value& a, const Value& b, double absTolerance,
   return false;
 }
 
-Value scalarFromFloat(ScalarKind kind, float datum) {
+// A scalar of `kind` from one stored datum (a float, or an int32 for int and bool data).
+template <class Datum>
+Value scalarFromDatum(ScalarKind kind, Datum datum) {
   switch (kind) {
     case ScalarKind::Float:
-      return Value::ofFloat(datum);
+      return Value::ofFloat(static_cast<float>(datum));
     case ScalarKind::Int:
       return Value::ofInt(static_cast<int32_t>(datum));
     case ScalarKind::Bool:
-      return Value::ofBool(datum != 0.0f);
+      return Value::ofBool(datum != Datum(0));
   }
-  return Value::ofFloat(datum);
+  return Value::ofFloat(static_cast<float>(datum));
 }
 
 // Builds a value of `type` from data[next...], advancing `next`.
-Value fromFlat(const Type& type, const ArithBinding& sizes, const std::vector<float>& data,
+template <class Datum>
+Value fromFlat(const Type& type, const ArithBinding& sizes, const std::vector<Datum>& data,
                size_t& next) {
   switch (type.kind()) {
     case TypeKind::Scalar:
       if (next >= data.size()) throw std::invalid_argument("valueFromFlat: too few data");
-      return scalarFromFloat(type.scalarKind(), data[next++]);
+      return scalarFromDatum(type.scalarKind(), data[next++]);
     case TypeKind::Vector: {
       std::vector<Value> lanes;
       for (int64_t lane = 0; lane < type.vectorWidth(); ++lane) {
         if (next >= data.size()) throw std::invalid_argument("valueFromFlat: too few data");
-        lanes.push_back(scalarFromFloat(type.scalarKind(), data[next++]));
+        lanes.push_back(scalarFromDatum(type.scalarKind(), data[next++]));
       }
       return Value::vector(std::move(lanes));
     }
@@ -233,6 +236,48 @@ Value fromFlat(const Type& type, const ArithBinding& sizes, const std::vector<fl
     }
   }
   throw std::invalid_argument("valueFromFlat: unknown type kind");
+}
+
+template <class Datum>
+Value valueFromFlatData(const Type& type, const ArithBinding& sizes,
+                        const std::vector<Datum>& data) {
+  size_t next = 0;
+  Value value = fromFlat(type, sizes, data, next);
+  if (next != data.size()) {
+    throw std::invalid_argument("valueFromFlat: " + type.toString() + " takes " +
+                                std::to_string(next) + " elements, given " +
+                                std::to_string(data.size()));
+  }
+  return value;
+}
+
+int32_t scalarToInt(const Value& value) {
+  switch (value.kind) {
+    case Value::Kind::Float:
+      return static_cast<int32_t>(value.f);
+    case Value::Kind::Int:
+      return value.i;
+    case Value::Kind::Bool:
+      return value.b ? 1 : 0;
+    default:
+      throw std::invalid_argument("not a scalar");
+  }
+}
+
+void flattenIntsInto(const Value& value, std::vector<int32_t>& out) {
+  switch (value.kind) {
+    case Value::Kind::Float:
+    case Value::Kind::Int:
+    case Value::Kind::Bool:
+      out.push_back(scalarToInt(value));
+      return;
+    case Value::Kind::Vector:
+    case Value::Kind::Array:
+      for (const Value& element : value.elements) flattenIntsInto(element, out);
+      return;
+    case Value::Kind::Tuple:
+      throw std::invalid_argument("flattenToInts: tuples cannot be flattened: " + value.toString());
+  }
 }
 
 float scalarToFloat(const Value& value) {
@@ -315,19 +360,23 @@ bool approximatelyEqual(const Value& a, const Value& b, double absTolerance, dou
 }
 
 Value valueFromFlat(const Type& type, const ArithBinding& sizes, const std::vector<float>& data) {
-  size_t next = 0;
-  Value value = fromFlat(type, sizes, data, next);
-  if (next != data.size()) {
-    throw std::invalid_argument("valueFromFlat: " + type.toString() + " takes " +
-                                std::to_string(next) + " elements, given " +
-                                std::to_string(data.size()));
-  }
-  return value;
+  return valueFromFlatData(type, sizes, data);
+}
+
+Value valueFromFlatInts(const Type& type, const ArithBinding& sizes,
+                        const std::vector<int32_t>& data) {
+  return valueFromFlatData(type, sizes, data);
 }
 
 std::vector<float> flattenToFloats(const Value& value) {
   std::vector<float> out;
   flattenInto(value, out);
+  return out;
+}
+
+std::vector<int32_t> flattenToInts(const Value& value) {
+  std::vector<int32_t> out;
+  flattenIntsInto(value, out);
   return out;
 }
 

@@ -50,6 +50,11 @@ bool approximatelyEqual(const Value& a, const Value& b, double absTolerance = 1e
 Value valueFromFlat(const Type& type, const ArithBinding& sizes, const std::vector<float>& data);
 // Flattens nested arrays of scalars (or vectors, lane by lane) row-major into floats.
 std::vector<float> flattenToFloats(const Value& value);
+// The same for data stored as int32 (int and bool values; bools are 0/1, floats truncate):
+// ints beyond 2^24 survive exactly, which they would not through floats.
+Value valueFromFlatInts(const Type& type, const ArithBinding& sizes,
+                        const std::vector<int32_t>& data);
+std::vector<int32_t> flattenToInts(const Value& value);
 // The shape of nested arrays: outermost length first (vector lanes are not part of it).
 std::vector<int64_t> shapeOf(const Value& value);
 

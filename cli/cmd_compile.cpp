@@ -1,0 +1,174 @@
+// `weft compile FILE [--def NAME] [-o out.cl] [--size N=..]... [--no-lower]`: generates OpenCL
+// C for a definition and says how to launch it.
+//
+// The file is parsed, the definition is given the default lowering (codegen/lowering.h)
+// unless --no-lower says it is already low-level, and codegen/codegen.h generates the kernels
+// with the --size values substituted as constants (the other sizes stay symbolic and become
+// kernel arguments). The source goes to -o, or to stdout; then the kernels with their launch
+// sizes and the buffers with their sizes are printed (CompiledProgram::describe), as `//`
+// comments when they follow the source on stdout so that the output stays valid OpenCL C.
+// Parse, type and code generation errors propagate to cli/main.cpp (one line, exit code 1).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "ir/parser.h"
+
+namespace weft::cli {
+
+namespace {
+
+struct CompileOptions {
+  std::string file;
+  std::string definition;
+  std::string output;
+  std::vector<std::string> sizes;
+  bool noLower = false;
+};
+
+// --def NAME, or else the last definition of the file.
+const Definition& chooseDefinition(const Program& program, const CompileOptions& options) {
+  if (program.definitions.empty()) {
+    throw std::runtime_error(options.file + ": no definition to compile (the file has no `def`)");
+  }
+  if (options.definition.empty()) return program.definitions.back();
+  if (const Definition* found = program.findDefinition(options.definition)) return *found;
+  std::string names;
+  for (const Definition& d : program.definitions) names += (names.empty() ? "" : ", ") + d.name;
+  throw std::runtime_error(options.file + ": no definition named '" + options.definition +
+                           "'; the file defines: " + names);
+}
+
+// The size variables a definition mentions: in its parameter types, size arguments, reorder
+// strides and lambda parameter types.
+std::set<std::string> sizeNames(const Definition& definition) {
+  std::set<std::string> names;
+  auto addType = [&](const Type& type) {
+    if (type.isNull()) return;
+    for (const Arith& variable : typeVars(type)) names.insert(variable.varName());
+  };
+  auto addArith = [&](const Arith& arith) {
+    for (const Arith& variable : arith.vars()) names.insert(variable.varName());
+  };
+  forEachNode(definition.function, [&](const Expr& node) {
+    if (node.isParam()) addType(node.paramType());
+    if (node.isPrim()) {
+      for (const Arith& nat : node.nats()) addArith(nat);
+      if (node.primInfo().hasIndexFunction()) addArith(node.attribute().stride);
+    }
+  });
+  for (const Arith& declared : definition.sizeDeclarations) names.insert(declared.varName());
+  return names;
+}
+
+ArithBinding parseSizes(const CompileOptions& options, const Definition& definition) {
+  ArithBinding sizes;
+  std::set<std::string> known = sizeNames(definition);
+  for (const std::string& text : options.sizes) {
+    size_t equals = text.find('=');
+    std::string name = text.substr(0, equals);
+    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (name.empty() || number.empty() || used != number.size()) {
+      throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
+    }
+    if (!known.count(name)) {
+      std::string list;
+      for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;
+      throw std::runtime_error("--size " + text + ": '" + definition.name +
+                               "' has no size variable " + name +
+                               (list.empty() ? " (it has none)" : " (it has: " + list + ")"));
+    }
+    sizes[name] = value;
+  }
+  return sizes;
+}
+
+std::string commented(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line, out;
+  while (std::getline(lines, line)) out += "// " + line + "\n";
+  return out;
+}
+
+void compile(const CompileOptions& options) {
+  Program program = parseFile(options.file);
+  const Definition& definition = chooseDefinition(program, options);
+  if (definition.function.isNull() || !definition.function.isLambda()) {
+    throw std::runtime_error(options.file + ": definition '" + definition.name +
+                             "' is not a function");
+  }
+  CodegenOptions codegen;
+  codegen.specialize = parseSizes(options, definition);
+  Definition lowLevel = options.noLower ? definition : lowerDefault(definition);
+  CompiledProgram compiled = generateOpenCL(lowLevel, codegen);
+
+  std::string summary =
+      definition.name + ": " + std::to_string(compiled.kernels.size()) + " kernel(s)";
+  if (!codegen.specialize.empty()) {
+    summary += ", specialised for";
+    for (const auto& [name, value] : codegen.specialize) {
+      summary += " " + name + "=" + std::to_string(value);
+    }
+  }
+  if (!compiled.openSizes.empty()) {
+    summary += ", size arguments";
+    for (const Arith& size : compiled.openSizes) summary += " " + size.toString();
+  }
+  summary += "\n" + compiled.describe(codegen.specialize);
+
+  if (options.output.empty()) {
+    std::printf("%s\n%s", compiled.source.c_str(), commented(summary).c_str());
+    return;
+  }
+  std::ofstream out(options.output, std::ios::binary);
+  out << compiled.source;
+  out.close();
+  if (!out) throw std::runtime_error(options.output + ": cannot write the OpenCL source");
+  std::printf("%s", summary.c_str());
+  std::printf("OpenCL source written to %s\n", options.output.c_str());
+}
+
+}  // namespace
+
+void registerCompile(CLI::App& app) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* command = app.add_subcommand(
+      "compile",
+      "Generate OpenCL C kernels for a definition of a weft file.\n"
+      "The definition is first given the default lowering (outer maps to mapGlb, inner maps\n"
+      "to mapSeq, reduce to reduceSeq) unless --no-lower says it is already low-level.\n"
+      "--size fixes a size variable at compile time; the others become kernel arguments.\n"
+      "Prints the kernels with their launch sizes and the buffers with their sizes.");
+  command->footer(
+      "Example:\n"
+      "  weft compile examples/matmul.weft -o matmul.cl --size M=64 --size N=64 --size K=64\n");
+  command->add_option("file", options->file, "the .weft file to compile")->required();
+  command->add_option("--def", options->definition,
+                      "the definition to compile (default: the last one in the file)");
+  command->add_option("-o,--output", options->output,
+                      "where to write the OpenCL source (default: stdout)");
+  command
+      ->add_option("--size", options->sizes,
+                   "fix a size variable at compile time, e.g. --size N=1024")
+      ->allow_extra_args(false);
+  command->add_flag("--no-lower", options->noLower,
+                    "generate the definition as written (it must be low-level already)");
+  command->callback([options] { compile(*options); });
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,272 @@
+// Runs a CompiledProgram on an OpenCL context (see host/program_runner.h): evaluates the
+// symbolic sizes, moves data, sets arguments, launches the kernels in order and reads back
+// the output. All checks that need no device happen before the first OpenCL call that would
+// fail obscurely (a wrong buffer size shows up as garbage, not as an error).
+#include "host/program_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace weft::host {
+
+namespace {
+
+// The value of `size` under the binding, or an OpenCLError saying which variable is unbound.
+int64_t evaluateSize(const Arith& size, const ArithBinding& sizes, const std::string& what) {
+  for (const Arith& variable : size.vars()) {
+    if (!sizes.count(variable.varName())) {
+      throw OpenCLError(
+          fmt::format("{} is {}: size variable {} is not bound (bind it, e.g. "
+                      "--size {}=...)",
+                      what, size.toString(), variable.varName(), variable.varName()));
+    }
+  }
+  try {
+    return evaluate(size, sizes);
+  } catch (const ArithError& error) {
+    throw OpenCLError(fmt::format("{} is {}: {}", what, size.toString(), error.what()));
+  }
+}
+
+size_t positiveSize(const Arith& size, const ArithBinding& sizes, const std::string& what) {
+  int64_t value = evaluateSize(size, sizes, what);
+  if (value <= 0) {
+    throw OpenCLError(fmt::format("{} is {} = {}, not positive", what, size.toString(), value));
+  }
+  return static_cast<size_t>(value);
+}
+
+NDRange ndRange(const std::array<size_t, 3>& sizes, int dimensions) {
+  switch (dimensions) {
+    case 1:
+      return NDRange(sizes[0]);
+    case 2:
+      return NDRange(sizes[0], sizes[1]);
+    default:
+      return NDRange(sizes[0], sizes[1], sizes[2]);
+  }
+}
+
+// One kernel with its arguments set and its launch sizes evaluated.
+struct PreparedKernel {
+  Kernel kernel;
+  NDRange global;
+  std::optional<NDRange> local;
+};
+
+}  // namespace
+
+Program ProgramCache::get(Context& context, const std::string& source, const std::string& options) {
+  Key key{context.get(), options, source};
+  auto found = programs_.find(key);
+  if (found != programs_.end()) return found->second;
+  Program program = context.build(source, options);
+  ++builds_;
+  programs_.emplace(std::move(key), program);
+  return program;
+}
+
+RunResult runProgram(Context& context, const CompiledProgram& program,
+                     const std::vector<Value>& inputs, const ArithBinding& sizes,
+                     const RunOptions& options) {
+  if (options.repeats < 1) {
+    throw OpenCLError(
+        fmt::format("runProgram: repeats must be at least 1, not {}", options.repeats));
+  }
+  if (program.outputBuffer < 0 ||
+      program.outputBuffer >= static_cast<int>(program.buffers.size())) {
+    throw OpenCLError("runProgram: the compiled program '" + program.definitionName +
+                      "' has no output buffer");
+  }
+
+  // Sizes of every buffer and the data of the inputs, checked before anything is allocated.
+  std::vector<size_t> elementCounts;
+  for (const BufferPlan& plan : program.buffers) {
+    int64_t count = evaluateSize(plan.elementCount, sizes, "the size of buffer " + plan.name);
+    if (count < 0) {
+      throw OpenCLError(fmt::format("the size of buffer {} is {} = {}, negative", plan.name,
+                                    plan.elementCount.toString(), count));
+    }
+    elementCounts.push_back(static_cast<size_t>(count));
+  }
+  struct InputData {
+    std::vector<float> floats;
+    std::vector<int32_t> ints;
+  };
+  std::vector<InputData> inputData(program.buffers.size());
+  for (size_t index = 0; index < program.buffers.size(); ++index) {
+    const BufferPlan& plan = program.buffers[index];
+    if (plan.role != BufferPlan::Role::Input) continue;
+    if (plan.inputIndex < 0 || plan.inputIndex >= static_cast<int>(inputs.size())) {
+      throw OpenCLError(fmt::format("buffer {} holds input {}, but {} input(s) were given",
+                                    plan.name, plan.inputIndex, inputs.size()));
+    }
+    const Value& input = inputs[static_cast<size_t>(plan.inputIndex)];
+    size_t count = 0;
+    try {
+      if (plan.element == ScalarKind::Float) {
+        inputData[index].floats = flattenToFloats(input);
+        count = inputData[index].floats.size();
+      } else {
+        inputData[index].ints = flattenToInts(input);
+        count = inputData[index].ints.size();
+      }
+    } catch (const std::invalid_argument& error) {
+      throw OpenCLError(
+          fmt::format("input {} (buffer {}): {}", plan.inputIndex, plan.name, error.what()));
+    }
+    if (count != elementCounts[index]) {
+      throw OpenCLError(fmt::format(
+          "input {} (buffer {}, type {}) has {} elements, but the compiled program expects "
+          "{} = {} under the size binding",
+          plan.inputIndex, plan.name, plan.type ? plan.type.toString() : std::string("?"), count,
+          plan.elementCount.toString(), elementCounts[index]));
+    }
+  }
+
+  // Launch sizes and kernel arguments, evaluated before the build so that binding mistakes
+  // are reported without a compiler run.
+  struct LaunchSizes {
+    std::array<size_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  };
+  std::vector<LaunchSizes> launchSizes;
+  for (const KernelPlan& plan : program.kernels) {
+    if (plan.dimensions < 1 || plan.dimensions > 3) {
+      throw OpenCLError(fmt::format("kernel {} has {} dimensions; OpenCL allows 1 to 3", plan.name,
+                                    plan.dimensions));
+    }
+    LaunchSizes launch;
+    for (int d = 0; d < plan.dimensions; ++d) {
+      launch.global[d] =
+          positiveSize(plan.globalSize[d], sizes,
+                       fmt::format("the global size of kernel {} in dimension {}", plan.name, d));
+      if (plan.hasLocalSize) {
+        launch.local[d] =
+            positiveSize(plan.localSize[d], sizes,
+                         fmt::format("the local size of kernel {} in dimension {}", plan.name, d));
+      }
+    }
+    for (size_t a = 0; a < plan.args.size(); ++a) {
+      const KernelArg& arg = plan.args[a];
+      std::string what = fmt::format("argument {} of kernel {}", a, plan.name);
+      switch (arg.kind) {
+        case KernelArg::Kind::Buffer:
+          if (arg.buffer < 0 || arg.buffer >= static_cast<int>(program.buffers.size())) {
+            throw OpenCLError(what + " names buffer " + std::to_string(arg.buffer) +
+                              ", which the compiled program does not have");
+          }
+          break;
+        case KernelArg::Kind::Size: {
+          if (!sizes.count(arg.sizeName)) {
+            throw OpenCLError(
+                fmt::format("{} is size variable {}, which is not bound (bind it, "
+                            "e.g. --size {}=...)",
+                            what, arg.sizeName, arg.sizeName));
+          }
+          int64_t value = sizes.at(arg.sizeName);
+          if (value < std::numeric_limits<int32_t>::min() ||
+              value > std::numeric_limits<int32_t>::max()) {
+            throw OpenCLError(
+                fmt::format("{}: size {} = {} does not fit an int", what, arg.sizeName, value));
+          }
+          break;
+        }
+        case KernelArg::Kind::LocalBuffer:
+          positiveSize(arg.localBytes, sizes, "the local memory of " + what);
+          break;
+      }
+    }
+    launchSizes.push_back(launch);
+  }
+
+  Program built = options.cache ? options.cache->get(context, program.source, options.buildOptions)
+                                : context.build(program.source, options.buildOptions);
+
+  std::vector<Buffer> buffers;
+  for (size_t index = 0; index < program.buffers.size(); ++index) {
+    // OpenCL forbids empty buffers: an empty array still gets one element.
+    size_t bytes = std::max<size_t>(elementCounts[index], 1) * 4;
+    buffers.push_back(context.createBuffer(bytes));
+    const InputData& data = inputData[index];
+    if (program.buffers[index].role != BufferPlan::Role::Input || elementCounts[index] == 0) {
+      continue;
+    }
+    if (program.buffers[index].element == ScalarKind::Float) {
+      context.write(buffers.back(), data.floats.data(), data.floats.size() * sizeof(float));
+    } else {
+      context.write(buffers.back(), data.ints.data(), data.ints.size() * sizeof(int32_t));
+    }
+  }
+
+  std::vector<PreparedKernel> kernels;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const KernelPlan& plan = program.kernels[k];
+    Kernel kernel(built, plan.name);
+    for (size_t a = 0; a < plan.args.size(); ++a) {
+      const KernelArg& arg = plan.args[a];
+      cl_uint index = static_cast<cl_uint>(a);
+      switch (arg.kind) {
+        case KernelArg::Kind::Buffer:
+          kernel.setArg(index, buffers[static_cast<size_t>(arg.buffer)]);
+          break;
+        case KernelArg::Kind::Size:
+          kernel.setArg(index, static_cast<int32_t>(sizes.at(arg.sizeName)));
+          break;
+        case KernelArg::Kind::LocalBuffer:
+          kernel.setArg(index, LocalMemory{static_cast<size_t>(evaluate(arg.localBytes, sizes))});
+          break;
+      }
+    }
+    std::optional<NDRange> local;
+    if (plan.hasLocalSize) local = ndRange(launchSizes[k].local, plan.dimensions);
+    kernels.push_back({std::move(kernel), ndRange(launchSizes[k].global, plan.dimensions), local});
+  }
+
+  RunResult result;
+  for (const KernelPlan& plan : program.kernels) result.kernels.push_back({plan.name, 0});
+  for (int repeat = 0; repeat < options.repeats; ++repeat) {
+    for (size_t index = 0; index < buffers.size(); ++index) {
+      if (program.buffers[index].role != BufferPlan::Role::Input) context.fillZero(buffers[index]);
+    }
+    std::vector<Event> events;
+    for (const PreparedKernel& prepared : kernels) {
+      events.push_back(context.enqueue(prepared.kernel, prepared.global, prepared.local));
+    }
+    context.finish();
+    uint64_t total = 0;
+    for (size_t k = 0; k < events.size(); ++k) {
+      uint64_t time = events[k].durationNs();
+      total += time;
+      if (repeat == 0 || time < result.kernels[k].nanoseconds) result.kernels[k].nanoseconds = time;
+    }
+    result.repeatNanoseconds.push_back(total);
+  }
+  result.totalNanoseconds =
+      *std::min_element(result.repeatNanoseconds.begin(), result.repeatNanoseconds.end());
+
+  const size_t output = static_cast<size_t>(program.outputBuffer);
+  const size_t outputCount = elementCounts[output];
+  try {
+    if (program.buffers[output].element == ScalarKind::Float) {
+      std::vector<float> data(outputCount);
+      if (outputCount > 0) context.read(buffers[output], data.data(), outputCount * sizeof(float));
+      result.output = valueFromFlat(program.outputType, sizes, data);
+    } else {
+      std::vector<int32_t> data(outputCount);
+      if (outputCount > 0) {
+        context.read(buffers[output], data.data(), outputCount * sizeof(int32_t));
+      }
+      result.output = valueFromFlatInts(program.outputType, sizes, data);
+    }
+  } catch (const std::invalid_argument& error) {
+    throw OpenCLError(fmt::format("reading the output of '{}' (buffer {}, type {}): {}",
+                                  program.definitionName, program.buffers[output].name,
+                                  program.outputType.toString(), error.what()));
+  }
+  return result;
+}
+
+}  // namespace weft::host

@@ -1,0 +1,82 @@
+// Runs a compiled weft program (codegen/compiled_program.h) on an OpenCL device: the bridge
+// between code generation and the runtime of host/opencl_runtime.h.
+//
+// runProgram builds the program's source (once per context and source when the caller keeps a
+// ProgramCache), evaluates every symbolic buffer size, launch size and local-memory size with
+// the size binding, creates the buffers, writes the inputs (float buffers as float32, int and
+// bool buffers as int32, flattened row-major), zero-fills the output and the temporaries,
+// sets each kernel's arguments in order (buffers, open size variables as int32, local memory
+// sizes) and launches the kernels in order, then reads the output buffer back into a Value
+// of the program's output type. Kernel times come from the kernels' cl_events. Every failure
+// before OpenCL sees the program (an unbound size variable, an input of the wrong size, a
+// launch size that is not positive) is an OpenCLError naming the kernel, buffer or variable.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "host/opencl_runtime.h"
+#include "ir/arith.h"
+#include "ir/value.h"
+
+namespace weft::host {
+
+// Built programs, one per (context, build options, source). Keep one across runs of the same
+// compiled program to build it once (PoCL additionally caches builds on disk across processes).
+class ProgramCache {
+ public:
+  // The program built from `source` with `options` for `context`'s device.
+  Program get(Context& context, const std::string& source, const std::string& options = {});
+  size_t size() const { return programs_.size(); }
+  // How many builds get() has done (misses), for tests and reports.
+  int builds() const { return builds_; }
+
+ private:
+  struct Key {
+    cl_context context;
+    std::string options;
+    std::string source;
+    bool operator<(const Key& other) const {
+      return std::tie(context, options, source) <
+             std::tie(other.context, other.options, other.source);
+    }
+  };
+  std::map<Key, Program> programs_;
+  int builds_ = 0;
+};
+
+struct RunOptions {
+  // How many times the whole sequence of kernels runs; times are the best over the repeats.
+  int repeats = 1;
+  // Options for clBuildProgram, e.g. "-cl-fast-relaxed-math".
+  std::string buildOptions;
+  // Where built programs are kept across runs; null builds the source for this run only.
+  ProgramCache* cache = nullptr;
+};
+
+struct KernelTime {
+  std::string name;
+  uint64_t nanoseconds = 0;  // the fastest over the repeats
+};
+
+struct RunResult {
+  Value output;                             // of CompiledProgram::outputType
+  std::vector<KernelTime> kernels;          // in launch order
+  uint64_t totalNanoseconds = 0;            // the fastest repeat's sum over its kernels
+  std::vector<uint64_t> repeatNanoseconds;  // each repeat's sum over its kernels
+};
+
+// Runs `program` on `context` with `inputs` (one per definition parameter, in order) and the
+// size variables bound by `sizes` (every variable in buffer sizes, launch sizes and kernel
+// size arguments must be bound; bindSizes of ir/interp.h gives such a binding from the
+// inputs). Throws OpenCLError (BuildError for a failed build) on failure.
+RunResult runProgram(Context& context, const CompiledProgram& program,
+                     const std::vector<Value>& inputs, const ArithBinding& sizes,
+                     const RunOptions& options = {});
+
+}  // namespace weft::host

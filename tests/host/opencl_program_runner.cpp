@@ -1,0 +1,290 @@
+// Tests of host/program_runner.h on a real OpenCL device (label opencl; skipped where no
+// platform exists). The CompiledPrograms are written by hand here, so the runner is tested
+// independently of code generation: symbolic buffer and launch sizes evaluated with the
+// binding, input flattening (float and int32), zero-filled outputs and temporaries, size and
+// local-memory arguments, two kernels passing a temporary buffer, 2D launches with and
+// without a local size, int and bool outputs rebuilt as values of the output type, timing,
+// the program cache, and the messages for an unbound size variable, a wrong input size and a
+// build failure.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "host/program_runner.h"
+#include "ir/parser.h"
+
+using namespace weft;
+using namespace weft::host;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+Context& context() {
+  static Context ctx(selectDevice(""));
+  return ctx;
+}
+
+Value floats(const std::vector<float>& values) {
+  std::vector<Value> elements;
+  for (float v : values) elements.push_back(Value::ofFloat(v));
+  return Value::array(std::move(elements));
+}
+
+Value ints(const std::vector<int32_t>& values) {
+  std::vector<Value> elements;
+  for (int32_t v : values) elements.push_back(Value::ofInt(v));
+  return Value::array(std::move(elements));
+}
+
+// A buffer holding a value of `type` (arrays of scalars or vectors): int and bool are stored
+// as int, the element count multiplies the lengths and vector widths out.
+BufferPlan buffer(std::string name, BufferPlan::Role role, const std::string& type,
+                  int inputIndex = -1) {
+  BufferPlan plan;
+  plan.name = std::move(name);
+  plan.role = role;
+  plan.inputIndex = inputIndex;
+  plan.type = parseType(type);
+  Type element = plan.type;
+  plan.elementCount = Arith(1);
+  while (element.isArray()) {
+    plan.elementCount = plan.elementCount * element.arrayLength();
+    element = element.arrayElement();
+  }
+  if (element.isVector()) plan.elementCount = plan.elementCount * element.vectorWidth();
+  plan.element = element.scalarKind() == ScalarKind::Float ? ScalarKind::Float : ScalarKind::Int;
+  return plan;
+}
+
+KernelArg bufferArg(int index) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = index;
+  return arg;
+}
+
+KernelArg sizeArg(const std::string& name) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Size;
+  arg.sizeName = name;
+  return arg;
+}
+
+// out = scale(xs) + 1 through a temporary: two kernels over N work-items.
+CompiledProgram twoKernels() {
+  CompiledProgram program;
+  program.definitionName = "twoKernels";
+  program.source = R"CL(
+kernel void scale(const global float* in_xs, global float* tmp, int N) {
+  int i = get_global_id(0);
+  if (i < N) tmp[i] = 2.0f * in_xs[i];
+}
+kernel void plusOne(const global float* tmp, global float* out) {
+  int i = get_global_id(0);
+  out[i] = tmp[i] + 1.0f;
+}
+)CL";
+  program.buffers = {buffer("in_xs", BufferPlan::Role::Input, "[float]N", 0),
+                     buffer("out", BufferPlan::Role::Output, "[float]N"),
+                     buffer("tmp", BufferPlan::Role::Temporary, "[float]N")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[float]N");
+  KernelPlan scale;
+  scale.name = "scale";
+  scale.args = {bufferArg(0), bufferArg(2), sizeArg("N")};
+  scale.globalSize[0] = Arith::size("N");
+  KernelPlan plusOne;
+  plusOne.name = "plusOne";
+  plusOne.args = {bufferArg(2), bufferArg(1)};
+  plusOne.globalSize[0] = Arith::size("N");
+  program.kernels = {scale, plusOne};
+  program.openSizes = {Arith::size("N")};
+  return program;
+}
+
+}  // namespace
+
+TEST_CASE("two kernels pass a temporary buffer; times come from cl_events") {
+  CompiledProgram program = twoKernels();
+  RunResult result = runProgram(context(), program, {floats({1, 2, 3, 4, 5})}, {{"N", 5}});
+  CHECK(result.output == floats({3, 5, 7, 9, 11}));
+  REQUIRE(result.kernels.size() == 2);
+  CHECK(result.kernels[0].name == "scale");
+  CHECK(result.kernels[1].name == "plusOne");
+  CHECK(result.kernels[0].nanoseconds > 0);
+  CHECK(result.kernels[1].nanoseconds > 0);
+  CHECK(result.totalNanoseconds == result.kernels[0].nanoseconds + result.kernels[1].nanoseconds);
+  REQUIRE(result.repeatNanoseconds.size() == 1);
+  CHECK(result.repeatNanoseconds[0] == result.totalNanoseconds);
+}
+
+TEST_CASE("repeats run every kernel again and keep the best times") {
+  CompiledProgram program = twoKernels();
+  RunOptions options;
+  options.repeats = 3;
+  RunResult result = runProgram(context(), program, {floats({-1, 0.5f})}, {{"N", 2}}, options);
+  CHECK(result.output == floats({-1, 2}));
+  REQUIRE(result.repeatNanoseconds.size() == 3);
+  for (uint64_t total : result.repeatNanoseconds) CHECK(total >= result.totalNanoseconds);
+  options.repeats = 0;
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1})}, {{"N", 1}}, options),
+                       doctest::Contains("repeats must be at least 1"), OpenCLError);
+}
+
+TEST_CASE("a program cache builds each source once per context") {
+  ProgramCache cache;
+  RunOptions options;
+  options.cache = &cache;
+  CompiledProgram program = twoKernels();
+  for (int n = 1; n <= 3; ++n) {
+    std::vector<float> input(static_cast<size_t>(n), 1.0f);
+    RunResult result = runProgram(context(), program, {floats(input)}, {{"N", n}}, options);
+    CHECK(result.output == floats(std::vector<float>(static_cast<size_t>(n), 3.0f)));
+  }
+  CHECK(cache.builds() == 1);
+  CHECK(cache.size() == 1);
+  program.source += "\n// another source\n";
+  runProgram(context(), program, {floats({1})}, {{"N", 1}}, options);
+  CHECK(cache.builds() == 2);
+  options.buildOptions = "-cl-fast-relaxed-math";
+  runProgram(context(), program, {floats({1})}, {{"N", 1}}, options);
+  CHECK(cache.builds() == 3);
+}
+
+TEST_CASE("outputs and temporaries start at zero on every repeat") {
+  // The kernel accumulates into its output: a run must see zeros, not the last run's data.
+  CompiledProgram program;
+  program.definitionName = "accumulate";
+  program.source = R"CL(
+kernel void acc(const global float* in_x, global float* out) {
+  int i = get_global_id(0);
+  out[i] += in_x[i];
+}
+)CL";
+  program.buffers = {buffer("in_x", BufferPlan::Role::Input, "[float]4", 0),
+                     buffer("out", BufferPlan::Role::Output, "[float]4")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[float]4");
+  KernelPlan kernel;
+  kernel.name = "acc";
+  kernel.args = {bufferArg(0), bufferArg(1)};
+  kernel.globalSize[0] = Arith(4);
+  program.kernels = {kernel};
+  RunOptions options;
+  options.repeats = 4;
+  CHECK(runProgram(context(), program, {floats({1, 2, 3, 4})}, {}, options).output ==
+        floats({1, 2, 3, 4}));
+}
+
+TEST_CASE("int and bool data travel as int32, exactly; 2D launches with a local size") {
+  // out[y][x] = in[y][x] + 2^24 + 1, staged through local memory: ints above 2^24 must survive
+  // (no float round trip).
+  CompiledProgram program;
+  program.definitionName = "ints";
+  program.source = R"CL(
+kernel void big(const global int* in_m, global int* out, int W, local int* scratch) {
+  int x = get_global_id(0), y = get_global_id(1);
+  scratch[get_local_id(0)] = in_m[y * W + x] + 16777217;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[y * W + x] = scratch[get_local_id(0)];
+}
+)CL";
+  program.buffers = {buffer("in_m", BufferPlan::Role::Input, "[[int]W]H", 0),
+                     buffer("out", BufferPlan::Role::Output, "[[int]W]H")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[[int]W]H");
+  KernelPlan kernel;
+  kernel.name = "big";
+  KernelArg local;
+  local.kind = KernelArg::Kind::LocalBuffer;
+  local.localBytes = Arith::size("W") * 4;
+  kernel.args = {bufferArg(0), bufferArg(1), sizeArg("W"), local};
+  kernel.dimensions = 2;
+  kernel.globalSize = {Arith::size("W"), Arith::size("H"), Arith(1)};
+  kernel.hasLocalSize = true;
+  kernel.localSize = {Arith::size("W"), Arith(1), Arith(1)};
+  program.kernels = {kernel};
+  Value input = Value::array({ints({1, 2, 3}), ints({-4, 5, 0})});
+  RunResult result = runProgram(context(), program, {input}, {{"W", 3}, {"H", 2}});
+  CHECK(result.output ==
+        Value::array({ints({16777218, 16777219, 16777220}), ints({16777213, 16777222, 16777217})}));
+
+  // The same buffer read back as bools: nonzero is true.
+  program.outputType = parseType("[[bool]W]H");
+  RunResult asBools = runProgram(context(), program, {Value::array({ints({-16777217, 0, 1})})},
+                                 {{"W", 3}, {"H", 1}});
+  CHECK(asBools.output == Value::array({Value::array(
+                              {Value::ofBool(false), Value::ofBool(true), Value::ofBool(true)})}));
+}
+
+TEST_CASE("vectors in buffers are stored lane by lane") {
+  CompiledProgram program;
+  program.definitionName = "vectors";
+  program.source = R"CL(
+kernel void twice(const global float* in_v, global float* out) {
+  int i = get_global_id(0);
+  vstore4(2.0f * vload4(i, in_v), i, out);
+}
+)CL";
+  program.buffers = {buffer("in_v", BufferPlan::Role::Input, "[float4]N", 0),
+                     buffer("out", BufferPlan::Role::Output, "[float4]N")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[float4]N");
+  KernelPlan kernel;
+  kernel.name = "twice";
+  kernel.args = {bufferArg(0), bufferArg(1)};
+  kernel.globalSize[0] = Arith::size("N");
+  program.kernels = {kernel};
+  auto vec = [](float a, float b, float c, float d) {
+    return Value::vector(
+        {Value::ofFloat(a), Value::ofFloat(b), Value::ofFloat(c), Value::ofFloat(d)});
+  };
+  RunResult result = runProgram(context(), program,
+                                {Value::array({vec(1, 2, 3, 4), vec(-1, 0, 0.5f, 8)})}, {{"N", 2}});
+  CHECK(result.output == Value::array({vec(2, 4, 6, 8), vec(-2, 0, 1, 16)}));
+}
+
+TEST_CASE("binding mistakes are reported before OpenCL runs anything") {
+  CompiledProgram program = twoKernels();
+  // N is not bound: the first symbolic size that needs it names it.
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1, 2})}, {}),
+                       doctest::Contains("size variable N is not bound"), OpenCLError);
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1, 2})}, {}),
+                       doctest::Contains("in_xs"), OpenCLError);
+  // The input has 2 elements, the binding says 3.
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1, 2})}, {{"N", 3}}),
+                       doctest::Contains("input 0 (buffer in_xs, type [float]N) has 2 elements, "
+                                         "but the compiled program expects N = 3"),
+                       OpenCLError);
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {}, {{"N", 3}}),
+                       doctest::Contains("buffer in_xs holds input 0, but 0 input(s) were given"),
+                       OpenCLError);
+  // A size argument whose variable appears nowhere else.
+  program.kernels[1].args.push_back(sizeArg("Q"));
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1})}, {{"N", 1}}),
+                       doctest::Contains("argument 2 of kernel plusOne is size variable Q, which "
+                                         "is not bound"),
+                       OpenCLError);
+  // A launch size that is not positive.
+  program = twoKernels();
+  program.kernels[0].globalSize[0] = Arith::size("N") - 1;
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, {floats({1})}, {{"N", 1}}),
+                       doctest::Contains("the global size of kernel scale in dimension 0 is N - "
+                                         "1 = 0, not positive"),
+                       OpenCLError);
+}
+
+TEST_CASE("a build failure shows the OpenCL compiler's log") {
+  CompiledProgram program = twoKernels();
+  program.source += "\nkernel void broken(global float* p) { p[0] = undeclared_name; }\n";
+  try {
+    runProgram(context(), program, {floats({1})}, {{"N", 1}});
+    FAIL("the build should have failed");
+  } catch (const BuildError& error) {
+    CHECK(contains(error.what(), "undeclared_name"));
+  }
+}
