@@ -204,7 +204,26 @@ class Generator {
                       AddressSpace::Global);
   }
 
-  std::string fresh(const std::string& stem) { return stem + std::to_string(++counter_); }
+  // A new C name; never one of the program's size variables (they are kernel arguments).
+  std::string fresh(const std::string& stem) {
+    if (reservedNames_.empty()) {
+      reservedNames_.insert("out");
+      for (const auto& [node, type] : typed_.types) {
+        for (const Arith& v : typeVars(type)) reservedNames_.insert(v.varName());
+      }
+      forEachNode(definition_.function, [&](const Expr& e) {
+        if (!e.isPrim()) return;
+        for (const Arith& a : e.nats()) {
+          for (const Arith& v : a.vars()) reservedNames_.insert(v.varName());
+        }
+      });
+    }
+    std::string name;
+    do {
+      name = stem + std::to_string(++counter_);
+    } while (reservedNames_.count(name));
+    return name;
+  }
 
   Arith sizeVar(const std::string& name) {
     for (const Arith& v : allSizeVars_) {
@@ -569,6 +588,52 @@ class Generator {
     return std::any_of(loops_.begin(), loops_.end(), [&](const LoopFrame& f) { return f.op == op; });
   }
 
+  // Memory for a value of `type` in `space`, declared in the kernel. Memory written inside
+  // parallel maps needs one region per enclosing work-item (local: per mapLcl iteration inside
+  // the work-group; global: per mapGlb/mapWrg/mapLcl iteration); sequential iterations of one
+  // work-item reuse the same region.
+  ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at) {
+    Arith count = scalarCount(type);
+    std::string element = storedScalarKindOrFail(type, at) == ScalarKind::Float ? "float" : "int";
+    if (space == AddressSpace::Private) {
+      if (!count.constant()) {
+        fail(at, "a private array needs a size known at compile time, found " + type.toString());
+      }
+      std::string name = fresh("p");
+      emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
+      return memoryView(name, type, AddressSpace::Private);
+    }
+    Arith copies(1);
+    Arith offset(0);
+    for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+      if (space == AddressSpace::Local && it->op == Op::MapWrg) break;
+      if (!isParallelMap(it->op)) continue;
+      offset = offset + it->index * copies * count;
+      copies = copies * it->tripCount;
+    }
+    Arith total = copies * count;
+    std::string name = fresh(space == AddressSpace::Local ? "l" : "g");
+    if (space == AddressSpace::Local) {
+      if (!launch_.usesGroups) fail(at, "local memory needs mapWrg/mapLcl");
+      if (total.constant()) {
+        localDeclarations_.push_back("local " + element + " " + name + "[" +
+                                     std::to_string(*total.constant()) + "];");
+      } else {
+        localArgs_.push_back({name, total * 4, element});
+      }
+    } else {
+      BufferPlan buffer;
+      buffer.name = name;
+      buffer.role = BufferPlan::Role::Temporary;
+      buffer.type = type;
+      buffer.element = storedScalarKindOrFail(type, at);
+      buffer.elementCount = total;
+      int index = addBuffer(std::move(buffer));
+      usedBuffers_.insert(index);
+    }
+    return memoryView(name, type, space, offset);
+  }
+
   // Allocates memory for a computed array that is read afterwards, computes it there and, if
   // other work-items of the group wrote it, adds the barrier that makes it visible.
   ViewPtr materialize(const Expr& e) {
@@ -578,57 +643,15 @@ class Generator {
     bool smallConstant = count.constant() && *count.constant() <= options_.maxPrivateScalars;
     AddressSpace space = requested.value_or(smallConstant ? AddressSpace::Private
                                                           : AddressSpace::Global);
-    std::string element = storedScalarKindOrFail(type, e) == ScalarKind::Float ? "float" : "int";
     bool writtenByGroup = containsOp(e, [](Op op) { return op == Op::MapLcl; });
     if (containsOp(e, [](Op op) { return op == Op::MapGlb || op == Op::MapWrg; })) {
       fail(e, "a value computed by mapGlb or mapWrg inside a kernel cannot be read back in the "
               "same kernel; compute it at the top of the definition (its own kernel)");
     }
-    ViewPtr view;
-    if (space == AddressSpace::Private) {
-      if (!count.constant()) {
-        fail(e, "a private array needs a size known at compile time, found " + type.toString());
-      }
-      if (writtenByGroup) {
-        fail(e, "a private array cannot be written by mapLcl (other work-items would write it)");
-      }
-      std::string name = fresh("p");
-      emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
-      view = memoryView(name, type, AddressSpace::Private);
-    } else {
-      // Memory written inside parallel maps needs one region per enclosing work-item (local:
-      // per mapLcl iteration inside the work-group; global: per mapGlb/mapWrg/mapLcl
-      // iteration). Sequential iterations of one work-item reuse the same region.
-      Arith copies(1);
-      Arith offset(0);
-      for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
-        if (space == AddressSpace::Local && it->op == Op::MapWrg) break;
-        if (!isParallelMap(it->op)) continue;
-        offset = offset + it->index * copies * count;
-        copies = copies * it->tripCount;
-      }
-      Arith total = copies * count;
-      std::string name = fresh(space == AddressSpace::Local ? "l" : "g");
-      if (space == AddressSpace::Local) {
-        if (!launch_.usesGroups) fail(e, "local memory needs mapWrg/mapLcl");
-        if (total.constant()) {
-          localDeclarations_.push_back("local " + element + " " + name + "[" +
-                                       std::to_string(*total.constant()) + "];");
-        } else {
-          localArgs_.push_back({name, total * 4, element});
-        }
-      } else {
-        BufferPlan buffer;
-        buffer.name = name;
-        buffer.role = BufferPlan::Role::Temporary;
-        buffer.type = type;
-        buffer.element = storedScalarKindOrFail(type, e);
-        buffer.elementCount = total;
-        int index = addBuffer(std::move(buffer));
-        usedBuffers_.insert(index);
-      }
-      view = memoryView(name, type, space, offset);
+    if (space == AddressSpace::Private && writtenByGroup) {
+      fail(e, "a private array cannot be written by mapLcl (other work-items would write it)");
     }
+    ViewPtr view = allocate(type, space, e);
     bool needsBarrier = writtenByGroup && space != AddressSpace::Private;
     if (needsBarrier) requireUniform(e);
     bool inLoop = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& f) {
@@ -853,15 +876,11 @@ class Generator {
       emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
       acc = variableView(name, accType);
     } else {
+      // Array accumulators live in private memory when small and of known size, else in
+      // global memory (one region per work-item).
       Arith count = scalarCount(accType);
-      if (!count.constant()) {
-        fail(e, "a reduction's accumulator " + accType.toString() +
-                    " must have a size known at compile time (it lives in private memory)");
-      }
-      std::string element =
-          storedScalarKindOrFail(accType, e) == ScalarKind::Float ? "float" : "int";
-      emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
-      acc = memoryView(name, accType, AddressSpace::Private);
+      bool small = count.constant() && *count.constant() <= options_.maxPrivateScalars;
+      acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e);
       genWrite(init, acc);
     }
     Op loopOp = e.primOp() == Op::ReduceSeqUnroll ? Op::ReduceSeqUnroll : Op::ReduceSeq;
@@ -1024,6 +1043,14 @@ class Generator {
         return genCall(e.funs()[0], args, *width, e);
       }
       case Op::Id: return genScalar(args[0]);
+      case Op::Get: {
+        // A component of a tuple built right here: (a, b)._1 is b.
+        const Expr& tuple = args[0];
+        size_t index = static_cast<size_t>(*e.nats()[0].constant());
+        if (tuple.isPrim(Op::Tuple)) return genScalar(tuple.args().at(index));
+        if (!computes(tuple)) return read(genView(e), e);
+        break;
+      }
       default: break;
     }
     fail(e, std::string(e.primInfo().name) + " does not give a scalar here");
@@ -1111,6 +1138,7 @@ class Generator {
   CompiledProgram program_;
   std::unordered_map<uint64_t, ViewPtr> env_;
   int counter_ = 0;
+  std::set<std::string> reservedNames_;
   // Per kernel.
   Emitter emitter_;
   std::set<int> usedBuffers_;

@@ -203,7 +203,25 @@ def f(xs: [[[float]4]N]M) =
 )");
   CHECK(nested.find("needs a barrier, but here it is written inside another mapLcl") !=
         std::string::npos);
-  CHECK(errorOf("def f(xs: [float]N) = mapGlb(0, x -> x, xs)\n"
-                "def g(xs: [float]N) = reduceSeq(fill(N, 0.0f), (a, x) -> a, split(N, xs))")
-            .find("must have a size known at compile time") != std::string::npos);
+  CHECK(errorOf("def f(xs: [[float]N]M) = mapGlb(0, r -> reduceSeq(0.0f, (a, x) -> a + x, "
+                "toPrivate(y -> mapSeq(x -> x * 2.0f, y), r)), xs)") ==
+        "test.weft:1:74: codegen error: a private array needs a size known at compile time, "
+        "found [float]N");
+}
+
+TEST_CASE("an accumulator of symbolic size lives in global memory, one region per work-item") {
+  CompiledProgram program = compile(R"(
+def colSums(x: [[[float]N]M]B) =
+  mapGlb(0, m -> reduceSeq(fill(N, 0.0f), (acc, r) -> mapSeq(p -> p._0 + p._1, zip(acc, r)), m), x)
+)");
+  REQUIRE(program.buffers.size() == 3);
+  CHECK(program.buffers[2].elementCount == Arith::size("B") * Arith::size("N"));
+  checkLines(program.source, {"g3[N*gl1_d0 + i4] = 0.0f;",
+                              "g3[N*gl1_d0 + i6] = (g3[N*gl1_d0 + i6] + in_x[M*N*gl1_d0 + N*i5 + i6]);"});
+}
+
+TEST_CASE("generated names never clash with the program's size variables") {
+  CompiledProgram program = compile("def f(x: [float]i2) = mapGlb(0, a -> a + 1.0f, x)");
+  CHECK(program.source.find("int i2)") != std::string::npos);
+  CHECK(program.source.find("const int gl1_d0") != std::string::npos);
 }
