@@ -8,6 +8,11 @@
 // With --backend opencl the definition is instead lowered (codegen/lowering.h), compiled to
 // OpenCL (codegen/codegen.h) and run on the --device by host/program_runner.h; the output is
 // written the same way.
+//
+// `weft run --layer C,H,W,M,K,stride,pad` (or `--layer vgg16:N`) runs the built-in
+// convolution layer of ir/conv_layer.h instead of a file, with PyTorch's layouts: --in x.npy
+// (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
+// checked against the layer before anything runs.
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -21,6 +26,7 @@
 #include "codegen/lowering.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
+#include "ir/conv_layer.h"
 #include "ir/interp.h"
 #include "ir/npy.h"
 #include "ir/parser.h"
@@ -38,6 +44,7 @@ struct RunOptions {
   bool print = false;
   std::string backend = "interp";  // interp | opencl
   std::string device;              // --device selector for the opencl backend
+  std::string layer;               // --layer: the built-in convolution layer instead of a file
 };
 
 // The opencl backend: default lowering, code generation, a run on the chosen device.
@@ -205,6 +212,87 @@ void run(const RunOptions& options) {
   std::printf("%s\n", summary.c_str());
 }
 
+// The inputs of the built-in layer: x (C, H, W), w (M, C, K, K), b (M), float32, checked
+// against the layer's numbers with messages that name the file, the expected and the found
+// shape.
+std::vector<Value> readLayerInputs(const ConvLayer& layer, const Definition& definition,
+                                   const RunOptions& options) {
+  struct Expected {
+    const char* what;
+    const char* dims;
+    std::vector<int64_t> shape;
+  };
+  const std::vector<Expected> expected = {
+      {"input x", "(C, H, W)", {layer.C, layer.H, layer.W}},
+      {"weights w", "(M, C, K, K)", {layer.M, layer.C, layer.K, layer.K}},
+      {"bias b", "(M,)", {layer.M}}};
+  if (options.inputs.size() != expected.size()) {
+    throw std::runtime_error(
+        "--layer " + options.layer + " takes 3 inputs, --in x.npy w.npy b.npy: the input " +
+        shapeToString(expected[0].shape) + ", the weights " + shapeToString(expected[1].shape) +
+        " and the bias " + shapeToString(expected[2].shape) + "; " +
+        std::to_string(options.inputs.size()) + " --in file(s) were given");
+  }
+  const std::vector<Expr>& params = definition.function.params();
+  std::vector<Value> inputs;
+  for (size_t index = 0; index < expected.size(); ++index) {
+    const std::string& path = options.inputs[index];
+    NpyArray array = readNpy(path);
+    if (array.dtype != NpyDType::Float32) {
+      throw std::runtime_error(path + ": the layer's " + expected[index].what +
+                               " must be float32 (or float64), not int32");
+    }
+    if (array.shape != expected[index].shape) {
+      throw std::runtime_error(path + ": the layer's " + expected[index].what +
+                               " must have shape " + expected[index].dims + " = " +
+                               shapeToString(expected[index].shape) + " for " + layer.describe() +
+                               ", but has shape " + shapeToString(array.shape));
+    }
+    inputs.push_back(valueFromFlat(params[index].paramType(), {}, array.f32));
+  }
+  return inputs;
+}
+
+void runLayer(const RunOptions& options) {
+  if (!options.file.empty()) {
+    throw std::runtime_error("give either a weft FILE or --layer, not both (got " + options.file +
+                             " and --layer " + options.layer + ")");
+  }
+  if (!options.sizes.empty() || !options.definition.empty()) {
+    throw std::runtime_error(
+        "--size and --def do not apply to --layer: the layer's numbers fix "
+        "every size of the built-in program");
+  }
+  ConvLayer layer;
+  try {
+    layer = parseConvLayer(options.layer);
+  } catch (const std::invalid_argument& error) {
+    throw std::runtime_error(std::string("--layer: ") + error.what());
+  }
+  Definition definition = convLayerDefinition(layer);
+  std::vector<Value> inputs = readLayerInputs(layer, definition, options);
+
+  auto start = std::chrono::steady_clock::now();
+  std::string openclTime;
+  Value result = options.backend == "opencl"
+                     ? runOnOpenCL(definition, inputs, {}, options, openclTime)
+                     : interpret(definition, inputs, {});
+  double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  NpyArray output = npyFromValue(result);
+  if (!options.output.empty()) writeNpy(options.output, output);
+  if (options.print) std::printf("%s\n", result.toString().c_str());
+
+  std::string summary =
+      layer.describe() + ": result shape " + shapeToString(output.shape) + " float32";
+  char elapsed[64];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms in the interpreter", milliseconds);
+  summary += options.backend == "opencl" ? openclTime : std::string(elapsed);
+  if (!options.output.empty()) summary += ", written to " + options.output;
+  std::printf("%s\n", summary.c_str());
+}
+
 }  // namespace
 
 void registerRun(CLI::App& app) {
@@ -216,15 +304,20 @@ void registerRun(CLI::App& app) {
       "type: [[float]W]H takes a float32 array of shape (H, W), a vector element such as\n"
       "float4 adds a trailing dimension of 4, int takes int32, a scalar takes a 0-d array.\n"
       "Size variables (N, W, H, ...) are bound from the input shapes; --size binds others.\n"
-      "The result is written as .npy (a reduce's [T]1 keeps its dimension of 1).");
+      "The result is written as .npy (a reduce's [T]1 keeps its dimension of 1).\n"
+      "With --layer instead of a FILE it runs the built-in convolution layer (PyTorch's\n"
+      "conv2d conventions): --in x.npy w.npy b.npy of shapes (C, H, W), (M, C, K, K), (M)\n"
+      "give the output (M, outH, outW), outH = (H + 2*pad - K) / stride + 1.");
   command->footer(
       "Example:\n"
       "  python3 -c \"import numpy as n; n.save('a.npy', n.arange(4, dtype=n.float32));\n"
       "                n.save('b.npy', n.ones(4, dtype=n.float32))\"\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --print\n"
       "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n"
-      "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --backend opencl\n");
-  command->add_option("file", options->file, "the .weft file to run")->required();
+      "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --backend opencl\n"
+      "  weft run --layer 3,224,224,64,3,1,1 --in x.npy w.npy b.npy --out y.npy --backend opencl\n"
+      "  weft run --layer vgg16:10 --in x.npy w.npy b.npy --out y.npy --backend opencl\n");
+  command->add_option("file", options->file, "the .weft file to run (or --layer)");
   command->add_option("--def", options->definition,
                       "the definition to run (default: the last one in the file)");
   command->add_option("--in", options->inputs,
@@ -246,7 +339,19 @@ void registerRun(CLI::App& app) {
                       "OpenCL device for --backend opencl: an index, gpu, cpu, or part of a "
                       "device or platform name (default: the first GPU, else PoCL; see `weft "
                       "devices`)");
-  command->callback([options] { run(*options); });
+  command->add_option("--layer", options->layer,
+                      "run the built-in convolution layer instead of a FILE: "
+                      "C,H,W,M,K,stride,pad (e.g. 3,224,224,64,3,1,1) or vgg16:N with the LIFT "
+                      "paper's layer number N (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)");
+  command->callback([options] {
+    if (!options->layer.empty()) {
+      runLayer(*options);
+    } else if (options->file.empty()) {
+      throw std::runtime_error("weft run needs a weft FILE to run, or --layer (see --help)");
+    } else {
+      run(*options);
+    }
+  });
 }
 
 }  // namespace weft::cli

@@ -592,14 +592,15 @@ class Generator {
   // parallel maps needs one region per enclosing work-item (local: per mapLcl iteration inside
   // the work-group; global: per mapGlb/mapWrg/mapLcl iteration); sequential iterations of one
   // work-item reuse the same region.
-  ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at) {
+  ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at,
+                   const std::string& privateStem = "p") {
     Arith count = scalarCount(type);
     std::string element = storedScalarKindOrFail(type, at) == ScalarKind::Float ? "float" : "int";
     if (space == AddressSpace::Private) {
       if (!count.constant()) {
         fail(at, "a private array needs a size known at compile time, found " + type.toString());
       }
-      std::string name = fresh("p");
+      std::string name = fresh(privateStem);
       emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
       return memoryView(name, type, AddressSpace::Private);
     }
@@ -771,9 +772,39 @@ class Generator {
     }
   }
 
-  // Emits the loop of one map and returns nothing; `body` gets the index.
+  // The lengths whose product is e's length, outermost first, when e flattens nested arrays
+  // with join (through zip when every component agrees): join(join(w)) with w: [[[T]C]K]K
+  // gives [K, K, C]. A sequential loop over e becomes one loop per factor, so that the
+  // indices of the nested arrays need no division or modulo.
+  std::vector<Arith> flattenFactors(const Expr& e) {
+    if (e.isPrim(Op::Join)) {
+      std::vector<Arith> factors = flattenFactors(e.args()[0]);
+      factors.push_back(typeOf(e.args()[0]).arrayElement().arrayLength());
+      return factors;
+    }
+    if (e.isPrim(Op::Zip)) {
+      std::vector<Arith> first = flattenFactors(e.args()[0]);
+      for (const Expr& component : e.args()) {
+        if (flattenFactors(component) != first) return {typeOf(e).arrayLength()};
+      }
+      return first;
+    }
+    return {typeOf(e).arrayLength()};
+  }
+
+  // Emits the loop of one map and returns nothing; `body` gets the index. A sequential loop
+  // whose trip count is the product of `factors` is emitted as one nested loop per factor.
   void loop(Op op, int dim, const Arith& tripCount, const Expr& at,
-            const std::function<void(const Arith&)>& body) {
+            const std::function<void(const Arith&)>& body,
+            const std::vector<Arith>& factors = {}) {
+    if ((op == Op::MapSeq || op == Op::ReduceSeq) && factors.size() > 1) {
+      Arith product(1);
+      for (const Arith& f : factors) product = product * f;
+      if (product == tripCount) {
+        nestedLoops(op, factors, 0, Arith(0), at, body);
+        return;
+      }
+    }
     bool repeats = !(tripCount == Arith(1));
     auto push = [&](const Arith& index) {
       loops_.push_back({op, dim, index, tripCount, repeats});
@@ -853,6 +884,18 @@ class Generator {
     emitter_.close();
   }
 
+  // One loop per factor; the flat index is i_0*f_1*...*f_k + ... + i_k.
+  void nestedLoops(Op op, const std::vector<Arith>& factors, size_t level, const Arith& outer,
+                   const Expr& at, const std::function<void(const Arith&)>& body) {
+    if (level == factors.size()) {
+      body(outer);
+      return;
+    }
+    loop(op, 0, factors[level], at, [&](const Arith& index) {
+      nestedLoops(op, factors, level + 1, outer * factors[level] + index, at, body);
+    });
+  }
+
   void genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest) {
     Op op = e.primOp();
     int dim = isParallelMap(op) ? static_cast<int>(*e.nats()[0].constant()) : 0;
@@ -861,7 +904,7 @@ class Generator {
     Arith n = typeOf(e.args()[0]).arrayLength();
     loop(op, dim, n, e, [&](const Arith& i) {
       genApplyViews(f, {accessView(input, i)}, accessView(dest, i), e);
-    });
+    }, flattenFactors(e.args()[0]));
   }
 
   void genReduce(const Expr& e, const ViewPtr& dest) {
@@ -870,9 +913,9 @@ class Generator {
     const Expr& xs = e.args()[1];
     const Type& accType = typeOf(init);
     ViewPtr input = genView(xs);
-    std::string name = fresh("acc");
     ViewPtr acc;
     if (accType.isScalar() || accType.isVector()) {
+      std::string name = fresh("acc");
       emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
       acc = variableView(name, accType);
     } else {
@@ -880,14 +923,14 @@ class Generator {
       // global memory (one region per work-item).
       Arith count = scalarCount(accType);
       bool small = count.constant() && *count.constant() <= options_.maxPrivateScalars;
-      acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e);
+      acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e, "acc");
       genWrite(init, acc);
     }
     Op loopOp = e.primOp() == Op::ReduceSeqUnroll ? Op::ReduceSeqUnroll : Op::ReduceSeq;
     Arith n = typeOf(xs).arrayLength();
     loop(loopOp, 0, n, e, [&](const Arith& i) {
       genApplyViews(f, {acc, accessView(input, i)}, acc, e);
-    });
+    }, flattenFactors(xs));
     copy(acc, accessView(dest, Arith(0)), accType, e);
   }
 
