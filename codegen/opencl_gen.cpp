@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -126,6 +127,12 @@ struct Emitter {
     --indent;
     line("}");
   }
+};
+
+struct PrivateArray {
+  std::string name;
+  std::string element;
+  int64_t size;
 };
 
 struct LoopFrame {
@@ -361,7 +368,44 @@ class Generator {
     return plan;
   }
 
+  // Private arrays that are only ever indexed with constants (after unrolling, or because their
+  // loops vanished) become separate scalar variables, which compilers keep in registers (as
+  // LIFT's UnrollValues does). Arrays indexed at run time, or used through a pointer (vload),
+  // stay arrays.
+  static void promotePrivateArrays(std::vector<std::string>& lines,
+                                   const std::vector<PrivateArray>& arrays) {
+    for (const PrivateArray& array : arrays) {
+      const std::regex use("\\b" + array.name + "\\b(\\[([0-9]+)\\])?");
+      const std::string declaration = array.element + " " + array.name + "[" +
+                                      std::to_string(array.size) + "];";
+      bool promotable = true;
+      for (const std::string& line : lines) {
+        if (line.find(declaration) != std::string::npos) continue;
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), use);
+             it != std::sregex_iterator() && promotable; ++it) {
+          promotable = (*it)[1].matched;
+        }
+        if (!promotable) break;
+      }
+      if (!promotable) continue;
+      for (std::string& line : lines) {
+        size_t at = line.find(declaration);
+        if (at != std::string::npos) {
+          std::string scalars = array.element + " ";
+          for (int64_t i = 0; i < array.size; ++i) {
+            scalars += (i ? ", " : "") + array.name + "_" + std::to_string(i);
+          }
+          line.replace(at, declaration.size(), scalars + ";");
+          continue;
+        }
+        line = std::regex_replace(line, use, array.name + "_$2");
+      }
+    }
+  }
+
   void finishKernel() {
+    promotePrivateArrays(emitter_.lines, privateArrays_);
+    privateArrays_.clear();
     KernelPlan plan;
     plan.name = kernelName_;
     plan.dimensions = launch_.dimensions;
@@ -602,6 +646,7 @@ class Generator {
       }
       std::string name = fresh(privateStem);
       emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
+      privateArrays_.push_back({name, element, *count.constant()});
       return memoryView(name, type, AddressSpace::Private);
     }
     Arith copies(1);
@@ -1185,7 +1230,8 @@ class Generator {
   // Per kernel.
   Emitter emitter_;
   std::set<int> usedBuffers_;
-  std::set<int> writtenBuffers_;  // buffers the kernel stores to (the others are const)
+  std::set<int> writtenBuffers_;
+  std::vector<PrivateArray> privateArrays_;  // buffers the kernel stores to (the others are const)
   std::vector<std::string> localDeclarations_;
   struct LocalArg {
     std::string name;

@@ -236,3 +236,21 @@ TEST_CASE("generated names never clash with the program's size variables") {
   CHECK(program.source.find("int i2)") != std::string::npos);
   CHECK(program.source.find("const int gl1_d0") != std::string::npos);
 }
+
+TEST_CASE("private arrays indexed only by constants become scalar registers") {
+  CompiledProgram program = compile(R"(
+def f(xs: [[float]4]N) =
+  mapGlb(0, row -> let(t -> reduceSeqUnroll(0.0f, (a, x) -> a + x, t),
+                       toPrivate(y -> mapSeqUnroll(x -> x * 2.0f, y), row)), xs)
+)");
+  checkLines(program.source, {"float p2_0, p2_1, p2_2, p2_3;", "p2_0 = (in_xs[4*gl1_d0] * 2.0f);",
+                              "acc3 = (acc3 + p2_3);"});
+  CHECK(program.source.find("p2[") == std::string::npos);
+  // Indexed at run time, the array stays an array.
+  CompiledProgram loop = compile(R"(
+def f(xs: [[float]4]N) =
+  mapGlb(0, row -> let(t -> reduceSeq(0.0f, (a, x) -> a + x, t),
+                       toPrivate(y -> mapSeq(x -> x * 2.0f, y), row)), xs)
+)");
+  CHECK(loop.source.find("float p2[4];") != std::string::npos);
+}
