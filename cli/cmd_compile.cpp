@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/program_loading.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/parser.h"
@@ -34,68 +35,11 @@ struct CompileOptions {
   bool noLower = false;
 };
 
-// --def NAME, or else the last definition of the file.
-const Definition& chooseDefinition(const Program& program, const CompileOptions& options) {
-  if (program.definitions.empty()) {
-    throw std::runtime_error(options.file + ": no definition to compile (the file has no `def`)");
-  }
-  if (options.definition.empty()) return program.definitions.back();
-  if (const Definition* found = program.findDefinition(options.definition)) return *found;
-  std::string names;
-  for (const Definition& d : program.definitions) names += (names.empty() ? "" : ", ") + d.name;
-  throw std::runtime_error(options.file + ": no definition named '" + options.definition +
-                           "'; the file defines: " + names);
-}
-
-// The size variables a definition mentions: in its parameter types, size arguments, reorder
-// strides and lambda parameter types.
+// The size variables a --size may bind: those the function mentions and the declared ones.
 std::set<std::string> sizeNames(const Definition& definition) {
-  std::set<std::string> names;
-  auto addType = [&](const Type& type) {
-    if (type.isNull()) return;
-    for (const Arith& variable : typeVars(type)) names.insert(variable.varName());
-  };
-  auto addArith = [&](const Arith& arith) {
-    for (const Arith& variable : arith.vars()) names.insert(variable.varName());
-  };
-  forEachNode(definition.function, [&](const Expr& node) {
-    if (node.isParam()) addType(node.paramType());
-    if (node.isPrim()) {
-      for (const Arith& nat : node.nats()) addArith(nat);
-      if (node.primInfo().hasIndexFunction()) addArith(node.attribute().stride);
-    }
-  });
+  std::set<std::string> names = mentionedSizeNames(definition);
   for (const Arith& declared : definition.sizeDeclarations) names.insert(declared.varName());
   return names;
-}
-
-ArithBinding parseSizes(const CompileOptions& options, const Definition& definition) {
-  ArithBinding sizes;
-  std::set<std::string> known = sizeNames(definition);
-  for (const std::string& text : options.sizes) {
-    size_t equals = text.find('=');
-    std::string name = text.substr(0, equals);
-    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(number, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (name.empty() || number.empty() || used != number.size()) {
-      throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
-    }
-    if (!known.count(name)) {
-      std::string list;
-      for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;
-      throw std::runtime_error("--size " + text + ": '" + definition.name +
-                               "' has no size variable " + name +
-                               (list.empty() ? " (it has none)" : " (it has: " + list + ")"));
-    }
-    sizes[name] = value;
-  }
-  return sizes;
 }
 
 std::string commented(const std::string& text) {
@@ -107,13 +51,10 @@ std::string commented(const std::string& text) {
 
 void compile(const CompileOptions& options) {
   Program program = parseFile(options.file);
-  const Definition& definition = chooseDefinition(program, options);
-  if (definition.function.isNull() || !definition.function.isLambda()) {
-    throw std::runtime_error(options.file + ": definition '" + definition.name +
-                             "' is not a function");
-  }
+  const Definition& definition =
+      chooseFunctionDefinition(program, options.file, options.definition, "compile");
   CodegenOptions codegen;
-  codegen.specialize = parseSizes(options, definition);
+  codegen.specialize = parseSizeOptions(options.sizes, definition, sizeNames(definition));
   Definition lowLevel = options.noLower ? definition : lowerDefault(definition);
   CompiledProgram compiled = generateOpenCL(lowLevel, codegen);
 

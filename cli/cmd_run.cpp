@@ -15,13 +15,13 @@
 // checked against the layer before anything runs.
 #include <chrono>
 #include <cstdio>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/npy_values.h"
+#include "cli/program_loading.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/opencl_runtime.h"
@@ -62,36 +62,6 @@ Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs
   return run.output;
 }
 
-std::string definitionNames(const Program& program) {
-  std::string names;
-  for (const Definition& definition : program.definitions) {
-    names += (names.empty() ? "" : ", ") + definition.name;
-  }
-  return names;
-}
-
-// --def NAME, or else the only (or the last) definition of the file.
-const Definition& chooseDefinition(const Program& program, const RunOptions& options) {
-  if (program.definitions.empty()) {
-    throw std::runtime_error(options.file + ": no definition to run (the file has no `def`)");
-  }
-  if (options.definition.empty()) return program.definitions.back();
-  const Definition* chosen = nullptr;
-  for (const Definition& definition : program.definitions) {
-    if (definition.name != options.definition) continue;
-    if (chosen) {
-      throw std::runtime_error(options.file + ": definition '" + options.definition +
-                               "' is ambiguous (defined more than once)");
-    }
-    chosen = &definition;
-  }
-  if (!chosen) {
-    throw std::runtime_error(options.file + ": no definition named '" + options.definition +
-                             "'; the file defines: " + definitionNames(program));
-  }
-  return *chosen;
-}
-
 std::string describeParams(const Definition& definition) {
   std::string text;
   for (const Expr& param : definition.function.params()) {
@@ -99,57 +69,6 @@ std::string describeParams(const Definition& definition) {
             (param.paramType().isNull() ? std::string("?") : param.paramType().toString());
   }
   return text;
-}
-
-// Size variables and tuning parameters the definition mentions (param types, size
-// arguments, reorder strides, lambda param types).
-std::set<std::string> mentionedVariables(const Definition& definition) {
-  std::set<std::string> names;
-  auto addArith = [&](const Arith& arith) {
-    for (const Arith& variable : arith.vars()) names.insert(variable.varName());
-  };
-  auto addType = [&](const Type& type) {
-    if (type.isNull()) return;
-    for (const Arith& variable : typeVars(type)) names.insert(variable.varName());
-  };
-  forEachNode(definition.function, [&](const Expr& node) {
-    if (node.isParam()) addType(node.paramType());
-    if (node.isPrim()) {
-      for (const Arith& nat : node.nats()) addArith(nat);
-      if (node.primInfo().hasIndexFunction()) addArith(node.attribute().stride);
-    }
-  });
-  for (const Expr& param : definition.function.params()) addType(param.paramType());
-  return names;
-}
-
-ArithBinding parseSizes(const RunOptions& options, const Definition& definition) {
-  ArithBinding sizes;
-  std::set<std::string> known = mentionedVariables(definition);
-  for (const std::string& text : options.sizes) {
-    size_t equals = text.find('=');
-    std::string name = text.substr(0, equals);
-    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(number, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (name.empty() || number.empty() || used != number.size()) {
-      throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
-    }
-    if (!known.count(name)) {
-      std::string list;
-      for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;
-      throw std::runtime_error("--size " + text + ": '" + definition.name +
-                               "' has no size variable " + name +
-                               (list.empty() ? " (it has none)" : " (it has: " + list + ")"));
-    }
-    sizes[name] = value;
-  }
-  return sizes;
 }
 
 std::string describeBinding(const ArithBinding& sizes) {
@@ -162,11 +81,8 @@ std::string describeBinding(const ArithBinding& sizes) {
 
 void run(const RunOptions& options) {
   Program program = parseFile(options.file);
-  const Definition& definition = chooseDefinition(program, options);
-  if (definition.function.isNull() || !definition.function.isLambda()) {
-    throw std::runtime_error(options.file + ": definition '" + definition.name +
-                             "' is not a function");
-  }
+  const Definition& definition =
+      chooseFunctionDefinition(program, options.file, options.definition, "run");
   const std::vector<Expr>& params = definition.function.params();
   if (options.inputs.size() != params.size()) {
     throw std::runtime_error("'" + definition.name + "' takes " + std::to_string(params.size()) +
@@ -188,7 +104,9 @@ void run(const RunOptions& options) {
       throw std::runtime_error(options.inputs[index] + ": " + error.what());
     }
   }
-  ArithBinding sizes = bindSizes(definition, inputs, parseSizes(options, definition));
+  ArithBinding sizes =
+      bindSizes(definition, inputs,
+                parseSizeOptions(options.sizes, definition, mentionedSizeNames(definition)));
 
   auto start = std::chrono::steady_clock::now();
   std::string openclTime;

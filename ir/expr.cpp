@@ -529,4 +529,39 @@ void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit) {
   }
 }
 
+std::vector<Arith> variableOccurrences(const Definition& definition) {
+  std::vector<Arith> found;
+  auto addArith = [&](const Arith& arith) {
+    for (const Arith& variable : arith.vars()) found.push_back(variable);
+  };
+  auto addType = [&](const Type& type) {
+    if (!type.isNull()) {
+      for (const Arith& variable : typeVars(type)) found.push_back(variable);
+    }
+  };
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    switch (e.kind()) {
+      case ExprKind::Param:
+        addType(e.paramType());
+        return;
+      case ExprKind::Literal:
+      case ExprKind::UserFun:
+        return;
+      case ExprKind::Lambda:
+        for (const Expr& param : e.params()) addType(param.paramType());
+        walk(e.body());
+        return;
+      case ExprKind::Prim:
+        for (const Arith& nat : e.nats()) addArith(nat);
+        if (e.primInfo().hasIndexFunction()) addArith(e.attribute().stride);
+        for (const Expr& f : e.funs()) walk(f);
+        for (const Expr& a : e.args()) walk(a);
+        return;
+    }
+  };
+  if (!definition.function.isNull()) walk(definition.function);
+  addType(definition.declaredType);
+  return found;
+}
+
 }  // namespace weft

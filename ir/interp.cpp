@@ -51,19 +51,6 @@ bool isScalar(const Value& value) {
          value.kind == Value::Kind::Bool;
 }
 
-const char* scalarName(Value::Kind kind) {
-  switch (kind) {
-    case Value::Kind::Float:
-      return "float";
-    case Value::Kind::Int:
-      return "int";
-    case Value::Kind::Bool:
-      return "bool";
-    default:
-      return "non-scalar";
-  }
-}
-
 std::string locationPrefix(const SourceLoc& loc) {
   return loc.known() ? loc.toString() + ": " : std::string();
 }
@@ -680,8 +667,8 @@ class Interpreter {
     for (size_t index = 1; index < operands.size(); ++index) {
       const Value& operand = operands[index];
       if (operand.kind != operands[0].kind) {
-        fail(e, std::string("operands of different kinds: ") + scalarName(operands[0].kind) +
-                    " and " + scalarName(operand.kind));
+        fail(e, std::string("operands of different kinds: ") + kindName(operands[0].kind) +
+                    " and " + kindName(operand.kind));
       }
     }
   }
@@ -1022,39 +1009,10 @@ class SizeBinder {
   // then every variable in param types, size arguments, strides and the declared type.
   void collectVariables() {
     auto add = [&](const Arith& variable) { variables_.emplace(variable.varName(), variable); };
-    auto addArith = [&](const Arith& arith) {
-      for (const Arith& variable : arith.vars()) add(variable);
-    };
-    auto addType = [&](const Type& type) {
-      if (type.isNull()) return;
-      for (const Arith& variable : typeVars(type)) add(variable);
-    };
     for (const Arith& declared : definition_.sizeDeclarations) {
       if (declared.isVar()) add(declared);
     }
-    // User functions are declared outside the definition: their sizes are not its own.
-    std::function<void(const Expr&)> walk = [&](const Expr& e) {
-      switch (e.kind()) {
-        case ExprKind::Param:
-          addType(e.paramType());
-          return;
-        case ExprKind::Literal:
-        case ExprKind::UserFun:
-          return;
-        case ExprKind::Lambda:
-          for (const Expr& param : e.params()) addType(param.paramType());
-          walk(e.body());
-          return;
-        case ExprKind::Prim:
-          for (const Arith& nat : e.nats()) addArith(nat);
-          if (e.primInfo().hasIndexFunction()) addArith(e.attribute().stride);
-          for (const Expr& f : e.funs()) walk(f);
-          for (const Expr& a : e.args()) walk(a);
-          return;
-      }
-    };
-    if (!definition_.function.isNull()) walk(definition_.function);
-    addType(definition_.declaredType);
+    for (const Arith& variable : variableOccurrences(definition_)) add(variable);
   }
 
   bool isDeclared(const std::string& name) const {

@@ -205,6 +205,31 @@ std::vector<Arith> typeVars(const Type& type) {
   return out;
 }
 
+bool sameShape(const Type& a, const Type& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case TypeKind::Scalar:
+    case TypeKind::Vector:
+      return a == b;
+    case TypeKind::Tuple: {
+      const auto& x = a.tupleElements();
+      const auto& y = b.tupleElements();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!sameShape(x[i], y[i])) return false;
+      }
+      return true;
+    }
+    case TypeKind::Array: {
+      const Arith& n = a.arrayLength();
+      const Arith& m = b.arrayLength();
+      if (n.isConstant() && m.isConstant() && n != m) return false;
+      return sameShape(a.arrayElement(), b.arrayElement());
+    }
+  }
+  return false;
+}
+
 std::ostream& operator<<(std::ostream& os, const Type& type) { return os << type.toString(); }
 
 }  // namespace weft

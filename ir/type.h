@@ -65,6 +65,11 @@ class Type {
 Type substitute(const Type& type, const ArithSubstitution& substitution);
 // The size variables and tuning parameters mentioned in a type's lengths.
 std::vector<Arith> typeVars(const Type& type);
+// True when `a` and `b` have the same structure: the same scalar kinds, vector widths, tuple
+// arities and array nesting, and no pair of constant lengths that differ. Symbolic lengths
+// may differ (the type rules then require them equal). Shared by ir/type_rules.cpp and
+// typecheck/.
+bool sameShape(const Type& a, const Type& b);
 
 std::ostream& operator<<(std::ostream& os, const Type& type);
 

@@ -121,34 +121,6 @@ Type logical(TypeRuleContext& context) {
   return Type::boolType();
 }
 
-// True when `a` and `b` have the same structure: the same scalar kinds, vector widths, tuple
-// arities and array nesting, and no pair of constant lengths that differ. Symbolic lengths
-// may differ; sameType() then requires them equal.
-bool sameShape(const Type& a, const Type& b) {
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case TypeKind::Scalar:
-    case TypeKind::Vector:
-      return a == b;
-    case TypeKind::Tuple: {
-      const auto& x = a.tupleElements();
-      const auto& y = b.tupleElements();
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (!sameShape(x[i], y[i])) return false;
-      }
-      return true;
-    }
-    case TypeKind::Array: {
-      const Arith& n = a.arrayLength();
-      const Arith& m = b.arrayLength();
-      if (n.isConstant() && m.isConstant() && n != m) return false;
-      return sameShape(a.arrayElement(), b.arrayElement());
-    }
-  }
-  return false;
-}
-
 void requireEqualLengths(TypeRuleContext& context, const Type& a, const Type& b,
                          const std::string& reason) {
   if (a.isTuple()) {

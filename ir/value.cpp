@@ -81,24 +81,6 @@ std::string floatToString(float v) {
   return text;
 }
 
-const char* kindName(Value::Kind kind) {
-  switch (kind) {
-    case Value::Kind::Float:
-      return "float";
-    case Value::Kind::Int:
-      return "int";
-    case Value::Kind::Bool:
-      return "bool";
-    case Value::Kind::Vector:
-      return "vector";
-    case Value::Kind::Tuple:
-      return "tuple";
-    case Value::Kind::Array:
-      return "array";
-  }
-  return "?";
-}
-
 // Appends one step to a path: "[3]" for arrays, "<3>" for lanes, "._3" for tuples.
 std::string childPath(const std::string& path, Value::Kind kind, size_t index) {
   std::string step = std::to_string(index);
@@ -311,6 +293,24 @@ void flattenInto(const Value& value, std::vector<float>& out) {
 }
 
 }  // namespace
+
+const char* kindName(Value::Kind kind) {
+  switch (kind) {
+    case Value::Kind::Float:
+      return "float";
+    case Value::Kind::Int:
+      return "int";
+    case Value::Kind::Bool:
+      return "bool";
+    case Value::Kind::Vector:
+      return "vector";
+    case Value::Kind::Tuple:
+      return "tuple";
+    case Value::Kind::Array:
+      return "array";
+  }
+  return "?";
+}
 
 bool Value::operator==(const Value& other) const {
   if (kind != other.kind) return false;

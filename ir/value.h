@@ -37,6 +37,9 @@ struct Value {
   std::string toString() const;               // [1, 2, 3], (1.5, 2), <1, 2, 3, 4>
 };
 
+// "float", "int", "bool", "vector", "tuple" or "array", for messages.
+const char* kindName(Value::Kind kind);
+
 // Largest absolute difference between two values of the same shape; throws
 // std::invalid_argument naming the first path where the shapes differ.
 double maxAbsDifference(const Value& a, const Value& b);

@@ -29,32 +29,6 @@ std::string locationPrefix(const SourceLoc& loc) {
   return "";
 }
 
-// Same structure with only (symbolic) lengths allowed to differ; see type_rules.cpp.
-bool sameShape(const Type& a, const Type& b) {
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
-    case TypeKind::Scalar:
-    case TypeKind::Vector:
-      return a == b;
-    case TypeKind::Tuple: {
-      const auto& x = a.tupleElements();
-      const auto& y = b.tupleElements();
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (!sameShape(x[i], y[i])) return false;
-      }
-      return true;
-    }
-    case TypeKind::Array: {
-      const Arith& n = a.arrayLength();
-      const Arith& m = b.arrayLength();
-      if (n.isConstant() && m.isConstant() && n != m) return false;
-      return sameShape(a.arrayElement(), b.arrayElement());
-    }
-  }
-  return false;
-}
-
 // The pairs of lengths at the same positions of two types of the same shape that differ.
 void differingLengths(const Type& a, const Type& b, std::vector<std::pair<Arith, Arith>>& out) {
   if (a.isTuple()) {

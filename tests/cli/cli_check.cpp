@@ -13,23 +13,14 @@
 #include <string>
 
 #include "ir/parser.h"
+#include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using RunResult = weft::testing::SeparateOutputs;
+using weft::testing::contains;
 
 // A fresh temporary directory for this test process.
 const fs::path& tempDir() {
@@ -47,24 +38,7 @@ fs::path writeProgram(const std::string& name, const std::string& text) {
   return path;
 }
 
-RunResult runWeft(const std::string& args) {
-  const char* binary = std::getenv("WEFT_BINARY");
-  REQUIRE_MESSAGE(binary != nullptr, "WEFT_BINARY is not set (run through ctest)");
-  fs::path out = tempDir() / "stdout.txt";
-  fs::path err = tempDir() / "stderr.txt";
-  std::string command =
-      std::string("'") + binary + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  int raw = std::system(command.c_str());
-  RunResult result;
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  result.out = readFile(out);
-  result.err = readFile(err);
-  return result;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+RunResult runWeft(const std::string& args) { return weft::testing::runWeftShell(args, tempDir()); }
 
 }  // namespace
 

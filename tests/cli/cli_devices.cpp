@@ -15,15 +15,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/run_weft.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = weft::testing::SeparateOutputs;
+using weft::testing::contains;
 
 const fs::path& tempDir() {
   static const fs::path dir = [] {
@@ -35,31 +34,9 @@ const fs::path& tempDir() {
   return dir;
 }
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs `env... weft args` and captures its output.
-RunResult weft(const std::string& args, const std::string& env = "") {
-  const char* binary = std::getenv("WEFT_BINARY");
-  REQUIRE_MESSAGE(binary != nullptr, "WEFT_BINARY is not set (run through ctest)");
-  fs::path out = tempDir() / "stdout.txt";
-  fs::path err = tempDir() / "stderr.txt";
-  std::string command =
-      env + " '" + binary + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  int raw = std::system(command.c_str());
-  RunResult result;
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  result.out = readFile(out);
-  result.err = readFile(err);
-  return result;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+RunResult runWeft(const std::string& args, const std::string& env = "") {
+  return weft::testing::runWeftShell(args, tempDir(), env);
 }
 
 // An ICD vendors folder with no drivers: ocl-icd then finds no platform.
@@ -72,7 +49,7 @@ std::string noOpenCL() {
 }  // namespace
 
 TEST_CASE("weft devices --json lists devices, their profiles and the built-in profiles") {
-  RunResult r = weft("devices --json");
+  RunResult r = runWeft("devices --json");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   nlohmann::json doc = nlohmann::json::parse(r.out);
   std::vector<std::string> builtins;
@@ -98,7 +75,7 @@ TEST_CASE("weft devices --json lists devices, their profiles and the built-in pr
 }
 
 TEST_CASE("weft devices prints the devices and marks the default") {
-  RunResult r = weft("devices");
+  RunResult r = runWeft("devices");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(contains(r.out, "Device profiles"));
   CHECK(contains(r.out, "mali-g72"));
@@ -112,14 +89,14 @@ TEST_CASE("weft devices prints the devices and marks the default") {
 }
 
 TEST_CASE("without an OpenCL platform weft devices says so and exits 0") {
-  RunResult r = weft("devices", noOpenCL());
+  RunResult r = runWeft("devices", noOpenCL());
   CHECK_MESSAGE(r.status == 0, r.err);
   CHECK(contains(r.out,
                  "no OpenCL platform found: install an OpenCL driver (e.g. apt-get "
                  "install pocl-opencl-icd)"));
   CHECK(contains(r.out, "pocl-cpu"));
 
-  RunResult json = weft("devices --json", noOpenCL());
+  RunResult json = runWeft("devices --json", noOpenCL());
   REQUIRE(json.status == 0);
   nlohmann::json doc = nlohmann::json::parse(json.out);
   CHECK(doc["devices"].empty());
@@ -132,7 +109,7 @@ TEST_CASE("weft devices lists user profiles and reports broken ones") {
   fs::path dir = tempDir() / "profiles";
   fs::create_directories(dir);
   // A valid user profile: a built-in one renamed.
-  RunResult builtin = weft("devices --json", noOpenCL());
+  RunResult builtin = runWeft("devices --json", noOpenCL());
   nlohmann::json doc = nlohmann::json::parse(builtin.out);
   nlohmann::json mine = doc["profiles"][0];
   mine.erase("origin");
@@ -140,7 +117,7 @@ TEST_CASE("weft devices lists user profiles and reports broken ones") {
   std::ofstream(dir / "lab-board.json") << mine.dump(2);
   std::ofstream(dir / "broken.json") << "{\n  \"name\": \"broken\",\n";
 
-  RunResult r = weft("devices --profile-dir '" + dir.string() + "'", noOpenCL());
+  RunResult r = runWeft("devices --profile-dir '" + dir.string() + "'", noOpenCL());
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(contains(r.out, "lab-board"));
   CHECK(contains(r.out, "[" + (dir / "lab-board.json").string() + "]"));
@@ -149,7 +126,7 @@ TEST_CASE("weft devices lists user profiles and reports broken ones") {
 }
 
 TEST_CASE("weft devices --device shows the chosen device or lists the devices") {
-  RunResult r = weft("devices --device no-such-device-anywhere");
+  RunResult r = runWeft("devices --device no-such-device-anywhere");
   if (contains(r.out, "no OpenCL platform found")) return;  // nothing to choose from
   CHECK(r.status == 1);
   CHECK(contains(r.err,
@@ -157,13 +134,13 @@ TEST_CASE("weft devices --device shows the chosen device or lists the devices") 
                  "'no-such-device-anywhere'"));
   CHECK(contains(r.err, "0: "));  // the listing
 
-  RunResult chosen = weft("devices --device 0");
+  RunResult chosen = runWeft("devices --device 0");
   CHECK(chosen.status == 0);
   CHECK(contains(chosen.out, "[chosen by --device 0]"));
 }
 
 TEST_CASE("weft devices --help shows an example") {
-  RunResult r = weft("devices --help");
+  RunResult r = runWeft("devices --help");
   CHECK(r.status == 0);
   CHECK(contains(r.out, "Example:"));
   CHECK(contains(r.out, "--json"));

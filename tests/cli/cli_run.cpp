@@ -4,108 +4,25 @@
 // back and checked, and every user error is checked for exit code 1 and a message that says
 // what is wrong.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "ir/npy.h"
+#include "tests/support/npy_inputs.h"
+#include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
 using namespace weft;
+using weft::testing::CommandResult;
+using weft::testing::contains;
+using weft::testing::runWeft;
+using weft::testing::TempDir;
+using weft::testing::writeFloats;
+using weft::testing::writeInts;
 
 namespace {
-
-std::string shellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-struct CommandResult {
-  int exitCode = -1;
-  std::string output;  // stdout and stderr together
-};
-
-std::string weftBinary() {
-  const char* binary = std::getenv("WEFT_BINARY");
-  return binary ? binary : "build/weft";
-}
-
-CommandResult runWeft(const std::vector<std::string>& args) {
-  std::string command = shellQuote(weftBinary());
-  for (const std::string& arg : args) command += " " + shellQuote(arg);
-  command += " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  size_t count = 0;
-  while ((count = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.output.append(buffer.data(), count);
-  }
-  int status = pclose(pipe);
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A fresh directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("weft_cli_run_" + std::to_string(getpid()) + "_" + std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  static int& counter() {
-    static int value = 0;
-    return value;
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(file(name)) << text;
-    return file(name);
-  }
-  std::string floats(const std::string& name, std::vector<int64_t> shape,
-                     std::vector<float> values) const {
-    NpyArray array;
-    array.dtype = NpyDType::Float32;
-    array.shape = std::move(shape);
-    array.f32 = std::move(values);
-    writeNpy(file(name), array);
-    return file(name);
-  }
-  std::string ints(const std::string& name, std::vector<int64_t> shape,
-                   std::vector<int32_t> values) const {
-    NpyArray array;
-    array.dtype = NpyDType::Int32;
-    array.shape = std::move(shape);
-    array.i32 = std::move(values);
-    writeNpy(file(name), array);
-    return file(name);
-  }
-};
 
 const char* const kDotExample = "examples/dot.weft";
 
@@ -113,9 +30,9 @@ const char* const kDotExample = "examples/dot.weft";
 
 TEST_CASE("weft run computes examples/dot.weft on .npy inputs") {
   REQUIRE(fs::exists(kDotExample));
-  TempDir dir;
-  std::string a = dir.floats("a.npy", {4}, {1, 2, 3, 4});
-  std::string b = dir.floats("b.npy", {4}, {0.5f, -1, 2, 3});
+  TempDir dir("weft_cli_run");
+  std::string a = writeFloats(dir, "a.npy", {4}, {1, 2, 3, 4});
+  std::string b = writeFloats(dir, "b.npy", {4}, {0.5f, -1, 2, 3});
   std::string y = dir.file("y.npy");
   CommandResult result = runWeft({"run", kDotExample, "--in", a, "--in", b, "--out", y});
   INFO(result.output);
@@ -138,11 +55,11 @@ TEST_CASE("weft run computes examples/dot.weft on .npy inputs") {
 
 TEST_CASE("weft run reports user errors with exit code 1 and a clear message") {
   REQUIRE(fs::exists(kDotExample));
-  TempDir dir;
-  std::string a = dir.floats("a.npy", {4}, {1, 2, 3, 4});
-  std::string shortB = dir.floats("short.npy", {3}, {1, 2, 3});
-  std::string matrix = dir.floats("matrix.npy", {2, 2}, {1, 2, 3, 4});
-  std::string integers = dir.ints("ints.npy", {4}, {1, 2, 3, 4});
+  TempDir dir("weft_cli_run");
+  std::string a = writeFloats(dir, "a.npy", {4}, {1, 2, 3, 4});
+  std::string shortB = writeFloats(dir, "short.npy", {3}, {1, 2, 3});
+  std::string matrix = writeFloats(dir, "matrix.npy", {2, 2}, {1, 2, 3, 4});
+  std::string integers = writeInts(dir, "ints.npy", {4}, {1, 2, 3, 4});
 
   auto expectError = [](const std::vector<std::string>& args, const std::string& message) {
     CommandResult result = runWeft(args);
@@ -196,10 +113,10 @@ TEST_CASE("weft run binds declared sizes: examples/conv.weft with padding 0 and 
   // One 2x2 kernel of ones with bias 0.5 over a 3x3 one-channel image holding 1..9.
   const char* const conv = "examples/conv.weft";
   REQUIRE(fs::exists(conv));
-  TempDir dir;
-  std::string weights = dir.floats("w.npy", {1, 2, 2, 1}, {1, 1, 1, 1});
-  std::string biases = dir.floats("b.npy", {1}, {0.5f});
-  std::string input = dir.floats("in.npy", {3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  TempDir dir("weft_cli_run");
+  std::string weights = writeFloats(dir, "w.npy", {1, 2, 2, 1}, {1, 1, 1, 1});
+  std::string biases = writeFloats(dir, "b.npy", {1}, {0.5f});
+  std::string input = writeFloats(dir, "in.npy", {3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   std::string y = dir.file("y.npy");
 
   // P = 0 is in the declared range [P >= 0]: no padding, 2x2 windows give a 2x2 result.
@@ -239,7 +156,7 @@ TEST_CASE("weft run binds declared sizes: examples/conv.weft with padding 0 and 
   // An undeclared size stays at least 1.
   std::string program = dir.write("pad.weft", "def padded(xs: [float]N) = pad(P, P, clamp, xs)\n");
   CommandResult undeclared =
-      runWeft({"run", program, "--in", dir.floats("x.npy", {2}, {1, 2}), "--size", "P=0"});
+      runWeft({"run", program, "--in", writeFloats(dir, "x.npy", {2}, {1, 2}), "--size", "P=0"});
   INFO(undeclared.output);
   CHECK(undeclared.exitCode == 1);
   CHECK(contains(undeclared.output,
@@ -248,7 +165,7 @@ TEST_CASE("weft run binds declared sizes: examples/conv.weft with padding 0 and 
 }
 
 TEST_CASE("weft run picks a definition and converts nested, int and vector types") {
-  TempDir dir;
+  TempDir dir("weft_cli_run");
   std::string program = dir.write("prog.weft",
                                   "def flip(m: [[float]W]H) = transpose(m)\n"
                                   "def squares(v: [float4]N) = map(x -> dot(x, x), v)\n"
@@ -257,11 +174,11 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
                                   "def scale(s: float, xs: [float]N) = map(x -> x * s, xs)\n"
                                   "def vectors(xs: [float]N) = asVector(4, xs)\n"
                                   "def total(xs: [int]N) = reduce(0, (a, x) -> a + x, xs)\n");
-  std::string matrix = dir.floats("matrix.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
+  std::string matrix = writeFloats(dir, "matrix.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
   std::string y = dir.file("y.npy");
 
   SUBCASE("the last definition is the default") {
-    std::string xs = dir.ints("xs.npy", {3}, {1, 2, 3});
+    std::string xs = writeInts(dir, "xs.npy", {3}, {1, 2, 3});
     CommandResult result = runWeft({"run", program, "--in", xs, "--out", y});
     INFO(result.output);
     REQUIRE(result.exitCode == 0);
@@ -280,7 +197,7 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
     CHECK(output.f32 == std::vector<float>{1, 4, 2, 5, 3, 6});
   }
   SUBCASE("a vector element type takes a trailing dimension") {
-    std::string v = dir.floats("v.npy", {2, 4}, {1, 1, 1, 1, 1, 2, 3, 4});
+    std::string v = writeFloats(dir, "v.npy", {2, 4}, {1, 1, 1, 1, 1, 2, 3, 4});
     CommandResult result = runWeft({"run", program, "--def", "squares", "--in", v, "--out", y});
     INFO(result.output);
     REQUIRE(result.exitCode == 0);
@@ -288,7 +205,7 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
     CHECK(output.shape == std::vector<int64_t>{2});
     CHECK(output.f32 == std::vector<float>{4, 30});
 
-    std::string wrongWidth = dir.floats("w.npy", {2, 3}, {1, 1, 1, 1, 1, 1});
+    std::string wrongWidth = writeFloats(dir, "w.npy", {2, 3}, {1, 1, 1, 1, 1, 1});
     CommandResult error = runWeft({"run", program, "--def", "squares", "--in", wrongWidth});
     INFO(error.output);
     CHECK(error.exitCode == 1);
@@ -297,7 +214,7 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
                    "found shape (2, 3)"));
   }
   SUBCASE("int inputs and results") {
-    std::string xs = dir.ints("xs.npy", {3}, {0, 1, -2});
+    std::string xs = writeInts(dir, "xs.npy", {3}, {0, 1, -2});
     CommandResult result = runWeft({"run", program, "--def", "ints", "--in", xs, "--out", y});
     INFO(result.output);
     REQUIRE(result.exitCode == 0);
@@ -306,8 +223,8 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
     CHECK(output.i32 == std::vector<int32_t>{-1, 2, -7});
   }
   SUBCASE("a scalar parameter takes a 0-d array") {
-    std::string factor = dir.floats("s.npy", {}, {2.5f});
-    std::string xs = dir.floats("xs.npy", {2}, {1, -2});
+    std::string factor = writeFloats(dir, "s.npy", {}, {2.5f});
+    std::string xs = writeFloats(dir, "xs.npy", {2}, {1, -2});
     CommandResult result =
         runWeft({"run", program, "--def", "scale", "--in", factor, xs, "--out", y});
     INFO(result.output);
@@ -322,7 +239,7 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
                    "0-d array), found shape (2,)"));
   }
   SUBCASE("vector results become a trailing dimension") {
-    std::string xs = dir.floats("xs.npy", {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+    std::string xs = writeFloats(dir, "xs.npy", {8}, {0, 1, 2, 3, 4, 5, 6, 7});
     CommandResult result = runWeft({"run", program, "--def", "vectors", "--in", xs, "--out", y});
     INFO(result.output);
     REQUIRE(result.exitCode == 0);
@@ -331,7 +248,7 @@ TEST_CASE("weft run picks a definition and converts nested, int and vector types
     CHECK(output.f32 == std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
   }
   SUBCASE("a size not bound by the inputs comes from --size") {
-    std::string xs = dir.floats("xs.npy", {6}, {0, 1, 2, 3, 4, 5});
+    std::string xs = writeFloats(dir, "xs.npy", {6}, {0, 1, 2, 3, 4, 5});
     CommandResult result =
         runWeft({"run", program, "--def", "chunks", "--in", xs, "--size", "K=2", "--out", y});
     INFO(result.output);

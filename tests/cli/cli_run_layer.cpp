@@ -12,46 +12,27 @@
 #include "ir/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
+#include "tests/support/npy_inputs.h"
 #include "tests/support/run_weft.h"
 
 using namespace weft;
 using weft::testing::CommandResult;
 using weft::testing::contains;
 using weft::testing::ConvLayerData;
+using weft::testing::layerSpec;
 using weft::testing::runWeft;
 using weft::testing::TempDir;
+using weft::testing::writeFloats;
+using weft::testing::writeLayerInputs;
 
 namespace {
-
-std::string writeFloats(const TempDir& dir, const std::string& name, std::vector<int64_t> shape,
-                        std::vector<float> values) {
-  NpyArray array;
-  array.shape = std::move(shape);
-  array.f32 = std::move(values);
-  writeNpy(dir.file(name), array);
-  return dir.file(name);
-}
-
-// Writes the layer's random data as x.npy, w.npy, b.npy and returns the three paths.
-std::vector<std::string> writeLayerInputs(const TempDir& dir, const ConvLayer& layer,
-                                          const ConvLayerData& data) {
-  return {writeFloats(dir, "x.npy", {layer.C, layer.H, layer.W}, data.x),
-          writeFloats(dir, "w.npy", {layer.M, layer.C, layer.K, layer.K}, data.w),
-          writeFloats(dir, "b.npy", {layer.M}, data.b)};
-}
-
-std::string spec(const ConvLayer& l) {
-  return std::to_string(l.C) + "," + std::to_string(l.H) + "," + std::to_string(l.W) + "," +
-         std::to_string(l.M) + "," + std::to_string(l.K) + "," + std::to_string(l.stride) + "," +
-         std::to_string(l.pad);
-}
 
 void checkLayer(const ConvLayer& layer, unsigned seed) {
   CAPTURE(layer.describe());
   TempDir dir("weft_cli_layer");
   ConvLayerData data = testing::randomConvLayerData(layer, seed);
   std::vector<std::string> inputs = writeLayerInputs(dir, layer, data);
-  CommandResult result = runWeft({"run", "--layer", spec(layer), "--in", inputs[0], inputs[1],
+  CommandResult result = runWeft({"run", "--layer", layerSpec(layer), "--in", inputs[0], inputs[1],
                                   inputs[2], "--out", dir.file("y.npy")});
   INFO(result.output);
   REQUIRE(result.exitCode == 0);
@@ -101,7 +82,7 @@ TEST_CASE("weft run --layer reports bad inputs and layer specifications") {
   }
   SUBCASE("a bias of the wrong length") {
     std::string bias = writeFloats(dir, "b5.npy", {5}, std::vector<float>(5, 0.0f));
-    CommandResult result = runLayer(spec(layer), {inputs[0], inputs[1], bias});
+    CommandResult result = runLayer(layerSpec(layer), {inputs[0], inputs[1], bias});
     CHECK(result.exitCode == 1);
     CHECK(contains(result.output, "bias"));
     CHECK(contains(result.output, "has shape (5"));
@@ -112,12 +93,12 @@ TEST_CASE("weft run --layer reports bad inputs and layer specifications") {
     ints.shape = {3, 8, 8};
     ints.i32.assign(192, 1);
     writeNpy(dir.file("xi.npy"), ints);
-    CommandResult result = runLayer(spec(layer), {dir.file("xi.npy"), inputs[1], inputs[2]});
+    CommandResult result = runLayer(layerSpec(layer), {dir.file("xi.npy"), inputs[1], inputs[2]});
     CHECK(result.exitCode == 1);
     CHECK(contains(result.output, "must be float32"));
   }
   SUBCASE("two inputs instead of three") {
-    CommandResult result = runLayer(spec(layer), {inputs[0], inputs[1]});
+    CommandResult result = runLayer(layerSpec(layer), {inputs[0], inputs[1]});
     CHECK(result.exitCode == 1);
     CHECK(contains(result.output, "takes 3 inputs"));
     CHECK(contains(result.output, "2 --in file(s) were given"));
@@ -144,12 +125,12 @@ TEST_CASE("weft run --layer reports bad inputs and layer specifications") {
     CHECK(contains(result.output, "(C, H, W) = (3, 224, 224)"));
   }
   SUBCASE("a file and --layer together") {
-    CommandResult result = runWeft({"run", "examples/dot.weft", "--layer", spec(layer)});
+    CommandResult result = runWeft({"run", "examples/dot.weft", "--layer", layerSpec(layer)});
     CHECK(result.exitCode == 1);
     CHECK(contains(result.output, "not both"));
   }
   SUBCASE("--size does not apply to a layer") {
-    std::vector<std::string> args = {"run", "--layer", spec(layer), "--size", "N=3", "--in"};
+    std::vector<std::string> args = {"run", "--layer", layerSpec(layer), "--size", "N=3", "--in"};
     args.insert(args.end(), inputs.begin(), inputs.end());
     CommandResult result = runWeft(args);
     CHECK(result.exitCode == 1);

@@ -14,31 +14,19 @@
 #include "ir/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
+#include "tests/support/npy_inputs.h"
 #include "tests/support/run_weft.h"
 
 using namespace weft;
 using weft::testing::CommandResult;
 using weft::testing::contains;
 using weft::testing::ConvLayerData;
+using weft::testing::layerSpec;
 using weft::testing::runWeft;
 using weft::testing::TempDir;
+using weft::testing::writeFloats;
 
 namespace {
-
-std::string writeFloats(const TempDir& dir, const std::string& name, std::vector<int64_t> shape,
-                        std::vector<float> values) {
-  NpyArray array;
-  array.shape = std::move(shape);
-  array.f32 = std::move(values);
-  writeNpy(dir.file(name), array);
-  return dir.file(name);
-}
-
-std::string spec(const ConvLayer& l) {
-  return std::to_string(l.C) + "," + std::to_string(l.H) + "," + std::to_string(l.W) + "," +
-         std::to_string(l.M) + "," + std::to_string(l.K) + "," + std::to_string(l.stride) + "," +
-         std::to_string(l.pad);
-}
 
 // Runs `weft run --layer layerSpec` with the backend and returns the result read back.
 NpyArray runLayer(const TempDir& dir, const std::string& layerSpec, const ConvLayer& layer,
@@ -69,8 +57,8 @@ void checkBackendsAgree(const ConvLayer& layer, unsigned seed) {
   CAPTURE(layer.describe());
   TempDir dir("weft_cli_opencl_layer");
   ConvLayerData data = testing::randomConvLayerData(layer, seed);
-  NpyArray device = runLayer(dir, spec(layer), layer, data, "opencl");
-  NpyArray interp = runLayer(dir, spec(layer), layer, data, "interp");
+  NpyArray device = runLayer(dir, layerSpec(layer), layer, data, "opencl");
+  NpyArray interp = runLayer(dir, layerSpec(layer), layer, data, "interp");
   REQUIRE(device.f32.size() == interp.f32.size());
   for (size_t i = 0; i < device.f32.size(); ++i) {
     CAPTURE(i);

@@ -1,6 +1,7 @@
 // Helpers for tests that drive the `weft` binary: run it with arguments (stdout and stderr
 // captured together, exit code kept) and a temporary directory removed at the end of a test.
-// The binary is $WEFT_BINARY (set by CTest), else build/weft.
+// The binary is $WEFT_BINARY (set by CTest), else build/weft. runWeftShell keeps stdout and
+// stderr apart and requires $WEFT_BINARY.
 //
 // Header-only (tests/support has no library); needs doctest for REQUIRE.
 #pragma once
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,38 @@ inline CommandResult runWeft(const std::vector<std::string>& args) {
   }
   int status = pclose(pipe);
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// A whole text file ("" when it cannot be read).
+inline std::string readTextFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct SeparateOutputs {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `env '$WEFT_BINARY' args` through the shell: `args` and `env` are shell text, used as
+// they are. stdout and stderr go through stdout.txt and stderr.txt in `scratch`.
+inline SeparateOutputs runWeftShell(const std::string& args, const std::filesystem::path& scratch,
+                                    const std::string& env = "") {
+  const char* binary = std::getenv("WEFT_BINARY");
+  REQUIRE_MESSAGE(binary != nullptr, "WEFT_BINARY is not set (run through ctest)");
+  std::filesystem::path out = scratch / "stdout.txt";
+  std::filesystem::path err = scratch / "stderr.txt";
+  std::string command =
+      env + " '" + binary + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  int raw = std::system(command.c_str());
+  SeparateOutputs result;
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  result.out = readTextFile(out);
+  result.err = readTextFile(err);
   return result;
 }
 

@@ -2,12 +2,12 @@
 // name only, so two definitions whose variables differ in range compare equal as expressions.
 // These helpers spell the ranges out as text so tests can compare them: the declarations of a
 // definition, and every variable occurrence in its types, size arguments and strides, so that
-// a test can check that each use of a declared name carries the declared range.
+// a test can check that each use of a declared name carries the declared range (the
+// occurrences come from variableOccurrences in ir/expr.h).
 //
 // Header-only (tests/support has no library).
 #pragma once
 
-#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,44 +30,6 @@ inline std::string describeSizeDeclarations(const Definition& definition) {
     text += (text.empty() ? "" : "; ") + describeRange(size);
   }
   return text;
-}
-
-// Every variable occurrence in the definition: param types (the definition's and lambdas'),
-// the declared result type, size arguments and reorder strides. User functions are not
-// entered: they are declared outside the definition, so its declarations do not reach them.
-inline std::vector<Arith> variableOccurrences(const Definition& definition) {
-  std::vector<Arith> found;
-  auto addArith = [&](const Arith& arith) {
-    for (const Arith& variable : arith.vars()) found.push_back(variable);
-  };
-  auto addType = [&](const Type& type) {
-    if (!type.isNull()) {
-      for (const Arith& variable : typeVars(type)) found.push_back(variable);
-    }
-  };
-  std::function<void(const Expr&)> walk = [&](const Expr& e) {
-    switch (e.kind()) {
-      case ExprKind::Param:
-        addType(e.paramType());
-        return;
-      case ExprKind::Literal:
-      case ExprKind::UserFun:
-        return;
-      case ExprKind::Lambda:
-        for (const Expr& param : e.params()) addType(param.paramType());
-        walk(e.body());
-        return;
-      case ExprKind::Prim:
-        for (const Arith& nat : e.nats()) addArith(nat);
-        if (e.primInfo().hasIndexFunction()) addArith(e.attribute().stride);
-        for (const Expr& f : e.funs()) walk(f);
-        for (const Expr& a : e.args()) walk(a);
-        return;
-    }
-  };
-  walk(definition.function);
-  addType(definition.declaredType);
-  return found;
 }
 
 // The distinct ranges of all variable occurrences, sorted, joined by "; " (a name with two

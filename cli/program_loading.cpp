@@ -1,0 +1,87 @@
+#include "cli/program_loading.h"
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+
+#include "ir/type.h"
+
+namespace weft::cli {
+
+const Definition& chooseFunctionDefinition(const Program& program, const std::string& file,
+                                           const std::string& name, const std::string& verb) {
+  if (program.definitions.empty()) {
+    throw std::runtime_error(file + ": no definition to " + verb + " (the file has no `def`)");
+  }
+  const Definition* chosen = name.empty() ? &program.definitions.back() : nullptr;
+  if (!chosen) {
+    for (const Definition& definition : program.definitions) {
+      if (definition.name != name) continue;
+      if (chosen) {
+        throw std::runtime_error(file + ": definition '" + name +
+                                 "' is ambiguous (defined more than once)");
+      }
+      chosen = &definition;
+    }
+  }
+  if (!chosen) {
+    std::string names;
+    for (const Definition& d : program.definitions) names += (names.empty() ? "" : ", ") + d.name;
+    throw std::runtime_error(file + ": no definition named '" + name +
+                             "'; the file defines: " + names);
+  }
+  if (chosen->function.isNull() || !chosen->function.isLambda()) {
+    throw std::runtime_error(file + ": definition '" + chosen->name + "' is not a function");
+  }
+  return *chosen;
+}
+
+std::set<std::string> mentionedSizeNames(const Definition& definition) {
+  std::set<std::string> names;
+  auto addType = [&](const Type& type) {
+    if (type.isNull()) return;
+    for (const Arith& variable : typeVars(type)) names.insert(variable.varName());
+  };
+  auto addArith = [&](const Arith& arith) {
+    for (const Arith& variable : arith.vars()) names.insert(variable.varName());
+  };
+  forEachNode(definition.function, [&](const Expr& node) {
+    if (node.isParam()) addType(node.paramType());
+    if (node.isPrim()) {
+      for (const Arith& nat : node.nats()) addArith(nat);
+      if (node.primInfo().hasIndexFunction()) addArith(node.attribute().stride);
+    }
+  });
+  return names;
+}
+
+ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
+                              const std::set<std::string>& known) {
+  ArithBinding sizes;
+  for (const std::string& text : options) {
+    size_t equals = text.find('=');
+    std::string name = text.substr(0, equals);
+    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (name.empty() || number.empty() || used != number.size()) {
+      throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
+    }
+    if (!known.count(name)) {
+      std::string list;
+      for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;
+      throw std::runtime_error("--size " + text + ": '" + definition.name +
+                               "' has no size variable " + name +
+                               (list.empty() ? " (it has none)" : " (it has: " + list + ")"));
+    }
+    sizes[name] = value;
+  }
+  return sizes;
+}
+
+}  // namespace weft::cli
