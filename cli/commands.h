@@ -11,5 +11,6 @@ void registerCheck(CLI::App& app);  // weft check FILE
 void registerRun(CLI::App& app);    // weft run FILE --in ... --out ...
 void registerDevices(CLI::App& app);  // weft devices [--json]
 void registerCompile(CLI::App& app);  // weft compile FILE [-o out.cl] [--size N=..]
+void registerRewrite(CLI::App& app);  // weft rules; weft rewrite FILE --list | --apply R@POS
 
 }  // namespace weft::cli

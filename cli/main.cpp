@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   weft::cli::registerRun(app);
   weft::cli::registerDevices(app);
   weft::cli::registerCompile(app);
+  weft::cli::registerRewrite(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

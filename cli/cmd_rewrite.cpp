@@ -1,0 +1,187 @@
+// `weft rules` lists the rewrite rules (name, family, notation, factors); `weft rewrite FILE
+// [--def NAME] --list` shows every rule@position where a rule applies with a preview of the
+// matched node, and `--apply NAME@POS[:factor=value,...]` (repeatable, applied in order) prints
+// the rewritten program and the tuning variables the rules created with their ranges.
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "rewrite/engine.h"
+#include "rewrite/library.h"
+
+namespace weft::cli {
+
+namespace {
+
+struct RewriteOptions {
+  std::string file;
+  std::string definition;
+  bool list = false;
+  std::vector<std::string> applications;
+};
+
+// One line of at most `width` characters.
+std::string preview(const Expr& e, size_t width = 72) {
+  std::string text = printExpr(e);
+  std::string line;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == ' ' || c == '\t') {
+      space = !line.empty();
+      continue;
+    }
+    if (space) line += ' ';
+    space = false;
+    line += c;
+  }
+  if (line.size() > width) line = line.substr(0, width - 3) + "...";
+  return line;
+}
+
+struct ParsedApplication {
+  const rewrite::Rule* rule;
+  rewrite::Position position;
+  rewrite::RuleArguments arguments;
+};
+
+// NAME@POS[:factor=value,...]
+ParsedApplication parseApplication(const std::string& text) {
+  size_t at = text.find('@');
+  if (at == std::string::npos) {
+    throw std::runtime_error("--apply " + text + ": expected NAME@POS[:factor=value,...]");
+  }
+  std::string name = text.substr(0, at);
+  const rewrite::Rule* rule = rewrite::findRule(name);
+  if (!rule)
+    throw std::runtime_error("--apply " + text + ": no rule named '" + name + "' (see weft rules)");
+  std::string rest = text.substr(at + 1);
+  size_t colon = rest.find(':');
+  ParsedApplication parsed{rule, rewrite::parsePosition(rest.substr(0, colon)), {}};
+  if (colon == std::string::npos) return parsed;
+  std::string factors = rest.substr(colon + 1);
+  size_t start = 0;
+  while (start <= factors.size()) {
+    size_t comma = factors.find(',', start);
+    std::string item =
+        factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw std::runtime_error("--apply " + text + ": expected factor=value, found '" + item + "'");
+    }
+    std::string factor = item.substr(0, equals);
+    bool known = false;
+    for (const std::string& f : rule->factors) known = known || f == factor;
+    if (!known) {
+      std::string names;
+      for (const std::string& f : rule->factors) names += (names.empty() ? "" : ", ") + f;
+      throw std::runtime_error("--apply " + text + ": rule " + rule->name + " has no factor '" +
+                               factor + "'" +
+                               (names.empty() ? " (it takes none)" : " (it takes " + names + ")"));
+    }
+    parsed.arguments.push_back({factor, parseArith(item.substr(equals + 1))});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parsed;
+}
+
+std::string rangeText(const Arith& var) {
+  const std::optional<Arith>& hi = var.varHi();
+  return "[" + var.varLo().toString() + ", " + (hi ? hi->toString() + "]" : "inf)");
+}
+
+void runRewrite(const RewriteOptions& options) {
+  Program program = parseFile(options.file);
+  if (program.definitions.empty()) throw std::runtime_error(options.file + ": no definitions");
+  const Definition* selected = &program.definitions.back();
+  if (!options.definition.empty()) {
+    selected = program.findDefinition(options.definition);
+    if (!selected) {
+      throw std::runtime_error(options.file + ": no definition named '" + options.definition + "'");
+    }
+  }
+  if (options.list == !options.applications.empty()) {
+    throw std::runtime_error("weft rewrite: give either --list or one or more --apply");
+  }
+  if (options.list) {
+    const Expr& body = selected->function.body();
+    std::vector<rewrite::Match> matches = rewrite::findMatches(*selected, rewrite::ruleLibrary());
+    std::cout << "def " << selected->name << ": " << matches.size() << " rewrite"
+              << (matches.size() == 1 ? "" : "s") << "\n";
+    for (const rewrite::Match& match : matches) {
+      std::string where = match.rule->name + "@" + rewrite::positionToString(match.position);
+      std::cout << "  " << where << std::string(where.size() < 36 ? 36 - where.size() : 1, ' ')
+                << preview(rewrite::nodeAt(body, match.position)) << "\n";
+    }
+    return;
+  }
+  Definition current = *selected;
+  rewrite::RewriteContext context;
+  for (const std::string& text : options.applications) {
+    ParsedApplication step = parseApplication(text);
+    std::optional<Definition> next =
+        rewrite::applyAt(current, *step.rule, step.position, step.arguments, context);
+    if (!next) {
+      throw std::runtime_error(
+          "--apply " + text + ": rule " + step.rule->name + " does not match at " +
+          rewrite::positionToString(step.position) +
+          " (node: " + preview(rewrite::nodeAt(current.function.body(), step.position)) + ")");
+    }
+    current = std::move(*next);
+  }
+  Program result{program.userFuns, {current}};
+  std::cout << printProgram(result);
+  if (context.tuningVariables().empty()) {
+    std::cout << "// tuning variables: none\n";
+  } else {
+    std::cout << "// tuning variables:\n";
+    for (const Arith& v : context.tuningVariables()) {
+      std::cout << "//   " << v.varName() << " in " << rangeText(v) << "\n";
+    }
+  }
+}
+
+void runRules() {
+  for (const rewrite::Rule& rule : rewrite::ruleLibrary()) {
+    std::string factors;
+    for (const std::string& f : rule.factors) factors += (factors.empty() ? "" : ", ") + f;
+    std::cout << rule.name << "  [" << rewrite::ruleFamilyName(rule.family) << "]"
+              << (factors.empty() ? "" : "  factors: " + factors) << "\n    " << rule.notation
+              << "\n";
+  }
+}
+
+}  // namespace
+
+void registerRewrite(CLI::App& app) {
+  CLI::App* rules =
+      app.add_subcommand("rules", "List the rewrite rules: name, family, factors and notation.");
+  rules->callback([] { runRules(); });
+
+  auto options = std::make_shared<RewriteOptions>();
+  CLI::App* command = app.add_subcommand(
+      "rewrite",
+      "Show where rewrite rules apply in a definition (--list), or apply rules at positions\n"
+      "(--apply NAME@POS[:factor=value,...], repeatable, applied in order) and print the\n"
+      "rewritten program and the tuning variables created for factors that were not given.\n"
+      "A position is 'root' or dotted child indices (function arguments, then data arguments;\n"
+      "0 for a lambda's body) as printed by --list.");
+  command->add_option("FILE", options->file, "the program (.weft text format)")->required();
+  command->add_option("--def", options->definition, "the definition NAME (default: the last)")
+      ->type_name("NAME");
+  command->add_flag("--list", options->list, "list every rule@position where a rule applies");
+  command->add_option("--apply", options->applications, "apply NAME@POS[:factor=value,...]")
+      ->type_name("RULE@POS");
+  command->footer(
+      "Example:\n"
+      "  $ weft rewrite examples/dot.weft --list\n"
+      "  $ weft rewrite prog.weft --apply split-join@root:n=4 --apply map-to-mapglb@0.0:dim=0");
+  command->callback([options] { runRewrite(*options); });
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,25 @@
+// The rule library: every rewrite rule weft knows, by name.
+//
+// rules_basic.cpp provides fusion/fission, split-join, the layout identities and the lowering
+// rules; rules_algorithmic_2.cpp adds the further algorithmic rules (partial reduction,
+// map/reduce interchange, slide tiling, pad-for-tiling, vectorization, reorder-with-stride)
+// through addAlgorithmicRules2. Names are unique (ruleLibrary checks it once).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rewrite/rule.h"
+
+namespace weft::rewrite {
+
+// Every rule, in a fixed order (basic rules first). Built once; the references stay valid.
+const std::vector<Rule>& ruleLibrary();
+// The rule named `name`, or nullptr.
+const Rule* findRule(const std::string& name);
+
+// The rule groups the library is made of.
+void addBasicRules(std::vector<Rule>& rules);         // rules_basic.cpp
+void addAlgorithmicRules2(std::vector<Rule>& rules);  // rules_algorithmic_2.cpp
+
+}  // namespace weft::rewrite
