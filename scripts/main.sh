@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's main job: build weft (scripts/setup.sh), typecheck every
-# example program with `weft check`, then run examples/dot.weft in the
-# reference interpreter on two generated random vectors and print the result
-# next to NumPy's dot product for comparison. Inputs and outputs live in a
+# example program with `weft check`, run examples/dot.weft in the reference
+# interpreter and on OpenCL (PoCL unless a GPU is present), and run a
+# convolution layer on OpenCL and in the interpreter; every result is compared
+# with NumPy and a mismatch fails the job. Inputs and outputs live in a
 # temporary directory that is removed at exit.
 set -euo pipefail
 
@@ -53,3 +54,52 @@ ref = np.dot(a.astype(np.float64), b.astype(np.float64))
 print(f"[main] weft dot = {y.ravel().tolist()}  shape={y.shape} dtype={y.dtype}")
 print(f"[main] numpy dot = {ref:.6f}")
 ' "$tmp"
+
+# The same on OpenCL (the default device: the first GPU, else PoCL), then a convolution layer
+# (PyTorch conventions) default-lowered to OpenCL, compared with the interpreter and NumPy.
+echo "[main] weft devices"
+"$WEFT" devices
+echo "[main] weft run examples/dot.weft --backend opencl"
+"$WEFT" run examples/dot.weft --backend opencl --in "$tmp/a.npy" --in "$tmp/b.npy" --out "$tmp/y_cl.npy"
+
+LAYER="${WEFT_LAYER:-16,32,32,32,3,1,1}"
+echo "[main] convolution layer ${LAYER} (C,H,W,M,K,stride,pad) on OpenCL and in the interpreter"
+"$PY" -c '
+import sys, numpy as np
+d, spec = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
+C, H, W, M, K, s, p = spec
+rng = np.random.default_rng(2)
+np.save(f"{d}/x.npy", rng.standard_normal((C, H, W)).astype("<f4"))
+np.save(f"{d}/w.npy", rng.standard_normal((M, C, K, K)).astype("<f4"))
+np.save(f"{d}/bias.npy", rng.standard_normal(M).astype("<f4"))
+' "$tmp" "$LAYER"
+"$WEFT" run --layer "$LAYER" --backend opencl --in "$tmp/x.npy" --in "$tmp/w.npy" --in "$tmp/bias.npy" --out "$tmp/conv_cl.npy"
+"$WEFT" run --layer "$LAYER" --backend interp --in "$tmp/x.npy" --in "$tmp/w.npy" --in "$tmp/bias.npy" --out "$tmp/conv_interp.npy"
+
+"$PY" -c '
+import sys, numpy as np
+d, spec = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
+C, H, W, M, K, s, p = spec
+x, w, b = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("x", "w", "bias"))
+xp = np.pad(x, ((0, 0), (p, p), (p, p)))
+oh, ow = (H + 2 * p - K) // s + 1, (W + 2 * p - K) // s + 1
+ref = np.empty((M, oh, ow))
+for i in range(oh):
+    for j in range(ow):
+        win = xp[:, i * s:i * s + K, j * s:j * s + K]
+        ref[:, i, j] = np.tensordot(w, win, axes=([1, 2, 3], [0, 1, 2])) + b
+ok = True
+for name in ("y_cl", "conv_cl", "conv_interp"):
+    y = np.load(f"{d}/{name}.npy")
+    if name == "y_cl":
+        a, bb = np.load(f"{d}/a.npy"), np.load(f"{d}/b.npy")
+        err = abs(float(y.ravel()[0]) - float(np.dot(a.astype(np.float64), bb.astype(np.float64))))
+        print(f"[main] dot on OpenCL = {y.ravel()[0]:.6f} (error {err:.2e})")
+        ok &= err < 1e-3
+        continue
+    err = np.max(np.abs(y - ref) / (1 + np.abs(ref)))
+    print(f"[main] {name}: shape {y.shape}, max relative error vs NumPy {err:.2e}")
+    ok &= bool(err < 1e-4)
+print("[main] all results agree" if ok else "[main] MISMATCH")
+sys.exit(0 if ok else 1)
+' "$tmp" "$LAYER"
