@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/strategies.h"
 
 namespace weft::cli {
 
@@ -23,6 +24,7 @@ struct RewriteOptions {
   std::string definition;
   bool list = false;
   std::vector<std::string> applications;
+  std::string strategy;  // NAME[:factor=value,...]
 };
 
 // One line of at most `width` characters.
@@ -90,6 +92,46 @@ ParsedApplication parseApplication(const std::string& text) {
   return parsed;
 }
 
+// --strategy NAME[:factor=value,...]: the named strategy of rewrite/strategies.h.
+Definition runStrategy(const std::string& text, const Definition& definition,
+                       rewrite::RewriteContext& context) {
+  size_t colon = text.find(':');
+  std::string name = text.substr(0, colon);
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
+  if (!strategy) {
+    throw std::runtime_error("--strategy " + text + ": no strategy named '" + name +
+                             "' (see weft rules)");
+  }
+  rewrite::RuleArguments arguments;
+  if (colon != std::string::npos) {
+    std::string factors = text.substr(colon + 1);
+    size_t start = 0;
+    while (start <= factors.size()) {
+      size_t comma = factors.find(',', start);
+      std::string item =
+          factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      size_t equals = item.find('=');
+      std::string factor = equals == std::string::npos ? item : item.substr(0, equals);
+      bool known = false;
+      for (const std::string& f : strategy->factors) known = known || f == factor;
+      if (equals == std::string::npos || equals == 0 || !known) {
+        std::string names;
+        for (const std::string& f : strategy->factors) names += (names.empty() ? "" : ", ") + f;
+        throw std::runtime_error("--strategy " + text + ": expected factor=value with a factor of " +
+                                 names + ", found '" + item + "'");
+      }
+      arguments.push_back({factor, parseArith(item.substr(equals + 1))});
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  rewrite::StrategyResult result = strategy->make(arguments)(definition, context);
+  if (!result.success()) {
+    throw std::runtime_error("--strategy " + text + " failed: " + result.failure);
+  }
+  return *result.definition;
+}
+
 std::string rangeText(const Arith& var) {
   const std::optional<Arith>& hi = var.varHi();
   return "[" + var.varLo().toString() + ", " + (hi ? hi->toString() + "]" : "inf)");
@@ -105,8 +147,10 @@ void runRewrite(const RewriteOptions& options) {
       throw std::runtime_error(options.file + ": no definition named '" + options.definition + "'");
     }
   }
-  if (options.list == !options.applications.empty()) {
-    throw std::runtime_error("weft rewrite: give either --list or one or more --apply");
+  bool transforms = !options.applications.empty() || !options.strategy.empty();
+  if (options.list == transforms) {
+    throw std::runtime_error(
+        "weft rewrite: give either --list or one or more --apply (and/or --strategy)");
   }
   if (options.list) {
     const Expr& body = selected->function.body();
@@ -122,6 +166,7 @@ void runRewrite(const RewriteOptions& options) {
   }
   Definition current = *selected;
   rewrite::RewriteContext context;
+  if (!options.strategy.empty()) current = runStrategy(options.strategy, current, context);
   for (const std::string& text : options.applications) {
     ParsedApplication step = parseApplication(text);
     std::optional<Definition> next =
@@ -154,6 +199,13 @@ void runRules() {
               << (factors.empty() ? "" : "  factors: " + factors) << "\n    " << rule.notation
               << "\n";
   }
+  std::cout << "\nstrategies (weft rewrite FILE --strategy NAME[:factor=value,...]):\n";
+  for (const rewrite::NamedStrategy& strategy : rewrite::strategyLibrary()) {
+    std::string factors;
+    for (const std::string& f : strategy.factors) factors += (factors.empty() ? "" : ", ") + f;
+    std::cout << strategy.name << (factors.empty() ? "" : "  factors: " + factors) << "\n    "
+              << strategy.description << "\n";
+  }
 }
 
 }  // namespace
@@ -177,6 +229,9 @@ void registerRewrite(CLI::App& app) {
   command->add_flag("--list", options->list, "list every rule@position where a rule applies");
   command->add_option("--apply", options->applications, "apply NAME@POS[:factor=value,...]")
       ->type_name("RULE@POS");
+  command->add_option("--strategy", options->strategy,
+                      "apply a named strategy first (see weft rules), NAME[:factor=value,...]")
+      ->type_name("NAME");
   command->footer(
       "Example:\n"
       "  $ weft rewrite examples/dot.weft --list\n"

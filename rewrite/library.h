@@ -21,5 +21,6 @@ const Rule* findRule(const std::string& name);
 // The rule groups the library is made of.
 void addBasicRules(std::vector<Rule>& rules);         // rules_basic.cpp
 void addAlgorithmicRules2(std::vector<Rule>& rules);  // rules_algorithmic_2.cpp
+void addAddressSpaceRules(std::vector<Rule>& rules);  // rules_address_space.cpp
 
 }  // namespace weft::rewrite

@@ -329,6 +329,7 @@ const std::vector<Rule>& ruleLibrary() {
     std::vector<Rule> all;
     addBasicRules(all);
     addAlgorithmicRules2(all);
+    addAddressSpaceRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {
