@@ -83,6 +83,20 @@ std::string countWord(size_t n) {
   return n < 7 ? words[n] : std::to_string(n);
 }
 
+// The words for one letter of a primitive's argument layout (see ir/primitives.def).
+const char* layoutWord(char letter) {
+  switch (letter) {
+    case 'n': return "a size";
+    case 'b': return "a boundary";
+    case 'i': return "an index function";
+    case 'f': return "a function";
+    case 'd': return "an array";
+    case '+': return "one or more further arguments";
+    case '*': return "any further arguments";
+  }
+  return "an argument";
+}
+
 // A primitive's argument layout in words, e.g. "a size and an array".
 std::string describeLayout(Op op) {
   const PrimInfo& info = primInfo(op);
@@ -132,31 +146,7 @@ std::string describeLayout(Op op) {
     return n == 1 ? "one operand" : countWord(n) + " operands";
   }
   std::vector<std::string> words;
-  for (const char* c = info.layout; *c; ++c) {
-    switch (*c) {
-      case 'n':
-        words.push_back("a size");
-        break;
-      case 'b':
-        words.push_back("a boundary");
-        break;
-      case 'i':
-        words.push_back("an index function");
-        break;
-      case 'f':
-        words.push_back("a function");
-        break;
-      case 'd':
-        words.push_back("an array");
-        break;
-      case '+':
-        words.push_back("one or more further arguments");
-        break;
-      case '*':
-        words.push_back("any further arguments");
-        break;
-    }
-  }
+  for (const char* c = info.layout; *c; ++c) words.push_back(layoutWord(*c));
   return joinWords(words);
 }
 
@@ -164,22 +154,7 @@ std::string describeLayout(Op op) {
 std::string describeLeading(const std::string& layout) {
   std::vector<std::string> words;
   for (char c : layout) {
-    switch (c) {
-      case 'n':
-        words.push_back("a size");
-        break;
-      case 'b':
-        words.push_back("a boundary");
-        break;
-      case 'i':
-        words.push_back("an index function");
-        break;
-      case 'f':
-        words.push_back("a function");
-        break;
-      default:
-        break;
-    }
+    if (c != 'd' && c != '+' && c != '*') words.push_back(layoutWord(c));
   }
   if (words.empty()) return "no arguments";
   return joinWords(words);
