@@ -21,18 +21,16 @@
 #include "rewrite/library.h"
 #include "tests/support/random_program.h"
 #include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
 using namespace weft::rewrite;
 using weft::testing::RandomProgramGenerator;
 using weft::testing::RandomProgramOptions;
+using weft::testing::uniformInt;
 
 namespace {
-
-int uniformInt(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
 
 // A parallel map `op` over the rows of the input whose function is a random program.
 Definition rowProgram(Op op, std::mt19937_64& rng) {
@@ -67,57 +65,22 @@ bool checkOnce(const Rule& rule, const Definition& definition, std::mt19937_64& 
   std::vector<Match> matches = findMatches(definition, {rule});
   if (matches.empty()) return false;
   const Match& match = matches[static_cast<size_t>(uniformInt(rng, 0, int(matches.size()) - 1))];
-  ArithBinding sizes;
-  std::vector<Type> inputTypes;
-  for (const Expr& param : definition.function.params()) {
-    inputTypes.push_back(param.paramType());
-    for (const Arith& v : typeVars(param.paramType())) {
-      if (!sizes.count(v.varName())) sizes[v.varName()] = uniformInt(rng, 1, 4);
-    }
-  }
+  weft::testing::InputSizes inputs = weft::testing::randomInputSizes(definition, rng);
   RewriteContext context;
   std::optional<Definition> rewritten = applyAt(definition, rule, match.position, {}, context);
   RC_ASSERT(rewritten.has_value());
   RC_ASSERT(context.tuningVariables().empty());
-  std::vector<Value> inputs;
-  for (const Type& t : inputTypes) inputs.push_back(weft::testing::randomValue(t, sizes, rng));
-  Value expected;
-  try {
-    expected = interpret(definition, inputs, sizes);
-  } catch (const InterpError&) {
-    return false;
-  }
-  Value actual = interpret(*rewritten, inputs, sizes);
-  bool equal = expected == actual || approximatelyEqual(expected, actual, 1e-6, 0);
-  if (!equal) {
-    RC_LOG() << "rule " << rule.name << " at " << positionToString(match.position) << "\n"
-             << printDefinition(definition) << "\n=>\n"
-             << printDefinition(*rewritten) << "\nexpected " << expected.toString() << "\nactual   "
-             << actual.toString() << "\n";
-  }
-  RC_ASSERT(equal);
-  return true;
+  // Only -0/+0 may differ: the copies compute nothing.
+  return weft::testing::sameResults(rule, match.position, definition, *rewritten, inputs,
+                                    inputs.sizes, 1e-6, 0.0, rng);
 }
 
 void checkRule(const std::string& name) {
   const Rule* rule = findRule(name);
   REQUIRE_MESSAGE(rule != nullptr, name);
   CHECK(rule->family == RuleFamily::AddressSpace);
-  int applied = 0;
-  int cases = 0;
-  bool ok = rc::check(name + " preserves the interpreter's result", [&] {
-    std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
-    ++cases;
-    for (int attempt = 0; attempt < 40; ++attempt) {
-      if (checkOnce(*rule, makeProgram(name, rng), rng)) {
-        ++applied;
-        return;
-      }
-    }
-  });
-  CHECK(ok);
-  MESSAGE(name << ": applied and checked in " << applied << " of " << cases << " cases");
-  CHECK(applied >= 50);
+  weft::testing::checkRuleOverRandomPrograms(
+      name, [&](std::mt19937_64& rng) { return checkOnce(*rule, makeProgram(name, rng), rng); });
 }
 
 // A definition from text, type-checked by the parser's caller.

@@ -24,18 +24,16 @@
 #include "rewrite/library.h"
 #include "tests/support/random_program.h"
 #include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
 using namespace weft::rewrite;
 using weft::testing::RandomProgramGenerator;
 using weft::testing::RandomProgramOptions;
+using weft::testing::uniformInt;
 
 namespace {
-
-int uniformInt(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
 
 bool containsFloat(const Type& t) {
   switch (t.kind()) {
@@ -136,10 +134,6 @@ Definition makeProgram(const std::string& rule, std::mt19937_64& rng) {
   return Definition{"f", Expr::lambda({typedInput}, body), Type(), {}};
 }
 
-struct Outcome {
-  bool applied = false;
-};
-
 // Rewrites `definition` with `rule` at a random matching position and compares results.
 // Returns false (nothing checked) when the rule does not apply or the original cannot run.
 bool checkOnce(const Rule& rule, const Definition& definition, std::mt19937_64& rng) {
@@ -148,14 +142,8 @@ bool checkOnce(const Rule& rule, const Definition& definition, std::mt19937_64& 
   const Match& match = matches[static_cast<size_t>(uniformInt(rng, 0, int(matches.size()) - 1))];
 
   // Sizes of the inputs, each in [1, 4].
-  ArithBinding sizes;
-  std::vector<Type> inputTypes;
-  for (const Expr& param : definition.function.params()) {
-    inputTypes.push_back(param.paramType());
-    for (const Arith& v : typeVars(param.paramType())) {
-      if (!sizes.count(v.varName())) sizes[v.varName()] = uniformInt(rng, 1, 4);
-    }
-  }
+  weft::testing::InputSizes inputs = weft::testing::randomInputSizes(definition, rng);
+  const ArithBinding& sizes = inputs.sizes;
 
   // Factors.
   RuleArguments arguments;
@@ -193,49 +181,17 @@ bool checkOnce(const Rule& rule, const Definition& definition, std::mt19937_64& 
     tuned[context.tuningVariables()[0].varName()] = *chunkForTuning;
   }
 
-  std::vector<Value> inputs;
-  for (const Type& t : inputTypes) inputs.push_back(weft::testing::randomValue(t, sizes, rng));
-  Value expected;
-  try {
-    expected = interpret(definition, inputs, sizes);
-  } catch (const InterpError&) {
-    return false;
-  }
-  Value actual = interpret(*rewritten, inputs, tuned);
   Type resultType = typecheck(definition).type;
-  bool equal = containsFloat(resultType) ? approximatelyEqual(expected, actual, 1e-4, 1e-4)
-                                         : expected == actual;
-  if (!equal) {
-    RC_LOG() << "rule " << rule.name << " at " << positionToString(match.position) << "\n"
-             << printDefinition(definition) << "\n=>\n"
-             << printDefinition(*rewritten) << "\nexpected " << expected.toString() << "\nactual   "
-             << actual.toString() << "\n";
-  }
-  RC_ASSERT(equal);
-  return true;
+  double tolerance = containsFloat(resultType) ? 1e-4 : 0.0;
+  return weft::testing::sameResults(rule, match.position, definition, *rewritten, inputs, tuned,
+                                    tolerance, tolerance, rng);
 }
 
 void checkRule(const std::string& name) {
   const Rule* rule = findRule(name);
   REQUIRE_MESSAGE(rule != nullptr, name);
-  int applied = 0;
-  int cases = 0;
-  bool ok = rc::check(name + " preserves the interpreter's result", [&] {
-    uint64_t seed = *rc::gen::arbitrary<uint64_t>();
-    std::mt19937_64 rng(seed);
-    ++cases;
-    // Up to 40 programs until one where the rule applies.
-    for (int attempt = 0; attempt < 40; ++attempt) {
-      Definition definition = makeProgram(name, rng);
-      if (checkOnce(*rule, definition, rng)) {
-        ++applied;
-        return;
-      }
-    }
-  });
-  CHECK(ok);
-  MESSAGE(name << ": applied and checked in " << applied << " of " << cases << " cases");
-  CHECK(applied >= 50);
+  weft::testing::checkRuleOverRandomPrograms(
+      name, [&](std::mt19937_64& rng) { return checkOnce(*rule, makeProgram(name, rng), rng); });
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 #include "ir/expr.h"
 #include "ir/parser.h"
 #include "typecheck/typecheck.h"
+#include "tests/support/prim_shorthand.h"
 
 using namespace weft;
+using namespace weft::testing::shorthand;
 
 namespace {
 
@@ -20,18 +22,6 @@ const Type B = Type::boolType();
 const Type F4 = Type::vector(ScalarKind::Float, 4);
 const Type F8 = Type::vector(ScalarKind::Float, 8);
 
-Type arr(const Type& element, const Arith& length) { return Type::array(element, length); }
-Expr call(Op op, std::vector<Expr> args) { return Expr::prim(op, {}, {}, std::move(args)); }
-Expr callN(Op op, std::vector<Arith> nats, std::vector<Expr> args) {
-  return Expr::prim(op, std::move(nats), {}, std::move(args));
-}
-Expr callF(Op op, Expr fun, std::vector<Expr> args, std::vector<Arith> nats = {}) {
-  return Expr::prim(op, std::move(nats), {std::move(fun)}, std::move(args));
-}
-Expr lam(const std::string& name, const std::function<Expr(Expr)>& body) {
-  Expr p = Expr::param(name);
-  return Expr::lambda({p}, body(p));
-}
 Expr identity() {
   return lam("x", [](Expr x) { return x; });
 }
