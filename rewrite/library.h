@@ -22,5 +22,8 @@ const Rule* findRule(const std::string& name);
 void addBasicRules(std::vector<Rule>& rules);         // rules_basic.cpp
 void addAlgorithmicRules2(std::vector<Rule>& rules);  // rules_algorithmic_2.cpp
 void addAddressSpaceRules(std::vector<Rule>& rules);  // rules_address_space.cpp
+void addInterchangeRules(std::vector<Rule>& rules);   // rules_interchange.cpp
+void addConvolutionRules(std::vector<Rule>& rules);   // rules_convolution.cpp
+void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
 
 }  // namespace weft::rewrite

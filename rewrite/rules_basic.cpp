@@ -330,6 +330,9 @@ const std::vector<Rule>& ruleLibrary() {
     addBasicRules(all);
     addAlgorithmicRules2(all);
     addAddressSpaceRules(all);
+    addInterchangeRules(all);
+    addConvolutionRules(all);
+    addBlockingRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {
