@@ -221,10 +221,14 @@ class Checker {
     return type;
   }
 
-  // Records a node's type; a node reached again must have the same type.
+  // Records a node's type; a node reached again must have the same type. Lengths that are equal
+  // only under the program's constraints (a rewrite's join(split(κ, x)) has length n - n % κ
+  // where x has n, equal when κ divides n) are recorded as Equal constraints.
   void record(const Expr& e, const Type& type) {
     auto [it, inserted] = result.types.emplace(e.node(), type);
-    if (!inserted && it->second != type) {
+    if (!inserted && it->second != type &&
+        !matchType(it->second, type, describeNode(e), locOf(e),
+                   "a shared node must have one type")) {
       throw TypeError(locOf(e), describeNode(e) +
                                     ": this node is shared at two different "
                                     "types, " +
