@@ -48,10 +48,21 @@ struct RunOptions {
 };
 
 // The opencl backend: default lowering, code generation, a run on the chosen device.
-// Returns the result and sets `where` to a description of the time taken.
+// Returns the result and sets `where` to a description of the time taken. Kernels are generated
+// with symbolic sizes (passed as arguments); a program that needs constants (an unrolled loop
+// over a symbolic length, a private array of symbolic size) is generated again with every size
+// of this run fixed.
 Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs,
                   const ArithBinding& sizes, const RunOptions& options, std::string& where) {
-  CompiledProgram compiled = generateOpenCL(lowerDefault(definition));
+  Definition lowLevel = lowerDefault(definition);
+  CompiledProgram compiled;
+  try {
+    compiled = generateOpenCL(lowLevel);
+  } catch (const CodegenError&) {
+    CodegenOptions specialized;
+    specialized.specialize = sizes;
+    compiled = generateOpenCL(lowLevel, specialized);
+  }
   host::Context context(host::selectDevice(options.device));
   host::RunResult run = host::runProgram(context, compiled, inputs, sizes);
   char elapsed[160];

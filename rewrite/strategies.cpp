@@ -27,6 +27,8 @@
 // nest) computes the stencil from it: correct, but not the LIFT tiled stencil.
 #include "rewrite/strategies.h"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "rewrite/engine.h"
@@ -92,6 +94,145 @@ Strategy stencilTiledLocal(const RuleArguments& arguments) {
   };
 }
 
+
+// ---- conv-direct ----
+
+bool containsOp(const Expr& e, Op op) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isPrim(op)) found = true;
+  });
+  return found;
+}
+
+// A map whose function's parameter is named `name` (the binders the blocking rules create:
+// tileRow, tile, kernelGroup, windowGroup, chunk) that computes (holds a reduce): the
+// rearranging maps of the result reuse some of those names.
+NodePredicate mapOver(const std::string& name) {
+  return [name](const Expr& node) {
+    if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
+    const std::string& p = node.funs()[0].params()[0].paramName();
+    return p == name && containsOp(node.funs()[0], Op::Reduce);
+  };
+}
+
+// A high-level map nest of `depth` levels that copies its input (map(e -> map(.. id ..), x),
+// as the materialize rule makes).
+bool isCopyNest(const Expr& node, int depth) {
+  if (depth == 0) return node.isPrim(Op::Id);
+  if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
+  const Expr& f = node.funs()[0];
+  const Expr& body = f.body();
+  if (depth == 1) return body.isPrim(Op::Id) && body.args()[0].isParam();
+  return isCopyNest(body, depth - 1) && body.args()[0].isParam() &&
+         body.args()[0].paramId() == f.params()[0].paramId();
+}
+NodePredicate copyNest(int depth) {
+  return [depth](const Expr& node) { return isCopyNest(node, depth); };
+}
+
+// The value of an optional factor, or nullopt.
+std::optional<Arith> factorValue(const RuleArguments& arguments, const std::string& name) {
+  for (const auto& [n, value] : arguments) {
+    if (n == name) return value;
+  }
+  return std::nullopt;
+}
+
+Strategy convDirect(const RuleArguments& arguments) {
+  static const std::vector<std::string> known = {"theta", "rho",   "kappa", "sigma",
+                                                 "omega", "coalesce", "v", "unroll"};
+  for (const auto& [name, value] : arguments) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument("conv-direct takes theta, rho, kappa, sigma, omega, coalesce, "
+                                  "v and unroll, not " + name);
+    }
+  }
+  auto given = [&](const std::string& name) {
+    RuleArguments out;
+    if (auto value = factorValue(arguments, name)) out.push_back({name, *value});
+    return out;
+  };
+  // v and unroll choose the program's structure (vector types have constant widths), so they
+  // must be given as numbers; the explorer enumerates them.
+  auto structural = [&](const std::string& name, int64_t absent) -> int64_t {
+    std::optional<Arith> value = factorValue(arguments, name);
+    if (!value) return absent;
+    if (!value->constant()) {
+      throw std::invalid_argument("conv-direct: " + name + " must be a number");
+    }
+    return *value->constant();
+  };
+  const int64_t vectorWidth = structural("v", 1);
+  const int64_t unroll = structural("unroll", 0);
+  RuleArguments kappaSigma = given("kappa");
+  for (auto& a : given("sigma")) kappaSigma.push_back(a);
+  RuleArguments omegaCoalesce = given("omega");
+  for (auto& a : given("coalesce")) omegaCoalesce.push_back(a);
+  std::optional<Arith> theta = factorValue(arguments, "theta");
+
+  return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    // One tile size θ for both dimensions (paper Table 2).
+    Arith tileSize = theta ? *theta : context.freshTuning("theta", Arith(1), std::nullopt);
+    RuleArguments tiling = {{"theta1", tileSize}, {"theta2", tileSize}};
+    auto computing = [](const Expr& node) { return containsOp(node, Op::Reduce); };
+    // The map over a tile's windows (the deepest map that computes, over a layout).
+    auto windowsOfTile = [](const Expr& node) {
+      return node.isPrim(Op::Map) && containsOp(node.funs()[0], Op::Reduce) &&
+             !containsOp(node.args()[0], Op::Reduce) && node.args()[0].isPrim(Op::Map);
+    };
+    std::vector<Strategy> steps = {
+        // 4.2.1 optimisation padding ρ, so that tiles cover the padded input exactly.
+        topDown(rule("pad-for-tiling-2d"), given("rho")),
+        topDown(rule("map2d-crop2d-interchange")),
+        // 3.4.1 overlapped tiles θ × θ with the convolution moved into them.
+        topDown(rule("map2d-slide-tiling"), tiling),
+        // The windows of a tile as one list (so that σ groups windows across rows).
+        bottomUpWhere(rule("map-flatten"), windowsOfTile),
+        // Per window: the map over kernels, separated from the join of its results.
+        bottomUpWhere(rule("map-fission-deep"), computing),
+        // 4.2.2 kernel groups κ × window groups σ.
+        bottomUp(rule("map-map-blocking"), kappaSigma),
+        // 4.2.2-4.2.3 chunks of ω (coalesced or not), partial sums and their final sum.
+        topDown(rule("chunked-reduce"), omegaCoalesce),
+        // Separate the kernels: partial convolution, final reduction, rearrangement.
+        repeat(bottomUp(rule("map-fission-deep")), 64),
+    };
+    if (vectorWidth > 1) {
+      steps.push_back(topDown(rule("vectorize-dot"), {{"v", Arith(vectorWidth)}}));
+    }
+    // Table 1: work-groups over tiles (dims 2, 1) and kernel groups (dim 0), work-items over
+    // window groups (dim 1) and chunks (dim 0).
+    auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
+    steps.push_back(topDownWhere(rule("map-to-mapwrg"), mapOver("tileRow"), dim(2)));
+    steps.push_back(topDownWhere(rule("map-to-mapwrg"), mapOver("tile"), dim(1)));
+    steps.push_back(topDownWhere(rule("map-to-mapwrg"), mapOver("kernelGroup"), dim(0)));
+    steps.push_back(topDownWhere(rule("map-to-maplcl"), mapOver("windowGroup"), dim(1)));
+    steps.push_back(topDownWhere(rule("map-to-maplcl"), mapOver("chunk"), dim(0)));
+    // 4.2.1 and 4.2.4: the padded input and the cropped result are copied by kernels of
+    // their own (the partial convolution reads the padded copy; the crop cannot be written
+    // through).
+    steps.push_back(topDownWhere(rule("materialize"), [](const Expr& n) { return n.isPrim(Op::Crop); }));
+    steps.push_back(topDownWhere(rule("materialize"), [](const Expr& n) {
+      // pad2D's expansion: transpose(map(col -> pad(..), transpose(map(row -> pad(..), x))))
+      return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
+             n.args()[0].funs()[0].isLambda() && n.args()[0].funs()[0].body().isPrim(Op::Pad);
+    }));
+    // The copies run as kernels: mapGlb(1) over rows, mapGlb(0) over pixels, mapSeq over
+    // channels (as Listing 4's pad kernel).
+    steps.push_back(repeat(topDownWhere(rule("map-to-mapglb"), copyNest(3), dim(1)), 4));
+    steps.push_back(repeat(topDownWhere(rule("map-to-mapglb"), copyNest(2), dim(0)), 4));
+    steps.push_back(repeat(topDownWhere(rule("map-to-mapseq"), copyNest(1)), 4));
+    // Each stage (pad, partial convolution, final reduction) bound by a let: a kernel each.
+    steps.push_back(repeat(topDown(rule("let-hoist")), 16));
+    if (unroll != 0) {
+      steps.push_back(repeat(topDown(rule("reduce-to-reduceseq-unroll")), 64));
+    }
+    Strategy all = identity();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) all = seq(*it, all);
+    return all(definition, context);
+  };
+}
 }  // namespace
 
 const std::vector<NamedStrategy>& strategyLibrary() {
@@ -103,6 +244,15 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "(the stencil function itself is not yet moved into the tiles)",
        {"theta1", "theta2"},
        stencilTiledLocal},
+      {"conv-direct",
+       "direct convolution (paper 4.2, Listing 3 to Listing 4): optimisation padding rho, "
+       "overlapped tiles theta, kernel groups kappa x window groups sigma, chunks omega of a "
+       "window (coalesced when coalesce = 1), float vectors of width v (given; 1 = none), "
+       "unrolled reductions when unroll = 1; kernels: partial convolution (mapWrg 2/1/0 over "
+       "tile rows, tiles, kernel groups; mapLcl 1/0 over window groups, chunks), final "
+       "reduction, rearrangement and crop",
+       {"theta", "rho", "kappa", "sigma", "omega", "coalesce", "v", "unroll"},
+       convDirect},
   };
   return strategies;
 }

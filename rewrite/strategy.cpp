@@ -29,10 +29,13 @@ std::vector<Position> byDepth(std::vector<Position> positions) {
 }
 
 Strategy traversal(const Rule& rule, RuleArguments arguments, const char* name,
-                   std::vector<Position> (*order)(std::vector<Position>)) {
-  return [rule, arguments = std::move(arguments), name, order](const Definition& definition,
-                                                               RewriteContext& context) {
-    for (const Position& position : order(allPositions(definition.function.body()))) {
+                   std::vector<Position> (*order)(std::vector<Position>),
+                   NodePredicate where = nullptr) {
+  return [rule, arguments = std::move(arguments), name, order, where](
+             const Definition& definition, RewriteContext& context) {
+    const Expr& body = definition.function.body();
+    for (const Position& position : order(allPositions(body))) {
+      if (where && !where(nodeAt(body, position))) continue;
       if (auto result = applyAt(definition, rule, position, arguments, context)) {
         return StrategyResult::ok(std::move(*result));
       }
@@ -111,6 +114,14 @@ Strategy topDown(const Rule& rule, RuleArguments arguments) {
 
 Strategy bottomUp(const Rule& rule, RuleArguments arguments) {
   return traversal(rule, std::move(arguments), "bottomUp", postOrder);
+}
+
+Strategy topDownWhere(const Rule& rule, NodePredicate where, RuleArguments arguments) {
+  return traversal(rule, std::move(arguments), "topDown", preOrder, std::move(where));
+}
+
+Strategy bottomUpWhere(const Rule& rule, NodePredicate where, RuleArguments arguments) {
+  return traversal(rule, std::move(arguments), "bottomUp", postOrder, std::move(where));
 }
 
 Strategy outermost(const Rule& rule, RuleArguments arguments) {

@@ -61,6 +61,11 @@ Strategy repeat(Strategy strategy, int limit);
 Strategy topDown(const Rule& rule, RuleArguments arguments = {});
 Strategy bottomUp(const Rule& rule, RuleArguments arguments = {});
 Strategy outermost(const Rule& rule, RuleArguments arguments = {});
+// The same traversals restricted to nodes for which `where` holds (e.g. "contains a reduce"),
+// so that a strategy can name the node a step is for without fixing its position.
+using NodePredicate = std::function<bool(const Expr& node)>;
+Strategy topDownWhere(const Rule& rule, NodePredicate where, RuleArguments arguments = {});
+Strategy bottomUpWhere(const Rule& rule, NodePredicate where, RuleArguments arguments = {});
 // Applies `rule` exactly at `position`; fails if it does not match there.
 Strategy atPosition(const Rule& rule, Position position, RuleArguments arguments = {});
 // Applies the rules (the first rule that matches, at its first top-down position) until none
