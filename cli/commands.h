@@ -12,5 +12,6 @@ void registerRun(CLI::App& app);    // weft run FILE --in ... --out ...
 void registerDevices(CLI::App& app);  // weft devices [--json]
 void registerCompile(CLI::App& app);  // weft compile FILE [-o out.cl] [--size N=..]
 void registerRewrite(CLI::App& app);  // weft rules; weft rewrite FILE --list | --apply R@POS
+void registerSpace(CLI::App& app);    // weft space FILE [--size N=..] [--samples K --seed S]
 
 }  // namespace weft::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   weft::cli::registerDevices(app);
   weft::cli::registerCompile(app);
   weft::cli::registerRewrite(app);
+  weft::cli::registerSpace(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,334 @@
+// Counting and sampling parameter spaces (explore/sampler.h): the parameter order, the
+// depth-first enumeration with C++ evaluation and Z3 pruning, exact sampling from enumerated
+// spaces and incremental sampling (uniform among extendable values per parameter) of larger
+// ones, and the independent re-check of every sample.
+#include "explore/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <stdexcept>
+
+namespace weft::explore {
+
+namespace {
+
+std::set<int> parametersOf(const ParameterSpace& space, const Constraint& c) {
+  std::set<int> out;
+  for (const Arith& v : c.vars()) {
+    int index = space.indexOf(v.varName());
+    if (index >= 0) out.insert(index);
+  }
+  return out;
+}
+
+}  // namespace
+
+Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
+    : space_(space), options_(options), solver_(std::make_unique<SpaceSolver>(space)) {
+  solver_->requireSatisfiable();
+  const size_t n = space.parameters.size();
+
+  // Links between parameters (sharing a constraint) and range dependencies.
+  std::vector<std::set<int>> linked(n);
+  std::vector<std::set<int>> before(n);  // parameters that must be decided earlier
+  std::vector<std::set<int>> constraintParams;
+  for (const SpaceConstraint& c : space.constraints) {
+    std::set<int> params = parametersOf(space, c.constraint);
+    for (int a : params) {
+      for (int b : params) {
+        if (a != b) linked[a].insert(b);
+      }
+    }
+    constraintParams.push_back(params);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Arith& v = space.parameters[i].variable;
+    std::vector<Arith> boundVars = v.varLo().vars();
+    if (v.varHi()) {
+      for (const Arith& b : v.varHi()->vars()) boundVars.push_back(b);
+    }
+    for (const Arith& b : boundVars) {
+      int index = space.indexOf(b.varName());
+      if (index >= 0 && index != static_cast<int>(i)) before[i].insert(index);
+    }
+  }
+  std::vector<bool> placed(n, false);
+  while (order_.size() < n) {
+    int best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (placed[i]) continue;
+      bool ready = std::all_of(before[i].begin(), before[i].end(), [&](int b) { return placed[b]; });
+      if (!ready) continue;
+      if (best < 0 || linked[i].size() < linked[best].size()) best = static_cast<int>(i);
+    }
+    if (best < 0) {  // a cycle of range dependencies: buildParameterSpace rejects those
+      for (size_t i = 0; i < n && best < 0; ++i) {
+        if (!placed[i]) best = static_cast<int>(i);
+      }
+    }
+    placed[best] = true;
+    order_.push_back(best);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    linked_.push_back(std::vector<int>(linked[i].begin(), linked[i].end()));
+  }
+
+  std::vector<size_t> levelOf(n);
+  for (size_t level = 0; level < n; ++level) levelOf[order_[level]] = level;
+  completedAt_.assign(std::max<size_t>(n, 1), {});
+  linkedBeyond_.assign(n, false);
+  for (size_t c = 0; c < constraintParams.size(); ++c) {
+    size_t first = n, last = 0;
+    for (int p : constraintParams[c]) {
+      first = std::min(first, levelOf[p]);
+      last = std::max(last, levelOf[p]);
+    }
+    if (constraintParams[c].empty()) first = last = 0;
+    completedAt_[last].push_back(c);
+    for (size_t level = first; level < last; ++level) linkedBeyond_[level] = true;
+  }
+  subtreeSize_.assign(n, 1);
+  for (size_t level = n; level-- > 1;) {
+    uint64_t size = space.parameters[order_[level]].domainSize();
+    uint64_t below = subtreeSize_[level];
+    subtreeSize_[level - 1] = (size != 0 && below > UINT64_MAX / size) ? UINT64_MAX : below * size;
+  }
+  for (size_t level = 0; level < n; ++level) {
+    const Parameter& p = space.parameters[order_[level]];
+    domainValues_.push_back(p.kind == DomainKind::Range ? std::vector<int64_t>{} : p.values());
+    ArithSubstitution sizes;
+    for (const auto& [name, value] : space.sizes) sizes[name] = Arith(value);
+    bounds_.push_back({substitute(p.variable.varLo(), sizes),
+                       p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi)});
+  }
+}
+
+Sampler::~Sampler() = default;
+
+Sampler::LevelDomain Sampler::domainAt(size_t level, const ArithBinding& binding) const {
+  const Parameter& p = space_.parameters[order_[level]];
+  int64_t lo = p.lo, hi = p.hi;
+  // Earlier levels bind every parameter the bounds mention (the order guarantees it); an
+  // unevaluable bound keeps the static one.
+  if (auto dynamicLo = tryEvaluate(bounds_[level].first, binding)) lo = std::max(lo, *dynamicLo);
+  if (auto dynamicHi = tryEvaluate(bounds_[level].second, binding)) hi = std::min(hi, *dynamicHi);
+  LevelDomain domain;
+  if (hi < lo) return domain;
+  if (p.kind == DomainKind::Range) {
+    domain.lo = lo;
+    domain.size = static_cast<uint64_t>(hi - lo) + 1;
+    return domain;
+  }
+  const std::vector<int64_t>& values = domainValues_[level];
+  auto begin = std::lower_bound(values.begin(), values.end(), lo);
+  auto end = std::upper_bound(values.begin(), values.end(), hi);
+  domain.first = static_cast<uint64_t>(begin - values.begin());
+  domain.size = end > begin ? static_cast<uint64_t>(end - begin) : 0;
+  return domain;
+}
+
+int64_t Sampler::valueAt(size_t level, const LevelDomain& domain, uint64_t index) const {
+  const Parameter& p = space_.parameters[order_[level]];
+  if (p.kind == DomainKind::Range) return domain.lo + static_cast<int64_t>(index);
+  return domainValues_[level][domain.first + index];
+}
+
+std::string Sampler::describeOrder() const {
+  std::string text;
+  for (size_t level = 0; level < order_.size(); ++level) {
+    int p = order_[level];
+    text += std::to_string(level + 1) + ". " + space_.parameters[p].name + " (linked with: ";
+    if (linked_[p].empty()) text += "none";
+    for (size_t i = 0; i < linked_[p].size(); ++i) {
+      text += (i ? ", " : "") + space_.parameters[linked_[p][i]].name;
+    }
+    text += ")\n";
+  }
+  return text;
+}
+
+bool Sampler::acceptableAt(size_t level, const ArithBinding& binding) const {
+  if (completedAt_.empty() || level >= completedAt_.size()) return true;
+  for (size_t c : completedAt_[level]) {
+    std::optional<bool> holds = space_.constraints[c].constraint.evaluate(binding);
+    if (!holds || !*holds) return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<int, int64_t>> Sampler::assignment(size_t level,
+                                                         const std::vector<int64_t>& values) const {
+  std::vector<std::pair<int, int64_t>> out;
+  for (size_t l = 0; l <= level; ++l) out.push_back({order_[l], values[order_[l]]});
+  return out;
+}
+
+bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
+                            uint64_t cap, SpaceCount& counted,
+                            std::vector<std::vector<int64_t>>* collect) {
+  const size_t n = order_.size();
+  if (level == n) {
+    if (n == 0 && !acceptableAt(0, binding)) return true;
+    ++counted.points;
+    if (collect) collect->push_back(values);
+    return counted.points <= cap;
+  }
+  const Parameter& p = space_.parameters[order_[level]];
+  const LevelDomain domain = domainAt(level, binding);
+  for (uint64_t index = 0; index < domain.size; ++index) {
+    if (++counted.nodesVisited > nodeBudget_) return false;
+    int64_t v = valueAt(level, domain, index);
+    values[order_[level]] = v;
+    binding[p.name] = v;
+    if (!acceptableAt(level, binding)) continue;
+    if (level + 1 < n && linkedBeyond_[level] && subtreeSize_[level] > options_.z3PruneAbove &&
+        !solver_->extendable(assignment(level, values))) {
+      continue;
+    }
+    if (!enumerateFrom(level + 1, values, binding, cap, counted, collect)) return false;
+  }
+  binding.erase(p.name);
+  return true;
+}
+
+SpaceCount Sampler::count(uint64_t cap) {
+  SpaceCount counted;
+  std::vector<int64_t> values(space_.parameters.size(), 0);
+  ArithBinding binding;
+  nodeBudget_ = options_.nodeBudget;
+  bool complete = enumerateFrom(0, values, binding, cap, counted, nullptr);
+  counted.exact = complete;
+  if (!complete && counted.points > cap) counted.points = cap;
+  return counted;
+}
+
+std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap) {
+  SpaceCount counted;
+  std::vector<std::vector<int64_t>> points;
+  std::vector<int64_t> values(space_.parameters.size(), 0);
+  ArithBinding binding;
+  nodeBudget_ = options_.nodeBudget;
+  if (!enumerateFrom(0, values, binding, cap, counted, &points)) return std::nullopt;
+  return points;
+}
+
+std::optional<std::vector<int64_t>> Sampler::drawOne(std::mt19937_64& rng, uint64_t& attempts) {
+  const size_t n = order_.size();
+  std::vector<int64_t> values(space_.parameters.size(), 0);
+  std::vector<int64_t> prefix;
+  ArithBinding binding;
+  for (size_t level = 0; level < n; ++level) {
+    const Parameter& p = space_.parameters[order_[level]];
+    LevelCache& cache = cache_[prefix];
+    const LevelDomain domain = domainAt(level, binding);
+    const uint64_t size = domain.size;
+    std::uniform_int_distribution<uint64_t> pick(0, size == 0 ? 0 : size - 1);
+    bool chosen = false;
+    while (!chosen) {
+      if (cache.knownBad >= size) {
+        // No value completes this prefix: strike the previous choice out and start again.
+        if (level > 0) {
+          std::vector<int64_t> parent(prefix.begin(), prefix.end() - 1);
+          LevelCache& above = cache_[parent];
+          auto [it, inserted] = above.extendable.insert({prefix.back(), false});
+          if (!inserted && it->second) {
+            it->second = false;
+            ++above.knownBad;
+          } else if (inserted) {
+            ++above.knownBad;
+          }
+        }
+        return std::nullopt;
+      }
+      int64_t v = valueAt(level, domain, pick(rng));
+      ++attempts;
+      auto known = cache.extendable.find(v);
+      if (known != cache.extendable.end()) {
+        chosen = known->second;
+        if (chosen) {
+          values[order_[level]] = v;
+          binding[p.name] = v;
+        }
+        continue;
+      }
+      values[order_[level]] = v;
+      binding[p.name] = v;
+      bool ok = acceptableAt(level, binding);
+      if (ok && level + 1 < n && linkedBeyond_[level]) {
+        ok = solver_->extendable(assignment(level, values));
+      }
+      cache.extendable[v] = ok;
+      if (!ok) ++cache.knownBad;
+      chosen = ok;
+    }
+    prefix.push_back(values[order_[level]]);
+  }
+  if (n == 0 && !acceptableAt(0, binding)) return std::nullopt;
+  return values;
+}
+
+void Sampler::recheck(const std::vector<int64_t>& values) const {
+  std::vector<std::string> violated = space_.violations(values);
+  if (violated.empty()) return;
+  std::string point;
+  for (size_t i = 0; i < values.size(); ++i) {
+    point += (i ? ", " : "") + space_.parameters[i].name + "=" + std::to_string(values[i]);
+  }
+  std::string message = "sampler bug: the solver accepted " + point + " but it violates:";
+  for (const std::string& v : violated) message += "\n  - " + v;
+  throw std::logic_error(message);
+}
+
+SampleSet Sampler::sample(size_t k, uint64_t seed) {
+  auto start = std::chrono::steady_clock::now();
+  const uint64_t checksBefore = solver_->checks();
+  SampleSet result;
+  std::mt19937_64 rng(seed);
+  std::optional<std::vector<std::vector<int64_t>>> all = enumerate(options_.enumerationCap);
+  if (all) {
+    result.method = "enumeration";
+    result.spaceSize = all->size();
+    std::vector<std::vector<int64_t>>& points = *all;
+    size_t take = std::min(k, points.size());
+    result.spaceSmallerThanRequested = k > points.size();
+    // A partial Fisher-Yates shuffle: the first `take` are a uniform sample without replacement.
+    for (size_t i = 0; i < take; ++i) {
+      std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
+      std::swap(points[i], points[pick(rng)]);
+    }
+    points.resize(take);
+    result.points = std::move(points);
+  } else {
+    result.method = "incremental";
+    std::set<std::vector<int64_t>> seen;
+    int duplicatesInARow = 0;
+    int deadEnds = 0;
+    uint64_t attempts = 0;
+    while (result.points.size() < k) {
+      std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
+      if (!point) {
+        if (++deadEnds > 1000 + static_cast<int>(10 * k)) {
+          throw std::logic_error("sampler: too many dead ends (Z3 answered unknown too often?)");
+        }
+        continue;
+      }
+      if (!seen.insert(*point).second) {
+        if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
+          result.duplicateLimitReached = true;
+          break;
+        }
+        continue;
+      }
+      duplicatesInARow = 0;
+      result.points.push_back(std::move(*point));
+    }
+  }
+  for (const std::vector<int64_t>& point : result.points) recheck(point);
+  result.solverChecks = solver_->checks() - checksBefore;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace weft::explore
