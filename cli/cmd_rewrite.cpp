@@ -179,6 +179,21 @@ void runRewrite(const RewriteOptions& options) {
     }
     current = std::move(*next);
   }
+  // Declare the tuning variables the result uses with their ranges, so that the printed program
+  // reads back with them (def f[0 <= rho1 <= H + 2*P, ...]).
+  std::vector<Arith> occurring = variableOccurrences(current);
+  for (const Arith& v : context.tuningVariables()) {
+    bool used = false, declared = false;
+    for (const Arith& o : occurring) used = used || (o.isVar() && o.varName() == v.varName());
+    for (const Arith& d : current.sizeDeclarations) declared = declared || d.varName() == v.varName();
+    if (!used || declared) continue;
+    // Declarations take constant bounds: symbolic ones (theta1 in [K, H + 2*P]) are left to
+    // the constraints the program's types give, and shown in the comment below.
+    Arith lo = v.varLo().constant() ? v.varLo() : Arith(1);
+    std::optional<Arith> hi;
+    if (v.varHi() && v.varHi()->constant()) hi = *v.varHi();
+    current.sizeDeclarations.push_back(Arith::var(v.varName(), VarKind::Size, lo, hi));
+  }
   Program result{program.userFuns, {current}};
   std::cout << printProgram(result);
   if (context.tuningVariables().empty()) {

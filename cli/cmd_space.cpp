@@ -23,7 +23,9 @@
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
+#include "ir/conv_layer.h"
 #include "ir/parser.h"
+#include "rewrite/strategies.h"
 
 namespace weft::cli {
 
@@ -42,6 +44,9 @@ struct SpaceCommandOptions {
   std::vector<std::string> powerOfTwo;
   std::vector<std::string> switches;
   uint64_t countCap = 1000000;
+  std::string layer;     // --layer: a convolution layer with the conv-direct strategy
+  int vectorWidth = 1;   // --vector-width: conv-direct's v (1: scalar)
+  int unroll = 0;        // --unroll: conv-direct's unroll switch
 };
 
 std::string sizeText(const explore::ParameterSpace& space) {
@@ -168,7 +173,52 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   return out;
 }
 
+// The parametric conv-direct program of a layer: Listing 3 rewritten by the strategy with every
+// numeric factor left as a tuning parameter (v and unroll given: they choose the structure).
+void runLayerSpace(const SpaceCommandOptions& options, explore::SpaceOptions spaceOptions) {
+  ConvLayer layer = parseConvLayer(options.layer);
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten = strategy->make(
+      {{"v", Arith(options.vectorWidth)}, {"unroll", Arith(options.unroll)}})(
+      convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
+  }
+  for (const Arith& v : context.tuningVariables()) {
+    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
+      spaceOptions.switches.insert(v.varName());
+    }
+  }
+  ArithBinding sizes = convListing3Sizes(layer);
+  explore::ParameterSpace space =
+      explore::buildParameterSpace(*rewritten.definition, sizes, spaceOptions);
+  space.definitionName = layer.name.empty() ? space.definitionName : layer.name;
+  explore::Sampler sampler(space);
+  explore::SpaceCount count = sampler.count(options.countCap);
+  std::optional<explore::SampleSet> samples;
+  if (options.samples > 0) samples = sampler.sample(options.samples, options.seed);
+  const explore::SampleSet* sampled = samples ? &*samples : nullptr;
+  if (options.json) {
+    std::cout << toJson(space, sampler, count, sampled, options.seed).dump(2) << "\n";
+  } else {
+    std::cout << layer.describe() << "; conv-direct with v = " << options.vectorWidth
+              << ", unroll = " << options.unroll << "\n";
+    printText(space, sampler, count, sampled, options.seed);
+  }
+}
+
 void runSpace(const SpaceCommandOptions& options) {
+  if (!options.layer.empty()) {
+    if (!options.file.empty()) throw std::invalid_argument("give a FILE or --layer, not both");
+    explore::SpaceOptions spaceOptions;
+    spaceOptions.powerOfTwo.insert(options.powerOfTwo.begin(), options.powerOfTwo.end());
+    spaceOptions.switches.insert(options.switches.begin(), options.switches.end());
+    if (options.device != "none") spaceOptions.device = host::loadProfile(options.device);
+    runLayerSpace(options, spaceOptions);
+    return;
+  }
+  if (options.file.empty()) throw std::invalid_argument("give a FILE or --layer");
   Program program = parseFile(options.file);
   const Definition& definition =
       chooseFunctionDefinition(program, options.file, options.definition, "explore");
@@ -207,7 +257,18 @@ void registerSpace(CLI::App& app) {
       "size, and with --samples K, K unique valid points sampled with --seed.\n"
       "Size variables not given with --size are the tuning parameters; each needs a declared\n"
       "range, e.g. def f[1 <= kappa <= 64](xs: [float]N) = ... split(kappa, xs) ...");
-  command->add_option("file", options->file, "the .weft file")->required();
+  command->add_option("file", options->file, "the .weft file (or --layer)");
+  command->add_option("--layer", options->layer,
+                      "a convolution layer instead of a FILE: vgg16:N (the LIFT paper's layer "
+                      "numbers 0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28) or "
+                      "C,H,W,M,K,stride,pad; its space is that of the conv-direct strategy")
+      ->type_name("SPEC");
+  command->add_option("--vector-width", options->vectorWidth,
+                      "--layer: conv-direct's vector width v (1, 2, 3, 4, 8, 16; default 1)")
+      ->type_name("V");
+  command->add_option("--unroll", options->unroll,
+                      "--layer: conv-direct's unroll switch (0 or 1; default 0)")
+      ->type_name("0|1");
   command->add_option("--def", options->definition,
                       "the definition (default: the last one in the file)")
       ->type_name("NAME");
@@ -234,7 +295,8 @@ void registerSpace(CLI::App& app) {
       ->type_name("N");
   command->footer(
       "Example:\n"
-      "  weft space tiled.weft --size N=1024 --device-profile mali-g72 --samples 10 --seed 7\n");
+      "  weft space tiled.weft --size N=1024 --device-profile mali-g72 --samples 10 --seed 7\n"
+      "  weft space --layer vgg16:2 --vector-width 4 --samples 5\n");
   command->callback([options] { runSpace(*options); });
 }
 

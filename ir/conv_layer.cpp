@@ -21,6 +21,8 @@
 // loop over the C·K·K products in (c, ky, kx) order, the order of both zipped arrays.
 #include "ir/conv_layer.h"
 
+#include "ir/parser.h"
+
 #include <array>
 #include <charconv>
 #include <limits>
@@ -113,6 +115,28 @@ void ConvLayer::validate() const {
   checkCount("weights", {M, C, K, K});
   checkCount("padded input", {C, H + 2 * pad, W + 2 * pad});
   checkCount("output", {M, outH(), outW()});
+}
+
+Definition convListing3Definition() {
+  // Kept equal to examples/conv.weft (tests/ir/test_conv_layer.cpp checks it).
+  static const char* const text = R"(
+def convLayer[P >= 0, S >= 1](weights: [[[[float]C]K]K]M, biases: [float]M,
+                              input: [[[float]C]W]H)
+    : [[[float]((W + 2*P - K + S) / S)]((H + 2*P - K + S) / S)]M =
+  transpose(map(rows -> transpose(rows),
+    map2D(window -> join(map(kernel -> reduce(kernel._1, (acc, p) -> acc + p._0 * p._1,
+                                             zip(join(join(window)), join(join(kernel._0)))),
+                             zip(weights, biases))),
+          slide2D(K, K, S, S, pad2D(P, P, P, P, constant(0.0f), input)))))
+)";
+  static const Program program = parseProgram(text, "<listing 3>");
+  return program.definitions.back();
+}
+
+ArithBinding convListing3Sizes(const ConvLayer& layer) {
+  layer.validate();
+  return {{"C", layer.C}, {"H", layer.H}, {"W", layer.W}, {"M", layer.M},
+          {"K", layer.K}, {"P", layer.pad}, {"S", layer.stride}};
 }
 
 Definition convLayerDefinition(const ConvLayer& layer) {

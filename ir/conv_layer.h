@@ -65,6 +65,14 @@ struct ConvLayer {
 // and the declared result type [[[float]outW]outH]M. Calls layer.validate() first.
 Definition convLayerDefinition(const ConvLayer& layer);
 
+// The paper's Listing 3 (the input of the direct-convolution strategy, rewrite/strategies.h
+// conv-direct), with symbolic sizes C, H, W, M, K, P (padding, >= 0) and S (stride, >= 1) and
+// the channels innermost: weights [[[[float]C]K]K]M, biases [float]M, input [[[float]C]W]H,
+// result [[[float]OW]OH]M. The same definition as examples/conv.weft.
+Definition convListing3Definition();
+// The sizes of `layer` for convListing3Definition: C, H, W, M, K, P = pad, S = stride.
+ArithBinding convListing3Sizes(const ConvLayer& layer);
+
 // The 13 convolution layers of VGG-16 for a 224×224 input, in network order (positions 0..12):
 // conv1_1 3→64 and conv1_2 64→64 at 224×224; conv2_1 64→128, conv2_2 128→128 at 112; conv3_1
 // 128→256, conv3_2 and conv3_3 256→256 at 56; conv4_1 256→512, conv4_2 and conv4_3 512→512 at

@@ -559,6 +559,9 @@ Expr replaceAtPath(const Expr& e, const std::vector<size_t>& path, size_t depth,
 }
 
 std::optional<Expr> letHoist(const RuleApplication& a) {
+  // Only at the definition's body or the body of a let at the top (its stages), never at a
+  // function (the let's lambda itself).
+  if (a.node.isFunction()) return std::nullopt;
   // Only at the definition's body or the body of a let at the top (its stages).
   for (size_t i = 0; i < a.ancestors.size(); ++i) {
     const Expr& ancestor = a.ancestors[i];

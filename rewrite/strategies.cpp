@@ -172,9 +172,19 @@ Strategy convDirect(const RuleArguments& arguments) {
   std::optional<Arith> theta = factorValue(arguments, "theta");
 
   return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
-    // One tile size θ for both dimensions (paper Table 2).
-    Arith tileSize = theta ? *theta : context.freshTuning("theta", Arith(1), std::nullopt);
-    RuleArguments tiling = {{"theta1", tileSize}, {"theta2", tileSize}};
+    // One tile size θ for both dimensions (paper Table 2): given, or the rule's fresh theta for
+    // the height (range [K, padded height]) also used for the width.
+    RuleArguments tiling;
+    if (theta) tiling = {{"theta1", *theta}, {"theta2", *theta}};
+    Strategy squareTiles = [](const Definition& d, RewriteContext& c) -> StrategyResult {
+      const std::vector<Arith>& created = c.tuningVariables();
+      if (created.size() < 2) return StrategyResult::fail("conv-direct: no tile sizes created");
+      const Arith& height = created[created.size() - 2];
+      const Arith& width = created[created.size() - 1];
+      Definition square = d;
+      square.function = substituteArith(d.function, {{width.varName(), height}});
+      return StrategyResult::ok(std::move(square));
+    };
     auto computing = [](const Expr& node) { return containsOp(node, Op::Reduce); };
     // The map over a tile's windows (the deepest map that computes, over a layout).
     auto windowsOfTile = [](const Expr& node) {
@@ -186,7 +196,8 @@ Strategy convDirect(const RuleArguments& arguments) {
         topDown(rule("pad-for-tiling-2d"), given("rho")),
         topDown(rule("map2d-crop2d-interchange")),
         // 3.4.1 overlapped tiles θ × θ with the convolution moved into them.
-        topDown(rule("map2d-slide-tiling"), tiling),
+        theta ? topDown(rule("map2d-slide-tiling"), tiling)
+              : seq(topDown(rule("map2d-slide-tiling")), squareTiles),
         // The windows of a tile as one list (so that σ groups windows across rows).
         bottomUpWhere(rule("map-flatten"), windowsOfTile),
         // Per window: the map over kernels, separated from the join of its results.

@@ -6,12 +6,14 @@
 // layers and layer specifications are rejected with messages that say what is wrong.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ir/conv_layer.h"
 #include "ir/interp.h"
+#include "ir/parser.h"
 #include "ir/value.h"
 #include "tests/support/conv_layer_reference.h"
 
@@ -208,4 +210,15 @@ TEST_CASE("invalid layers are rejected with the bad number named") {
   rejects({65536, 65536, 1, 1, 1, 1, 0, ""}, "2^31 elements or more");
   rejects({3, 8, 8, 4, int64_t{1} << 40, 1, 1, ""}, "below 2^31");
   CHECK_NOTHROW(ConvLayer({1, 1, 1, 1, 3, 1, 1, ""}).validate());  // K = H + 2*pad fits
+}
+
+TEST_CASE("the built-in Listing 3 definition is examples/conv.weft") {
+  const char* source = std::getenv("WEFT_SOURCE_DIR");
+  std::string dir = source ? source : ".";
+  Program example = parseFile(dir + "/examples/conv.weft");
+  Definition builtIn = convListing3Definition();
+  CHECK(builtIn.function == example.definitions.back().function);
+  ArithBinding sizes = convListing3Sizes(vgg16Layer(2));
+  CHECK(sizes == ArithBinding{{"C", 64}, {"H", 224}, {"W", 224}, {"M", 64},
+                              {"K", 3}, {"P", 1}, {"S", 1}});
 }
