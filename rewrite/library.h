@@ -18,6 +18,11 @@ const std::vector<Rule>& ruleLibrary();
 // The rule named `name`, or nullptr.
 const Rule* findRule(const std::string& name);
 
+// True when `f` is a one-parameter lambda whose body only rearranges its parameter (transpose,
+// join, split, zip, get, pad, crop, slide, reorder, asVector/asScalar, maps of such functions):
+// a view that computes nothing (rules_blocking.cpp).
+bool isLayoutFunction(const Expr& f);
+
 // The rule groups the library is made of.
 void addBasicRules(std::vector<Rule>& rules);         // rules_basic.cpp
 void addAlgorithmicRules2(std::vector<Rule>& rules);  // rules_algorithmic_2.cpp

@@ -350,6 +350,9 @@ std::optional<Expr> chunkedReduce(const RuleApplication& a) {
 // views, which the fission looks through and which are not stages of their own.
 bool isLayoutOnly(const Expr& e);
 
+
+}  // namespace
+
 bool isLayoutFunction(const Expr& f) {
   if (!isUnaryLambda(f)) return false;
   const Expr& p = f.params()[0];
@@ -361,6 +364,8 @@ bool isLayoutFunction(const Expr& f) {
     current = current.args()[0];
   }
 }
+
+namespace {
 
 bool isLayoutOnly(const Expr& e) {
   if (!e.isPrim()) return false;

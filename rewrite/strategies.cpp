@@ -1,30 +1,35 @@
 // The named strategies of strategies.h, built from library rules and strategy.h combinators.
+// Steps name the node they are for by a predicate (the binder names the tiling and blocking
+// rules give, "holds a reduce", "is a copy nest") rather than by a fixed position.
 //
-// stencil-tiled-local, step by step (P = the position of the slide2D expansion, found as the
-// outermost position where slide-tiling-2d matches):
-//   1. slide-tiling-2d@P with theta1/theta2: join(map(tileRow -> map(join, transpose(tileRow)),
-//      map2D(tile -> windows(tile), tiles))) where windows(tile) =
-//      map(transpose, slideStrict(s1, t1, map(row -> slideStrict(s2, t2, row), tile))).
-//   2. map-to-mapwrg dim 1 on the map over tile rows (P.0.1), dim 0 on the map over the tiles of
-//      a row (P.0.1.0.0).
-//   3. to-local on the tile where windows(tile) reads it: the work-group copies its tile to
-//      local memory.
-//   4. map-to-maplcl dim 1 on windows' outer map (over window rows), dim 0 on its map over the
-//      rows of the tile.
-//   5. map-to-mapglb dim 1 / dim 0 on the stencil's map2D (the root of the definition and its
-//      inner map), when the definition is map2D(f, slide2D(...)).
-//   6. normalize with map-to-mapseq and reduce-to-reduceseq: every other map and reduce.
-// Every step is a library rule at a position (atPosition) or a normalization; a step that does
-// not match makes the strategy fail with the rule's name, except step 5 (tryS) which only
-// applies to the stencil shape.
+// stencil-tiled-local (a map2D over slide2D, e.g. examples/stencil2d.weft):
+//   1. map2d-slide-tiling with theta1/theta2: overlapped strict tiles, the stencil function
+//      applied to the windows of each tile (paper 3.4.1);
+//   2. map-to-mapwrg dim 1 / dim 0 on the maps over tile rows and tiles;
+//   3. to-local on the tile: the work-group copies it to local memory (mapLcl 1/0 copy);
+//   4. map-to-maplcl dim 1 / dim 0 on the maps over rows of windows and windows;
+//   5. every other map that computes to mapSeq, every reduce to reduceSeq (views stay maps).
+//   One kernel; the result is written through the tiles' join/transpose view.
 //
-// What is missing: the stencil function (the map2D at the root) is not moved into the tiles.
-// That needs two interchange rules the library does not have — map(f) ∘ join => join ∘
-// map(map(f)) and map(map(f)) ∘ transpose => transpose ∘ map(map(f)) — after which map fusion
-// would bring f into windows(tile), so that the work-group computes the stencil of its tile from
-// local memory. Without them the tiled work-groups only materialise the windows of their tiles
-// (a temporary buffer of s1·s2 elements per output pixel) and a second kernel (the mapGlb
-// nest) computes the stencil from it: correct, but not the LIFT tiled stencil.
+// conv-direct (paper Listing 3, examples/conv.weft, to the four kernels of section 4.2):
+//   1. pad-for-tiling-2d (ρ) and map2d-crop2d-interchange: ρ extra windows, cropped at the end;
+//   2. map2d-slide-tiling (θ for both dimensions): tiles with the convolution inside;
+//   3. map-flatten: the windows of a tile as one list;
+//   4. map-fission-deep and map-map-blocking (κ, σ): kernel groups × window groups, each
+//      work-item a κ × σ block;
+//   5. chunked-reduce (ω, coalesce): chunks of ω elements of a window, partial sums, the final
+//      sum from the bias;
+//   6. map-fission-deep until nothing splits: the partial convolution, the final reduction and
+//      the rearrangement become separate nests;
+//   7. vectorize-dot (v, when v > 1): the chunk's products as dot products of float vectors;
+//   8. mapWrg 2/1/0 over tile rows, tiles, kernel groups; mapLcl 1/0 over window groups, chunks
+//      (paper Table 1);
+//   9. materialize the padded input and the cropped result, lower the copies to mapGlb 1/0 +
+//      mapSeq (the pad and crop kernels);
+//  10. reduceSeqUnroll for every reduce when unroll = 1;
+//  11. let-hoist until every stage is let-bound: pad, partial convolution, final reduction and
+//      crop are four kernels; the final transposes are written through.
+// The final-reduction nest is left high-level; code generation's default lowering maps it.
 #include "rewrite/strategies.h"
 
 #include <algorithm>
@@ -58,6 +63,14 @@ std::optional<Position> slide2DPosition(const Definition& definition) {
   return best;
 }
 
+bool containsOp(const Expr& e, Op op) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isPrim(op)) found = true;
+  });
+  return found;
+}
+
 Strategy stencilTiledLocal(const RuleArguments& arguments) {
   RuleArguments tiling;
   for (const auto& [name, value] : arguments) {
@@ -67,43 +80,45 @@ Strategy stencilTiledLocal(const RuleArguments& arguments) {
     tiling.push_back({name, value});
   }
   return [tiling](const Definition& definition, RewriteContext& context) -> StrategyResult {
-    std::optional<Position> p = slide2DPosition(definition);
-    if (!p) return StrategyResult::fail("stencil-tiled-local: no slide2D to tile");
-    const Position tileRows = extend(*p, {0, 1});
-    const Position tilesOfRow = extend(*p, {0, 1, 0, 0});
-    const Position windows = extend(tilesOfRow, {0, 0});  // windows(tile)
-    const Position rowsOfTile = extend(windows, {1, 0});  // map(row -> slideStrict(row), tile)
-    const Position tile = extend(rowsOfTile, {1});
     auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
-    Strategy stencilMaps = identity();
-    if (*p == Position{1}) {  // map2D(f, slide2D(...)): the stencil's own maps
-      stencilMaps = tryS(seq(atPosition(rule("map-to-mapglb"), {}, dim(1)),
-                             atPosition(rule("map-to-mapglb"), {0, 0}, dim(0))));
-    }
+    auto computingMapOver = [](const std::string& name) {
+      return [name](const Expr& node) {
+        return node.isPrim(Op::Map) && node.funs()[0].isLambda() &&
+               node.funs()[0].params()[0].paramName() == name &&
+               containsOp(node.funs()[0], Op::Reduce);
+      };
+    };
+    // The stencil function's map over a row of windows (its argument is the row).
+    auto windowMap = [](const Expr& node) {
+      return node.isPrim(Op::Map) && node.args()[0].isParam() &&
+             node.args()[0].paramName() == "windowRow";
+    };
+    auto tileParam = [](const Expr& node) { return node.isParam() && node.paramName() == "tile"; };
+    // Maps that compute (not views such as map(transpose)), which become sequential loops.
+    auto computes = [](const Expr& node) {
+      return node.isPrim(Op::Map) && !isLayoutFunction(node.funs()[0]);
+    };
+    Strategy tileStencil = leftChoice(topDown(rule("map2d-slide-tiling"), tiling),
+                                      [](const Definition&, RewriteContext&) {
+                                        return StrategyResult::fail(
+                                            "stencil-tiled-local: no map2D over a slide2D to tile");
+                                      });
     Strategy steps =
-        seq(atPosition(rule("slide-tiling-2d"), *p, tiling),
-            seq(atPosition(rule("map-to-mapwrg"), tileRows, dim(1)),
-                seq(atPosition(rule("map-to-mapwrg"), tilesOfRow, dim(0)),
-                    seq(atPosition(rule("to-local"), tile),
-                        seq(atPosition(rule("map-to-maplcl"), windows, dim(1)),
-                            seq(atPosition(rule("map-to-maplcl"), extend(rowsOfTile, {}), dim(0)),
-                                seq(stencilMaps,
-                                    normalize({rule("map-to-mapseq"), rule("reduce-to-reduceseq")},
-                                              1000))))))));
+        seq(tileStencil,
+            seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tileRow"), dim(1)),
+                seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tile"), dim(0)),
+                    seq(topDownWhere(rule("to-local"), tileParam),
+                        seq(topDownWhere(rule("map-to-maplcl"), computingMapOver("windowRow"),
+                                         dim(1)),
+                            seq(topDownWhere(rule("map-to-maplcl"), windowMap, dim(0)),
+                                seq(repeat(topDownWhere(rule("map-to-mapseq"), computes), 1000),
+                                    repeat(topDown(rule("reduce-to-reduceseq")), 1000))))))));
     return steps(definition, context);
   };
 }
 
-
 // ---- conv-direct ----
 
-bool containsOp(const Expr& e, Op op) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isPrim(op)) found = true;
-  });
-  return found;
-}
 
 // A map whose function's parameter is named `name` (the binders the blocking rules create:
 // tileRow, tile, kernelGroup, windowGroup, chunk) that computes (holds a reduce): the
@@ -249,10 +264,10 @@ Strategy convDirect(const RuleArguments& arguments) {
 const std::vector<NamedStrategy>& strategyLibrary() {
   static const std::vector<NamedStrategy> strategies = {
       {"stencil-tiled-local",
-       "2D stencil: overlapped slide2D tiles theta1 x theta2 (slide-tiling-2d) processed by "
-       "work-groups (mapWrg 1/0), each tile staged in local memory (to-local), windows built by "
-       "mapLcl 1/0, the stencil map2D as mapGlb 1/0, other maps mapSeq, reduces reduceSeq "
-       "(the stencil function itself is not yet moved into the tiles)",
+       "2D stencil: overlapped slide2D tiles theta1 x theta2 with the stencil computed inside "
+       "them (map2d-slide-tiling), tile rows and tiles as work-groups (mapWrg 1/0), each tile "
+       "staged in local memory (to-local), its rows of windows and windows as work-items "
+       "(mapLcl 1/0), other maps mapSeq, reduces reduceSeq",
        {"theta1", "theta2"},
        stencilTiledLocal},
       {"conv-direct",

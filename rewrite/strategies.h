@@ -2,13 +2,10 @@
 // combinators of rewrite/strategy.h, listed by `weft rules` and run by
 // `weft rewrite FILE --strategy NAME[:factor=value,...]`.
 //
-// stencil-tiled-local — the 2D stencil (examples/stencil2d.weft: a map2D over the expansion of
-// slide2D) tiled with overlapped strict tiles (slide-tiling-2d, tile sizes theta1 × theta2 given
-// or fresh tuning variables), the map over tile rows and tiles lowered to mapWrg(1)/mapWrg(0),
-// each tile staged in local memory (to-local), the maps building the windows inside a tile
-// lowered to mapLcl(1)/mapLcl(0), the stencil's own map2D to mapGlb(1)/mapGlb(0), every other
-// map to mapSeq and every reduce to reduceSeq. See strategies.cpp for what the current rules
-// cannot yet do (the stencil computation stays outside the tiles).
+// stencil-tiled-local — a 2D stencil (a map2D over slide2D) computed in overlapped tiles staged in
+// local memory; conv-direct — the direct convolution of paper section 4.2 with the tuning
+// parameters θ, ρ, κ, σ, ω, coalesce (symbolic unless given) and the structural v and unroll.
+// strategies.cpp lists their steps.
 #pragma once
 
 #include <string>
