@@ -89,3 +89,39 @@ TEST_CASE("stencil-tiled-local fails on a program without slide2D") {
   CHECK(result.failure.find("slide2D") != std::string::npos);
   CHECK_THROWS(findStrategy("stencil-tiled-local")->make({{"kappa", Arith(2)}}));
 }
+
+// Termination of the loops the strategies run: each stops at a fixpoint (its strategy fails:
+// nothing left to rewrite), not at its step limit, on the programs the strategies meet.
+TEST_CASE("the strategies' repeat and normalize loops reach a fixpoint") {
+  const Definition conv = parseFile("examples/conv.weft").definitions.back();
+  const Definition stencil = parseFile("examples/stencil2d.weft").definitions.back();
+  auto fixpoint = [](const Strategy& loop, const Definition& d, int limit) {
+    RewriteContext context;
+    StrategyResult result = loop(d, context);
+    REQUIRE(result.success());
+    CHECK(result.stopped == StopReason::Failure);
+    CHECK(result.steps < limit);
+    return result;
+  };
+  // conv-direct's fission loop separates the kernels; let-hoist binds each stage once.
+  RewriteContext context;
+  StrategyResult direct = findStrategy("conv-direct")
+                              ->make({{"theta", Arith(5)}, {"rho", Arith(0)}, {"kappa", Arith(2)},
+                                      {"sigma", Arith(3)}, {"omega", Arith(6)},
+                                      {"coalesce", Arith(1)}})(conv, context);
+  REQUIRE_MESSAGE(direct.success(), direct.failure);
+  const Rule& fission = *findRule("map-fission-deep");
+  const Rule& hoist = *findRule("let-hoist");
+  CHECK(fixpoint(repeat(bottomUp(fission), 64), *direct.definition, 64).steps == 0);
+  CHECK(fixpoint(repeat(topDown(hoist), 16), *direct.definition, 16).steps == 0);
+  // From the high-level convolution the fission loop takes a few steps and stops by itself.
+  CHECK(fixpoint(repeat(bottomUp(fission), 64), conv, 64).steps >= 1);
+  // The lowering loops of stencil-tiled-local stop when nothing is left to lower.
+  CHECK(fixpoint(repeat(topDown(*findRule("reduce-to-reduceseq")), 1000), stencil, 1000).steps ==
+        1);
+  StrategyResult normalized =
+      normalize({*findRule("map-to-mapseq"), *findRule("reduce-to-reduceseq")}, 1000)(stencil,
+                                                                                     context);
+  REQUIRE(normalized.success());
+  CHECK(normalized.stopped == StopReason::Fixpoint);
+}
