@@ -89,7 +89,12 @@ void printText(const explore::ParameterSpace& space, explore::Sampler& sampler,
                         : "about " + std::to_string(space.unconstrainedSizeApprox()))
             << "\n";
   std::cout << "valid points: " << (count.exact ? "" : "more than ") << count.points
-            << (count.exact ? "" : " (counting stopped)") << "\n";
+            << (count.exact ? "" : " (counting stopped)");
+  if (!count.exact && count.upperBound) {
+    std::cout << "; at most " << static_cast<uint64_t>(*count.upperBound);
+    if (count.estimate) std::cout << ", about " << static_cast<uint64_t>(*count.estimate);
+  }
+  std::cout << "\n";
   std::cout << "parameter order:\n";
   std::string order = sampler.describeOrder();
   size_t start = 0;
@@ -152,6 +157,8 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   auto product = space.unconstrainedSize();
   out["unconstrainedSize"] = product ? Json(*product) : Json(space.unconstrainedSizeApprox());
   out["validPoints"] = {{"count", count.points}, {"exact", count.exact}};
+  if (count.upperBound) out["validPoints"]["atMost"] = *count.upperBound;
+  if (count.estimate) out["validPoints"]["estimate"] = *count.estimate;
   Json order = Json::array();
   for (int index : sampler.order()) order.push_back(space.parameters[index].name);
   out["order"] = order;

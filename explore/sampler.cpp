@@ -58,7 +58,8 @@ Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
     int best = -1;
     for (size_t i = 0; i < n; ++i) {
       if (placed[i]) continue;
-      bool ready = std::all_of(before[i].begin(), before[i].end(), [&](int b) { return placed[b]; });
+      bool ready =
+          std::all_of(before[i].begin(), before[i].end(), [&](int b) { return placed[b]; });
       if (!ready) continue;
       if (best < 0 || linked[i].size() < linked[best].size()) best = static_cast<int>(i);
     }
@@ -192,7 +193,57 @@ bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBin
   return true;
 }
 
+CountingSampler* Sampler::counting() {
+  if (!countingPlanned_) {
+    countingPlanned_ = true;
+    if (options_.counting) {
+      counting_ = std::make_unique<CountingSampler>(space_, options_.countingOptions);
+    }
+  }
+  return counting_ && counting_->ok() ? counting_.get() : nullptr;
+}
+
+namespace {
+
+std::optional<uint64_t> toUint64(PointCount count) {
+  if (count > static_cast<PointCount>(UINT64_MAX)) return std::nullopt;
+  return static_cast<uint64_t>(count);
+}
+
+}  // namespace
+
 SpaceCount Sampler::count(uint64_t cap) {
+  if (CountingSampler* exact = counting()) {
+    SpaceCount counted;
+    counted.nodesVisited = exact->nodesVisited();
+    if (exact->exact()) {
+      counted.method = "counting";
+      auto points = toUint64(exact->relaxedCount());
+      counted.points = points ? *points : UINT64_MAX;
+      counted.exact = points.has_value();
+      return counted;
+    }
+    // Relaxed constraints: walk the relaxed points (up to the node budget), and estimate.
+    counted.method = "counting+walk";
+    counted.upperBound = countToDouble(exact->relaxedCount());
+    uint64_t found = 0;
+    CountingSampler::Walk walked = exact->forEachValid(
+        [&](const std::vector<int64_t>&) { return ++found <= cap; }, options_.nodeBudget);
+    counted.exact = walked == CountingSampler::Walk::Complete;
+    counted.points = std::min(found, cap);
+    if (counted.exact) {
+      counted.estimate = static_cast<double>(found);
+    } else if (exact->relaxedCount() > 0) {
+      std::mt19937_64 rng(0x5eed);
+      uint64_t accepted = 0;
+      for (uint64_t i = 0; i < options_.estimateDraws; ++i) {
+        if (exact->satisfiesRelaxed(exact->drawRelaxed(rng))) ++accepted;
+      }
+      counted.estimate = *counted.upperBound * static_cast<double>(accepted) /
+                         static_cast<double>(std::max<uint64_t>(options_.estimateDraws, 1));
+    }
+    return counted;
+  }
   SpaceCount counted;
   std::vector<int64_t> values(space_.parameters.size(), 0);
   ArithBinding binding;
@@ -268,6 +319,71 @@ std::optional<std::vector<int64_t>> Sampler::drawOne(std::mt19937_64& rng, uint6
   return values;
 }
 
+void Sampler::sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64& rng,
+                               SampleSet& result) {
+  const PointCount total = exact.relaxedCount();
+  if (total <= options_.enumerationCap || total <= k) {
+    // Few points: list the valid ones and draw without replacement (partial Fisher-Yates).
+    result.method = "enumeration";
+    std::vector<std::vector<int64_t>> points;
+    exact.forEachValid(
+        [&](const std::vector<int64_t>& point) {
+          points.push_back(point);
+          return true;
+        },
+        UINT64_MAX);
+    result.spaceSize = points.size();
+    size_t take = std::min(k, points.size());
+    result.spaceSmallerThanRequested = k > points.size();
+    for (size_t i = 0; i < take; ++i) {
+      std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
+      std::swap(points[i], points[pick(rng)]);
+    }
+    points.resize(take);
+    result.points = std::move(points);
+    return;
+  }
+  result.method = exact.exact() ? "counting" : "counting+rejection";
+  if (exact.exact()) result.spaceSize = toUint64(total);
+  if (!exact.exact()) result.spaceUpperBound = countToDouble(total);
+  std::set<std::vector<int64_t>> seen;
+  const uint64_t maxDraws = options_.rejectionDrawsPerSample * k + 100000;
+  uint64_t accepted = 0;
+  while (result.points.size() < k && result.draws < maxDraws) {
+    std::vector<int64_t> point = exact.drawRelaxed(rng);
+    ++result.draws;
+    if (!exact.satisfiesRelaxed(point)) continue;
+    ++accepted;
+    if (seen.insert(point).second) result.points.push_back(std::move(point));
+  }
+  if (!exact.exact() && result.draws > 0) {
+    result.spaceEstimate =
+        countToDouble(total) * static_cast<double>(accepted) / static_cast<double>(result.draws);
+  }
+  if (result.points.size() < k) {
+    // Rejection accepts too rarely (or the space has about k points): go on incrementally.
+    result.method += "+incremental";
+    uint64_t attempts = 0;
+    int duplicatesInARow = 0, deadEnds = 0;
+    while (result.points.size() < k) {
+      std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
+      if (!point) {
+        if (++deadEnds > 1000 + static_cast<int>(10 * k)) break;
+        continue;
+      }
+      if (!seen.insert(*point).second) {
+        if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
+          result.duplicateLimitReached = true;
+          break;
+        }
+        continue;
+      }
+      duplicatesInARow = 0;
+      result.points.push_back(std::move(*point));
+    }
+  }
+}
+
 void Sampler::recheck(const std::vector<int64_t>& values) const {
   std::vector<std::string> violated = space_.violations(values);
   if (violated.empty()) return;
@@ -285,6 +401,14 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
   const uint64_t checksBefore = solver_->checks();
   SampleSet result;
   std::mt19937_64 rng(seed);
+  if (CountingSampler* exact = counting()) {
+    sampleByCounting(*exact, k, rng, result);
+    for (const std::vector<int64_t>& point : result.points) recheck(point);
+    result.solverChecks = solver_->checks() - checksBefore;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
   std::optional<std::vector<std::vector<int64_t>>> all = enumerate(options_.enumerationCap);
   if (all) {
     result.method = "enumeration";
@@ -326,8 +450,7 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
   }
   for (const std::vector<int64_t>& point : result.points) recheck(point);
   result.solverChecks = solver_->checks() - checksBefore;
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -7,21 +7,36 @@
 // weakly linked parameters are fixed first; strongly linked ones later, when more of their
 // constraints can be evaluated directly.
 //
-// Counting: a depth-first enumeration in that order. A parameter whose range depends on earlier
-// ones iterates over that range evaluated for their values. At each level a value is kept only if the
-// constraints that become fully assigned there hold (evaluated in C++); where the subtree
-// below is large, Z3 also prunes values that cannot be completed. The enumeration stops after
-// a budget of visited nodes or a cap on points: the count is then a lower bound.
+// Counting (count()): with a counting plan (below), the exact count when nothing is relaxed;
+// otherwise a walk over the relaxed points that checks the relaxed constraints, exact if it ends
+// within the node budget and the cap, else a lower bound, with the relaxed count as upper bound
+// and an estimate from the acceptance rate of uniform draws. Without a plan (the older method,
+// also used for order() and describeOrder()): a depth-first enumeration in that order. A parameter
+// whose range depends on earlier ones iterates over that range evaluated for their values. At each
+// level a value is kept only if the constraints that become fully assigned there hold (evaluated in
+// C++); where the subtree below is large, Z3 also prunes values that cannot be completed. The
+// enumeration stops after a budget of visited nodes or a cap on points: the count is then a lower
+// bound.
 //
-// Sampling, with a seeded std::mt19937_64 (the same seed gives the same samples):
-//   - spaces of at most `enumerationCap` points are enumerated and the samples drawn from the
-//     list without replacement: exactly uniform over the valid points;
-//   - larger spaces are sampled incrementally: for each parameter in order, a value is drawn
-//     uniformly from its domain and kept if it can be completed (the constraints assigned so
-//     far hold, and Z3 confirms the rest stays satisfiable), else it is struck out and another
-//     is drawn. That is a uniform choice among the extendable values of each parameter
-//     (results per prefix are cached), not uniform over points: a value with few completions
-//     is as likely as one with many. Duplicates are retried up to a limit.
+// Sampling, with a seeded std::mt19937_64 (the same seed gives the same samples), by the first
+// method that applies:
+//   - counting (explore/counting_sampler.h, the default): the valid points are counted by a
+//     memoised dynamic programme with C++ evaluation only, constraints on many parameters
+//     relaxed and checked by rejection; spaces whose relaxed count is at most `enumerationCap`
+//     are listed completely and the samples drawn from the list without replacement
+//     ("enumeration"), larger ones are sampled by weighted descent ("counting", or
+//     "counting+rejection" when constraints are relaxed). Both are exactly uniform over the
+//     valid points; duplicates are discarded, which keeps a uniform sample without
+//     replacement. If rejection accepts too rarely, the remaining samples are drawn
+//     incrementally (the method then ends in "+incremental");
+//   - without a counting plan (too costly, or disabled by options): spaces of at most
+//     `enumerationCap` points are enumerated by the solver-pruned enumeration below, larger
+//     ones sampled incrementally: for each parameter in order, a value is drawn uniformly from
+//     its domain and kept if it can be completed (the constraints assigned so far hold, and Z3
+//     confirms the rest stays satisfiable), else it is struck out and another is drawn. That is
+//     a uniform choice among the extendable values of each parameter (results per prefix are
+//     cached), not uniform over points. Duplicates are retried up to a limit.
+// Z3 still proves a space empty (with the unsat core naming the conflict), before any counting.
 // Every sample is re-checked by ParameterSpace::violations (the original constraints evaluated
 // in C++ with the full binding); a sample the solver accepted but the evaluator rejects throws
 // std::logic_error (a bug).
@@ -32,10 +47,11 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "explore/counting_sampler.h"
 #include "explore/parameter_space.h"
 #include "explore/z3_encoding.h"
 
@@ -46,20 +62,33 @@ struct SamplerOptions {
   uint64_t nodeBudget = 4000000;     // visited nodes before counting gives up
   uint64_t z3PruneAbove = 32;        // use Z3 to prune a subtree larger than this (unconstrained)
   int duplicateRetriesPerSample = 50;
+  bool counting = true;  // use the counting sampler when a plan fits its budgets
+  CountingOptions countingOptions;
+  // Counting with rejection gives up (and goes on incrementally) after this many draws per
+  // requested sample (plus 100000).
+  uint64_t rejectionDrawsPerSample = 2000;
+  uint64_t estimateDraws = 20000;  // relaxed draws that estimate the valid size in count()
 };
 
 struct SpaceCount {
   uint64_t points = 0;  // valid points found
   bool exact = false;   // false: the space has more than `points` (budget or cap reached)
   uint64_t nodesVisited = 0;
+  std::string method;                // "counting", "counting+walk" or "enumeration"
+  std::optional<double> upperBound;  // the relaxed count, when constraints were relaxed
+  std::optional<double> estimate;    // relaxed count x acceptance rate of uniform draws
 };
 
 struct SampleSet {
   std::vector<std::vector<int64_t>> points;  // values in the order of space.parameters
-  std::string method;                        // "enumeration" or "incremental"
-  bool spaceSmallerThanRequested = false;    // fewer valid points exist than were asked for
-  bool duplicateLimitReached = false;        // incremental: gave up after too many duplicates
-  std::optional<uint64_t> spaceSize;         // known when enumerated
+  // "enumeration", "counting", "counting+rejection" or "incremental" (see above)
+  std::string method;
+  bool spaceSmallerThanRequested = false;  // fewer valid points exist than were asked for
+  bool duplicateLimitReached = false;      // incremental: gave up after too many duplicates
+  std::optional<uint64_t> spaceSize;       // known when enumerated or counted exactly
+  std::optional<double> spaceUpperBound;   // counting with rejection: the relaxed count
+  std::optional<double> spaceEstimate;     // ... times the acceptance rate
+  uint64_t draws = 0;                      // counting: points drawn (accepted or not)
   uint64_t solverChecks = 0;
   double seconds = 0;
 };
@@ -84,6 +113,8 @@ class Sampler {
   SampleSet sample(size_t k, uint64_t seed);
 
   SpaceSolver& solver() { return *solver_; }
+  // The counting sampler, planned on first use; null when disabled or no plan fits.
+  CountingSampler* counting();
 
  private:
   // What is known about the values of one level under one prefix of earlier values.
@@ -101,26 +132,28 @@ class Sampler {
   LevelDomain domainAt(size_t level, const ArithBinding& binding) const;
   int64_t valueAt(size_t level, const LevelDomain& domain, uint64_t index) const;
   bool enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
-                     uint64_t cap, SpaceCount& counted,
-                     std::vector<std::vector<int64_t>>* collect);
+                     uint64_t cap, SpaceCount& counted, std::vector<std::vector<int64_t>>* collect);
   bool acceptableAt(size_t level, const ArithBinding& binding) const;
   std::optional<std::vector<int64_t>> drawOne(std::mt19937_64& rng, uint64_t& attempts);
   std::vector<std::pair<int, int64_t>> assignment(size_t level,
                                                   const std::vector<int64_t>& values) const;
   void recheck(const std::vector<int64_t>& values) const;
+  void sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64& rng, SampleSet& result);
 
   const ParameterSpace& space_;
   SamplerOptions options_;
   std::unique_ptr<SpaceSolver> solver_;
   std::vector<int> order_;
-  std::vector<std::vector<int>> linked_;             // per parameter: linked parameters
-  std::vector<std::vector<size_t>> completedAt_;     // per level: constraints fully assigned
-  std::vector<bool> linkedBeyond_;                   // per level: a constraint spans it and later
-  std::vector<uint64_t> subtreeSize_;                // per level: product of domains after it
-  std::vector<std::vector<int64_t>> domainValues_;   // per level (non-range domains only)
-  std::vector<std::pair<Arith, Arith>> bounds_;      // per level: range with sizes substituted
-  uint64_t nodeBudget_ = 0;                          // of the enumeration under way
+  std::vector<std::vector<int>> linked_;            // per parameter: linked parameters
+  std::vector<std::vector<size_t>> completedAt_;    // per level: constraints fully assigned
+  std::vector<bool> linkedBeyond_;                  // per level: a constraint spans it and later
+  std::vector<uint64_t> subtreeSize_;               // per level: product of domains after it
+  std::vector<std::vector<int64_t>> domainValues_;  // per level (non-range domains only)
+  std::vector<std::pair<Arith, Arith>> bounds_;     // per level: range with sizes substituted
+  uint64_t nodeBudget_ = 0;                         // of the enumeration under way
   std::map<std::vector<int64_t>, LevelCache> cache_;
+  std::unique_ptr<CountingSampler> counting_;
+  bool countingPlanned_ = false;
 };
 
 }  // namespace weft::explore

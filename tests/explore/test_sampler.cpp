@@ -37,6 +37,13 @@ Points bruteForceValid(const ParameterSpace& space) {
 SamplerOptions incrementalOnly() {
   SamplerOptions options;
   options.enumerationCap = 0;  // never enumerate: always sample incrementally
+  options.counting = false;    // nor by counting (tested in test_counting_sampler.cpp)
+  return options;
+}
+
+SamplerOptions solverEnumeration() {
+  SamplerOptions options;
+  options.counting = false;  // the solver-pruned enumeration
   return options;
 }
 
@@ -44,7 +51,8 @@ SamplerOptions incrementalOnly() {
 double chiSquare(const std::map<std::vector<int64_t>, int>& observed, size_t categories,
                  double expected) {
   double sum = 0;
-  for (const auto& [point, count] : observed) sum += (count - expected) * (count - expected) / expected;
+  for (const auto& [point, count] : observed)
+    sum += (count - expected) * (count - expected) / expected;
   sum += static_cast<double>(categories - observed.size()) * expected;  // never observed
   return sum;
 }
@@ -75,17 +83,19 @@ TEST_CASE("the enumerated valid points are exactly the brute-force ones") {
         if (96 % a == 0 && a % b == 0) expected.insert({a, b});
       }
     }
-    cases.push_back({"split twice", buildParameterSpace(ex::splitTwice(c1), {{"N", 96}}), expected});
+    cases.push_back(
+        {"split twice", buildParameterSpace(ex::splitTwice(c1), {{"N", 96}}), expected});
   }
   {
     Points expected;  // tiles of theta with step theta - 2 cover 130 exactly
     for (int64_t t = 3; t <= 130; ++t) {
       if ((130 - t) % (t - 2) == 0) expected.insert({t});
     }
-    cases.push_back({"slide tiling",
-                     buildParameterSpace(ex::applyRules(ex::kStencil1D, {{"slide-tiling", "0.1"}}, c2),
-                                         {{"N", 130}}),
-                     expected});
+    cases.push_back(
+        {"slide tiling",
+         buildParameterSpace(ex::applyRules(ex::kStencil1D, {{"slide-tiling", "0.1"}}, c2),
+                             {{"N", 130}}),
+         expected});
   }
   {
     Points expected;
@@ -101,7 +111,7 @@ TEST_CASE("the enumerated valid points are exactly the brute-force ones") {
     CAPTURE(c.name);
     Points brute = bruteForceValid(c.space);
     CHECK(brute == c.expected);
-    Sampler sampler(c.space);
+    Sampler sampler(c.space, solverEnumeration());
     auto listed = sampler.enumerate(1000000);
     REQUIRE(listed.has_value());
     CHECK(toSet(*listed) == brute);
@@ -109,12 +119,17 @@ TEST_CASE("the enumerated valid points are exactly the brute-force ones") {
     SpaceCount counted = sampler.count(1000000);
     CHECK(counted.exact);
     CHECK(counted.points == brute.size());
-    // With a cap below the size, the count is a lower bound.
+    // With a cap below the size, the enumerated count is a lower bound.
     if (brute.size() > 2) {
       SpaceCount capped = sampler.count(2);
       CHECK_FALSE(capped.exact);
       CHECK(capped.points == 2);
     }
+    // Counting (the default) is exact whatever the cap.
+    Sampler counting(c.space);
+    CHECK(counting.count(2).points == brute.size());
+    CHECK(counting.count(2).exact);
+    CHECK(counting.count(2).method == "counting");
   }
 }
 
@@ -126,7 +141,7 @@ TEST_CASE("samples are valid, unique and reproducible from the seed, with both m
   for (bool incremental : {false, true}) {
     CAPTURE(incremental);
     Sampler sampler(space, incremental ? incrementalOnly() : SamplerOptions{});
-    SampleSet first = sampler.sample(60, 42);
+    SampleSet first = sampler.sample(60, 42);  // default: counting lists the 300-odd points
     CHECK(first.method == (incremental ? "incremental" : "enumeration"));
     REQUIRE(first.points.size() == 60);
     CHECK(toSet(first.points).size() == 60);
@@ -140,7 +155,7 @@ TEST_CASE("samples are valid, unique and reproducible from the seed, with both m
 TEST_CASE("enumeration sampling is uniform over the valid points") {
   rewrite::RewriteContext context;
   ParameterSpace space = buildParameterSpace(ex::splitTwice(context), {{"N", 64}});
-  Sampler sampler(space);
+  Sampler sampler(space, solverEnumeration());
   const size_t size = bruteForceValid(space).size();
   REQUIRE(size == 28);
   std::map<std::vector<int64_t>, int> observed;
@@ -240,9 +255,9 @@ TEST_CASE("sampling speed on a large range (measured, reported)") {
     SampleSet s = sampler.sample(100, 5);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    MESSAGE("N=65536, 2 parameters (unconstrained " << space.unconstrainedSizeApprox() << "), "
-            << s.method << ": " << s.points.size() << " samples in " << seconds << " s, "
-            << s.solverChecks << " solver checks");
+    MESSAGE("N=65536, 2 parameters (unconstrained "
+            << space.unconstrainedSizeApprox() << "), " << s.method << ": " << s.points.size()
+            << " samples in " << seconds << " s, " << s.solverChecks << " solver checks");
     CHECK(s.points.size() == 100);
     CHECK(seconds < 10);
   }

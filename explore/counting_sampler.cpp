@@ -1,0 +1,572 @@
+// Counting sampler (explore/counting_sampler.h): candidate values per level (filtered domains,
+// dynamic ranges, divisor sets), the choice of kept constraints and order by a cost estimate,
+// the memoised count per level and frontier, uniform descent, rejection on relaxed constraints
+// and the walk over all valid points.
+#include "explore/counting_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+namespace weft::explore {
+
+std::string countToString(PointCount count) {
+  if (count == 0) return "0";
+  std::string digits;
+  while (count > 0) {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(count % 10)));
+    count /= 10;
+  }
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+double countToDouble(PointCount count) { return static_cast<double>(count); }
+
+namespace {
+
+struct BudgetExceeded {};
+
+// a*p + b when `e` is that linear form of the variable `name` alone.
+bool linearIn(const Arith& e, const std::string& name, int64_t& a, int64_t& b) {
+  if (e.isVar() && e.varName() == name) {
+    a = 1;
+    b = 0;
+    return true;
+  }
+  if (e.kind() != ArithKind::Sum) return false;
+  auto terms = e.sumTerms();
+  if (terms.size() != 1 || !terms[0].second.isVar() || terms[0].second.varName() != name) {
+    return false;
+  }
+  a = terms[0].first;
+  b = e.sumConstant();
+  return a != 0;
+}
+
+// A value uniform in [0, n), n > 0.
+PointCount uniformBelow(std::mt19937_64& rng, PointCount n) {
+  if (n <= static_cast<PointCount>(UINT64_MAX)) {
+    std::uniform_int_distribution<uint64_t> pick(0, static_cast<uint64_t>(n - 1));
+    return pick(rng);
+  }
+  const PointCount all = ~static_cast<PointCount>(0);
+  const PointCount limit = all - all % n;  // accept below a multiple of n
+  while (true) {
+    PointCount r = (static_cast<PointCount>(rng()) << 64) | rng();
+    if (r < limit) return r % n;
+  }
+}
+
+}  // namespace
+
+size_t CountingSampler::KeyHash::operator()(const std::vector<int64_t>& key) const {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : key) {
+    h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+// ---- set-up -------------------------------------------------------------------------------
+
+// Per parameter: the constraints that could list its candidates as divisors.
+void CountingSampler::findGenerators() {
+  generators_.assign(n_, {});
+  auto slotsOf = [&](const Arith& e) {
+    std::vector<int> slots;
+    for (const Arith& v : e.vars()) slots.push_back(space_.indexOf(v.varName()));
+    return slots;
+  };
+  for (size_t c = 0; c < space_.constraints.size(); ++c) {
+    const Constraint& constraint = space_.constraints[c].constraint;
+    for (size_t p = 0; p < n_; ++p) {
+      const std::string& name = space_.parameters[p].name;
+      int64_t a, b;
+      if (constraint.relation == Relation::Divides && linearIn(constraint.lhs, name, a, b) &&
+          !constraint.rhs.mentions(name)) {
+        generators_[p].push_back({c, false, a, b, constraint.rhs, slotsOf(constraint.rhs)});
+      } else if (constraint.relation == Relation::Equal) {
+        const Arith* mod = nullptr;
+        if (constraint.lhs == Arith(0)) mod = &constraint.rhs;
+        if (constraint.rhs == Arith(0)) mod = &constraint.lhs;
+        if (mod && mod->kind() == ArithKind::Mod && linearIn(mod->operands()[1], name, a, b) &&
+            !mod->operands()[0].mentions(name)) {
+          generators_[p].push_back(
+              {c, true, a, b, mod->operands()[0], slotsOf(mod->operands()[0])});
+        }
+      }
+    }
+  }
+}
+
+CountingSampler::CountingSampler(const ParameterSpace& space, CountingOptions options)
+    : space_(space), options_(options), n_(space.parameters.size()) {
+  auto slotOf = [&](const std::string& name) { return space.indexOf(name); };
+  try {
+    for (const SpaceConstraint& c : space.constraints) {
+      compiled_.emplace_back(c.constraint, slotOf);
+      arity_.push_back(static_cast<int>(compiled_.back().slots().size()));
+    }
+    ArithSubstitution sizes;
+    for (const auto& [name, value] : space.sizes) sizes[name] = Arith(value);
+    for (const Parameter& p : space.parameters) {
+      lo_.emplace_back(substitute(p.variable.varLo(), sizes), slotOf);
+      hi_.emplace_back(p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi),
+                       slotOf);
+      std::set<int> deps(lo_.back().slots().begin(), lo_.back().slots().end());
+      deps.insert(hi_.back().slots().begin(), hi_.back().slots().end());
+      deps.erase(static_cast<int>(before_.size()));
+      before_.push_back(std::vector<int>(deps.begin(), deps.end()));
+    }
+  } catch (const std::exception& error) {
+    failure_ = std::string("constraints mention something other than parameters: ") + error.what();
+    return;
+  }
+
+  // Constraints on no parameter decide the space alone.
+  std::vector<int64_t> zeros(std::max<size_t>(n_, 1), 0);
+  for (size_t c = 0; c < compiled_.size(); ++c) {
+    if (arity_[c] == 0 && !compiled_[c].holds(zeros.data())) constantFalse_ = true;
+  }
+  if (constantFalse_ || n_ == 0) {
+    ok_ = true;
+    total_ = constantFalse_ ? 0 : 1;
+    return;
+  }
+
+  // Domains filtered by the constraints on the parameter alone.
+  for (size_t p = 0; p < n_; ++p) {
+    const Parameter& parameter = space.parameters[p];
+    if (parameter.domainSize() > options_.largestListedDomain) {
+      listed_.emplace_back();
+      isListed_.push_back(false);
+      continue;
+    }
+    std::vector<int64_t> values = parameter.values();
+    std::vector<int64_t> point(n_, 0);
+    std::vector<int64_t> kept;
+    for (int64_t v : values) {
+      point[p] = v;
+      bool holds = true;
+      for (size_t c = 0; c < compiled_.size() && holds; ++c) {
+        if (arity_[c] == 1 && compiled_[c].slots()[0] == static_cast<int>(p)) {
+          holds = compiled_[c].holds(point.data());
+        }
+      }
+      if (holds) kept.push_back(v);
+    }
+    listed_.push_back(std::move(kept));
+    isListed_.push_back(true);
+  }
+
+  findGenerators();
+  const int maxArity =
+      arity_.empty() ? 1 : std::max(1, *std::max_element(arity_.begin(), arity_.end()));
+  std::string reasons;
+  const int firstArity = std::min(maxArity, std::max(options_.maxKeptArity, 1));
+  for (int arity = firstArity; arity >= 1; --arity) {
+    if (arity < firstArity &&
+        std::none_of(arity_.begin(), arity_.end(), [&](int a) { return a == arity + 1; })) {
+      continue;  // relaxing nothing more than the previous try
+    }
+    if (plan(arity)) {
+      ok_ = true;
+      return;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + failure_;
+  }
+  failure_ = "no counting plan fits the budget (" + reasons + ")";
+}
+
+// ---- planning -----------------------------------------------------------------------------
+
+double CountingSampler::estimateCost(const std::vector<int>& order) const {
+  std::vector<size_t> levelOf(n_);
+  for (size_t l = 0; l < n_; ++l) levelOf[order[l]] = l;
+  std::vector<double> size(n_);
+  for (size_t p = 0; p < n_; ++p) {
+    size[p] = isListed_[p] ? static_cast<double>(std::max<size_t>(listed_[p].size(), 1))
+                           : static_cast<double>(space_.parameters[p].domainSize());
+  }
+  // A parameter with a usable divisor generator has few candidates.
+  std::vector<double> levelSize(n_);
+  for (size_t l = 0; l < n_; ++l) {
+    int p = order[l];
+    levelSize[l] = size[p];
+    for (const auto& [c, modulus, a, b, target, slots] : generators_[p]) {
+      if (!kept_[c]) continue;
+      bool earlier = std::all_of(slots.begin(), slots.end(), [&](int s) { return levelOf[s] < l; });
+      if (earlier) levelSize[l] = std::min(levelSize[l], 64.0);
+    }
+  }
+  // Frontier of each level: earlier parameters read at that level or later.
+  std::vector<size_t> lastRead(n_, 0);  // the last level that reads each parameter
+  for (size_t c = 0; c < compiled_.size(); ++c) {
+    if (!kept_[c] || arity_[c] == 0) continue;
+    size_t last = 0;
+    for (int s : compiled_[c].slots()) last = std::max(last, levelOf[s]);
+    for (int s : compiled_[c].slots()) lastRead[s] = std::max(lastRead[s], last);
+  }
+  for (size_t p = 0; p < n_; ++p) {
+    for (int s : before_[p]) lastRead[s] = std::max(lastRead[s], levelOf[p]);
+  }
+  double cost = 0;
+  for (size_t l = 0; l < n_; ++l) {
+    double states = 1;
+    for (size_t p = 0; p < n_; ++p) {
+      if (levelOf[p] < l && lastRead[p] >= l) states *= levelSize[levelOf[p]];
+    }
+    cost += states * levelSize[l];
+  }
+  return cost;
+}
+
+void CountingSampler::analyse(const std::vector<int>& order) {
+  order_ = order;
+  std::vector<size_t> levelOf(n_);
+  for (size_t l = 0; l < n_; ++l) levelOf[order[l]] = l;
+  checkAt_.assign(n_, {});
+  generator_.assign(n_, std::nullopt);
+  frontier_.assign(n_ + 1, {});
+  std::vector<size_t> lastRead(n_, 0);
+  for (size_t c = 0; c < compiled_.size(); ++c) {
+    if (!kept_[c] || arity_[c] == 0) continue;
+    size_t last = 0;
+    for (int s : compiled_[c].slots()) last = std::max(last, levelOf[s]);
+    checkAt_[last].push_back(c);
+    for (int s : compiled_[c].slots()) lastRead[s] = std::max(lastRead[s], last);
+  }
+  for (size_t p = 0; p < n_; ++p) {
+    for (int s : before_[p]) lastRead[s] = std::max(lastRead[s], levelOf[p]);
+  }
+  auto slotOf = [&](const std::string& name) { return space_.indexOf(name); };
+  for (size_t l = 0; l < n_; ++l) {
+    int p = order[l];
+    for (const auto& [c, modulus, a, b, target, slots] : generators_[p]) {
+      if (!kept_[c]) continue;
+      bool earlier = std::all_of(slots.begin(), slots.end(), [&](int s) { return levelOf[s] < l; });
+      if (!earlier) continue;
+      Generator g;
+      g.constraint = c;
+      g.modulusForm = modulus;
+      g.a = a;
+      g.b = b;
+      g.target = CompiledArith(target, slotOf);
+      generator_[l] = std::move(g);
+      break;
+    }
+  }
+  for (size_t l = 0; l <= n_; ++l) {
+    for (size_t p = 0; p < n_; ++p) {
+      if (levelOf[p] < l && lastRead[p] >= l) frontier_[l].push_back(static_cast<int>(p));
+    }
+  }
+  memo_.assign(n_ + 1, {});
+  choices_.assign(n_, {});
+}
+
+bool CountingSampler::plan(int keptArity) {
+  keptArity_ = keptArity;
+  kept_.assign(compiled_.size(), false);
+  relaxed_.clear();
+  for (size_t c = 0; c < compiled_.size(); ++c) {
+    kept_[c] = arity_[c] <= keptArity;
+    if (!kept_[c]) relaxed_.push_back(c);
+  }
+
+  // The order: every permutation respecting range dependencies up to 8 parameters, greedy
+  // beyond; the cheapest estimate wins, the first found on ties.
+  auto respects = [&](const std::vector<int>& order) {
+    std::vector<bool> placed(n_, false);
+    for (int p : order) {
+      for (int b : before_[p]) {
+        if (!placed[b]) return false;
+      }
+      placed[p] = true;
+    }
+    return true;
+  };
+  std::vector<int> best;
+  double bestCost = INFINITY;
+  if (n_ <= 8) {
+    std::vector<int> order(n_);
+    std::iota(order.begin(), order.end(), 0);
+    do {
+      if (!respects(order)) continue;
+      double cost = estimateCost(order);
+      if (cost < bestCost) {
+        bestCost = cost;
+        best = order;
+      }
+    } while (std::next_permutation(order.begin(), order.end()));
+  } else {
+    std::vector<int> prefix;
+    std::vector<bool> placed(n_, false);
+    while (prefix.size() < n_) {
+      int choice = -1;
+      double choiceCost = INFINITY;
+      for (size_t p = 0; p < n_; ++p) {
+        if (placed[p]) continue;
+        std::vector<int> trial = prefix;
+        trial.push_back(static_cast<int>(p));
+        for (size_t q = 0; q < n_; ++q) {
+          if (!placed[q] && q != p) trial.push_back(static_cast<int>(q));
+        }
+        bool ready =
+            std::all_of(before_[p].begin(), before_[p].end(), [&](int b) { return placed[b]; });
+        if (!ready) continue;
+        double cost = estimateCost(trial);
+        if (cost < choiceCost) {
+          choiceCost = cost;
+          choice = static_cast<int>(p);
+        }
+      }
+      if (choice < 0) {  // a cycle of range dependencies (buildParameterSpace rejects those)
+        for (size_t p = 0; p < n_ && choice < 0; ++p) {
+          if (!placed[p]) choice = static_cast<int>(p);
+        }
+      }
+      placed[choice] = true;
+      prefix.push_back(choice);
+    }
+    best = prefix;
+    bestCost = estimateCost(best);
+  }
+  if (best.empty()) {
+    failure_ = "no order respects the range dependencies";
+    return false;
+  }
+  if (bestCost > options_.maxEstimatedCost) {
+    failure_ = "keeping constraints of up to " + std::to_string(keptArity) +
+               " parameters: estimated cost " + std::to_string(bestCost) + " too high";
+    return false;
+  }
+  analyse(best);
+  nodes_ = 0;
+  budget_ = options_.nodeBudget;
+  try {
+    std::vector<int64_t> values(n_, 0);
+    total_ = countFrom(0, values);
+  } catch (const BudgetExceeded&) {
+    failure_ = "keeping constraints of up to " + std::to_string(keptArity) +
+               " parameters: counting exceeded " + std::to_string(options_.nodeBudget) + " nodes";
+    memo_.assign(n_ + 1, {});
+    return false;
+  }
+  budget_ = UINT64_MAX;
+  return true;
+}
+
+// ---- counting -----------------------------------------------------------------------------
+
+const std::vector<int64_t>& CountingSampler::divisorsOf(int64_t n) {
+  auto found = divisors_.find(n);
+  if (found != divisors_.end()) return found->second;
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d <= n / d; ++d) {
+    if (n % d == 0) {
+      small.push_back(d);
+      if (d != n / d) large.push_back(n / d);
+    }
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  if (divisors_.size() > 200000) divisors_.clear();
+  return divisors_.emplace(n, std::move(small)).first->second;
+}
+
+template <typename Visit>
+void CountingSampler::candidates(size_t level, std::vector<int64_t>& values, Visit&& visit) {
+  const int p = order_[level];
+  const Parameter& parameter = space_.parameters[p];
+  int64_t lo = parameter.lo, hi = parameter.hi;
+  if (!lo_[p].isConstant()) {
+    if (auto v = lo_[p].evaluate(values.data())) lo = std::max(lo, *v);
+  }
+  if (!hi_[p].isConstant()) {
+    if (auto v = hi_[p].evaluate(values.data())) hi = std::min(hi, *v);
+  }
+  if (lo > hi) return;
+  const std::vector<size_t>& checks = checkAt_[level];
+  // Returns whether to go on.
+  auto consider = [&](int64_t v) -> bool {
+    if (++nodes_ > budget_) throw BudgetExceeded{};
+    values[p] = v;
+    for (size_t c : checks) {
+      if (!compiled_[c].holds(values.data())) return true;
+    }
+    return visit(v);
+  };
+  if (generator_[level]) {
+    const Generator& g = *generator_[level];
+    std::optional<int64_t> target = g.target.evaluate(values.data());
+    if (!target) return;  // the generating constraint is undefined, hence false, for every value
+    if (*target != 0 && *target != INT64_MIN &&
+        std::abs(*target) <= options_.largestDivisorTarget) {
+      std::vector<int64_t> found;
+      for (int64_t d : divisorsOf(std::abs(*target))) {
+        for (int64_t s : {d, -d}) {
+          if (s < 0 && !g.modulusForm) continue;
+          int64_t shifted;
+          if (__builtin_sub_overflow(s, g.b, &shifted) || shifted % g.a != 0) continue;
+          int64_t v = shifted / g.a;
+          if (v < lo || v > hi || !parameter.contains(v)) continue;
+          if (isListed_[p] && !std::binary_search(listed_[p].begin(), listed_[p].end(), v)) {
+            continue;
+          }
+          found.push_back(v);
+        }
+      }
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      for (int64_t v : found) {
+        if (!consider(v)) return;
+      }
+      return;
+    }
+  }
+  if (isListed_[p]) {
+    const std::vector<int64_t>& list = listed_[p];
+    for (auto it = std::lower_bound(list.begin(), list.end(), lo); it != list.end() && *it <= hi;
+         ++it) {
+      if (!consider(*it)) return;
+    }
+    return;
+  }
+  for (int64_t v = lo; v <= hi; ++v) {
+    if (parameter.contains(v) && !consider(v)) return;
+    if (v == INT64_MAX) break;
+  }
+}
+
+std::vector<int64_t> CountingSampler::keyAt(size_t level,
+                                            const std::vector<int64_t>& values) const {
+  std::vector<int64_t> key;
+  key.reserve(frontier_[level].size());
+  for (int p : frontier_[level]) key.push_back(values[p]);
+  return key;
+}
+
+PointCount CountingSampler::countFrom(size_t level, std::vector<int64_t>& values) {
+  if (level == n_) return 1;
+  std::vector<int64_t> key = keyAt(level, values);
+  auto found = memo_[level].find(key);
+  if (found != memo_[level].end()) return found->second;
+  PointCount sum = 0;
+  candidates(level, values, [&](int64_t) {
+    sum += countFrom(level + 1, values);
+    return true;
+  });
+  memo_[level].emplace(std::move(key), sum);
+  return sum;
+}
+
+// ---- sampling -----------------------------------------------------------------------------
+
+std::vector<int64_t> CountingSampler::drawRelaxed(std::mt19937_64& rng) {
+  std::vector<int64_t> values(n_, 0);
+  for (size_t level = 0; level < n_; ++level) {
+    std::vector<int64_t> key = keyAt(level, values);
+    auto found = choices_[level].find(key);
+    if (found == choices_[level].end()) {
+      Choices list;
+      PointCount cumulative = 0;
+      candidates(level, values, [&](int64_t v) {
+        PointCount below = countFrom(level + 1, values);
+        if (below > 0) {
+          cumulative += below;
+          list.push_back({v, cumulative});
+        }
+        return true;
+      });
+      found = choices_[level].emplace(std::move(key), std::move(list)).first;
+    }
+    const Choices& list = found->second;
+    if (list.empty()) throw std::logic_error("counting sampler: drawing from an empty subtree");
+    PointCount r = uniformBelow(rng, list.back().second);
+    auto pick = std::upper_bound(
+        list.begin(), list.end(), r,
+        [](PointCount x, const std::pair<int64_t, PointCount>& entry) { return x < entry.second; });
+    values[order_[level]] = pick->first;
+  }
+  return values;
+}
+
+bool CountingSampler::satisfiesRelaxed(const std::vector<int64_t>& point) const {
+  for (size_t c : relaxed_) {
+    if (!compiled_[c].holds(point.data())) return false;
+  }
+  return true;
+}
+
+bool CountingSampler::satisfiesAll(const std::vector<int64_t>& point) const {
+  for (size_t p = 0; p < n_; ++p) {
+    if (!space_.parameters[p].contains(point[p])) return false;
+  }
+  for (const CompiledConstraint& c : compiled_) {
+    if (!c.holds(point.data())) return false;
+  }
+  return true;
+}
+
+bool CountingSampler::walk(size_t level, std::vector<int64_t>& values,
+                           const std::function<bool(const std::vector<int64_t>&)>& visit,
+                           uint64_t& leaves, uint64_t budget, Walk& result) {
+  if (level == n_) {
+    if (++leaves > budget) {
+      result = Walk::OutOfBudget;
+      return false;
+    }
+    if (satisfiesRelaxed(values) && !visit(values)) {
+      result = Walk::Stopped;
+      return false;
+    }
+    return true;
+  }
+  bool go = true;
+  candidates(level, values, [&](int64_t) {
+    if (countFrom(level + 1, values) == 0) return true;
+    go = walk(level + 1, values, visit, leaves, budget, result);
+    return go;
+  });
+  return go;
+}
+
+CountingSampler::Walk CountingSampler::forEachValid(
+    const std::function<bool(const std::vector<int64_t>&)>& visit, uint64_t leafBudget) {
+  if (!ok_) throw std::logic_error("counting sampler: no plan");
+  if (total_ == 0) return Walk::Complete;
+  std::vector<int64_t> values(n_, 0);
+  if (n_ == 0) {
+    if (!visit(values)) return Walk::Stopped;
+    return Walk::Complete;
+  }
+  uint64_t leaves = 0;
+  Walk result = Walk::Complete;
+  walk(0, values, visit, leaves, leafBudget, result);
+  return result;
+}
+
+std::string CountingSampler::describePlan() const {
+  if (!ok_) return "no counting plan: " + failure_;
+  std::string text;
+  for (size_t level = 0; level < order_.size(); ++level) {
+    const Parameter& p = space_.parameters[order_[level]];
+    text += std::to_string(level + 1) + ". " + p.name;
+    if (generator_[level]) {
+      text += " (divisors, from: " +
+              space_.constraints[generator_[level]->constraint].constraint.requirement() + ")";
+    }
+    text += "; state:";
+    if (frontier_[level].empty()) text += " none";
+    for (int f : frontier_[level]) text += " " + space_.parameters[f].name;
+    text += "; " + std::to_string(memo_[level].size()) + " states\n";
+  }
+  text += "kept: constraints of at most " + std::to_string(keptArity_) + " parameters; relaxed (" +
+          std::to_string(relaxed_.size()) + ", checked by rejection):";
+  for (size_t c : relaxed_) text += "\n  - " + space_.constraints[c].constraint.requirement();
+  return text;
+}
+
+}  // namespace weft::explore
