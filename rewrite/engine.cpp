@@ -136,7 +136,12 @@ std::vector<Match> findMatches(const Definition& definition, const std::vector<R
 std::optional<Definition> applyAt(const Definition& definition, const Rule& rule,
                                   const Position& position, const RuleArguments& arguments,
                                   RewriteContext& context) {
-  TypedDefinition typed = typecheck(definition);
+  return applyAt(definition, typecheck(definition), rule, position, arguments, context);
+}
+
+std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
+                                  const Rule& rule, const Position& position,
+                                  const RuleArguments& arguments, RewriteContext& context) {
   TypeLookup typeOf = [&typed](const Expr& e) { return typed.typeOf(e); };
   const Expr& body = definition.function.body();
   std::vector<Expr> path = pathTo(body, position);

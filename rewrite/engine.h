@@ -15,6 +15,7 @@
 
 #include "ir/expr.h"
 #include "rewrite/rule.h"
+#include "typecheck/typecheck.h"
 
 namespace weft::rewrite {
 
@@ -43,5 +44,10 @@ std::vector<Match> findMatches(const Definition& definition, const std::vector<R
 std::optional<Definition> applyAt(const Definition& definition, const Rule& rule,
                                   const Position& position, const RuleArguments& arguments,
                                   RewriteContext& context);
+// The same with the definition's types already computed (typecheck(definition)): loops that try
+// one rule at many positions type-check once, not once per position.
+std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
+                                  const Rule& rule, const Position& position,
+                                  const RuleArguments& arguments, RewriteContext& context);
 
 }  // namespace weft::rewrite

@@ -34,9 +34,10 @@ Strategy traversal(const Rule& rule, RuleArguments arguments, const char* name,
   return [rule, arguments = std::move(arguments), name, order, where](
              const Definition& definition, RewriteContext& context) {
     const Expr& body = definition.function.body();
+    const TypedDefinition typed = typecheck(definition);
     for (const Position& position : order(allPositions(body))) {
       if (where && !where(nodeAt(body, position))) continue;
-      if (auto result = applyAt(definition, rule, position, arguments, context)) {
+      if (auto result = applyAt(definition, typed, rule, position, arguments, context)) {
         return StrategyResult::ok(std::move(*result));
       }
     }
@@ -144,10 +145,11 @@ Strategy normalize(std::vector<Rule> rules, int limit) {
     while (true) {
       // The next rewrite: the first rule that matches at the first top-down position.
       std::optional<Definition> next;
+      const TypedDefinition typed = typecheck(*result.definition);
       for (const Position& position : allPositions(result.definition->function.body())) {
         for (const Rule& rule : rules) {
           RewriteContext attempt = context;
-          next = applyAt(*result.definition, rule, position, {}, attempt);
+          next = applyAt(*result.definition, typed, rule, position, {}, attempt);
           if (next) {
             if (result.steps >= limit) {  // rules still apply, but the budget is spent
               result.stopped = StopReason::Limit;
