@@ -25,7 +25,7 @@
 #include "host/device_profile.h"
 #include "ir/conv_layer.h"
 #include "ir/parser.h"
-#include "rewrite/strategies.h"
+#include "explore/conv_direct_space.h"
 
 namespace weft::cli {
 
@@ -45,8 +45,8 @@ struct SpaceCommandOptions {
   std::vector<std::string> switches;
   uint64_t countCap = 1000000;
   std::string layer;     // --layer: a convolution layer with the conv-direct strategy
-  int vectorWidth = 1;   // --vector-width: conv-direct's v (1: scalar)
-  int unroll = 0;        // --unroll: conv-direct's unroll switch
+  int vectorWidth = -1;  // --vector-width: conv-direct's v (1: scalar; -1: every width)
+  int unroll = -1;       // --unroll: conv-direct's unroll switch (-1: both)
 };
 
 std::string sizeText(const explore::ParameterSpace& space) {
@@ -180,38 +180,90 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   return out;
 }
 
-// The parametric conv-direct program of a layer: Listing 3 rewritten by the strategy with every
-// numeric factor left as a tuning parameter (v and unroll given: they choose the structure).
-void runLayerSpace(const SpaceCommandOptions& options, explore::SpaceOptions spaceOptions) {
+// The conv-direct space of a layer (explore/conv_direct_space.h): the union over the vector
+// widths and unroll settings selected (all unless --vector-width / --unroll fix them). One
+// structure prints in full (parameters, constraints, samples); several print a summary per
+// structure and the samples drawn uniformly over the union.
+void runLayerSpace(const SpaceCommandOptions& options, const explore::SpaceOptions& spaceOptions) {
   ConvLayer layer = parseConvLayer(options.layer);
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
-  rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten = strategy->make(
-      {{"v", Arith(options.vectorWidth)}, {"unroll", Arith(options.unroll)}})(
-      convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
-  }
-  for (const Arith& v : context.tuningVariables()) {
-    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
-      spaceOptions.switches.insert(v.varName());
+  std::vector<explore::ConvDirectStructure> structures;
+  for (int v : {1, 2, 4, 8, 16}) {
+    if (options.vectorWidth >= 0 && v != options.vectorWidth) continue;
+    for (int unroll : {0, 1}) {
+      if (options.unroll >= 0 && unroll != options.unroll) continue;
+      structures.push_back({v, unroll});
     }
   }
-  ArithBinding sizes = convListing3Sizes(layer);
-  explore::ParameterSpace space =
-      explore::buildParameterSpace(*rewritten.definition, sizes, spaceOptions);
-  space.definitionName = layer.name.empty() ? space.definitionName : layer.name;
-  explore::Sampler sampler(space);
-  explore::SpaceCount count = sampler.count(options.countCap);
-  std::optional<explore::SampleSet> samples;
-  if (options.samples > 0) samples = sampler.sample(options.samples, options.seed);
-  const explore::SampleSet* sampled = samples ? &*samples : nullptr;
+  if (structures.empty()) {
+    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  }
+  explore::ConvDirectSpace space = explore::buildConvDirectSpace(layer, spaceOptions, structures);
+  if (space.subspaces.empty()) {
+    std::string why;
+    for (const std::string& e : space.emptyStructures) why += "\n  " + e;
+    throw std::runtime_error("no valid conv-direct variant of " + layer.describe() + ":" + why);
+  }
+  if (structures.size() == 1) {
+    explore::ConvDirectSubspace& only = space.subspaces.front();
+    only.space->definitionName = layer.name.empty() ? only.space->definitionName : layer.name;
+    std::optional<explore::SampleSet> samples;
+    if (options.samples > 0) samples = only.sampler->sample(options.samples, options.seed);
+    const explore::SampleSet* sampled = samples ? &*samples : nullptr;
+    if (options.json) {
+      std::cout << toJson(*only.space, *only.sampler, only.count, sampled, options.seed).dump(2)
+                << "\n";
+    } else {
+      std::cout << layer.describe() << "; conv-direct with " << only.structure.describe() << "\n";
+      printText(*only.space, *only.sampler, only.count, sampled, options.seed);
+    }
+    return;
+  }
+  std::vector<explore::ConvDirectPoint> points;
+  if (options.samples > 0) points = explore::sampleConvDirect(space, options.samples, options.seed);
   if (options.json) {
-    std::cout << toJson(space, sampler, count, sampled, options.seed).dump(2) << "\n";
-  } else {
-    std::cout << layer.describe() << "; conv-direct with v = " << options.vectorWidth
-              << ", unroll = " << options.unroll << "\n";
-    printText(space, sampler, count, sampled, options.seed);
+    Json out;
+    out["layer"] = layer.describe();
+    out["validPoints"] = space.validPoints();
+    out["exact"] = space.exact();
+    Json parts = Json::array();
+    for (const explore::ConvDirectSubspace& sub : space.subspaces) {
+      Json parameters = Json::array();
+      for (const explore::Parameter& p : sub.space->parameters) parameters.push_back(p.name);
+      parts.push_back({{"vectorWidth", sub.structure.vectorWidth},
+                       {"unroll", sub.structure.unroll},
+                       {"validPoints", sub.count.points},
+                       {"exact", sub.count.exact},
+                       {"parameters", parameters}});
+    }
+    out["structures"] = parts;
+    out["emptyStructures"] = space.emptyStructures;
+    Json sampled = Json::array();
+    for (const explore::ConvDirectPoint& point : points) {
+      const explore::ConvDirectSubspace& sub = space.subspaces[point.subspace];
+      Json values = {{"v", sub.structure.vectorWidth}, {"unroll", sub.structure.unroll}};
+      for (const auto& [name, value] : point.parameters) values[name] = value;
+      sampled.push_back(values);
+    }
+    out["samples"] = {{"seed", options.seed}, {"points", sampled}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::cout << layer.describe() << "; conv-direct, every structure (v, unroll)\n";
+  std::cout << "structures (" << space.subspaces.size() << " with valid points):\n";
+  for (const explore::ConvDirectSubspace& sub : space.subspaces) {
+    std::cout << "  " << padded(sub.structure.describe(), 18) << sub.count.points
+              << (sub.count.exact ? "" : "+") << " valid points\n";
+  }
+  for (const std::string& e : space.emptyStructures) std::cout << "  empty: " << e << "\n";
+  std::cout << "valid points in all: " << space.validPoints() << (space.exact() ? "" : " (at least)")
+            << "\n(weft space --layer ... --vector-width V --unroll U shows one structure's "
+               "parameters and constraints)\n";
+  if (!points.empty()) {
+    std::cout << "samples: " << points.size() << " (seed " << options.seed
+              << ", uniform over all structures)\n";
+    for (size_t i = 0; i < points.size(); ++i) {
+      std::cout << "  " << padded(std::to_string(i + 1), 6) << points[i].describe(space) << "\n";
+    }
   }
 }
 
@@ -271,10 +323,10 @@ void registerSpace(CLI::App& app) {
                       "C,H,W,M,K,stride,pad; its space is that of the conv-direct strategy")
       ->type_name("SPEC");
   command->add_option("--vector-width", options->vectorWidth,
-                      "--layer: conv-direct's vector width v (1, 2, 3, 4, 8, 16; default 1)")
+                      "--layer: only conv-direct's vector width v (1, 2, 4, 8 or 16; default: all)")
       ->type_name("V");
   command->add_option("--unroll", options->unroll,
-                      "--layer: conv-direct's unroll switch (0 or 1; default 0)")
+                      "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
       ->type_name("0|1");
   command->add_option("--def", options->definition,
                       "the definition (default: the last one in the file)")

@@ -297,6 +297,18 @@ Constraint makeConstraint(Relation relation, Arith lhs, Arith rhs, std::string o
   return c;
 }
 
+// mapSeqUnroll and reduceSeqUnroll replaced by mapSeq and reduceSeq.
+Expr withoutUnrolling(const Expr& e) {
+  if (e.isLambda()) return e.withBody(withoutUnrolling(e.body()));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(withoutUnrolling(f));
+  for (const Expr& a : e.args()) args.push_back(withoutUnrolling(a));
+  if (e.isPrim(Op::MapSeqUnroll)) return Expr::prim(Op::MapSeq, e.nats(), funs, args);
+  if (e.isPrim(Op::ReduceSeqUnroll)) return Expr::prim(Op::ReduceSeq, e.nats(), funs, args);
+  return e.withChildren(e.nats(), funs, args);
+}
+
 void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                             const SpaceOptions& options, const ArithSubstitution& substitution) {
   const host::DeviceProfile& device = *options.device;
@@ -304,7 +316,11 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
   try {
     CodegenOptions codegen;
     codegen.specialize = space.sizes;
-    compiled = generateOpenCL(options.lowerBeforeCodegen ? lowerDefault(parametric) : parametric,
+    // Unrolled loops need constant trip counts, which a parametric program may not have; they
+    // change neither the launch sizes nor the buffers, so the analysis generates them as loops.
+    Definition analysed = parametric;
+    analysed.function = withoutUnrolling(parametric.function);
+    compiled = generateOpenCL(options.lowerBeforeCodegen ? lowerDefault(analysed) : analysed,
                               codegen);
   } catch (const std::exception& error) {
     space.hardwareConstraints = false;
