@@ -13,5 +13,7 @@ void registerDevices(CLI::App& app);  // weft devices [--json]
 void registerCompile(CLI::App& app);  // weft compile FILE [-o out.cl] [--size N=..]
 void registerRewrite(CLI::App& app);  // weft rules; weft rewrite FILE --list | --apply R@POS
 void registerSpace(CLI::App& app);    // weft space FILE [--size N=..] [--samples K --seed S]
+void registerExplore(CLI::App& app);  // weft explore --layer SPEC | FILE --samples K --db F
+void registerReport(CLI::App& app);   // weft report --db F [--layer SPEC]
 
 }  // namespace weft::cli

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   weft::cli::registerCompile(app);
   weft::cli::registerRewrite(app);
   weft::cli::registerSpace(app);
+  weft::cli::registerExplore(app);
+  weft::cli::registerReport(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

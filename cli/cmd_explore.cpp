@@ -1,0 +1,259 @@
+// `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | FILE [--size N=V]...
+// --samples K --seed S --db results.db [--device D] [--profile P] [--vector-width V]
+// [--unroll 0|1] [--timeout SECONDS] [--quiet] [--json]`: samples K variants of a layer (the
+// conv-direct strategy on Listing 3, with v and unroll given) or of a program file (its unbound
+// size variables are the tuning parameters), and builds, runs, verifies and times each one in a
+// child process (explore/explorer.h), writing every result to the SQLite database as it comes.
+// Re-running the same command resumes: variants already in the database are skipped.
+//
+// Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
+// variant when stderr is not a terminal); --quiet leaves it out. The summary goes to stdout;
+// with --json every variant is one JSON line on stdout and the summary the last one.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/program_loading.h"
+#include "explore/explorer.h"
+#include "ir/conv_layer.h"
+#include "ir/parser.h"
+
+namespace weft::cli {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct ExploreCommandOptions {
+  std::string file;
+  std::string definition;
+  std::vector<std::string> sizes;
+  std::string layer;
+  int vectorWidth = 1;
+  int unroll = 0;
+  size_t samples = 100;
+  uint64_t seed = 1;
+  std::string db = "results.db";
+  std::string device;
+  std::string profile;
+  double timeout = 120;
+  double minTimeMs = 100;
+  int minRepeats = 3;
+  bool quiet = false;
+  bool json = false;
+};
+
+std::string durationText(double seconds) {
+  long total = static_cast<long>(seconds + 0.5);
+  char text[32];
+  std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60,
+                total % 60);
+  return text;
+}
+
+std::string millisecondsText(uint64_t nanoseconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", static_cast<double>(nanoseconds) * 1e-6);
+  return text;
+}
+
+std::string progressLine(const explore::ProgressUpdate& update) {
+  std::ostringstream line;
+  line << "[" << update.done << "/" << update.total << "]";
+  std::string failures;
+  for (const auto& [status, count] : update.statusCounts) {
+    line << " " << status << " " << count;
+  }
+  line << " | best " << (update.bestNs ? millisecondsText(*update.bestNs) : std::string("-"));
+  if (update.etaSeconds) line << " | ETA " << durationText(*update.etaSeconds);
+  return line.str();
+}
+
+Json recordJson(const explore::VariantRecord& record) {
+  Json out{{"program", record.key.program},
+           {"device", record.key.device},
+           {"parameters", Json::parse(record.key.parameters, nullptr, false)},
+           {"status", explore::statusName(record.status)},
+           {"message", record.message},
+           {"sourceHash", record.sourceHash},
+           {"samplesNs", record.samplesNs}};
+  out["medianNs"] = record.medianNs ? Json(*record.medianNs) : Json(nullptr);
+  out["spaceBytes"] = record.spaceBytes ? Json(*record.spaceBytes) : Json(nullptr);
+  out["buildMs"] = record.buildMs ? Json(*record.buildMs) : Json(nullptr);
+  return out;
+}
+
+void runExplore(const ExploreCommandOptions& options) {
+  explore::ExploreTarget target;
+  if (!options.layer.empty()) {
+    if (!options.file.empty()) throw std::invalid_argument("give a FILE or --layer, not both");
+    if (!options.sizes.empty()) throw std::invalid_argument("--size is for FILE, not --layer");
+    target = explore::layerTarget(parseConvLayer(options.layer), options.vectorWidth,
+                                  options.unroll);
+  } else {
+    if (options.file.empty()) throw std::invalid_argument("give a FILE or --layer");
+    Program program = parseFile(options.file);
+    const Definition& definition =
+        chooseFunctionDefinition(program, options.file, options.definition, "explore");
+    std::set<std::string> known = mentionedSizeNames(definition);
+    for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
+    ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+    target = explore::programTarget(definition, sizes);
+  }
+
+  explore::ExploreOptions explore;
+  explore.samples = options.samples;
+  explore.seed = options.seed;
+  explore.db = options.db;
+  explore.device = options.device;
+  explore.profile = options.profile;
+  explore.timeoutSeconds = options.timeout;
+  explore.measurement.minMeasuredNs = static_cast<uint64_t>(options.minTimeMs * 1e6);
+  explore.measurement.minRepeats = options.minRepeats;
+  const bool terminal = isatty(STDERR_FILENO);
+  explore.progress = [&](const explore::ProgressUpdate& update) {
+    if (options.json && update.last) std::cout << recordJson(*update.last).dump() << std::endl;
+    if (options.quiet) return;
+    std::string line = progressLine(update);
+    if (terminal) {
+      std::cerr << "\r\033[K" << line << std::flush;
+    } else if (update.last) {
+      const explore::VariantRecord& last = *update.last;
+      std::cerr << line << " | " << explore::statusName(last.status) << " "
+                << (last.medianNs ? millisecondsText(*last.medianNs) : std::string()) << " "
+                << last.key.parameters << "\n";
+    } else {
+      std::cerr << line << " (" << update.skipped << " already in the database)\n";
+    }
+  };
+
+  // A corrupt or foreign database is reported before the (long) preparation.
+  { explore::ResultsDb check(options.db); }
+  if (!options.quiet) {
+    std::cerr << "weft explore: " << target.description << "\n";
+    std::cerr << "preparing: device query, reference run, space and " << options.samples
+              << " samples...\n";
+  }
+  explore::Preparation prep = explore::prepareExploration(target, explore);
+  if (!options.quiet) {
+    std::cerr << "device " << prep.device.deviceName << " (" << prep.device.fingerprint
+              << "), constraints from profile " << prep.deviceProfileName << "; "
+              << prep.points.size() << " points (" << prep.samplingMethod << ", "
+              << prep.samplingSeconds << " s)"
+              << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
+    if (prep.reference) {
+      std::cerr << "reference (default lowering): "
+                << millisecondsText(prep.reference->medianNs) << "; " << prep.referenceCheck
+                << "\n";
+    } else {
+      std::cerr << prep.referenceCheck << "\n";
+    }
+  }
+  explore::ExploreSummary summary = explore::runExploration(prep, explore);
+  if (!options.quiet && terminal) std::cerr << "\n";
+
+  if (options.json) {
+    Json out{{"program", target.program},
+             {"device", prep.device.fingerprint},
+             {"db", options.db},
+             {"sampled", summary.sampled},
+             {"skipped", summary.skipped},
+             {"ran", summary.ran},
+             {"statusCounts", summary.statusCounts},
+             {"seconds", summary.seconds}};
+    out["bestNs"] = summary.bestNs ? Json(*summary.bestNs) : Json(nullptr);
+    out["bestParameters"] = summary.bestParameters.empty()
+                                ? Json(nullptr)
+                                : Json::parse(summary.bestParameters, nullptr, false);
+    if (prep.reference) out["referenceNs"] = prep.reference->medianNs;
+    std::cout << out.dump() << std::endl;
+    return;
+  }
+  std::cout << target.program << ": " << summary.sampled << " sampled, " << summary.skipped
+            << " already in " << options.db << ", " << summary.ran << " run";
+  for (const auto& [status, count] : summary.statusCounts) {
+    std::cout << (status == summary.statusCounts.begin()->first ? ": " : ", ") << status << " "
+              << count;
+  }
+  std::cout << " (" << summary.seconds << " s)\n";
+  if (summary.bestNs) {
+    std::cout << "best: " << millisecondsText(*summary.bestNs) << " " << summary.bestParameters;
+    if (prep.reference && *summary.bestNs > 0) {
+      std::cout << " (" << static_cast<double>(prep.reference->medianNs) /
+                               static_cast<double>(*summary.bestNs)
+                << "x the default lowering's " << millisecondsText(prep.reference->medianNs)
+                << ")";
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "no variant ran correctly yet\n";
+  }
+  std::cout << "report: weft report --db " << options.db << "\n";
+}
+
+}  // namespace
+
+void registerExplore(CLI::App& app) {
+  auto options = std::make_shared<ExploreCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "explore",
+      "Sample variants of a layer (the conv-direct strategy) or of a parametric program,\n"
+      "build, run, verify and time each one in its own process, and record every result\n"
+      "in a SQLite database. Re-running the same command resumes where it stopped.");
+  command->add_option("file", options->file, "a .weft file (or --layer)");
+  command->add_option("--layer", options->layer,
+                      "a convolution layer: vgg16:N (the LIFT paper's numbers 0, 2, 5, ... 28) "
+                      "or C,H,W,M,K,stride,pad")
+      ->type_name("SPEC");
+  command->add_option("--def", options->definition, "FILE: the definition (default: the last)")
+      ->type_name("NAME");
+  command->add_option("--size", options->sizes, "FILE: bind a size variable, e.g. N=1024")
+      ->type_name("N=V")
+      ->allow_extra_args(false);
+  command->add_option("--vector-width", options->vectorWidth,
+                      "--layer: conv-direct's vector width v (default 1)")
+      ->type_name("V");
+  command->add_option("--unroll", options->unroll, "--layer: conv-direct's unroll (0 or 1)")
+      ->type_name("0|1");
+  command->add_option("--samples", options->samples, "variants to sample (default 100)")
+      ->type_name("K");
+  command->add_option("--seed", options->seed, "seed of the sampler (default 1)")->type_name("S");
+  command->add_option("--db", options->db, "the results database (default results.db)")
+      ->type_name("FILE");
+  command->add_option("--device", options->device,
+                      "OpenCL device: an index, gpu, cpu, or part of its name (default: the "
+                      "first GPU, else the first CPU)")
+      ->type_name("D");
+  command->add_option("--profile", options->profile,
+                      "device profile for the hardware constraints (built-in name, user profile "
+                      "or .json; default: the queried device)")
+      ->type_name("PROFILE");
+  command->add_option("--timeout", options->timeout,
+                      "cap in seconds on each phase of a variant (default 120); the warm-up run "
+                      "is also cut off at 10x the best time + 5 s")
+      ->type_name("SECONDS");
+  command->add_option("--min-time", options->minTimeMs,
+                      "time each variant until this many ms of kernel time (default 100)")
+      ->type_name("MS");
+  command->add_option("--min-repeats", options->minRepeats,
+                      "time each variant at least this many times (default 3)")
+      ->type_name("N");
+  command->add_flag("--quiet", options->quiet, "no progress on stderr");
+  command->add_flag("--json", options->json,
+                    "one JSON line per variant on stdout, then a JSON summary");
+  command->footer(
+      "Examples:\n"
+      "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --db results.db\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 30 --db small.db\n"
+      "  weft report --db results.db\n");
+  command->callback([options] { runExplore(*options); });
+}
+
+}  // namespace weft::cli

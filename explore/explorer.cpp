@@ -1,0 +1,546 @@
+// The exploration loop (see explore/explorer.h): a device child for the profile and the
+// reference, then one child per variant with phase deadlines, results written as they come.
+#include "explore/explorer.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "host/opencl_runtime.h"
+#include "host/program_runner.h"
+#include "ir/interp.h"
+#include "rewrite/strategies.h"
+
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "0.x"
+#endif
+
+namespace weft::explore {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+void writeAll(int fd, const std::string& data) {
+  size_t written = 0;
+  while (written < data.size()) {
+    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // the parent is gone or gave up on us
+    }
+    written += static_cast<size_t>(n);
+  }
+}
+
+void sendLine(int fd, const Json& message) { writeAll(fd, message.dump() + "\n"); }
+
+// How a child ended.
+struct ChildOutcome {
+  std::string data;       // everything it wrote
+  bool timedOut = false;
+  bool signaled = false;
+  int signal = 0;
+  int exitCode = 0;
+  double seconds = 0;
+};
+
+// Runs `body(fd)` in a forked child writing to a pipe. The parent collects the output; for
+// line-oriented children `onLine` sees every complete line and may return a new deadline.
+// The child is killed with SIGKILL once the deadline passes.
+ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point deadline,
+                        const std::function<std::optional<Clock::time_point>(const std::string&)>&
+                            onLine = nullptr) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(5);  // the parent died before prctl
+    signal(SIGPIPE, SIG_IGN);
+    // A crash must kill the child: drop handlers the embedding program installed (a test
+    // framework's crash reporter would otherwise catch it and carry on).
+    for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, SIG_DFL);
+    int code = 0;
+    try {
+      body(fds[1]);
+    } catch (const std::exception& e) {
+      sendLine(fds[1], Json{{"event", "error"}, {"message", e.what()}});
+      code = 3;
+    } catch (...) {
+      code = 4;
+    }
+    close(fds[1]);
+    _exit(code);  // no atexit handlers, no flushing of the parent's buffers, no destructors
+  }
+  close(fds[1]);
+  ChildOutcome outcome;
+  const auto start = Clock::now();
+  size_t lineStart = 0;
+  char buffer[1 << 16];
+  while (true) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      outcome.timedOut = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    int waitMs = static_cast<int>(std::min<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1,
+        1000 * 60 * 60));
+    pollfd poller{fds[0], POLLIN, 0};
+    int ready = poll(&poller, 1, waitMs);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (ready == 0) continue;
+    ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (n == 0) break;  // the child closed its end (exited)
+    outcome.data.append(buffer, static_cast<size_t>(n));
+    if (onLine) {
+      size_t end;
+      while ((end = outcome.data.find('\n', lineStart)) != std::string::npos) {
+        std::optional<Clock::time_point> next =
+            onLine(outcome.data.substr(lineStart, end - lineStart));
+        if (next) deadline = *next;
+        lineStart = end + 1;
+      }
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    outcome.signaled = !outcome.timedOut;
+    outcome.signal = WTERMSIG(status);
+  } else if (WIFEXITED(status)) {
+    outcome.exitCode = WEXITSTATUS(status);
+  }
+  outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return outcome;
+}
+
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(std::max(seconds, 0.0)));
+}
+
+std::string signalText(int signal) {
+  const char* name = sigabbrev_np(signal);
+  return "signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
+}
+
+Json measurementJson(const Measurement& m) {
+  Json out{{"event", "result"},
+           {"status", statusName(m.status)},
+           {"message", m.message},
+           {"hash", m.sourceHash},
+           {"warmNs", m.warmUpNs},
+           {"samples", m.samplesNs},
+           {"maxError", std::isfinite(m.maxError) ? m.maxError : -1.0},
+           {"allowedError", m.allowedError}};
+  if (m.spaceBytes) out["space"] = *m.spaceBytes;
+  if (m.buildMs) out["buildMs"] = *m.buildMs;
+  if (m.medianNs) out["median"] = *m.medianNs;
+  Json kernels = Json::array();
+  for (const auto& [name, ns] : m.kernelNs) kernels.push_back({{"name", name}, {"ns", ns}});
+  out["kernels"] = kernels;
+  return out;
+}
+
+// The definition's tuning variables' names, for marking switches.
+std::vector<Arith> tuningVariablesOf(const Definition& definition) {
+  std::vector<Arith> found;
+  for (const Arith& variable : variableOccurrences(definition)) {
+    if (!variable.isVar() || variable.varKind() != VarKind::Tuning) continue;
+    bool seen = false;
+    for (const Arith& known : found) seen = seen || known.varName() == variable.varName();
+    if (!seen) found.push_back(variable);
+  }
+  return found;
+}
+
+// Multiply-adds of a layer (for the interpreter check of the reference).
+int64_t multiplyAdds(const ExploreTarget& target) { return target.flops / 2; }
+
+}  // namespace
+
+std::string compilerVersion() { return std::string("weft ") + WEFT_VERSION; }
+
+ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
+  if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten =
+      strategy->make({{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(
+          convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target;
+  target.program = layer.name.empty()
+                       ? "conv_" + std::to_string(layer.C) + "_" + std::to_string(layer.H) + "_" +
+                             std::to_string(layer.W) + "_" + std::to_string(layer.M) + "_" +
+                             std::to_string(layer.K) + "_" + std::to_string(layer.stride) + "_" +
+                             std::to_string(layer.pad)
+                       : layer.name;
+  target.description = layer.describe() + "; conv-direct";
+  target.flops = layer.flops();
+  target.parametric = *rewritten.definition;
+  target.sizes = convListing3Sizes(layer);
+  for (const Arith& v : context.tuningVariables()) {
+    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
+      target.switches.insert(v.varName());
+    }
+  }
+  target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
+  target.reference = convListing3Definition();
+  return target;
+}
+
+ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes) {
+  ExploreTarget target;
+  std::string sizeText;
+  for (const auto& [name, value] : sizes) {
+    sizeText += (sizeText.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  }
+  target.program = definition.name + (sizeText.empty() ? "" : "[" + sizeText + "]");
+  target.description = "definition " + definition.name + " with " +
+                       (sizeText.empty() ? std::string("no sizes") : sizeText);
+  target.parametric = tuneUnboundSizes(definition, sizes);
+  target.sizes = sizes;
+  for (const Arith& v : tuningVariablesOf(target.parametric)) {
+    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
+      target.switches.insert(v.varName());
+    }
+  }
+  return target;
+}
+
+std::string parametersJson(const ParameterSpace& space, const std::vector<int64_t>& point,
+                           const std::map<std::string, int64_t>& fixed) {
+  std::map<std::string, int> stems;
+  auto stemOf = [](const std::string& name) {
+    size_t end = name.find_last_not_of("0123456789");
+    return end == std::string::npos ? name : name.substr(0, end + 1);
+  };
+  for (const Parameter& p : space.parameters) ++stems[stemOf(p.name)];
+  Json out = Json::object();
+  for (size_t i = 0; i < point.size() && i < space.parameters.size(); ++i) {
+    const std::string& name = space.parameters[i].name;
+    std::string stem = stemOf(name);
+    bool unique = stems[stem] == 1 && !fixed.count(stem);
+    out[unique ? stem : name] = point[i];
+  }
+  for (const auto& [name, value] : fixed) out[name] = value;
+  return out.dump();  // nlohmann::json objects keep their keys sorted: canonical
+}
+
+Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions& options) {
+  Preparation prep;
+  prep.target = target;
+  prep.workload.sizes = target.sizes;
+  prep.workload.inputs = randomInputs(target.parametric, target.sizes, options.dataSeed);
+
+  // The device child: profile, and the reference run (checked against the interpreter when
+  // small). It sends one JSON header line, then the reference output as raw floats.
+  const bool checkWithInterpreter =
+      target.reference && multiplyAdds(target) <= target.interpreterCheckLimit;
+  ChildOutcome outcome = runInChild(
+      [&](int fd) {
+        host::Device device = host::selectDevice(options.device);
+        Json header;
+        header["profile"] = Json::parse(host::profileToJson(host::queryProfile(device)).dump());
+        std::vector<float> output;
+        if (target.reference) {
+          host::Context context(device);
+          CodegenOptions codegen;
+          codegen.specialize = target.sizes;
+          CompiledProgram program = generateOpenCL(lowerDefault(*target.reference), codegen);
+          Measurement m = measureCompiled(context, program, prep.workload, options.measurement,
+                                          &output);
+          header["reference"] = measurementJson(m);
+          if (checkWithInterpreter) {
+            std::vector<float> expected = flattenToFloats(
+                interpret(*target.reference, prep.workload.inputs, target.sizes));
+            Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
+            header["check"] = {{"ok", check.ok},
+                               {"maxError", check.maxError},
+                               {"allowed", check.allowed},
+                               {"message", check.message}};
+          }
+        }
+        header["floats"] = output.size();
+        writeAll(fd, header.dump() + "\n");
+        writeAll(fd, std::string(reinterpret_cast<const char*>(output.data()),
+                                 output.size() * sizeof(float)));
+      },
+      after(std::max(options.timeoutSeconds * 5, 60.0)));
+  if (outcome.timedOut) {
+    throw std::runtime_error("the device query and reference run took longer than " +
+                             std::to_string(static_cast<int>(options.timeoutSeconds * 5)) + " s");
+  }
+  size_t newline = outcome.data.find('\n');
+  Json header = newline == std::string::npos
+                    ? Json()
+                    : Json::parse(outcome.data.substr(0, newline), nullptr, false);
+  if (outcome.signaled || !header.is_object() || header.contains("event")) {
+    std::string why = header.is_object() && header.contains("message")
+                          ? header["message"].get<std::string>()
+                          : outcome.signaled ? "it died from " + signalText(outcome.signal)
+                                             : "exit code " + std::to_string(outcome.exitCode);
+    throw std::runtime_error("the device query / reference run failed: " + why);
+  }
+  prep.device = host::profileFromJson(nlohmann::ordered_json::parse(header["profile"].dump()),
+                                      "queried device");
+  if (target.reference) {
+    const Json& r = header["reference"];
+    size_t count = header["floats"].get<size_t>();
+    if (outcome.data.size() - newline - 1 != count * sizeof(float)) {
+      throw std::runtime_error("the reference run sent a truncated output");
+    }
+    std::vector<float> expected(count);
+    std::memcpy(expected.data(), outcome.data.data() + newline + 1, count * sizeof(float));
+    prep.workload.expected = std::move(expected);
+    ReferenceRecord reference;
+    reference.program = target.program;
+    reference.device = prep.device.fingerprint;
+    reference.compiler = compilerVersion();
+    reference.description = target.description;
+    reference.flops = target.flops;
+    reference.samplesNs = r["samples"].get<std::vector<uint64_t>>();
+    reference.medianNs = r.value("median", uint64_t{0});
+    reference.spaceBytes = r.value("space", int64_t{0});
+    prep.reference = reference;
+    if (header.contains("check")) {
+      const Json& check = header["check"];
+      if (!check["ok"].get<bool>()) {
+        throw std::runtime_error(
+            "the reference (default-lowered program) disagrees with the interpreter: " +
+            check["message"].get<std::string>());
+      }
+      prep.referenceCheck = "reference checked against the interpreter (max difference " +
+                            std::to_string(check["maxError"].get<double>()) + ")";
+    } else {
+      prep.referenceCheck = "reference too large for the interpreter check";
+    }
+  } else {
+    prep.referenceCheck = "each variant checked against the interpreter";
+  }
+
+  SpaceOptions spaceOptions;
+  spaceOptions.switches = target.switches;
+  spaceOptions.powerOfTwo = target.powerOfTwo;
+  spaceOptions.device = options.profile.empty() ? prep.device : host::loadProfile(options.profile);
+  prep.deviceProfileName = spaceOptions.device->name;
+  prep.space = buildParameterSpace(target.parametric, target.sizes, spaceOptions);
+  Sampler sampler(prep.space, options.sampler);
+  SampleSet samples = sampler.sample(options.samples, options.seed);
+  prep.points = std::move(samples.points);
+  prep.samplingMethod = samples.method;
+  prep.fewerThanRequested = samples.spaceSmallerThanRequested || samples.duplicateLimitReached;
+  prep.samplingSeconds = samples.seconds;
+  return prep;
+}
+
+ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
+  const auto start = Clock::now();
+  ResultsDb db(options.db);
+  const std::string device = prep.device.fingerprint;
+  const std::string compiler = compilerVersion();
+  if (prep.reference) db.recordReference(*prep.reference);
+
+  ExploreSummary summary;
+  summary.sampled = prep.points.size();
+  ProgressUpdate progress;
+  progress.total = prep.points.size();
+  for (const VariantRecord& row : db.variants(prep.target.program, device)) {
+    if (row.key.compiler == compiler && row.status == VariantStatus::Ok && row.medianNs &&
+        (!progress.bestNs || *row.medianNs < *progress.bestNs)) {
+      progress.bestNs = row.medianNs;
+    }
+  }
+
+  // Skip what is done.
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < prep.points.size(); ++i) {
+    VariantKey key{prep.target.program, device, compiler,
+                   parametersJson(prep.space, prep.points[i], prep.target.fixedParameters)};
+    std::optional<VariantRecord> existing = db.find(key);
+    if (existing && existing->status != VariantStatus::Running) {
+      ++summary.skipped;
+      ++progress.statusCounts[statusName(existing->status)];
+      continue;
+    }
+    if (existing && existing->attempts >= 2) {
+      VariantRecord crashed = *existing;
+      crashed.status = VariantStatus::Crashed;
+      crashed.message = "the explorer died twice while this variant ran (" +
+                        std::to_string(existing->attempts) + " attempts); not run again";
+      db.record(crashed);
+      ++summary.skipped;
+      ++progress.statusCounts["crashed"];
+      continue;
+    }
+    pending.push_back(i);
+  }
+  progress.skipped = summary.skipped;
+  progress.done = summary.skipped;
+  if (options.progress) options.progress(progress);
+
+  double runSeconds = 0;
+  for (size_t index : pending) {
+    const std::vector<int64_t>& point = prep.points[index];
+    VariantKey key{prep.target.program, device, compiler,
+                   parametersJson(prep.space, point, prep.target.fixedParameters)};
+    VariantRecord record;
+    record.key = key;
+    record.attempts = db.markRunning(key);
+    const ArithBinding binding = prep.space.binding(point);
+
+    const double cap = options.timeoutSeconds;
+    std::optional<uint64_t> best = progress.bestNs;
+    std::string phase = "generation";
+    Json result;
+    auto onLine = [&](const std::string& line) -> std::optional<Clock::time_point> {
+      Json message = Json::parse(line, nullptr, false);
+      if (!message.is_object()) return std::nullopt;
+      std::string event = message.value("event", "");
+      if (event == "generated") {
+        phase = "build";
+        return after(cap);
+      }
+      if (event == "built") {
+        phase = "warm-up run";
+        if (!best) return after(cap);
+        return after(std::min(cap, options.slowdownCutoff * static_cast<double>(*best) * 1e-9 +
+                                       options.marginSeconds));
+      }
+      if (event == "warm") {
+        phase = "timed runs";
+        double warm = static_cast<double>(message.value("ns", uint64_t{0})) * 1e-9;
+        double measured =
+            std::max(static_cast<double>(options.measurement.minMeasuredNs) * 1e-9,
+                     options.measurement.minRepeats * warm);
+        return after(std::min(cap, options.marginSeconds + 4 * measured));
+      }
+      if (event == "result" || event == "error") result = message;
+      return std::nullopt;
+    };
+    ChildOutcome outcome = runInChild(
+        [&](int fd) {
+          host::Device selected = host::selectDevice(options.device);
+          host::Context context(selected);
+          MeasurementEvents events;
+          events.phase = [fd](const std::string& name, uint64_t ns) {
+            sendLine(fd, Json{{"event", name}, {"ns", ns}});
+          };
+          if (options.tamperOutput) {
+            events.tamperOutput = [&](std::vector<float>& output) {
+              options.tamperOutput(index, output);
+            };
+          }
+          Measurement m = measureVariant(context, prep.target.parametric, binding, prep.workload,
+                                         options.measurement, events);
+          sendLine(fd, measurementJson(m));
+        },
+        after(cap), onLine);
+    runSeconds += outcome.seconds;
+
+    if (result.is_object() && result.value("event", "") == "result") {
+      record.status = parseStatus(result.value("status", "")).value_or(VariantStatus::Invalid);
+      record.message = result.value("message", "");
+      record.sourceHash = result.value("hash", "");
+      record.samplesNs = result.value("samples", std::vector<uint64_t>{});
+      if (result.contains("median")) record.medianNs = result["median"].get<uint64_t>();
+      if (result.contains("space")) record.spaceBytes = result["space"].get<int64_t>();
+      if (result.contains("buildMs")) record.buildMs = result["buildMs"].get<double>();
+      Json details{{"warmUpNs", result.value("warmNs", uint64_t{0})},
+                   {"kernels", result.value("kernels", Json::array())},
+                   {"maxError", result.value("maxError", 0.0)},
+                   {"allowedError", result.value("allowedError", 0.0)},
+                   {"tolerance", options.measurement.tolerance},
+                   {"childSeconds", outcome.seconds}};
+      record.details = details.dump();
+    } else {
+      if (outcome.timedOut) {
+        record.status = VariantStatus::Timeout;
+        record.message = "killed after " + std::to_string(outcome.seconds) + " s in the " + phase +
+                         (best ? " (cut-off " + std::to_string(options.slowdownCutoff) +
+                                     " x best + " + std::to_string(options.marginSeconds) + " s)"
+                               : std::string(" (cap ") + std::to_string(cap) + " s)");
+      } else if (outcome.signaled) {
+        record.status = VariantStatus::Crashed;
+        record.message = "the variant's process died from " + signalText(outcome.signal) +
+                         " in the " + phase;
+      } else {
+        record.status = VariantStatus::Crashed;
+        record.message = "the variant's process exited with code " +
+                         std::to_string(outcome.exitCode) + " in the " + phase +
+                         (result.is_object() ? ": " + result.value("message", "") : "");
+      }
+      record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
+    }
+    db.record(record);
+
+    ++summary.ran;
+    ++summary.statusCounts[statusName(record.status)];
+    ++progress.statusCounts[statusName(record.status)];
+    if (record.status == VariantStatus::Ok && record.medianNs &&
+        (!progress.bestNs || *record.medianNs < *progress.bestNs)) {
+      progress.bestNs = record.medianNs;
+    }
+    ++progress.done;
+    progress.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const size_t remaining = progress.total - progress.done;
+    progress.etaSeconds = runSeconds / static_cast<double>(summary.ran) * remaining;
+    progress.last = &record;
+    if (options.progress) options.progress(progress);
+    progress.last = nullptr;
+  }
+
+  for (const VariantRecord& row : db.variants(prep.target.program, device)) {
+    if (row.key.compiler == compiler && row.status == VariantStatus::Ok && row.medianNs &&
+        (!summary.bestNs || *row.medianNs < *summary.bestNs)) {
+      summary.bestNs = row.medianNs;
+      summary.bestParameters = row.key.parameters;
+    }
+  }
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return summary;
+}
+
+ExploreSummary explore(const ExploreTarget& target, const ExploreOptions& options) {
+  return runExploration(prepareExploration(target, options), options);
+}
+
+}  // namespace weft::explore

@@ -1,0 +1,149 @@
+// The exploration loop (`weft explore`): sample points of a parametric program's space, and for
+// each one not yet in the results database build, run, verify and time the variant in a child
+// process, recording its result (explore/results_db.h) as soon as it is known.
+//
+// Isolation. The parent process never calls OpenCL (a driver's threads do not survive fork);
+// every OpenCL call happens in a forked child: first one that queries the device (its profile
+// and fingerprint) and runs the reference, then one per variant. A variant's child reports its
+// phases over a pipe as JSON lines (generated, built, warm, verified, result); the parent
+// enforces a deadline per phase: code generation and the build get the absolute cap
+// (--timeout); the warm-up run gets min(cap, k × best median so far + margin), the cut-off of
+// variants far slower than the best (k = 10 by default); the timed runs get
+// min(cap, margin + 4 × max(minimum measured time, minimum repeats × warm-up time)). A child
+// past its deadline is killed (status timeout); one that dies from a signal or exits without a
+// result is recorded as crashed. Children die with the parent (PR_SET_PDEATHSIG).
+//
+// Resume. Points come from the seeded sampler, so the same command samples the same points;
+// those already recorded with a final status are skipped. Before a variant runs its row is
+// marked `running` (attempts + 1); a resumed run finds the marker of the variant under way when
+// the explorer died and runs it again, and records a variant found running for the second
+// time as crashed (it killed the explorer twice) instead of running it a third time.
+//
+// Verification. Layers: against the reference = the default-lowered Listing 3 (the naive direct
+// convolution) run on the same device with the same inputs; the reference itself is checked
+// against the interpreter when the layer is small (at most `interpreterCheckLimit` multiply-adds).
+// Programs from files: against the interpreter on the instantiated program, per variant.
+// Tolerance: MeasurementOptions::tolerance (explore/measurement.h).
+//
+// Not yet: parallel builds (--jobs; variants run one after another), sharding, merging.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "explore/measurement.h"
+#include "explore/parameter_space.h"
+#include "explore/results_db.h"
+#include "explore/sampler.h"
+#include "host/device_profile.h"
+#include "ir/conv_layer.h"
+#include "ir/expr.h"
+
+namespace weft::explore {
+
+// weft's version as recorded in results ("weft 0.1.0").
+std::string compilerVersion();
+
+// What to explore.
+struct ExploreTarget {
+  std::string program;      // the name results are recorded under
+  std::string description;  // one line for humans
+  int64_t flops = 0;        // floating-point operations of one run, 0 when unknown
+  Definition parametric;    // the program with tuning variables
+  ArithBinding sizes;       // its size variables
+  std::set<std::string> switches;    // 0/1 parameters
+  std::set<std::string> powerOfTwo;  // power-of-two parameters
+  // Structural choices made before sampling (conv-direct's v and unroll): part of each
+  // variant's recorded parameters.
+  std::map<std::string, int64_t> fixedParameters;
+  // A high-level program computing the same result, default-lowered and run on the device as
+  // the reference (layers: Listing 3). None: every variant is checked with the interpreter.
+  std::optional<Definition> reference;
+  int64_t interpreterCheckLimit = 2'000'000;  // multiply-adds (layers), see above
+};
+
+// A convolution layer explored with the conv-direct strategy (v and unroll given).
+ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
+// A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
+ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
+
+// One update after each variant (and once for skipped ones in bulk).
+struct ProgressUpdate {
+  size_t done = 0;   // variants finished or skipped
+  size_t total = 0;  // sampled points
+  size_t skipped = 0;
+  std::map<std::string, int> statusCounts;  // of every finished variant, skipped included
+  std::optional<uint64_t> bestNs;
+  double elapsedSeconds = 0;
+  std::optional<double> etaSeconds;
+  const VariantRecord* last = nullptr;  // the variant just recorded (null for the skip update)
+};
+
+struct ExploreOptions {
+  size_t samples = 100;
+  uint64_t seed = 1;
+  uint64_t dataSeed = 20200222;  // inputs of the runs
+  std::filesystem::path db = "results.db";
+  std::string device;   // OpenCL device selector (host/opencl_runtime.h selectDevice)
+  std::string profile;  // device profile for hardware constraints; "": the queried device's
+  double timeoutSeconds = 120;  // the absolute cap per phase
+  double slowdownCutoff = 10;   // k: a warm-up run slower than k × best + margin is cut off
+  double marginSeconds = 5;
+  MeasurementOptions measurement;
+  SamplerOptions sampler;
+  std::function<void(const ProgressUpdate&)> progress;
+  // Test hook, run in the variant's child with its index among the sampled points and its
+  // warm-up output (see MeasurementEvents::tamperOutput).
+  std::function<void(size_t variant, std::vector<float>& output)> tamperOutput;
+};
+
+// What every variant of one exploration shares: the device, the space and its samples, the
+// inputs and the reference.
+struct Preparation {
+  ExploreTarget target;
+  host::DeviceProfile device;       // queried from the selected device
+  std::string deviceProfileName;    // the profile constraining the space
+  ParameterSpace space;
+  std::vector<std::vector<int64_t>> points;
+  std::string samplingMethod;
+  bool fewerThanRequested = false;
+  double samplingSeconds = 0;
+  Workload workload;
+  std::optional<ReferenceRecord> reference;  // the reference's measurement
+  std::string referenceCheck;                // how the reference was checked
+};
+
+struct ExploreSummary {
+  size_t sampled = 0;
+  size_t skipped = 0;  // already in the database
+  size_t ran = 0;
+  std::map<std::string, int> statusCounts;  // of the variants run now
+  std::optional<uint64_t> bestNs;           // over the database (this program and device)
+  std::string bestParameters;
+  double seconds = 0;
+};
+
+// Queries the device and runs the reference (in a child), builds the space and samples it.
+// Throws std::runtime_error (SpaceError, UnsatisfiableSpace, ...) when that fails.
+Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions& options);
+
+// Runs every sampled point not yet in options.db. Throws ResultsDbError for a bad database.
+ExploreSummary runExploration(const Preparation& preparation, const ExploreOptions& options);
+
+// prepareExploration then runExploration.
+ExploreSummary explore(const ExploreTarget& target, const ExploreOptions& options);
+
+// The recorded parameters of a point: tuning variables under their names without the numeric
+// suffix the rewrite gave them ("kappa4" -> "kappa") when that is unambiguous, plus the fixed
+// parameters, as canonical JSON.
+std::string parametersJson(const ParameterSpace& space, const std::vector<int64_t>& point,
+                           const std::map<std::string, int64_t>& fixed);
+
+}  // namespace weft::explore

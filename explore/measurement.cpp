@@ -1,0 +1,299 @@
+// Measuring one variant (see explore/measurement.h): instantiate, generate, build, warm up,
+// verify, then time until enough runs and enough measured time.
+#include "explore/measurement.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "host/program_runner.h"
+#include "ir/interp.h"
+#include "ir/type.h"
+
+namespace weft::explore {
+
+namespace {
+
+Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& rng) {
+  auto scalar = [&](ScalarKind kind) {
+    switch (kind) {
+      case ScalarKind::Float:
+        return Value::ofFloat(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+      case ScalarKind::Int:
+        return Value::ofInt(std::uniform_int_distribution<int>(-5, 5)(rng));
+      case ScalarKind::Bool:
+        return Value::ofBool(std::uniform_int_distribution<int>(0, 1)(rng) == 1);
+    }
+    return Value::ofInt(0);
+  };
+  switch (type.kind()) {
+    case TypeKind::Scalar:
+      return scalar(type.scalarKind());
+    case TypeKind::Vector: {
+      std::vector<Value> lanes;
+      for (int64_t lane = 0; lane < type.vectorWidth(); ++lane) {
+        lanes.push_back(scalar(type.scalarKind()));
+      }
+      return Value::vector(std::move(lanes));
+    }
+    case TypeKind::Tuple: {
+      std::vector<Value> components;
+      for (const Type& element : type.tupleElements()) {
+        components.push_back(randomValue(element, sizes, rng));
+      }
+      return Value::tuple(std::move(components));
+    }
+    case TypeKind::Array: {
+      int64_t length = evaluate(type.arrayLength(), sizes);
+      std::vector<Value> elements;
+      elements.reserve(static_cast<size_t>(std::max<int64_t>(length, 0)));
+      for (int64_t i = 0; i < length; ++i) {
+        elements.push_back(randomValue(type.arrayElement(), sizes, rng));
+      }
+      return Value::array(std::move(elements));
+    }
+  }
+  return Value::ofInt(0);
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void emit(const MeasurementEvents& events, const std::string& phase, uint64_t nanoseconds = 0) {
+  if (events.phase) events.phase(phase, nanoseconds);
+}
+
+// Warm-up then timed runs; fills samples, kernel times and the median. Throws OpenCLError.
+void timeRuns(host::Context& context, const CompiledProgram& program,
+              const std::vector<Value>& inputs, const ArithBinding& sizes,
+              const MeasurementOptions& options, host::ProgramCache& cache,
+              Measurement& measurement) {
+  host::RunOptions run;
+  run.buildOptions = options.buildOptions;
+  run.cache = &cache;
+  const int maxRepeats = std::max(options.maxRepeats, 1);
+  const int minRepeats = std::clamp(options.minRepeats, 1, maxRepeats);
+  uint64_t measured = 0;
+  while (static_cast<int>(measurement.samplesNs.size()) < maxRepeats) {
+    const int done = static_cast<int>(measurement.samplesNs.size());
+    if (done >= minRepeats && measured >= options.minMeasuredNs) break;
+    uint64_t estimate = done == 0 ? measurement.warmUpNs : medianOf(measurement.samplesNs);
+    estimate = std::max<uint64_t>(estimate, 1000);
+    int64_t wanted = std::max<int64_t>(minRepeats - done, 0);
+    if (measured < options.minMeasuredNs) {
+      wanted = std::max<int64_t>(
+          wanted, static_cast<int64_t>((options.minMeasuredNs - measured + estimate - 1) / estimate));
+    }
+    run.repeats = static_cast<int>(std::clamp<int64_t>(wanted, 1, maxRepeats - done));
+    host::RunResult result = runProgram(context, program, inputs, sizes, run);
+    for (uint64_t sample : result.repeatNanoseconds) {
+      measurement.samplesNs.push_back(sample);
+      measured += sample;
+    }
+    if (measurement.kernelNs.empty()) {
+      for (const host::KernelTime& kernel : result.kernels) {
+        measurement.kernelNs.emplace_back(kernel.name, kernel.nanoseconds);
+      }
+    } else {
+      for (size_t k = 0; k < result.kernels.size() && k < measurement.kernelNs.size(); ++k) {
+        measurement.kernelNs[k].second =
+            std::min(measurement.kernelNs[k].second, result.kernels[k].nanoseconds);
+      }
+    }
+  }
+  measurement.medianNs = medianOf(measurement.samplesNs);
+}
+
+}  // namespace
+
+Definition instantiate(const Definition& parametric, const ArithBinding& binding) {
+  ArithSubstitution substitution;
+  for (const auto& [name, value] : binding) substitution[name] = Arith(value);
+  Definition instance = parametric;
+  instance.function = substituteArith(parametric.function, substitution);
+  if (parametric.declaredType) {
+    instance.declaredType = substitute(parametric.declaredType, substitution);
+  }
+  instance.sizeDeclarations.clear();
+  for (const Arith& declared : parametric.sizeDeclarations) {
+    if (!binding.count(declared.varName())) instance.sizeDeclarations.push_back(declared);
+  }
+  return instance;
+}
+
+CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding) {
+  CodegenOptions options;
+  options.specialize = binding;
+  return generateOpenCL(lowerDefault(instantiate(parametric, binding)), options);
+}
+
+std::string sourceHash(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64-bit offset basis and prime
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = digits[hash & 15];
+    hash >>= 4;
+  }
+  return out;
+}
+
+std::vector<Value> randomInputs(const Definition& definition, const ArithBinding& sizes,
+                                uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Value> inputs;
+  for (const Expr& param : definition.function.params()) {
+    inputs.push_back(randomValue(param.paramType(), sizes, rng));
+  }
+  return inputs;
+}
+
+Comparison compareOutputs(const std::vector<float>& actual, const std::vector<float>& expected,
+                          double tolerance) {
+  Comparison comparison;
+  if (actual.size() != expected.size()) {
+    comparison.message = "the output has " + std::to_string(actual.size()) +
+                         " values, the reference " + std::to_string(expected.size());
+    return comparison;
+  }
+  double largest = 0;
+  for (float value : expected) largest = std::max(largest, std::fabs(static_cast<double>(value)));
+  comparison.allowed = tolerance * std::max(largest, 1.0);
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double error = std::fabs(static_cast<double>(actual[i]) - static_cast<double>(expected[i]));
+    if (std::isnan(error)) error = INFINITY;
+    if (error > comparison.maxError) comparison.maxError = error;
+    if (error > comparison.allowed && comparison.message.empty()) {
+      std::ostringstream text;
+      text << "output[" << i << "] = " << actual[i] << ", expected " << expected[i]
+           << " (allowed difference " << comparison.allowed << ")";
+      comparison.message = text.str();
+    }
+  }
+  comparison.ok = comparison.message.empty();
+  return comparison;
+}
+
+uint64_t medianOf(std::vector<uint64_t> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t middle = samples.size() / 2;
+  if (samples.size() % 2 == 1) return samples[middle];
+  return (samples[middle - 1] + samples[middle]) / 2;
+}
+
+Measurement measureVariant(host::Context& context, const Definition& parametric,
+                           const ArithBinding& binding, const Workload& workload,
+                           const MeasurementOptions& options, const MeasurementEvents& events) {
+  Measurement measurement;
+  // The tuning parameters only: the sizes stay variables of the definition (bound by the
+  // workload's binding when it runs) and are specialised by code generation.
+  ArithBinding point;
+  for (const auto& [name, value] : binding) {
+    if (!workload.sizes.count(name)) point[name] = value;
+  }
+  ArithBinding full = workload.sizes;
+  for (const auto& [name, value] : point) full[name] = value;
+
+  std::optional<CompiledProgram> program;
+  std::vector<float> expected;
+  try {
+    Definition instance = instantiate(parametric, point);
+    CodegenOptions codegen;
+    codegen.specialize = full;
+    program = generateOpenCL(lowerDefault(instance), codegen);
+    measurement.sourceHash = sourceHash(program->source);
+    measurement.spaceBytes = program->globalBytes(full);
+    if (workload.expected) {
+      expected = *workload.expected;
+    } else {
+      expected = flattenToFloats(interpret(instance, workload.inputs, full));
+    }
+  } catch (const std::exception& e) {
+    measurement.status = VariantStatus::Invalid;
+    measurement.message = std::string(program ? "reference: " : "generation: ") + e.what();
+    return measurement;
+  }
+  emit(events, "generated");
+
+  host::ProgramCache cache;
+  try {
+    auto start = std::chrono::steady_clock::now();
+    cache.get(context, program->source, options.buildOptions);
+    measurement.buildMs = millisecondsSince(start);
+  } catch (const std::exception& e) {
+    measurement.status = VariantStatus::BuildError;
+    measurement.message = e.what();
+    return measurement;
+  }
+  emit(events, "built");
+
+  std::vector<float> output;
+  try {
+    host::RunOptions run;
+    run.buildOptions = options.buildOptions;
+    run.cache = &cache;
+    host::RunResult warm = runProgram(context, *program, workload.inputs, full, run);
+    measurement.warmUpNs = warm.totalNanoseconds;
+    output = flattenToFloats(warm.output);
+  } catch (const std::exception& e) {
+    measurement.status = VariantStatus::LaunchError;
+    measurement.message = e.what();
+    return measurement;
+  }
+  if (events.tamperOutput) events.tamperOutput(output);
+  emit(events, "warm", measurement.warmUpNs);
+
+  Comparison comparison = compareOutputs(output, expected, options.tolerance);
+  measurement.maxError = comparison.maxError;
+  measurement.allowedError = comparison.allowed;
+  if (!comparison.ok) {
+    measurement.status = VariantStatus::WrongAnswer;
+    measurement.message = comparison.message;
+    return measurement;
+  }
+  emit(events, "verified");
+
+  try {
+    timeRuns(context, *program, workload.inputs, full, options, cache, measurement);
+  } catch (const std::exception& e) {
+    measurement.status = VariantStatus::LaunchError;
+    measurement.message = std::string("timed runs: ") + e.what();
+    return measurement;
+  }
+  measurement.status = VariantStatus::Ok;
+  return measurement;
+}
+
+Measurement measureCompiled(host::Context& context, const CompiledProgram& program,
+                            const Workload& workload, const MeasurementOptions& options,
+                            std::vector<float>* output) {
+  Measurement measurement;
+  measurement.sourceHash = sourceHash(program.source);
+  measurement.spaceBytes = program.globalBytes(workload.sizes);
+  host::ProgramCache cache;
+  auto start = std::chrono::steady_clock::now();
+  cache.get(context, program.source, options.buildOptions);
+  measurement.buildMs = millisecondsSince(start);
+  host::RunOptions run;
+  run.buildOptions = options.buildOptions;
+  run.cache = &cache;
+  host::RunResult warm = runProgram(context, program, workload.inputs, workload.sizes, run);
+  measurement.warmUpNs = warm.totalNanoseconds;
+  if (output) *output = flattenToFloats(warm.output);
+  timeRuns(context, program, workload.inputs, workload.sizes, options, cache, measurement);
+  measurement.status = VariantStatus::Ok;
+  return measurement;
+}
+
+}  // namespace weft::explore

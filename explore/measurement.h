@@ -1,0 +1,122 @@
+// Measuring one variant of a parametric program: instantiate the sampled point, generate the
+// kernels, build them, run them once (warm-up) and check the output against a reference, then
+// time them (the LIFT paper's section 6: median of repeated runs).
+//
+// Instantiation substitutes the point's values for the tuning variables (substituteArith over
+// the definition's function and declared type), applies the default lowering (rules already
+// lowered what they placed) and generates OpenCL with every size and parameter specialised
+// (unrolling needs constant trip counts). Space is CompiledProgram::globalBytes: the global
+// memory every buffer takes (inputs, padded copies, partial results, output).
+//
+// Timing: after the warm-up, runs repeat until at least `minRepeats` runs and `minMeasuredNs`
+// of measured time (capped at `maxRepeats` runs); each run's time is the sum of its kernels'
+// cl_event times, the variant's time is the median, and every run's time is kept. runProgram
+// zero-fills the output and temporaries before every run, so a variant that leaves outputs
+// unwritten fails verification. Not yet: canary regions around the output buffer (runProgram
+// allocates buffers of exactly the planned size), so an out-of-bounds write that does not
+// disturb the result goes unnoticed unless the device reports it.
+//
+// Verification compares flat outputs with a tolerance relative to the reference's largest
+// magnitude: |out - ref| <= tolerance * max(max |ref|, 1) everywhere (NaN never passes). The
+// default 1e-3 allows for reassociated float sums (chunked reductions) of layers with
+// thousands of terms per output.
+//
+// measureVariant runs in the calling process; the explorer (explore/explorer.h) calls it in a
+// child process and passes the phase events on to its parent, which enforces time limits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "explore/results_db.h"
+#include "host/opencl_runtime.h"
+#include "ir/arith.h"
+#include "ir/expr.h"
+#include "ir/value.h"
+
+namespace weft::explore {
+
+struct MeasurementOptions {
+  int minRepeats = 3;
+  int maxRepeats = 100;
+  uint64_t minMeasuredNs = 100'000'000;  // 0.1 s of kernel time
+  double tolerance = 1e-3;               // relative to max |reference| (at least 1)
+  std::string buildOptions;
+};
+
+// What every variant computes on: the inputs, the size binding, and the expected output
+// flattened (nullopt: the interpreter computes it per variant from the instantiated program).
+struct Workload {
+  std::vector<Value> inputs;
+  ArithBinding sizes;
+  std::optional<std::vector<float>> expected;
+};
+
+// Called by measureVariant as it goes, in order: "generated" (after code generation), "built"
+// (after the OpenCL build), "warm" (after the warm-up run and the tamper hook, with the warm-up
+// time), "verified". The explorer's child turns them into messages to its parent.
+struct MeasurementEvents {
+  std::function<void(const std::string& phase, uint64_t nanoseconds)> phase;
+  // Test hook: called with the warm-up output (flattened) before it is verified; a test can
+  // change it (a planted wrong answer), sleep (a planted hang) or crash.
+  std::function<void(std::vector<float>& output)> tamperOutput;
+};
+
+struct Measurement {
+  VariantStatus status = VariantStatus::Invalid;
+  std::string message;
+  std::string sourceHash;               // of the OpenCL source, "" before generation
+  std::optional<int64_t> spaceBytes;    // after generation
+  std::optional<double> buildMs;        // after the build
+  uint64_t warmUpNs = 0;
+  std::vector<uint64_t> samplesNs;      // every timed run
+  std::optional<uint64_t> medianNs;     // ok only
+  std::vector<std::pair<std::string, uint64_t>> kernelNs;  // fastest per kernel
+  double maxError = 0;                  // of the verification
+  double allowedError = 0;
+};
+
+// The point substituted into the parametric definition (every tuning variable the binding
+// names becomes its value).
+Definition instantiate(const Definition& parametric, const ArithBinding& binding);
+
+// instantiate, default lowering, OpenCL generation with every binding entry specialised.
+CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
+
+// FNV-1a 64-bit of the text as 16 hex digits.
+std::string sourceHash(const std::string& text);
+
+// Seeded random inputs for a definition's parameters under a size binding: floats uniform in
+// [-1, 1), ints in [-5, 5], bools 0/1, in the parameters' own layouts.
+std::vector<Value> randomInputs(const Definition& definition, const ArithBinding& sizes,
+                                uint64_t seed);
+
+struct Comparison {
+  bool ok = false;
+  double maxError = 0;
+  double allowed = 0;
+  std::string message;  // the first bad element, or the size mismatch
+};
+Comparison compareOutputs(const std::vector<float>& actual, const std::vector<float>& expected,
+                          double tolerance);
+
+uint64_t medianOf(std::vector<uint64_t> samples);
+
+// Builds, runs, verifies and times one variant on `context`. Every failure becomes a status
+// (invalid: instantiation or generation failed; build_error; launch_error: the runtime refused
+// or failed a launch; wrong_answer) with a message; nothing throws.
+Measurement measureVariant(host::Context& context, const Definition& parametric,
+                           const ArithBinding& binding, const Workload& workload,
+                           const MeasurementOptions& options = {},
+                           const MeasurementEvents& events = {});
+
+// Runs an already compiled program (a reference) with the same protocol, without verification.
+Measurement measureCompiled(host::Context& context, const CompiledProgram& program,
+                            const Workload& workload, const MeasurementOptions& options,
+                            std::vector<float>* output);
+
+}  // namespace weft::explore

@@ -1,0 +1,223 @@
+// End-to-end tests of the exploration loop (explore/explorer.h) on the default OpenCL device
+// (PoCL): a small layer (C = H = W = M = 8, 3×3 kernels, stride 1, pad 1) with 6 sampled
+// conv-direct variants. Every variant is recorded ok (with its time samples, median, space and
+// a verification error within the tolerance) or with a failure status; the reference is
+// checked against the interpreter; re-running resumes and runs nothing. Test hooks plant a
+// wrong answer (the output changed before verification), a crash (SIGSEGV in the variant's
+// process) and a hang (the process sleeps): they are recorded as wrong_answer, crashed and
+// timeout and the run goes on with the other variants. A variant found running (the marker)
+// is run again once, and recorded as crashed without running when found running twice.
+//
+// Not an opencl_* test on purpose: those run opencl_main.cpp, which lists the OpenCL devices in
+// the test process before any test, and a driver initialised before fork() does not work in
+// the forked children (PoCL's worker threads are not copied: the children hang). The explorer
+// never calls OpenCL in its own process; this test does the same and checks for a device in a
+// child process, passing with a message where there is none (no OpenCL to explore on).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "explore/explorer.h"
+#include "host/opencl_runtime.h"
+#include "ir/conv_layer.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+struct TempFolder {
+  std::filesystem::path path;
+  TempFolder() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("weft_explorer_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// Whether an OpenCL device exists, asked in a child process (this process must not initialise
+// OpenCL before the explorer forks).
+bool haveOpenCLDevice() {
+  static const bool have = [] {
+    pid_t pid = fork();
+    if (pid == 0) {
+      try {
+        weft::host::listDevices();
+        _exit(0);
+      } catch (...) {
+        _exit(77);
+      }
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }();
+  if (!have) MESSAGE("no OpenCL device: the explorer tests have nothing to run on");
+  return have;
+}
+
+ExploreOptions smallOptions(const std::filesystem::path& db) {
+  ExploreOptions options;
+  options.samples = 6;
+  options.seed = 3;
+  options.db = db;
+  options.timeoutSeconds = 20;
+  options.marginSeconds = 1;
+  options.measurement.minMeasuredNs = 2'000'000;  // 2 ms: enough to test the protocol
+  options.measurement.maxRepeats = 20;
+  return options;
+}
+
+// Prepared once: the device query, the reference run and the sampling are shared by the tests.
+const Preparation& preparation() {
+  static const Preparation prep = [] {
+    TempFolder unused;
+    return prepareExploration(layerTarget(parseConvLayer("8,8,8,8,3,1,1"), 1, 0),
+                              smallOptions(unused.path / "unused.db"));
+  }();
+  return prep;
+}
+
+VariantKey keyOf(const Preparation& prep, size_t index) {
+  return {prep.target.program, prep.device.fingerprint, compilerVersion(),
+          parametersJson(prep.space, prep.points[index], prep.target.fixedParameters)};
+}
+
+}  // namespace
+
+TEST_CASE("a small layer: every variant recorded, verified and timed; a re-run resumes") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  REQUIRE(prep.points.size() == 6);
+  REQUIRE(prep.reference);
+  CHECK(prep.reference->medianNs > 0);
+  CHECK(prep.referenceCheck.find("checked against the interpreter") != std::string::npos);
+  REQUIRE(prep.workload.expected);
+  CHECK(prep.workload.expected->size() == 8 * 8 * 8);
+
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  int updates = 0;
+  options.progress = [&](const ProgressUpdate& update) {
+    ++updates;
+    CHECK(update.total == 6);
+    CHECK(update.done <= update.total);
+  };
+  ExploreSummary first = runExploration(prep, options);
+  CHECK(first.sampled == 6);
+  CHECK(first.ran == 6);
+  CHECK(first.skipped == 0);
+  CHECK(updates == 7);  // the initial one, then one per variant
+
+  ResultsDb db(options.db);
+  std::vector<VariantRecord> rows = db.variants(prep.target.program);
+  REQUIRE(rows.size() == 6);
+  std::set<std::string> parameters;
+  int ok = 0;
+  for (const VariantRecord& row : rows) {
+    CAPTURE(row.key.parameters);
+    CAPTURE(row.message);
+    parameters.insert(row.key.parameters);
+    CHECK(row.status != VariantStatus::Running);
+    CHECK(row.key.device == prep.device.fingerprint);
+    auto details = nlohmann::json::parse(row.details);
+    if (row.status != VariantStatus::Ok) {
+      CHECK_FALSE(row.message.empty());
+      continue;
+    }
+    ++ok;
+    REQUIRE(row.medianNs);
+    CHECK(*row.medianNs > 0);
+    CHECK(row.samplesNs.size() >= 3);
+    CHECK(row.spaceBytes.value_or(0) >= 4 * (8 * 8 * 8 * 2 + 8 * 9 * 8));  // input, output, weights
+    CHECK(row.buildMs.value_or(-1) >= 0);
+    CHECK(row.sourceHash.size() == 16);
+    // The verification really compared: a recorded error, within the allowed one.
+    CHECK(details["allowedError"].get<double>() > 0);
+    CHECK(details["maxError"].get<double>() <= details["allowedError"].get<double>());
+    CHECK(details["kernels"].size() == 4);  // pad, partial convolution, reduction, crop
+  }
+  CHECK(parameters.size() == 6);
+  CHECK(ok >= 1);  // conv-direct's variants of a valid point are expected to work
+  CHECK(first.bestNs);
+  CHECK(db.reference(prep.target.program, prep.device.fingerprint));
+
+  ExploreSummary second = runExploration(prep, options);
+  CHECK(second.ran == 0);
+  CHECK(second.skipped == 6);
+  CHECK(db.variants(prep.target.program).size() == 6);
+}
+
+TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goes on") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  options.tamperOutput = [](size_t variant, std::vector<float>& output) {
+    if (variant == 0) output[output.size() / 2] += 0.5f;  // an off-by-something result
+    if (variant == 2) *static_cast<volatile int*>(nullptr) = 1;  // a real invalid access
+    if (variant == 3) sleep(60);
+  };
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 6);
+  ResultsDb db(options.db);
+  auto statusOf = [&](size_t index) {
+    std::optional<VariantRecord> row = db.find(keyOf(prep, index));
+    REQUIRE(row);
+    CAPTURE(row->message);
+    return row->status;
+  };
+  CHECK(statusOf(0) == VariantStatus::WrongAnswer);
+  CHECK(db.find(keyOf(prep, 0))->message.find("expected") != std::string::npos);
+  CHECK(statusOf(2) == VariantStatus::Crashed);
+  CHECK(db.find(keyOf(prep, 2))->message.find("SIGSEGV") != std::string::npos);
+  CHECK(statusOf(3) == VariantStatus::Timeout);
+  // The variants after them ran normally.
+  for (size_t index : {1, 4, 5}) {
+    CAPTURE(index);
+    VariantStatus status = statusOf(index);
+    CHECK((status == VariantStatus::Ok || status == VariantStatus::BuildError ||
+           status == VariantStatus::LaunchError || status == VariantStatus::Invalid));
+  }
+  CHECK(summary.statusCounts["wrong_answer"] == 1);
+  CHECK(summary.statusCounts["crashed"] == 1);
+  CHECK(summary.statusCounts["timeout"] == 1);
+}
+
+TEST_CASE("a variant found running is run again once, and recorded crashed the second time") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  {
+    ResultsDb db(options.db);
+    db.markRunning(keyOf(prep, 0));  // the explorer died once while variant 0 ran
+    db.markRunning(keyOf(prep, 1));  // ... and twice while variant 1 ran
+    db.markRunning(keyOf(prep, 1));
+  }
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 5);
+  CHECK(summary.skipped == 1);
+  ResultsDb db(options.db);
+  std::optional<VariantRecord> again = db.find(keyOf(prep, 0));
+  REQUIRE(again);
+  CHECK(again->status != VariantStatus::Running);
+  CHECK(again->attempts == 2);
+  std::optional<VariantRecord> killer = db.find(keyOf(prep, 1));
+  REQUIRE(killer);
+  CHECK(killer->status == VariantStatus::Crashed);
+  CHECK(killer->message.find("died twice") != std::string::npos);
+  CHECK(db.variants(prep.target.program).size() == 6);
+}

@@ -1,0 +1,208 @@
+// Tests of the results database (explore/results_db.h): a variant written and read back keeps
+// every column; the running marker counts attempts and a final record replaces it; lookups by
+// key see only the exact (program, device, compiler, parameters), which is what resuming relies
+// on; references round-trip; the file is reopened with its rows; a corrupt file and a foreign
+// SQLite database give clear errors and are left byte for byte as they were.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+
+#include "explore/results_db.h"
+
+using namespace weft::explore;
+
+namespace {
+
+struct TempFolder {
+  std::filesystem::path path;
+  TempFolder() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("weft_results_db_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+std::string readBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+VariantKey key(const std::string& parameters, const std::string& program = "conv_8") {
+  return {program, "0123456789abcdef", "weft test", parameters};
+}
+
+}  // namespace
+
+TEST_CASE("a variant round-trips with every column") {
+  TempFolder folder;
+  const auto file = folder.path / "results.db";
+  VariantRecord written;
+  written.key = key(R"({"kappa":2,"v":1})");
+  written.status = VariantStatus::Ok;
+  written.sourceHash = "feedbeef00112233";
+  written.samplesNs = {1200, 1100, 1300, 18446744073709551ull};
+  written.medianNs = 1250;
+  written.spaceBytes = 123456789012;
+  written.buildMs = 12.5;
+  written.message = "fine";
+  written.details = R"({"kernels":[]})";
+  written.attempts = 1;
+  {
+    ResultsDb db(file);
+    db.record(written);
+  }
+  ResultsDb db(file);  // reopened: the row is in the file
+  std::optional<VariantRecord> read = db.find(written.key);
+  REQUIRE(read);
+  CHECK(read->key == written.key);
+  CHECK(read->status == VariantStatus::Ok);
+  CHECK(read->sourceHash == written.sourceHash);
+  CHECK(read->samplesNs == written.samplesNs);
+  CHECK(read->medianNs == written.medianNs);
+  CHECK(read->spaceBytes == written.spaceBytes);
+  CHECK(read->buildMs == doctest::Approx(12.5));
+  CHECK(read->message == "fine");
+  CHECK(read->details == written.details);
+  CHECK(read->attempts == 1);
+
+  VariantRecord failed;
+  failed.key = key(R"({"kappa":4,"v":1})");
+  failed.status = VariantStatus::BuildError;
+  failed.message = "error: expected ';'";
+  db.record(failed);
+  std::optional<VariantRecord> readFailed = db.find(failed.key);
+  REQUIRE(readFailed);
+  CHECK(readFailed->status == VariantStatus::BuildError);
+  CHECK_FALSE(readFailed->medianNs);
+  CHECK_FALSE(readFailed->spaceBytes);
+  CHECK_FALSE(readFailed->buildMs);
+  CHECK(db.variants().size() == 2);
+  CHECK(db.variants("conv_8").size() == 2);
+  CHECK(db.variants("other").empty());
+  CHECK(db.programs() == std::vector<std::string>{"conv_8"});
+}
+
+TEST_CASE("statuses have stable names") {
+  for (VariantStatus status :
+       {VariantStatus::Ok, VariantStatus::BuildError, VariantStatus::LaunchError,
+        VariantStatus::Crashed, VariantStatus::Timeout, VariantStatus::WrongAnswer,
+        VariantStatus::Invalid, VariantStatus::Running}) {
+    CHECK(parseStatus(statusName(status)) == status);
+  }
+  CHECK(std::string(statusName(VariantStatus::WrongAnswer)) == "wrong_answer");
+  CHECK_FALSE(parseStatus("fine"));
+}
+
+TEST_CASE("the running marker counts attempts and the result replaces it; keys are exact") {
+  TempFolder folder;
+  ResultsDb db(folder.path / "results.db");
+  const VariantKey k = key(R"({"kappa":2})");
+  CHECK_FALSE(db.find(k));
+  CHECK(db.markRunning(k) == 1);
+  std::optional<VariantRecord> marker = db.find(k);
+  REQUIRE(marker);
+  CHECK(marker->status == VariantStatus::Running);
+  CHECK(db.markRunning(k) == 2);  // a resumed run starts it again
+
+  VariantRecord done;
+  done.key = k;
+  done.status = VariantStatus::Timeout;
+  done.attempts = 1;  // smaller than the marker's: the marker's count is kept
+  db.record(done);
+  std::optional<VariantRecord> read = db.find(k);
+  REQUIRE(read);
+  CHECK(read->status == VariantStatus::Timeout);
+  CHECK(read->attempts == 2);
+  CHECK(db.variants().size() == 1);  // replaced, not added
+
+  // Resuming skips by exact key: another device, compiler, program or point is not done.
+  VariantKey otherDevice = k;
+  otherDevice.device = "fedcba9876543210";
+  VariantKey otherCompiler = k;
+  otherCompiler.compiler = "weft 9";
+  CHECK_FALSE(db.find(otherDevice));
+  CHECK_FALSE(db.find(otherCompiler));
+  CHECK_FALSE(db.find(key(R"({"kappa":2})", "conv_16")));
+  CHECK_FALSE(db.find(key(R"({"kappa":3})")));
+}
+
+TEST_CASE("references round-trip") {
+  TempFolder folder;
+  ResultsDb db(folder.path / "results.db");
+  ReferenceRecord reference{"conv_8", "0123456789abcdef", "weft test", "a layer", 74000,
+                            {10, 20, 30}, 20, 4096};
+  db.recordReference(reference);
+  auto read = db.reference("conv_8", "0123456789abcdef");
+  REQUIRE(read);
+  CHECK(read->description == "a layer");
+  CHECK(read->flops == 74000);
+  CHECK(read->samplesNs == std::vector<uint64_t>{10, 20, 30});
+  CHECK(read->medianNs == 20);
+  CHECK(read->spaceBytes == 4096);
+  CHECK_FALSE(db.reference("conv_8", "fedcba9876543210"));
+  CHECK(db.programs() == std::vector<std::string>{"conv_8"});
+}
+
+TEST_CASE("a corrupt file is an error and is left untouched") {
+  TempFolder folder;
+  const auto file = folder.path / "results.db";
+  std::string garbage;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 8192; ++i) garbage += static_cast<char>(rng() & 0xff);
+  std::ofstream(file, std::ios::binary) << garbage;
+  std::string message;
+  try {
+    ResultsDb db(file);
+  } catch (const ResultsDbError& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("not a weft results database") != std::string::npos);
+  CHECK(message.find(file.string()) != std::string::npos);
+  CHECK(readBytes(file) == garbage);
+}
+
+TEST_CASE("a SQLite database of another program is an error and is left untouched") {
+  TempFolder folder;
+  const auto file = folder.path / "other.db";
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "CREATE TABLE customers (name TEXT); INSERT INTO customers "
+                              "VALUES ('ada');",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+  const std::string before = readBytes(file);
+  std::string message;
+  try {
+    ResultsDb db(file);
+  } catch (const ResultsDbError& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("did not create") != std::string::npos);
+  CHECK(readBytes(file) == before);
+}
+
+TEST_CASE("an empty file becomes a database; a folder is an error") {
+  TempFolder folder;
+  const auto file = folder.path / "empty.db";
+  std::ofstream(file).close();
+  {
+    ResultsDb db(file);
+    CHECK(db.variants().empty());
+  }
+  CHECK(std::filesystem::file_size(file) > 0);
+  CHECK_THROWS_AS(ResultsDb(folder.path), ResultsDbError);
+}
