@@ -3,8 +3,12 @@
 # example program with `weft check`, run examples/dot.weft in the reference
 # interpreter and on OpenCL (PoCL unless a GPU is present), and run a
 # convolution layer on OpenCL and in the interpreter; every result is compared
-# with NumPy and a mismatch fails the job. Inputs and outputs live in a
-# temporary directory that is removed at exit.
+# with NumPy and a mismatch fails the job. Then it explores that layer: the
+# conv-direct strategy's space is sampled (Z3 + exact counting), every sampled
+# variant is built, run, verified against the reference and timed on the device,
+# the results go to a SQLite database (results/main-job.db, kept: a re-run
+# resumes) and `weft report` prints the time/space Pareto front. Inputs and
+# outputs of the checks live in a temporary directory that is removed at exit.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -103,3 +107,10 @@ for name in ("y_cl", "conv_cl", "conv_interp"):
 print("[main] all results agree" if ok else "[main] MISMATCH")
 sys.exit(0 if ok else 1)
 ' "$tmp" "$LAYER"
+
+# Exploration: 8 sampled variants of the same layer (WEFT_MAIN_SAMPLES to change).
+mkdir -p results
+SAMPLES="${WEFT_MAIN_SAMPLES:-8}"
+echo "[main] weft explore --layer ${LAYER} --samples ${SAMPLES} --db results/main-job.db"
+"$WEFT" explore --layer "$LAYER" --samples "$SAMPLES" --seed 1 --db results/main-job.db
+"$WEFT" report --db results/main-job.db
