@@ -1,7 +1,8 @@
 // `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | FILE [--size N=V]...
 // --samples K --seed S --db results.db [--device D] [--profile P] [--vector-width V]
 // [--unroll 0|1] [--timeout SECONDS] [--quiet] [--json]`: samples K variants of a layer (the
-// conv-direct strategy on Listing 3, with v and unroll given) or of a program file (its unbound
+// conv-direct strategy on Listing 3, over every (v, unroll) structure unless --vector-width /
+// --unroll fix them) or of a program file (its unbound
 // size variables are the tuning parameters), and builds, runs, verifies and times each one in a
 // child process (explore/explorer.h), writing every result to the SQLite database as it comes.
 // Re-running the same command resumes: variants already in the database are skipped.
@@ -36,8 +37,8 @@ struct ExploreCommandOptions {
   std::string definition;
   std::vector<std::string> sizes;
   std::string layer;
-  int vectorWidth = 1;
-  int unroll = 0;
+  int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
+  int unroll = -1;       // -1: both
   size_t samples = 100;
   uint64_t seed = 1;
   std::string db = "results.db";
@@ -95,8 +96,21 @@ void runExplore(const ExploreCommandOptions& options) {
   if (!options.layer.empty()) {
     if (!options.file.empty()) throw std::invalid_argument("give a FILE or --layer, not both");
     if (!options.sizes.empty()) throw std::invalid_argument("--size is for FILE, not --layer");
-    target = explore::layerTarget(parseConvLayer(options.layer), options.vectorWidth,
-                                  options.unroll);
+    std::vector<int> widths, unrolls;
+    for (int v : {1, 2, 4, 8, 16}) {
+      if (options.vectorWidth < 0 || v == options.vectorWidth) widths.push_back(v);
+    }
+    for (int u : {0, 1}) {
+      if (options.unroll < 0 || u == options.unroll) unrolls.push_back(u);
+    }
+    if (widths.empty() || unrolls.empty()) {
+      throw std::invalid_argument(
+          "--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+    }
+    ConvLayer layer = parseConvLayer(options.layer);
+    target = widths.size() * unrolls.size() == 1
+                 ? explore::layerTarget(layer, widths.front(), unrolls.front())
+                 : explore::layerTargetStructures(layer, widths, unrolls);
   } else {
     if (options.file.empty()) throw std::invalid_argument("give a FILE or --layer");
     Program program = parseFile(options.file);
@@ -148,6 +162,9 @@ void runExplore(const ExploreCommandOptions& options) {
               << prep.points.size() << " points (" << prep.samplingMethod << ", "
               << prep.samplingSeconds << " s)"
               << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
+    for (const std::string& empty : prep.emptyStructures) {
+      std::cerr << "structure without valid variants: " << empty << "\n";
+    }
     if (prep.reference) {
       std::cerr << "reference (default lowering): "
                 << millisecondsText(prep.reference->medianNs) << "; " << prep.referenceCheck
@@ -218,9 +235,10 @@ void registerExplore(CLI::App& app) {
       ->type_name("N=V")
       ->allow_extra_args(false);
   command->add_option("--vector-width", options->vectorWidth,
-                      "--layer: conv-direct's vector width v (default 1)")
+                      "--layer: only conv-direct's vector width v (1, 2, 4, 8 or 16; default: "
+                      "every width, sampled uniformly over all variants)")
       ->type_name("V");
-  command->add_option("--unroll", options->unroll, "--layer: conv-direct's unroll (0 or 1)")
+  command->add_option("--unroll", options->unroll, "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
       ->type_name("0|1");
   command->add_option("--samples", options->samples, "variants to sample (default 100)")
       ->type_name("K");

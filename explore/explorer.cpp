@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -227,6 +230,39 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
   return target;
 }
 
+ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
+                                    const std::vector<int>& unrolls) {
+  ExploreTarget target;
+  for (int v : vectorWidths) {
+    for (int unroll : unrolls) {
+      ExploreTarget one = layerTarget(layer, v, unroll);
+      if (target.structures.empty()) target = one;
+      target.structures.push_back({one.parametric, one.switches, one.fixedParameters});
+    }
+  }
+  if (target.structures.empty()) throw std::invalid_argument("no structure to explore");
+  target.description = layer.describe() + "; conv-direct, " +
+                       std::to_string(target.structures.size()) + " structures (v, unroll)";
+  return target;
+}
+
+const ParameterSpace& Preparation::spaceOf(size_t point) const {
+  return spaces.empty() ? space : spaces.at(pointSpace.at(point));
+}
+
+const Definition& Preparation::programOf(size_t point) const {
+  if (spaces.empty()) return target.parametric;
+  return target.structures.at(spaceStructure.at(pointSpace.at(point))).parametric;
+}
+
+std::string Preparation::parametersOf(size_t point) const {
+  if (spaces.empty()) return parametersJson(space, points.at(point), target.fixedParameters);
+  const ExploreTarget::Structure& structure =
+      target.structures.at(spaceStructure.at(pointSpace.at(point)));
+  return parametersJson(spaces.at(pointSpace.at(point)), points.at(point),
+                        structure.fixedParameters);
+}
+
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes) {
   ExploreTarget target;
   std::string sizeText;
@@ -362,13 +398,87 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
   spaceOptions.powerOfTwo = target.powerOfTwo;
   spaceOptions.device = options.profile.empty() ? prep.device : host::loadProfile(options.profile);
   prep.deviceProfileName = spaceOptions.device->name;
-  prep.space = buildParameterSpace(target.parametric, target.sizes, spaceOptions);
-  Sampler sampler(prep.space, options.sampler);
-  SampleSet samples = sampler.sample(options.samples, options.seed);
-  prep.points = std::move(samples.points);
-  prep.samplingMethod = samples.method;
-  prep.fewerThanRequested = samples.spaceSmallerThanRequested || samples.duplicateLimitReached;
-  prep.samplingSeconds = samples.seconds;
+  if (target.structures.empty()) {
+    prep.space = buildParameterSpace(target.parametric, target.sizes, spaceOptions);
+    Sampler sampler(prep.space, options.sampler);
+    SampleSet samples = sampler.sample(options.samples, options.seed);
+    prep.points = std::move(samples.points);
+    prep.samplingMethod = samples.method;
+    prep.fewerThanRequested = samples.spaceSmallerThanRequested || samples.duplicateLimitReached;
+    prep.samplingSeconds = samples.seconds;
+    return prep;
+  }
+  // The union of the structures' spaces: each sample picks a structure with probability
+  // proportional to its exact count (a multinomial split of the sample count), then a point
+  // of it, uniformly; so every valid variant of the union is equally likely.
+  const auto samplingStart = Clock::now();
+  std::vector<uint64_t> counts;
+  for (size_t i = 0; i < target.structures.size(); ++i) {
+    const ExploreTarget::Structure& structure = target.structures[i];
+    SpaceOptions structureOptions = spaceOptions;
+    structureOptions.switches = structure.switches;
+    try {
+      ParameterSpace space = buildParameterSpace(structure.parametric, target.sizes,
+                                                 structureOptions);
+      auto sampler = std::make_unique<Sampler>(space, options.sampler);
+      SpaceCount count = sampler->count(UINT64_MAX);
+      if (count.points == 0) throw std::runtime_error("no valid point");
+      prep.spaces.push_back(std::move(space));
+      prep.spaceStructure.push_back(i);
+      counts.push_back(count.points);
+    } catch (const std::exception& error) {
+      std::string name;
+      for (const auto& [k, v] : structure.fixedParameters) {
+        name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
+      }
+      prep.emptyStructures.push_back(name + ": " + error.what());
+    }
+  }
+  if (prep.spaces.empty()) {
+    std::string why;
+    for (const std::string& e : prep.emptyStructures) why += "\n  " + e;
+    throw std::runtime_error("no structure has a valid variant:" + why);
+  }
+  prep.space = prep.spaces.front();
+  std::mt19937_64 rng(options.seed);
+  std::vector<double> weights(counts.begin(), counts.end());
+  std::vector<size_t> wanted(counts.size(), 0);
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  const size_t target_count = static_cast<size_t>(std::min<uint64_t>(options.samples, total));
+  for (size_t assigned = 0; assigned < target_count;) {
+    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+    size_t i = pick(rng);
+    if (wanted[i] >= counts[i]) {
+      weights[i] = 0;
+      continue;
+    }
+    ++wanted[i];
+    ++assigned;
+  }
+  std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
+  std::string methods;
+  for (size_t i = 0; i < prep.spaces.size(); ++i) {
+    if (wanted[i] == 0) continue;
+    Sampler sampler(prep.spaces[i], options.sampler);
+    SampleSet samples = sampler.sample(wanted[i], options.seed * 1000003u + i);
+    if (methods.find(samples.method) == std::string::npos) {
+      methods += (methods.empty() ? "" : ", ") + samples.method;
+    }
+    prep.fewerThanRequested = prep.fewerThanRequested || samples.spaceSmallerThanRequested ||
+                              samples.duplicateLimitReached;
+    for (std::vector<int64_t>& point : samples.points) drawn.push_back({i, std::move(point)});
+  }
+  // A seeded interleaving, so that the first variants run already span the structures.
+  std::shuffle(drawn.begin(), drawn.end(), rng);
+  for (auto& [space, point] : drawn) {
+    prep.pointSpace.push_back(space);
+    prep.points.push_back(std::move(point));
+  }
+  prep.fewerThanRequested = prep.fewerThanRequested || prep.points.size() < options.samples;
+  prep.samplingMethod = methods + " over " + std::to_string(prep.spaces.size()) + " structures";
+  prep.samplingSeconds =
+      std::chrono::duration<double>(Clock::now() - samplingStart).count();
   return prep;
 }
 
@@ -393,8 +503,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   // Skip what is done.
   std::vector<size_t> pending;
   for (size_t i = 0; i < prep.points.size(); ++i) {
-    VariantKey key{prep.target.program, device, compiler,
-                   parametersJson(prep.space, prep.points[i], prep.target.fixedParameters)};
+    VariantKey key{prep.target.program, device, compiler, prep.parametersOf(i)};
     std::optional<VariantRecord> existing = db.find(key);
     if (existing && existing->status != VariantStatus::Running) {
       ++summary.skipped;
@@ -420,12 +529,11 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   double runSeconds = 0;
   for (size_t index : pending) {
     const std::vector<int64_t>& point = prep.points[index];
-    VariantKey key{prep.target.program, device, compiler,
-                   parametersJson(prep.space, point, prep.target.fixedParameters)};
+    VariantKey key{prep.target.program, device, compiler, prep.parametersOf(index)};
     VariantRecord record;
     record.key = key;
     record.attempts = db.markRunning(key);
-    const ArithBinding binding = prep.space.binding(point);
+    const ArithBinding binding = prep.spaceOf(index).binding(point);
 
     const double cap = options.timeoutSeconds;
     std::optional<uint64_t> best = progress.bestNs;
@@ -469,7 +577,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
               options.tamperOutput(index, output);
             };
           }
-          Measurement m = measureVariant(context, prep.target.parametric, binding, prep.workload,
+          Measurement m = measureVariant(context, prep.programOf(index), binding, prep.workload,
                                          options.measurement, events);
           sendLine(fd, measurementJson(m));
         },

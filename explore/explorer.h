@@ -67,10 +67,24 @@ struct ExploreTarget {
   // the reference (layers: Listing 3). None: every variant is checked with the interpreter.
   std::optional<Definition> reference;
   int64_t interpreterCheckLimit = 2'000'000;  // multiply-adds (layers), see above
+  // Alternative structures (conv-direct's (v, unroll) pairs), each with its own parametric
+  // program, switches and fixed parameters. When present they replace parametric, switches and
+  // fixedParameters above: the space is their union, sampled uniformly (each structure gets
+  // samples in proportion to its exact count of valid points).
+  struct Structure {
+    Definition parametric;
+    std::set<std::string> switches;
+    std::map<std::string, int64_t> fixedParameters;
+  };
+  std::vector<Structure> structures;
 };
 
 // A convolution layer explored with the conv-direct strategy (v and unroll given).
 ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
+// The same over several structures: every pair of the given vector widths and unroll settings
+// (the union of their spaces; structures whose space is empty are dropped when sampling).
+ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
+                                    const std::vector<int>& unrolls);
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
 
@@ -110,8 +124,19 @@ struct Preparation {
   ExploreTarget target;
   host::DeviceProfile device;       // queried from the selected device
   std::string deviceProfileName;    // the profile constraining the space
-  ParameterSpace space;
+  ParameterSpace space;  // the first structure's space (the only one without structures)
   std::vector<std::vector<int64_t>> points;
+  // With structures: every structure's space (empty ones included, as nullopt-like empty
+  // parameter lists are not possible: spaces[i] belongs to structure structureIndex[i]), and for
+  // each point the index into `spaces`.
+  std::vector<ParameterSpace> spaces;
+  std::vector<size_t> spaceStructure;  // spaces[i] is target.structures[spaceStructure[i]]
+  std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
+  std::vector<std::string> emptyStructures;  // structures without valid points, with why
+  // The space, program and recorded parameters of point j.
+  const ParameterSpace& spaceOf(size_t point) const;
+  const Definition& programOf(size_t point) const;
+  std::string parametersOf(size_t point) const;
   std::string samplingMethod;
   bool fewerThanRequested = false;
   double samplingSeconds = 0;

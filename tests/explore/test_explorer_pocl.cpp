@@ -221,3 +221,41 @@ TEST_CASE("a variant found running is run again once, and recorded crashed the s
   CHECK(killer->message.find("died twice") != std::string::npos);
   CHECK(db.variants(prep.target.program).size() == 6);
 }
+
+TEST_CASE("several structures: samples spread over (v, unroll), each run with its own program") {
+  if (!haveOpenCLDevice()) return;
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  options.samples = 8;
+  // 8x8x8 -> 8, K = 3: windows of 72 values, so v = 1, 2, 4, 8 all have valid points.
+  Preparation prep = prepareExploration(
+      layerTargetStructures(parseConvLayer("8,8,8,8,3,1,1"), {1, 4}, {0, 1}), options);
+  REQUIRE(prep.points.size() == 8);
+  CHECK(prep.spaces.size() == 4);
+  CHECK(prep.emptyStructures.empty());
+  std::set<std::string> keys;
+  std::set<size_t> spacesUsed;
+  for (size_t i = 0; i < prep.points.size(); ++i) {
+    const std::string parameters = prep.parametersOf(i);
+    keys.insert(parameters);
+    spacesUsed.insert(prep.pointSpace[i]);
+    // The recorded v is the structure's and its program is that structure's.
+    const bool vectorized = parameters.find("\"v\":4") != std::string::npos;
+    bool hasDot = false;
+    forEachNode(prep.programOf(i).function.body(),
+                [&](const Expr& node) { hasDot = hasDot || node.isPrim(Op::Dot); });
+    CHECK(vectorized == hasDot);
+  }
+  CHECK(keys.size() == 8);            // unique
+  CHECK(spacesUsed.size() >= 2);      // spread over structures (4 of similar size, 8 draws)
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 8);
+  ResultsDb db(options.db);
+  for (const VariantRecord& row : db.variants(prep.target.program, prep.device.fingerprint)) {
+    CAPTURE(row.key.parameters);
+    CAPTURE(row.message);
+    // Correct, or cut off as slow (10 x the best + margin: a loaded machine can do that).
+    const std::string status = statusName(row.status);
+    CHECK((status == "ok" || status == "timeout"));
+  }
+}
