@@ -50,7 +50,7 @@ std::string CompiledProgram::describe(const ArithBinding& sizes) const {
         out << (d ? " x " : "") << sizeText(kernel.localSize[d], sizes);
       }
     }
-    out << "\n";
+    out << ", about " << kernel.privateScalars << " private values per work-item\n";
   }
   out << "buffers (" << sizeof(float) << "-byte elements):\n";
   for (const BufferPlan& buffer : buffers) {

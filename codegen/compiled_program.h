@@ -47,6 +47,10 @@ struct KernelPlan {
   std::array<Arith, 3> globalSize{Arith(1), Arith(1), Arith(1)};
   bool hasLocalSize = false;        // false: let the OpenCL implementation choose (NULL)
   std::array<Arith, 3> localSize{Arith(1), Arith(1), Arith(1)};
+  // An estimate of the 32-bit values a work-item keeps in private memory (registers): private
+  // arrays, the accumulators of reductions live at once, and twice the widest vector
+  // temporary. Loop counters and addresses are not counted.
+  int64_t privateScalars = 0;
 };
 
 struct CompiledProgram {

@@ -408,6 +408,9 @@ class Generator {
     privateArrays_.clear();
     KernelPlan plan;
     plan.name = kernelName_;
+    plan.privateScalars = privateArrayScalars_ + maxLiveAccumulatorScalars_ + 2 * widestVector_;
+    privateArrayScalars_ = liveAccumulatorScalars_ = maxLiveAccumulatorScalars_ = 0;
+    widestVector_ = 0;
     plan.dimensions = launch_.dimensions;
     plan.globalSize = launch_.globalSize;
     plan.hasLocalSize = launch_.usesGroups;
@@ -590,6 +593,7 @@ class Generator {
       std::string value = genScalar(e);
       std::string name = fresh("v");
       emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
+      noteTemporary(type);
       return variableView(name, type);
     }
     Op op = e.primOp();
@@ -647,6 +651,7 @@ class Generator {
       std::string name = fresh(privateStem);
       emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
       privateArrays_.push_back({name, element, *count.constant()});
+      privateArrayScalars_ += *count.constant();
       return memoryView(name, type, AddressSpace::Private);
     }
     Arith copies(1);
@@ -959,10 +964,13 @@ class Generator {
     const Type& accType = typeOf(init);
     ViewPtr input = genView(xs);
     ViewPtr acc;
+    int64_t accumulatorScalars = 0;
     if (accType.isScalar() || accType.isVector()) {
       std::string name = fresh("acc");
       emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
       acc = variableView(name, accType);
+      accumulatorScalars = accType.isVector() ? accType.vectorWidth() : 1;
+      noteTemporary(accType);
     } else {
       // Array accumulators live in private memory when small and of known size, else in
       // global memory (one region per work-item).
@@ -973,9 +981,12 @@ class Generator {
     }
     Op loopOp = e.primOp() == Op::ReduceSeqUnroll ? Op::ReduceSeqUnroll : Op::ReduceSeq;
     Arith n = typeOf(xs).arrayLength();
+    liveAccumulatorScalars_ += accumulatorScalars;
+    maxLiveAccumulatorScalars_ = std::max(maxLiveAccumulatorScalars_, liveAccumulatorScalars_);
     loop(loopOp, 0, n, e, [&](const Arith& i) {
       genApplyViews(f, {acc, accessView(input, i)}, acc, e);
     }, flattenFactors(xs));
+    liveAccumulatorScalars_ -= accumulatorScalars;
     copy(acc, accessView(dest, Arith(0)), accType, e);
   }
 
@@ -1148,6 +1159,7 @@ class Generator {
   std::string dot(const std::string& a, const std::string& b, const Type& type) {
     if (!type.isVector()) return "(" + a + " * " + b + ")";
     int64_t width = type.vectorWidth();
+    noteTemporary(type);
     if (width <= 4) return "dot(" + a + ", " + b + ")";
     std::string left = fresh("dl"), right = fresh("dr");
     emitter_.line(cTypeName(type) + " " + left + " = " + a + ";");
@@ -1231,6 +1243,16 @@ class Generator {
   Emitter emitter_;
   std::set<int> usedBuffers_;
   std::set<int> writtenBuffers_;
+  // The private-memory estimate of the kernel being generated (KernelPlan::privateScalars):
+  // private arrays, the accumulators of the reductions that are live at once (nested reduces
+  // add up), and twice the widest vector a temporary holds.
+  int64_t privateArrayScalars_ = 0;
+  int64_t liveAccumulatorScalars_ = 0;
+  int64_t maxLiveAccumulatorScalars_ = 0;
+  int64_t widestVector_ = 0;
+  void noteTemporary(const Type& type) {
+    if (type.isVector()) widestVector_ = std::max<int64_t>(widestVector_, type.vectorWidth());
+  }
   std::vector<PrivateArray> privateArrays_;  // buffers the kernel stores to (the others are const)
   std::vector<std::string> localDeclarations_;
   struct LocalArg {

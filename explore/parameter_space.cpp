@@ -356,6 +356,25 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                       ConstraintSource::Hardware, substitution);
       }
     }
+    // Generated kernels index with int: every dimension's work-items (its number of
+    // work-groups times the local size) must fit.
+    for (int d = 0; d < kernel.dimensions; ++d) {
+      addConstraint(space,
+                    makeConstraint(Relation::LessEqual, kernel.globalSize[d],
+                                   Arith(int64_t{2147483647}),
+                                   k + " work-items in dimension " + std::to_string(d),
+                                   "at most 2^31 - 1: the kernels index with int"),
+                    ConstraintSource::Hardware, substitution);
+    }
+    // The register estimate of code generation (KernelPlan::privateScalars) against the
+    // profile's budget: more spills to memory (DESIGN: ~28 float16 accumulators halve the speed
+    // on the CPU; Mali has 64 registers per work-item at full occupancy).
+    addConstraint(space,
+                  makeConstraint(Relation::LessEqual, Arith(kernel.privateScalars),
+                                 Arith(int64_t{device.registersPerWorkItem}),
+                                 k + " private values per work-item",
+                                 "at most the registers per work-item" + dev),
+                  ConstraintSource::Hardware, substitution);
     Arith localBytes(0);
     bool usesLocal = false;
     for (const KernelArg& arg : kernel.args) {
@@ -563,9 +582,11 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
     space.deviceName = options.device->name;
     addHardwareConstraints(space, parametric, options, substitution);
   }
-  space.notes.push_back(
-      "not yet estimated: private memory / registers per work-item and the number of "
-      "work-groups");
+  if (options.device && space.hardwareConstraints) {
+    space.notes.push_back(
+        "private values per work-item are code generation's estimate (private arrays, live "
+        "accumulators, twice the widest vector), not a compiler's register count");
+  }
   return space;
 }
 

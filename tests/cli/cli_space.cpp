@@ -35,7 +35,7 @@ TEST_CASE("weft space prints parameters, constraints and sizes") {
   CHECK(contains(result.output, "[algorithmic] split by kappa requires 48 % kappa = 0"));
   CHECK(contains(result.output, "unconstrained size: 64"));
   CHECK(contains(result.output, "valid points: 10"));  // the divisors of 48
-  CHECK(contains(result.output, "not yet estimated"));
+  CHECK(contains(result.output, "private values per work-item are code generation's estimate"));
 }
 
 TEST_CASE("weft space --samples --json gives valid, unique, reproducible points") {

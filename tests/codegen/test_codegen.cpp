@@ -254,3 +254,27 @@ def f(xs: [[float]4]N) =
 )");
   CHECK(loop.source.find("float p2[4];") != std::string::npos);
 }
+
+TEST_CASE("each kernel estimates the private values a work-item keeps") {
+  // One scalar accumulator live at a time.
+  CHECK(compile("def sums(xs: [[float]8]N) = mapGlb(0, row -> reduceSeq(0.0f, (a, x) -> a + x, "
+                "row), xs)")
+            .kernels.at(0)
+            .privateScalars == 1);
+  // Reductions one after another: their accumulators are not live at once.
+  CHECK(compile("def sums(xs: [[[float]4]8]N) = mapGlb(0, m -> mapSeq(row -> reduceSeq(0.0f, "
+                "(b, x) -> b + x, row), m), xs)")
+            .kernels.at(0)
+            .privateScalars == 1);
+  // A dot of float8 values: two vector operands (2 x 8) and the scalar accumulator.
+  CHECK(compile("def dots(xs: [[float]16]N, ys: [[float]16]N) = mapGlb(0, p -> reduceSeq(0.0f, "
+                "(a, q) -> a + dot(q._0, q._1), zip(asVector(8, p._0), asVector(8, p._1))), "
+                "zip(xs, ys))")
+            .kernels.at(0)
+            .privateScalars == 17);
+  // A private array of 6 values (an accumulator array of known size) counts in full.
+  CompiledProgram withArray = compile(
+      "def rows(xs: [[float]6]N) = mapGlb(0, m -> reduceSeq(mapSeq(z -> id(z), fill(6, 0.0f)), "
+      "(acc, x) -> mapSeq(p -> p._0 + p._1, zip(acc, x)), m), map(r -> split(6, r), xs))");
+  CHECK(withArray.kernels.at(0).privateScalars >= 6);
+}
