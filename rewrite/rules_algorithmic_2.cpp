@@ -17,23 +17,12 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 #include "rewrite/rule.h"
 
 namespace weft::rewrite {
 
 namespace {
-
-bool mentionsParam(const Expr& e, const Expr& param) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) found = true;
-  });
-  return found;
-}
-
-bool isParamNode(const Expr& e, const Expr& param) {
-  return e.isParam() && e.paramId() == param.paramId();
-}
 
 // The operator of a binary function whose body is `op(a, b)` or `op(b, a)` on its own two params,
 // for op one of + * min max (associative; min and max also idempotent).

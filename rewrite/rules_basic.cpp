@@ -19,6 +19,7 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 
 namespace weft::rewrite {
 
@@ -30,10 +31,6 @@ int countParam(const Expr& e, const Expr& param) {
     if (node.isParam() && node.paramId() == param.paramId()) ++count;
   });
   return count;
-}
-
-bool isParamNode(const Expr& e, const Expr& param) {
-  return e.isParam() && e.paramId() == param.paramId();
 }
 
 // `f` applied to `x`: for a one-param lambda its body with the param replaced by `x` when the

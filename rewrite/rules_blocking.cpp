@@ -37,24 +37,11 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 
 namespace weft::rewrite {
 
 namespace {
-
-bool mentions(const Expr& e, const Expr& param) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) found = true;
-  });
-  return found;
-}
-
-bool isParamNode(const Expr& e, const Expr& param) {
-  return e.isParam() && e.paramId() == param.paramId();
-}
-
-bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
 
 // `f` applied to `x`, as a fresh expression: a lambda's body with its param replaced, else a
 // call of the user function.
@@ -75,7 +62,7 @@ std::optional<Map2D> matchMap2D(const Expr& node) {
   const Expr& row = rowFun.params()[0];
   const Expr& inner = rowFun.body();
   if (!inner.isPrim(Op::Map) || !isParamNode(inner.args()[0], row)) return std::nullopt;
-  if (mentions(inner.funs()[0], row)) return std::nullopt;
+  if (mentionsParam(inner.funs()[0], row)) return std::nullopt;
   return Map2D{inner.funs()[0], node.args()[0]};
 }
 
@@ -203,7 +190,7 @@ std::optional<Expr> mapMapBlocking(const RuleApplication& a) {
   const Expr& inner = outerFun.body();
   if (!inner.isPrim(Op::Map)) return std::nullopt;
   const Expr& ks = inner.args()[0];
-  if (mentions(ks, w)) return std::nullopt;
+  if (mentionsParam(ks, w)) return std::nullopt;
   const Expr& innerFun = inner.funs()[0];
   if (!innerFun.isFunction() || innerFun.params().size() != 1) return std::nullopt;
   const Expr& ws = node.args()[0];
@@ -255,7 +242,7 @@ std::optional<Expr> sumBody(const Expr& f) {
   for (int side = 0; side < 2; ++side) {
     const Expr& accSide = body.args()[static_cast<size_t>(side)];
     const Expr& other = body.args()[static_cast<size_t>(1 - side)];
-    if (isParamNode(accSide, acc) && !mentions(other, acc)) return Expr::lambda({p}, other);
+    if (isParamNode(accSide, acc) && !mentionsParam(other, acc)) return Expr::lambda({p}, other);
   }
   return std::nullopt;
 }
@@ -269,17 +256,17 @@ std::optional<Expr> chunkedReduce(const RuleApplication& a) {
   if (!windowsMap.isPrim(Op::Map) || !isUnaryLambda(windowsMap.funs()[0])) return std::nullopt;
   const Expr& w = windowsMap.funs()[0].params()[0];
   const Expr& ws = windowsMap.args()[0];
-  if (mentions(ws, k)) return std::nullopt;
+  if (mentionsParam(ws, k)) return std::nullopt;
   const Expr& r = windowsMap.funs()[0].body();
   if (!r.isPrim(Op::Reduce)) return std::nullopt;
   const Expr& z = r.args()[0];
   const Expr& f = r.funs()[0];
   const Expr& zipped = r.args()[1];
-  if (mentions(z, w) || mentions(f, w) || mentions(f, k)) return std::nullopt;
+  if (mentionsParam(z, w) || mentionsParam(f, w) || mentionsParam(f, k)) return std::nullopt;
   if (!zipped.isPrim(Op::Zip) || zipped.args().size() != 2) return std::nullopt;
   const Expr& aw = zipped.args()[0];
   const Expr& bk = zipped.args()[1];
-  if (mentions(aw, k) || mentions(bk, w)) return std::nullopt;
+  if (mentionsParam(aw, k) || mentionsParam(bk, w)) return std::nullopt;
   if (!sumBody(f)) return std::nullopt;
   const Type zType = a.typeOf(z);
   if (!zType.isScalar()) return std::nullopt;
@@ -411,7 +398,7 @@ std::optional<Expr> mapFissionDeep(const RuleApplication& a) {
   while (true) {
     int dependent = -1;
     for (size_t i = 0; i < current.args().size(); ++i) {
-      if (!mentions(current.args()[i], x)) continue;
+      if (!mentionsParam(current.args()[i], x)) continue;
       if (dependent >= 0) return std::nullopt;  // two arguments depend on x
       dependent = static_cast<int>(i);
     }
@@ -427,7 +414,7 @@ std::optional<Expr> mapFissionDeep(const RuleApplication& a) {
   Expr y = Expr::param("y");
   Expr context = replaceAlongArgs(body, path, 0, y);
   Expr computed = map(Expr::lambda({x}, hole), node.args()[0]);
-  if (!mentions(context, x)) return map(Expr::lambda({y}, context), computed);
+  if (!mentionsParam(context, x)) return map(Expr::lambda({y}, context), computed);
   Expr p = Expr::param("p");
   Expr zipped = substituteParams(context, {{x, get(Arith(0), p)}, {y, get(Arith(1), p)}});
   // The map over xs is rebuilt with a fresh x so that the two uses of xs do not share params.

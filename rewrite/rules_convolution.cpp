@@ -20,25 +20,12 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 #include "rewrite/rule.h"
 
 namespace weft::rewrite {
 
 namespace {
-
-bool mentionsParam(const Expr& e, const Expr& param) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) found = true;
-  });
-  return found;
-}
-
-bool isParamNode(const Expr& e, const Expr& param) {
-  return e.isParam() && e.paramId() == param.paramId();
-}
-
-bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
 
 // A one-param lambda whose body is `op(param)`-shaped: `param -> prim(param)` for a one-argument
 // primitive `op`; returns the primitive node.

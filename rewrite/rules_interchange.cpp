@@ -32,25 +32,12 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 #include "rewrite/rule.h"
 
 namespace weft::rewrite {
 
 namespace {
-
-bool mentionsParam(const Expr& e, const Expr& param) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) found = true;
-  });
-  return found;
-}
-
-bool isParamNode(const Expr& e, const Expr& param) {
-  return e.isParam() && e.paramId() == param.paramId();
-}
-
-bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
 
 // The element function f of `row -> map(f, row)` when f does not mention row.
 std::optional<Expr> rowMapFunction(const Expr& function) {

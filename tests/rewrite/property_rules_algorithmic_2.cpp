@@ -26,6 +26,7 @@
 #include "rewrite/library.h"
 #include "rewrite/rule.h"
 #include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
@@ -33,29 +34,11 @@ using namespace weft::rewrite;
 
 namespace {
 
-// The rule from the library (so the test also checks that it is registered there).
-const Rule& ruleNamed(const std::string& name) {
-  const Rule* rule = findRule(name);
-  if (rule == nullptr) throw std::runtime_error("no rule " + name + " in the library");
-  return *rule;
-}
+using testing::arrayOf;
+using testing::positionOf;
+using testing::ruleNamed;
 
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-
-Type arrayOf(Type element, int64_t length) {
-  return Type::array(std::move(element), Arith(length));
-}
-
-// The position of `target` (by node identity) in the definition's body.
-Position positionOf(const Definition& definition, const Expr& target) {
-  const Expr& body = definition.function.body();
-  for (const Position& position : allPositions(body)) {
-    if (nodeAt(body, position).node() == target.node()) return position;
-  }
-  throw std::runtime_error("target not found in the body");
-}
+int pick(std::mt19937_64& rng, int lo, int hi) { return testing::uniformInt(rng, lo, hi); }
 
 // Applies the rule at `target`; fails the property when it does not match.
 Definition rewriteAt(const Definition& definition, const std::string& ruleName, const Expr& target,

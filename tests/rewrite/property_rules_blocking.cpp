@@ -31,6 +31,7 @@
 #include "rewrite/library.h"
 #include "rewrite/rule.h"
 #include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
@@ -38,79 +39,19 @@ using namespace weft::rewrite;
 
 namespace {
 
-// The rule from the library (so the test also checks that it is registered there).
-const Rule& ruleNamed(const std::string& name) {
-  const Rule* rule = findRule(name);
-  if (rule == nullptr) throw std::runtime_error("no rule " + name + " in the library");
-  return *rule;
-}
+using testing::arrayOf;
+using testing::positionOf;
+using testing::checkSameResult;
+using testing::divisorOf;
+using testing::rewriteAt;
+using testing::ruleNamed;
+using testing::tryRuleAt;
 
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
+int pick(std::mt19937_64& rng, int lo, int hi) { return testing::uniformInt(rng, lo, hi); }
 
 bool coin(std::mt19937_64& rng) { return pick(rng, 0, 1) == 1; }
 
-Type arrayOf(Type element, int64_t length) {
-  return Type::array(std::move(element), Arith(length));
-}
-
-// A random divisor of n.
-int divisorOf(std::mt19937_64& rng, int n) {
-  std::vector<int> divisors;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) divisors.push_back(d);
-  }
-  return divisors[static_cast<size_t>(pick(rng, 0, static_cast<int>(divisors.size()) - 1))];
-}
-
-// The position of `target` (by node identity) in the definition's body.
-Position positionOf(const Definition& definition, const Expr& target) {
-  const Expr& body = definition.function.body();
-  for (const Position& position : allPositions(body)) {
-    if (nodeAt(body, position).node() == target.node()) return position;
-  }
-  throw std::runtime_error("target not found in the body");
-}
-
-std::optional<Definition> tryRule(const Definition& definition, const std::string& ruleName,
-                                  const Expr& target, const RuleArguments& arguments = {}) {
-  RewriteContext context;
-  return applyAt(definition, ruleNamed(ruleName), positionOf(definition, target), arguments,
-                 context);
-}
-
-// Applies the rule at `target`; fails the property when it does not match (an ill-typed result
-// throws RewriteError from applyAt, which fails the property too).
-Definition rewriteAt(const Definition& definition, const std::string& ruleName, const Expr& target,
-                     const RuleArguments& arguments) {
-  std::optional<Definition> result = tryRule(definition, ruleName, target, arguments);
-  if (!result) RC_FAIL(ruleName + " did not match\n" + printDefinition(definition));
-  return *result;
-}
-
-constexpr double kTolerance = 1e-4;
-
-// Runs both definitions on the same random inputs: exactly, or within kTolerance absolute +
-// kTolerance relative when `approximate` (then the floats are real-valued).
-void checkSameResult(const Definition& original, const Definition& rewritten, std::mt19937_64& rng,
-                     bool approximate = false) {
-  std::vector<Value> inputs;
-  testing::RandomValueOptions options;
-  options.realFloats = approximate;
-  for (const Expr& param : original.function.params()) {
-    inputs.push_back(testing::randomValue(param.paramType(), {}, rng, options));
-  }
-  Value expected = interpret(original, inputs, {});
-  Value actual = interpret(rewritten, inputs, {});
-  const bool same = approximate ? approximatelyEqual(actual, expected, kTolerance, kTolerance)
-                                : expected == actual;
-  if (!same) {
-    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
-            "\nrewritten: " + printDefinition(rewritten) + "\nexpected " + expected.toString() +
-            "\nfound    " + actual.toString());
-  }
-}
+constexpr double kTolerance = testing::kRuleTolerance;
 
 int countPrims(const Expr& e, Op op) {
   int count = 0;
@@ -271,7 +212,7 @@ TEST_CASE("map2d-crop2d-interchange matches only a map2D of a crop2D") {
       target = build(p[0]);
       return target;
     });
-    return tryRule(d, "map2d-crop2d-interchange", target).has_value();
+    return tryRuleAt(d, "map2d-crop2d-interchange", target).has_value();
   };
   auto inc = lam("v", [](Expr v) { return v + lit(1); });
   CHECK(matches([&](Expr x) { return map2D(inc, crop2D(1, 1, 2, 0, x)); }));
@@ -503,7 +444,7 @@ TEST_CASE("map-map-blocking does not match when the kernels depend on the window
               p[0]);
       return target;
     });
-    return tryRule(d, "map-map-blocking", target, {{"kappa", Arith(2)}, {"sigma", Arith(2)}});
+    return tryRuleAt(d, "map-map-blocking", target, {{"kappa", Arith(2)}, {"sigma", Arith(2)}});
   };
   CHECK(blocked(false).has_value());
   CHECK_FALSE(blocked(true).has_value());
@@ -513,7 +454,7 @@ TEST_CASE("map-map-blocking does not match when the kernels depend on the window
     target = map(lam("w", [](Expr w) { return sumOf(w, ScalarKind::Int); }), p[0]);
     return target;
   });
-  CHECK_FALSE(tryRule(d, "map-map-blocking", target).has_value());
+  CHECK_FALSE(tryRuleAt(d, "map-map-blocking", target).has_value());
 }
 
 // ---- chunked-reduce -------------------------------------------------------------------------
@@ -636,7 +577,7 @@ TEST_CASE("chunked-reduce does not match reductions that are not sums or that mi
                        p[1]);
           return target;
         });
-    return tryRule(d, "chunked-reduce", target, {{"omega", Arith(2)}, {"coalesce", Arith(0)}})
+    return tryRuleAt(d, "chunked-reduce", target, {{"omega", Arith(2)}, {"coalesce", Arith(0)}})
         .has_value();
   };
   auto product = [](Expr q) { return get(0, q) * get(1, q); };
@@ -816,7 +757,7 @@ TEST_CASE("map-fission-deep does not match when two arguments depend on x or not
                                 target = map(lam("x", [&](Expr x) { return body(x, p[1]); }), p[0]);
                                 return target;
                               });
-    return tryRule(d, "map-fission-deep", target).has_value();
+    return tryRuleAt(d, "map-fission-deep", target).has_value();
   };
   auto inc = lam("v", [](Expr v) { return v + lit(1); });
   CHECK(matches([&](Expr x, Expr ys) { return zip(map(inc, x), ys); }));
@@ -914,7 +855,7 @@ TEST_CASE("materialize does not match maps, ids, scalars or arrays of tuples") {
           target = build(p[0], p[1]);
           return map(lam("e", [](Expr e) { return e; }), target);
         });
-    return tryRule(d, "materialize", target).has_value();
+    return tryRuleAt(d, "materialize", target).has_value();
   };
   CHECK(matches([](Expr xs, Expr) { return reorderReverse(xs); }));
   CHECK_FALSE(matches([](Expr xs, Expr) { return map(lam("v", [](Expr v) { return v; }), xs); }));
@@ -1060,20 +1001,20 @@ TEST_CASE("let-hoist applies only at the body and the bodies of top-level lets")
                        }),
                    p[0]);
       });
-  auto root = tryRule(d, "let-hoist", d.function.body());
+  auto root = tryRuleAt(d, "let-hoist", d.function.body());
   REQUIRE(root.has_value());
   CHECK(root->function.body().isPrim(Op::Let));
-  CHECK_FALSE(tryRule(d, "let-hoist", innerBody).has_value());
+  CHECK_FALSE(tryRuleAt(d, "let-hoist", innerBody).has_value());
   // A definition whose only computing map is the root: nothing to hoist.
   Definition single =
       definition("p", {{"ys", arrayOf(t, 3)}}, [&](const auto& p) { return map(inc, p[0]); });
-  CHECK_FALSE(tryRule(single, "let-hoist", single.function.body()).has_value());
+  CHECK_FALSE(tryRuleAt(single, "let-hoist", single.function.body()).has_value());
   // After hoisting, the body of the let's function is a place for the next stage; the let's
   // value is not.
   const Expr& let = root->function.body();
   // Its only computing map (below the root) reads the let-bound stage and the row: not closed.
-  CHECK_FALSE(tryRule(*root, "let-hoist", let.funs()[0].body()).has_value());
-  CHECK_FALSE(tryRule(*root, "let-hoist", let.args()[0]).has_value());
+  CHECK_FALSE(tryRuleAt(*root, "let-hoist", let.funs()[0].body()).has_value());
+  CHECK_FALSE(tryRuleAt(*root, "let-hoist", let.args()[0]).has_value());
 }
 
 // BUG (rules_blocking.cpp, letHoist): at a let's function itself (position 0 of a top-level

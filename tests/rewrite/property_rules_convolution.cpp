@@ -29,6 +29,7 @@
 #include "rewrite/library.h"
 #include "rewrite/rule.h"
 #include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
@@ -36,65 +37,17 @@ using namespace weft::rewrite;
 
 namespace {
 
-const Rule& ruleNamed(const std::string& name) {
-  const Rule* rule = findRule(name);
-  if (rule == nullptr) throw std::runtime_error("no rule " + name + " in the library");
-  return *rule;
-}
+using testing::arrayOf;
+using testing::positionOf;
+using testing::checkSameResult;
+using testing::divisorOf;
+using testing::rewriteAt;
+using testing::ruleNamed;
+using testing::tryRuleAt;
 
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
+int pick(std::mt19937_64& rng, int lo, int hi) { return testing::uniformInt(rng, lo, hi); }
 
-Type arrayOf(Type element, int64_t length) {
-  return Type::array(std::move(element), Arith(length));
-}
-
-Position positionOf(const Definition& definition, const Expr& target) {
-  const Expr& body = definition.function.body();
-  for (const Position& position : allPositions(body)) {
-    if (nodeAt(body, position).node() == target.node()) return position;
-  }
-  throw std::runtime_error("target not found in the body");
-}
-
-std::optional<Definition> tryRule(const Definition& definition, const std::string& ruleName,
-                                  const Expr& target, const RuleArguments& arguments) {
-  RewriteContext context;
-  return applyAt(definition, ruleNamed(ruleName), positionOf(definition, target), arguments,
-                 context);
-}
-
-// Applies the rule at `target`; fails the property when it does not match.
-Definition rewriteAt(const Definition& definition, const std::string& ruleName, const Expr& target,
-                     const RuleArguments& arguments) {
-  std::optional<Definition> result = tryRule(definition, ruleName, target, arguments);
-  if (!result) RC_FAIL(ruleName + " did not match\n" + printDefinition(definition));
-  return *result;
-}
-
-constexpr double kTolerance = 1e-4;
-
-// Runs both definitions on the same random inputs: exactly, or within kTolerance absolute +
-// kTolerance relative when `approximate` (then the floats are real-valued).
-void checkSameResult(const Definition& original, const Definition& rewritten, std::mt19937_64& rng,
-                     bool approximate) {
-  std::vector<Value> inputs;
-  testing::RandomValueOptions options;
-  options.realFloats = approximate;
-  for (const Expr& param : original.function.params()) {
-    inputs.push_back(testing::randomValue(param.paramType(), {}, rng, options));
-  }
-  Value expected = interpret(original, inputs, {});
-  Value actual = interpret(rewritten, inputs, {});
-  const bool same = approximate ? approximatelyEqual(actual, expected, kTolerance, kTolerance)
-                                : expected == actual;
-  if (!same) {
-    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
-            "\nrewritten: " + printDefinition(rewritten) + "\nexpected " + expected.toString() +
-            "\nfound    " + actual.toString());
-  }
-}
+constexpr double kTolerance = testing::kRuleTolerance;
 
 int countPrims(const Definition& definition, Op op) {
   int count = 0;
@@ -332,7 +285,7 @@ TEST_CASE("pad-for-tiling-2d matches only slide2D's expansion") {
       target = build(p[0]);
       return target;
     });
-    return tryRule(d, "pad-for-tiling-2d", target, {{"rho", Arith(1)}}).has_value();
+    return tryRuleAt(d, "pad-for-tiling-2d", target, {{"rho", Arith(1)}}).has_value();
   };
   CHECK(matches([](Expr x) { return slide2D(3, 1, x); }));
   // A 1D slide of rows.
@@ -413,7 +366,7 @@ TEST_CASE("partial-reduce-sum and reduce-reorder-stride match only sums acc + g(
       target = reduce(init, f, p[0]);
       return target;
     });
-    return tryRule(d, rule, target, {{"omega", Arith(2)}, {"s", Arith(2)}}).has_value();
+    return tryRuleAt(d, rule, target, {{"omega", Arith(2)}, {"s", Arith(2)}}).has_value();
   };
   for (const std::string rule : {"partial-reduce-sum", "reduce-reorder-stride"}) {
     CAPTURE(rule);
@@ -443,7 +396,7 @@ TEST_CASE("partial-reduce-sum and reduce-reorder-stride match only sums acc + g(
           target = reduce(p[1], lam2("a", "x", [](Expr a, Expr x) { return a + x; }), p[0]);
           return target;
         });
-    CHECK_FALSE(tryRule(vectors, rule, target, {{"omega", Arith(2)}, {"s", Arith(2)}}));
+    CHECK_FALSE(tryRuleAt(vectors, rule, target, {{"omega", Arith(2)}, {"s", Arith(2)}}));
   }
 }
 
@@ -502,7 +455,7 @@ TEST_CASE("reduce-reorder-stride really permutes: a non-commutative g order woul
     target = reduce(lit(0), lam2("a", "x", [](Expr a, Expr x) { return a + x; }), p[0]);
     return target;
   });
-  auto result = tryRule(d, "reduce-reorder-stride", target, {{"s", Arith(2)}});
+  auto result = tryRuleAt(d, "reduce-reorder-stride", target, {{"s", Arith(2)}});
   REQUIRE(result.has_value());
   const Expr& reduced = result->function.body();
   REQUIRE(reduced.isPrim(Op::Reduce));
@@ -513,7 +466,7 @@ TEST_CASE("reduce-reorder-stride really permutes: a non-commutative g order woul
   Value order = interpretExpr(reorderStride(2, xs), {}, {{xs, Value::array(elements)}});
   CHECK_FALSE(order == Value::array(elements));
   // s must divide the length: s = 4 on 6 elements is a type error the engine reports.
-  CHECK_THROWS_AS(tryRule(d, "reduce-reorder-stride", target, {{"s", Arith(4)}}), RewriteError);
+  CHECK_THROWS_AS(tryRuleAt(d, "reduce-reorder-stride", target, {{"s", Arith(4)}}), RewriteError);
 }
 
 // ---- vectorize-dot ------------------------------------------------------------------------
@@ -592,7 +545,7 @@ TEST_CASE("vectorize-dot needs a given width, float pairs and a product of the p
                           lam2("acc", "q", [&](Expr acc, Expr q) { return acc + product(q); }), xs);
           return target;
         });
-    return tryRule(d, "vectorize-dot", target, arguments).has_value();
+    return tryRuleAt(d, "vectorize-dot", target, arguments).has_value();
   };
   auto mul01 = [](Expr q) { return get(0, q) * get(1, q); };
   CHECK(matches(f32, mul01, {{"v", Arith(4)}}));
@@ -683,7 +636,7 @@ TEST_CASE("map-reduce-interchange-rows does not match when f reads the row or th
       target = map(lam("r", perRow), p[0]);
       return target;
     });
-    return tryRule(d, "map-reduce-interchange-rows", target, {}).has_value();
+    return tryRuleAt(d, "map-reduce-interchange-rows", target, {}).has_value();
   };
   CHECK(matches([](Expr r) {
     return reduce(get(0, tuple(lit(1), lit(2))),
@@ -710,7 +663,7 @@ TEST_CASE("map-reduce-interchange-rows does not match when f reads the row or th
                 zip(p[0], p[1]));
         return target;
       });
-  CHECK_FALSE(tryRule(d, "map-reduce-interchange-rows", target, {}).has_value());
+  CHECK_FALSE(tryRuleAt(d, "map-reduce-interchange-rows", target, {}).has_value());
 }
 
 // ---- examples/conv.weft -------------------------------------------------------------------

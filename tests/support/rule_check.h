@@ -1,5 +1,5 @@
-// The harness the rewrite-rule property tests share: bind random sizes for a definition's
-// inputs, compare a rewritten definition with the original in the interpreter on random inputs,
+// The harness the rewrite-rule property tests share: look rules up, find a node's position, bind
+// random sizes for a definition's inputs, compare a rewritten definition with the original in the interpreter on random inputs,
 // and run a rule over many random programs counting how often it applied (each rule must be
 // applied and checked in at least 50 cases). Header-only: every .cpp under tests/<folder>/ is a
 // test executable of its own.
@@ -9,6 +9,8 @@
 #include <rapidcheck.h>
 
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,12 +18,85 @@
 #include "ir/interp.h"
 #include "ir/printer.h"
 #include "rewrite/engine.h"
+#include "rewrite/library.h"
 #include "tests/support/random_values.h"
 
 namespace weft::testing {
 
+// The rule from the library (so a test also checks that it is registered there).
+inline const rewrite::Rule& ruleNamed(const std::string& name) {
+  const rewrite::Rule* rule = rewrite::findRule(name);
+  if (rule == nullptr) throw std::runtime_error("no rule " + name + " in the library");
+  return *rule;
+}
+
+inline Type arrayOf(Type element, int64_t length) {
+  return Type::array(std::move(element), Arith(length));
+}
+
+// The position of `target` (by node identity) in the definition's body.
+inline rewrite::Position positionOf(const Definition& definition, const Expr& target) {
+  const Expr& body = definition.function.body();
+  for (const rewrite::Position& position : rewrite::allPositions(body)) {
+    if (rewrite::nodeAt(body, position).node() == target.node()) return position;
+  }
+  throw std::runtime_error("target not found in the body");
+}
+
 inline int uniformInt(std::mt19937_64& rng, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+// A random divisor of n.
+inline int divisorOf(std::mt19937_64& rng, int n) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) divisors.push_back(d);
+  }
+  return divisors[static_cast<size_t>(uniformInt(rng, 0, static_cast<int>(divisors.size()) - 1))];
+}
+
+// The rule applied at `target` (by node identity), or nullopt when it does not match there.
+inline std::optional<Definition> tryRuleAt(const Definition& definition,
+                                           const std::string& ruleName, const Expr& target,
+                                           const rewrite::RuleArguments& arguments = {}) {
+  rewrite::RewriteContext context;
+  return rewrite::applyAt(definition, ruleNamed(ruleName), positionOf(definition, target),
+                          arguments, context);
+}
+
+// Applies the rule at `target`; fails the property when it does not match (an ill-typed result
+// throws RewriteError from applyAt, which fails the property too).
+inline Definition rewriteAt(const Definition& definition, const std::string& ruleName,
+                            const Expr& target, const rewrite::RuleArguments& arguments) {
+  std::optional<Definition> result = tryRuleAt(definition, ruleName, target, arguments);
+  if (!result) RC_FAIL(ruleName + " did not match\n" + printDefinition(definition));
+  return *result;
+}
+
+constexpr double kRuleTolerance = 1e-4;
+
+// Runs both definitions (no size variables) on the same random inputs and fails the property
+// unless the results are equal: exactly, or within kRuleTolerance absolute + relative when
+// `approximate` (then the floats are real-valued).
+inline void checkSameResult(const Definition& original, const Definition& rewritten,
+                            std::mt19937_64& rng, bool approximate = false) {
+  std::vector<Value> inputs;
+  RandomValueOptions options;
+  options.realFloats = approximate;
+  for (const Expr& param : original.function.params()) {
+    inputs.push_back(randomValue(param.paramType(), {}, rng, options));
+  }
+  Value expected = interpret(original, inputs, {});
+  Value actual = interpret(rewritten, inputs, {});
+  const bool same = approximate
+                        ? approximatelyEqual(actual, expected, kRuleTolerance, kRuleTolerance)
+                        : expected == actual;
+  if (!same) {
+    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
+            "\nrewritten: " + printDefinition(rewritten) + "\nexpected " + expected.toString() +
+            "\nfound    " + actual.toString());
+  }
 }
 
 // Random values in [1, 4] for the size variables of a definition's parameter types.
