@@ -1068,6 +1068,11 @@ class Generator {
     mentionedSizes_.push_back(view->index);
     if (view->type && view->type.isArray()) mentionedSizes_.push_back(view->type.arrayLength());
     for (const ViewPtr& child : view->children) noteView(child);
+    // A layout map's element function may reach buffers of its own (a zip with a captured
+    // array): note what one element's view mentions.
+    if (view->kind == View::Kind::Map && view->elementView && !view->children.empty()) {
+      noteView(view->elementView(accessView(view->children.front(), Arith(0))));
+    }
   }
 
   void noteBuffer(const std::string& name, bool written = false) {

@@ -30,6 +30,20 @@
 //  11. let-hoist until every stage is let-bound: pad, partial convolution, final reduction and
 //      crop are four kernels; the final transposes are written through.
 // The final-reduction nest is left high-level; code generation's default lowering maps it.
+//
+// conv-register-blocked (issue 8's fast family; κ, σ and unroll are numbers):
+//   1-4. as conv-direct 1-4 (ρ, θ, map-flatten, map-fission-deep, map-map-blocking κ × σ);
+//   5. map-map-interchange: per block, windows outside, kernels inside;
+//   6. map-reduce-interchange-rows on the map over the κ kernels, map-fission-deep to move its
+//      transpose out of the map over the σ windows, map-reduce-interchange-rows on that map:
+//      one reduce over the whole window (ω = K·K·C, no chunks, no final reduction) whose
+//      accumulator is a [σ][κ] array initialised from the biases;
+//   7. mapWrg 2/1/0 over tile rows, tiles, kernel groups; mapLcl 0 over window groups;
+//   8. pad and crop kernels as conv-direct 9;
+//   9. the maps inside the reduce's initial value and function mapSeqUnroll (constant indices,
+//      so the accumulators can become scalars); let-hoist; reduceSeq, or reduceSeqUnroll when
+//      unroll = 1 (the whole window: only sensible for small K·K·C).
+//   Three kernels: pad, convolution, crop.
 #include "rewrite/strategies.h"
 
 #include <algorithm>
@@ -259,6 +273,147 @@ Strategy convDirect(const RuleArguments& arguments) {
     return all(definition, context);
   };
 }
+
+// ---- conv-register-blocked ----
+
+// A map whose function's parameter is named `name` and whose body is a reduce (optionally
+// under a transpose): the per-window and per-kernel maps map-map-blocking creates (w, k).
+NodePredicate mapOfReduce(const std::string& name, bool underTranspose) {
+  return [name, underTranspose](const Expr& node) {
+    if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
+    const Expr& f = node.funs()[0];
+    if (f.params()[0].paramName() != name) return false;
+    const Expr& body = f.body();
+    if (underTranspose) return body.isPrim(Op::Transpose) && body.args()[0].isPrim(Op::Reduce);
+    return body.isPrim(Op::Reduce);
+  };
+}
+
+// One map-to-mapseq-unroll inside the initial value or the function of a reduce (the maps
+// that write its array accumulator; those of its input are views and stay maps), or failure.
+Strategy unrollAccumulatorMaps() {
+  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    const Rule& unrollRule = rule("map-to-mapseq-unroll");
+    for (const Match& m : findMatches(definition, {unrollRule})) {
+      // Walk the path: some reduce on it must be left through child 0 (its function) or 1
+      // (its initial value).
+      bool underAccumulator = false;
+      Expr node = definition.function.body();
+      for (int index : m.position) {
+        if (node.isPrim(Op::Reduce) && (index == 0 || index == 1)) underAccumulator = true;
+        node = nodeAt(node, {index});
+      }
+      if (!underAccumulator) continue;
+      if (auto result = applyAt(definition, unrollRule, m.position, {}, context)) {
+        return StrategyResult::ok(std::move(*result));
+      }
+    }
+    return StrategyResult::fail("no map of a reduce's accumulator left to unroll");
+  };
+}
+
+Strategy convRegisterBlocked(const RuleArguments& arguments) {
+  static const std::vector<std::string> known = {"theta", "rho", "kappa", "sigma", "unroll"};
+  for (const auto& [name, value] : arguments) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument(
+          "conv-register-blocked takes theta, rho, kappa, sigma and unroll, not " + name);
+    }
+  }
+  // κ and σ size the private accumulator array and the unrolled loops over it, so they must be
+  // numbers, as must unroll (a structural switch).
+  auto number = [&](const std::string& name, std::optional<int64_t> absent) -> int64_t {
+    std::optional<Arith> value = factorValue(arguments, name);
+    if (!value) {
+      if (absent) return *absent;
+      throw std::invalid_argument("conv-register-blocked: " + name + " must be given");
+    }
+    if (!value->constant()) {
+      throw std::invalid_argument("conv-register-blocked: " + name + " must be a number");
+    }
+    return *value->constant();
+  };
+  const int64_t kappa = number("kappa", std::nullopt);
+  const int64_t sigma = number("sigma", std::nullopt);
+  const int64_t unroll = number("unroll", 0);
+  std::optional<Arith> theta = factorValue(arguments, "theta");
+  std::optional<Arith> rho = factorValue(arguments, "rho");
+
+  return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    RuleArguments tiling;
+    if (theta) tiling = {{"theta1", *theta}, {"theta2", *theta}};
+    RuleArguments padding;
+    if (rho) padding = {{"rho", *rho}};
+    Strategy squareTiles = [](const Definition& d, RewriteContext& c) -> StrategyResult {
+      const std::vector<Arith>& created = c.tuningVariables();
+      if (created.size() < 2) {
+        return StrategyResult::fail("conv-register-blocked: no tile sizes created");
+      }
+      const Arith& height = created[created.size() - 2];
+      const Arith& width = created[created.size() - 1];
+      Definition square = d;
+      square.function = substituteArith(d.function, {{width.varName(), height}});
+      return StrategyResult::ok(std::move(square));
+    };
+    auto computing = [](const Expr& node) { return containsOp(node, Op::Reduce); };
+    auto windowsOfTile = [](const Expr& node) {
+      return node.isPrim(Op::Map) && containsOp(node.funs()[0], Op::Reduce) &&
+             !containsOp(node.args()[0], Op::Reduce) && node.args()[0].isPrim(Op::Map);
+    };
+    auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
+    std::vector<Strategy> steps = {
+        // As conv-direct steps 1-4: optimisation padding, tiles, flattened windows, blocks.
+        topDown(rule("pad-for-tiling-2d"), padding),
+        topDown(rule("map2d-crop2d-interchange")),
+        theta ? topDown(rule("map2d-slide-tiling"), tiling)
+              : seq(topDown(rule("map2d-slide-tiling")), squareTiles),
+        bottomUpWhere(rule("map-flatten"), windowsOfTile),
+        bottomUpWhere(rule("map-fission-deep"), computing),
+        bottomUp(rule("map-map-blocking"), {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}}),
+        // One reduce over the whole window per block: the κ kernels' accumulators first
+        // (map(k -> reduce) => transpose ∘ reduce over [κ] accumulators), the transpose moved
+        // out of the map over the block's σ windows, then the σ windows' ([σ][κ] accumulators).
+        // Windows outside, kernels inside (the accumulators [σ][κ]): codegen's kernel
+        // arguments are found through the reduce input's outer map (the windows, the padded
+        // input), and the weights through the biases that initialise the accumulators.
+        topDownWhere(rule("map-map-interchange"),
+                     [](const Expr& n) {
+                       return n.isPrim(Op::Map) && n.funs()[0].isLambda() &&
+                              n.funs()[0].params()[0].paramName() == "k" &&
+                              mapOfReduce("w", false)(n.funs()[0].body());
+                     }),
+        topDownWhere(rule("map-reduce-interchange-rows"), mapOfReduce("k", false)),
+        topDownWhere(rule("map-fission-deep"), mapOfReduce("w", true)),
+        topDownWhere(rule("map-reduce-interchange-rows"), mapOfReduce("w", false)),
+        // Work-groups over tile rows, tiles and kernel groups, work-items over window groups.
+        topDownWhere(rule("map-to-mapwrg"), mapOver("tileRow"), dim(2)),
+        topDownWhere(rule("map-to-mapwrg"), mapOver("tile"), dim(1)),
+        topDownWhere(rule("map-to-mapwrg"), mapOver("kernelGroup"), dim(0)),
+        topDownWhere(rule("map-to-maplcl"), mapOver("windowGroup"), dim(0)),
+        // The padded input and the cropped result as kernels of their own (as conv-direct).
+        topDownWhere(rule("materialize"), [](const Expr& n) { return n.isPrim(Op::Crop); }),
+        topDownWhere(rule("materialize"),
+                     [](const Expr& n) {
+                       return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
+                              n.args()[0].funs()[0].isLambda() &&
+                              n.args()[0].funs()[0].body().isPrim(Op::Pad);
+                     }),
+        repeat(topDownWhere(rule("map-to-mapglb"), copyNest(3), dim(1)), 4),
+        repeat(topDownWhere(rule("map-to-mapglb"), copyNest(2), dim(0)), 4),
+        repeat(topDownWhere(rule("map-to-mapseq"), copyNest(1)), 4),
+        // The maps over the κ × σ accumulators (their initialisation from the biases and the
+        // update of every step) unrolled, so that the accumulators are indexed by constants
+        // and become scalars (registers).
+        repeat(unrollAccumulatorMaps(), 64),
+        repeat(topDown(rule("let-hoist")), 16),
+        repeat(topDown(rule(unroll != 0 ? "reduce-to-reduceseq-unroll" : "reduce-to-reduceseq")),
+               64),
+    };
+    Strategy all = identity();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) all = seq(*it, all);
+    return all(definition, context);
+  };
+}
 }  // namespace
 
 const std::vector<NamedStrategy>& strategyLibrary() {
@@ -279,6 +434,15 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "reduction, rearrangement and crop",
        {"theta", "rho", "kappa", "sigma", "omega", "coalesce", "v", "unroll"},
        convDirect},
+      {"conv-register-blocked",
+       "direct convolution with register blocking (issue 8's fast family): optimisation "
+       "padding rho, overlapped tiles theta, each work-item a block of kappa kernels x sigma "
+       "windows (numbers) whose kappa x sigma accumulators are private scalars, one reduce over "
+       "the whole window (no chunks, no final-reduction kernel), unrolled when unroll = 1; "
+       "kernels: pad, convolution (mapWrg 2/1/0 over tile rows, tiles, kernel groups; mapLcl 0 "
+       "over window groups), crop",
+       {"theta", "rho", "kappa", "sigma", "unroll"},
+       convRegisterBlocked},
   };
   return strategies;
 }

@@ -4,7 +4,9 @@
 //
 // stencil-tiled-local — a 2D stencil (a map2D over slide2D) computed in overlapped tiles staged in
 // local memory; conv-direct — the direct convolution of paper section 4.2 with the tuning
-// parameters θ, ρ, κ, σ, ω, coalesce (symbolic unless given) and the structural v and unroll.
+// parameters θ, ρ, κ, σ, ω, coalesce (symbolic unless given) and the structural v and unroll;
+// conv-register-blocked — each work-item keeps a κ × σ block of accumulators in private memory
+// over one pass of the whole window (issue 8's family, not yet vectorized; κ, σ, unroll given).
 // strategies.cpp lists their steps.
 #pragma once
 
