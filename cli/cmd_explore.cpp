@@ -1,11 +1,17 @@
-// `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | FILE [--size N=V]...
-// --samples K --seed S --db results.db [--device D] [--profile P] [--vector-width V]
-// [--unroll 0|1] [--timeout SECONDS] [--quiet] [--json]`: samples K variants of a layer (the
-// conv-direct strategy on Listing 3, over every (v, unroll) structure unless --vector-width /
-// --unroll fix them) or of a program file (its unbound
+// `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | --all-vgg16 | FILE
+// [--size N=V]... --samples K --seed S --db results.db [--shard i/N] [--device D] [--profile P]
+// [--vector-width V] [--unroll 0|1] [--timeout SECONDS] [--quiet] [--json]`: samples K variants
+// of a layer (the conv-direct strategy on Listing 3, over every (v, unroll) structure unless
+// --vector-width / --unroll fix them) or of a program file (its unbound
 // size variables are the tuning parameters), and builds, runs, verifies and times each one in a
 // child process (explore/explorer.h), writing every result to the SQLite database as it comes.
 // Re-running the same command resumes: variants already in the database are skipped.
+// --all-vgg16 explores the 13 VGG-16 layers one after the other (K samples each) into the same
+// database, each under its own program name (conv1_1 ... conv5_3).
+// --shard i/N (1 <= i <= N, counted from 1 like a Slurm array's task ids) runs only the sampled
+// points whose index (from 0) satisfies index % N == i - 1; every shard samples the same list,
+// so N machines with the same seed and profile share one exploration, and `weft merge` joins
+// their databases.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
 // variant when stderr is not a terminal); --quiet leaves it out. The summary goes to stdout;
@@ -17,7 +23,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -37,6 +46,8 @@ struct ExploreCommandOptions {
   std::string definition;
   std::vector<std::string> sizes;
   std::string layer;
+  bool allVgg16 = false;
+  std::string shard;  // "i/N", 1-based
   int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
   int unroll = -1;       // -1: both
   size_t samples = 100;
@@ -77,6 +88,28 @@ std::string progressLine(const explore::ProgressUpdate& update) {
   return line.str();
 }
 
+// "i/N" with 1 <= i <= N -> (i - 1, N).
+std::pair<size_t, size_t> parseShard(const std::string& text) {
+  const std::string expected = "--shard " + text +
+                               ": expected i/N with 1 <= i <= N (shards are counted from 1, "
+                               "e.g. --shard 1/8 ... --shard 8/8 as Slurm's --array=1-8)";
+  size_t slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) {
+    throw std::invalid_argument(expected);
+  }
+  auto number = [&](const std::string& part) -> size_t {
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string::npos) {
+      throw std::invalid_argument(expected);
+    }
+    return static_cast<size_t>(std::stoul(part));
+  };
+  size_t index = number(text.substr(0, slash));
+  size_t count = number(text.substr(slash + 1));
+  if (count == 0 || index == 0 || index > count) throw std::invalid_argument(expected);
+  return {index - 1, count};
+}
+
 Json recordJson(const explore::VariantRecord& record) {
   Json out{{"program", record.key.program},
            {"device", record.key.device},
@@ -91,38 +124,132 @@ Json recordJson(const explore::VariantRecord& record) {
   return out;
 }
 
-void runExplore(const ExploreCommandOptions& options) {
-  explore::ExploreTarget target;
-  if (!options.layer.empty()) {
-    if (!options.file.empty()) throw std::invalid_argument("give a FILE or --layer, not both");
-    if (!options.sizes.empty()) throw std::invalid_argument("--size is for FILE, not --layer");
-    std::vector<int> widths, unrolls;
-    for (int v : {1, 2, 4, 8, 16}) {
-      if (options.vectorWidth < 0 || v == options.vectorWidth) widths.push_back(v);
-    }
-    for (int u : {0, 1}) {
-      if (options.unroll < 0 || u == options.unroll) unrolls.push_back(u);
-    }
-    if (widths.empty() || unrolls.empty()) {
-      throw std::invalid_argument(
-          "--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
-    }
-    ConvLayer layer = parseConvLayer(options.layer);
-    target = widths.size() * unrolls.size() == 1
-                 ? explore::layerTarget(layer, widths.front(), unrolls.front())
-                 : explore::layerTargetStructures(layer, widths, unrolls);
-  } else {
-    if (options.file.empty()) throw std::invalid_argument("give a FILE or --layer");
+std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& options) {
+  const int layerSources = (options.layer.empty() ? 0 : 1) + (options.allVgg16 ? 1 : 0) +
+                           (options.file.empty() ? 0 : 1);
+  if (layerSources > 1) throw std::invalid_argument("give one of FILE, --layer or --all-vgg16");
+  if (layerSources == 0) throw std::invalid_argument("give a FILE, --layer or --all-vgg16");
+  if (!options.file.empty()) {
     Program program = parseFile(options.file);
     const Definition& definition =
         chooseFunctionDefinition(program, options.file, options.definition, "explore");
     std::set<std::string> known = mentionedSizeNames(definition);
     for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
     ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
-    target = explore::programTarget(definition, sizes);
+    return {explore::programTarget(definition, sizes)};
   }
+  if (!options.sizes.empty()) {
+    throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
+  }
+  std::vector<int> widths, unrolls;
+  for (int v : {1, 2, 4, 8, 16}) {
+    if (options.vectorWidth < 0 || v == options.vectorWidth) widths.push_back(v);
+  }
+  for (int u : {0, 1}) {
+    if (options.unroll < 0 || u == options.unroll) unrolls.push_back(u);
+  }
+  if (widths.empty() || unrolls.empty()) {
+    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  }
+  auto layerTarget = [&](const ConvLayer& layer) {
+    return widths.size() * unrolls.size() == 1
+               ? explore::layerTarget(layer, widths.front(), unrolls.front())
+               : explore::layerTargetStructures(layer, widths, unrolls);
+  };
+  if (!options.allVgg16) return {layerTarget(parseConvLayer(options.layer))};
+  std::vector<explore::ExploreTarget> targets;
+  for (const ConvLayer& layer : vgg16Layers()) targets.push_back(layerTarget(layer));
+  return targets;
+}
 
+// Explores one target (prepare, then run) and prints its summary.
+void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOptions& explore,
+                const ExploreCommandOptions& options, const std::string& position) {
+  const bool terminal = isatty(STDERR_FILENO);
+  if (!options.quiet) {
+    std::cerr << "weft explore" << position << ": " << target.description << "\n";
+    std::cerr << "preparing: device query, reference run, space and " << options.samples
+              << " samples...\n";
+  }
+  explore::Preparation prep = explore::prepareExploration(target, explore);
+  if (!options.quiet) {
+    std::cerr << "device " << prep.device.deviceName << " (" << prep.device.fingerprint
+              << "), constraints from profile " << prep.deviceProfileName << "; "
+              << prep.points.size() << " points";
+    if (explore.shardCount > 1) {
+      std::cerr << " (shard " << explore.shardIndex + 1 << "/" << explore.shardCount << " of "
+                << prep.sampledBeforeShard << ")";
+    }
+    std::cerr << " (" << prep.samplingMethod << ", " << prep.samplingSeconds << " s)"
+              << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
+    for (const std::string& empty : prep.emptyStructures) {
+      std::cerr << "structure without valid variants: " << empty << "\n";
+    }
+    if (prep.reference) {
+      std::cerr << "reference (default lowering): "
+                << millisecondsText(prep.reference->medianNs) << "; " << prep.referenceCheck
+                << "\n";
+    } else {
+      std::cerr << prep.referenceCheck << "\n";
+    }
+  }
+  explore::ExploreSummary summary = explore::runExploration(prep, explore);
+  if (!options.quiet && terminal) std::cerr << "\n";
+
+  if (options.json) {
+    Json out{{"program", target.program},
+             {"device", prep.device.fingerprint},
+             {"db", options.db},
+             {"sampled", summary.sampled},
+             {"skipped", summary.skipped},
+             {"ran", summary.ran},
+             {"statusCounts", summary.statusCounts},
+             {"seconds", summary.seconds}};
+    if (explore.shardCount > 1) {
+      out["shard"] = std::to_string(explore.shardIndex + 1) + "/" +
+                     std::to_string(explore.shardCount);
+      out["sampledAllShards"] = prep.sampledBeforeShard;
+    }
+    out["bestNs"] = summary.bestNs ? Json(*summary.bestNs) : Json(nullptr);
+    out["bestParameters"] = summary.bestParameters.empty()
+                                ? Json(nullptr)
+                                : Json::parse(summary.bestParameters, nullptr, false);
+    if (prep.reference) out["referenceNs"] = prep.reference->medianNs;
+    std::cout << out.dump() << std::endl;
+    return;
+  }
+  std::cout << target.program << ": " << summary.sampled << " sampled";
+  if (explore.shardCount > 1) {
+    std::cout << " (shard " << explore.shardIndex + 1 << "/" << explore.shardCount << " of "
+              << prep.sampledBeforeShard << ")";
+  }
+  std::cout << ", " << summary.skipped << " already in " << options.db << ", " << summary.ran
+            << " run";
+  for (const auto& [status, count] : summary.statusCounts) {
+    std::cout << (status == summary.statusCounts.begin()->first ? ": " : ", ") << status << " "
+              << count;
+  }
+  std::cout << " (" << summary.seconds << " s)\n";
+  if (summary.bestNs) {
+    std::cout << "best: " << millisecondsText(*summary.bestNs) << " " << summary.bestParameters;
+    if (prep.reference && *summary.bestNs > 0) {
+      std::cout << " (" << static_cast<double>(prep.reference->medianNs) /
+                               static_cast<double>(*summary.bestNs)
+                << "x the default lowering's " << millisecondsText(prep.reference->medianNs)
+                << ")";
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "no variant ran correctly yet\n";
+  }
+}
+
+void runExplore(const ExploreCommandOptions& options) {
   explore::ExploreOptions explore;
+  if (!options.shard.empty()) {
+    std::tie(explore.shardIndex, explore.shardCount) = parseShard(options.shard);
+  }
+  std::vector<explore::ExploreTarget> targets = exploreTargets(options);
   explore.samples = options.samples;
   explore.seed = options.seed;
   explore.db = options.db;
@@ -150,69 +277,34 @@ void runExplore(const ExploreCommandOptions& options) {
 
   // A corrupt or foreign database is reported before the (long) preparation.
   { explore::ResultsDb check(options.db); }
-  if (!options.quiet) {
-    std::cerr << "weft explore: " << target.description << "\n";
-    std::cerr << "preparing: device query, reference run, space and " << options.samples
-              << " samples...\n";
-  }
-  explore::Preparation prep = explore::prepareExploration(target, explore);
-  if (!options.quiet) {
-    std::cerr << "device " << prep.device.deviceName << " (" << prep.device.fingerprint
-              << "), constraints from profile " << prep.deviceProfileName << "; "
-              << prep.points.size() << " points (" << prep.samplingMethod << ", "
-              << prep.samplingSeconds << " s)"
-              << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
-    for (const std::string& empty : prep.emptyStructures) {
-      std::cerr << "structure without valid variants: " << empty << "\n";
-    }
-    if (prep.reference) {
-      std::cerr << "reference (default lowering): "
-                << millisecondsText(prep.reference->medianNs) << "; " << prep.referenceCheck
-                << "\n";
-    } else {
-      std::cerr << prep.referenceCheck << "\n";
-    }
-  }
-  explore::ExploreSummary summary = explore::runExploration(prep, explore);
-  if (!options.quiet && terminal) std::cerr << "\n";
-
-  if (options.json) {
-    Json out{{"program", target.program},
-             {"device", prep.device.fingerprint},
-             {"db", options.db},
-             {"sampled", summary.sampled},
-             {"skipped", summary.skipped},
-             {"ran", summary.ran},
-             {"statusCounts", summary.statusCounts},
-             {"seconds", summary.seconds}};
-    out["bestNs"] = summary.bestNs ? Json(*summary.bestNs) : Json(nullptr);
-    out["bestParameters"] = summary.bestParameters.empty()
-                                ? Json(nullptr)
-                                : Json::parse(summary.bestParameters, nullptr, false);
-    if (prep.reference) out["referenceNs"] = prep.reference->medianNs;
-    std::cout << out.dump() << std::endl;
-    return;
-  }
-  std::cout << target.program << ": " << summary.sampled << " sampled, " << summary.skipped
-            << " already in " << options.db << ", " << summary.ran << " run";
-  for (const auto& [status, count] : summary.statusCounts) {
-    std::cout << (status == summary.statusCounts.begin()->first ? ": " : ", ") << status << " "
-              << count;
-  }
-  std::cout << " (" << summary.seconds << " s)\n";
-  if (summary.bestNs) {
-    std::cout << "best: " << millisecondsText(*summary.bestNs) << " " << summary.bestParameters;
-    if (prep.reference && *summary.bestNs > 0) {
-      std::cout << " (" << static_cast<double>(prep.reference->medianNs) /
-                               static_cast<double>(*summary.bestNs)
-                << "x the default lowering's " << millisecondsText(prep.reference->medianNs)
-                << ")";
-    }
-    std::cout << "\n";
+  if (targets.size() == 1) {
+    exploreOne(targets.front(), explore, options, "");
   } else {
-    std::cout << "no variant ran correctly yet\n";
+    // Several layers: one that cannot be explored (no valid variant, a failing reference) is
+    // reported and the others go on; the command fails at the end. A bad database stops all.
+    std::vector<std::string> failed;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      try {
+        exploreOne(targets[i], explore, options,
+                   " [" + std::to_string(i + 1) + "/" + std::to_string(targets.size()) + "]");
+      } catch (const explore::ResultsDbError&) {
+        throw;
+      } catch (const std::exception& error) {
+        std::cerr << "weft explore: " << targets[i].program << " skipped: " << error.what()
+                  << "\n";
+        failed.push_back(targets[i].program);
+      }
+    }
+    if (!failed.empty()) {
+      std::string names;
+      for (const std::string& name : failed) names += (names.empty() ? "" : ", ") + name;
+      if (!options.json) std::cout << "report: weft report --db " << options.db << "\n";
+      throw std::runtime_error(std::to_string(failed.size()) + " of " +
+                               std::to_string(targets.size()) +
+                               " layers could not be explored: " + names);
+    }
   }
-  std::cout << "report: weft report --db " << options.db << "\n";
+  if (!options.json) std::cout << "report: weft report --db " << options.db << "\n";
 }
 
 }  // namespace
@@ -229,6 +321,14 @@ void registerExplore(CLI::App& app) {
                       "a convolution layer: vgg16:N (the LIFT paper's numbers 0, 2, 5, ... 28) "
                       "or C,H,W,M,K,stride,pad")
       ->type_name("SPEC");
+  command->add_flag("--all-vgg16", options->allVgg16,
+                   "explore the 13 VGG-16 layers one after the other (--samples each) into "
+                   "the same database, each under its own name (conv1_1 ... conv5_3)");
+  command->add_option("--shard", options->shard,
+                      "run only shard i of N (1 <= i <= N) of the sampled points: those whose "
+                      "index (from 0) % N == i - 1; same --seed and --profile on every machine, "
+                      "then weft merge")
+      ->type_name("i/N");
   command->add_option("--def", options->definition, "FILE: the definition (default: the last)")
       ->type_name("NAME");
   command->add_option("--size", options->sizes, "FILE: bind a size variable, e.g. N=1024")
@@ -270,6 +370,8 @@ void registerExplore(CLI::App& app) {
       "Examples:\n"
       "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --db results.db\n"
       "  weft explore --layer 8,16,16,8,3,1,1 --samples 30 --db small.db\n"
+      "  weft explore --all-vgg16 --samples 100 --db vgg16.db\n"
+      "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --shard 3/8 --db results-3.db\n"
       "  weft report --db results.db\n");
   command->callback([options] { runExplore(*options); });
 }

@@ -15,5 +15,6 @@ void registerRewrite(CLI::App& app);  // weft rules; weft rewrite FILE --list | 
 void registerSpace(CLI::App& app);    // weft space FILE [--size N=..] [--samples K --seed S]
 void registerExplore(CLI::App& app);  // weft explore --layer SPEC | FILE --samples K --db F
 void registerReport(CLI::App& app);   // weft report --db F [--layer SPEC]
+void registerMerge(CLI::App& app);    // weft merge --db TARGET SOURCE...
 
 }  // namespace weft::cli

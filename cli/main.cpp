@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   weft::cli::registerSpace(app);
   weft::cli::registerExplore(app);
   weft::cli::registerReport(app);
+  weft::cli::registerMerge(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

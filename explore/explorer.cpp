@@ -301,7 +301,34 @@ std::string parametersJson(const ParameterSpace& space, const std::vector<int64_
   return out.dump();  // nlohmann::json objects keep their keys sorted: canonical
 }
 
+namespace {
+Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options);
+}  // namespace
+
+// Samples the points of every shard, then keeps this shard's: index % count == shard index.
 Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions& options) {
+  if (options.shardCount == 0 || options.shardIndex >= options.shardCount) {
+    throw std::invalid_argument("shard " + std::to_string(options.shardIndex) + " of " +
+                                std::to_string(options.shardCount) +
+                                ": the shard index must be below the shard count");
+  }
+  Preparation prep = prepareAllShards(target, options);
+  prep.sampledBeforeShard = prep.points.size();
+  if (options.shardCount == 1) return prep;
+  std::vector<std::vector<int64_t>> points;
+  std::vector<size_t> pointSpace;
+  for (size_t i = options.shardIndex; i < prep.points.size(); i += options.shardCount) {
+    points.push_back(std::move(prep.points[i]));
+    if (i < prep.pointSpace.size()) pointSpace.push_back(prep.pointSpace[i]);
+  }
+  prep.points = std::move(points);
+  prep.pointSpace = std::move(pointSpace);
+  return prep;
+}
+
+namespace {
+
+Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options) {
   Preparation prep;
   prep.target = target;
   prep.workload.sizes = target.sizes;
@@ -481,6 +508,8 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
       std::chrono::duration<double>(Clock::now() - samplingStart).count();
   return prep;
 }
+
+}  // namespace
 
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
   const auto start = Clock::now();

@@ -25,7 +25,13 @@
 // Programs from files: against the interpreter on the instantiated program, per variant.
 // Tolerance: MeasurementOptions::tolerance (explore/measurement.h).
 //
-// Not yet: parallel builds (--jobs; variants run one after another), sharding, merging.
+// Shards. ExploreOptions::shardIndex/shardCount split one exploration over several machines:
+// every machine samples the same list of points (same seed, same space: the same device
+// profile, so give --profile when the machines' devices could differ) and keeps the points whose
+// index in that list satisfies index % shardCount == shardIndex (0-based here; the command line
+// counts shards from 1). Each machine writes its own database; `weft merge` joins them.
+//
+// Not yet: parallel builds (--jobs; variants run one after another).
 #pragma once
 
 #include <chrono>
@@ -116,6 +122,10 @@ struct ExploreOptions {
   // Test hook, run in the variant's child with its index among the sampled points and its
   // warm-up output (see MeasurementEvents::tamperOutput).
   std::function<void(size_t variant, std::vector<float>& output)> tamperOutput;
+  // This machine's share of the sampled points (see the file comment): 0 <= shardIndex <
+  // shardCount. Variant indices (tamperOutput) are positions in the shard's list.
+  size_t shardIndex = 0;
+  size_t shardCount = 1;
 };
 
 // What every variant of one exploration shares: the device, the space and its samples, the
@@ -138,6 +148,7 @@ struct Preparation {
   const Definition& programOf(size_t point) const;
   std::string parametersOf(size_t point) const;
   std::string samplingMethod;
+  size_t sampledBeforeShard = 0;  // points sampled for all shards together
   bool fewerThanRequested = false;
   double samplingSeconds = 0;
   Workload workload;

@@ -1,5 +1,6 @@
 // The SQLite results database (see explore/results_db.h): schema, validation of existing files
-// before anything is written, and one transaction per row written.
+// before anything is written, one transaction per row written, and merging other databases
+// (read through read-only connections, written in one transaction).
 #include "explore/results_db.h"
 
 #include <sqlite3.h>
@@ -130,6 +131,59 @@ VariantRecord readVariant(const Statement& row) {
   record.attempts = static_cast<int>(row.integer(12));
   return record;
 }
+
+const char* const kReferenceColumns =
+    "program, device, compiler, description, flops, samples, median_ns, space_bytes";
+
+ReferenceRecord readReference(const Statement& row) {
+  ReferenceRecord reference;
+  reference.program = row.text(0);
+  reference.device = row.text(1);
+  reference.compiler = row.text(2);
+  reference.description = row.text(3);
+  reference.flops = row.integer(4);
+  reference.samplesNs = samplesFromJson(row.text(5));
+  reference.medianNs = static_cast<uint64_t>(row.integer(6));
+  reference.spaceBytes = row.integer(7);
+  return reference;
+}
+
+// Binds a variant's columns to ?1..?13 in kVariantColumns order.
+void bindVariant(Statement& statement, const VariantRecord& record) {
+  statement.bind(1, record.key.program);
+  statement.bind(2, record.key.device);
+  statement.bind(3, record.key.compiler);
+  statement.bind(4, record.key.parameters);
+  statement.bind(5, std::string(statusName(record.status)));
+  statement.bind(6, record.sourceHash);
+  statement.bind(7, samplesToJson(record.samplesNs));
+  if (record.medianNs) {
+    statement.bind(8, static_cast<int64_t>(*record.medianNs));
+  } else {
+    statement.bindNull(8);
+  }
+  if (record.spaceBytes) {
+    statement.bind(9, *record.spaceBytes);
+  } else {
+    statement.bindNull(9);
+  }
+  if (record.buildMs) {
+    statement.bind(10, *record.buildMs);
+  } else {
+    statement.bindNull(10);
+  }
+  statement.bind(11, record.message);
+  statement.bind(12, record.details.empty() ? std::string("{}") : record.details);
+  statement.bind(13, static_cast<int64_t>(record.attempts));
+}
+
+// A read-only connection, closed on scope exit.
+struct ReadOnlyConnection {
+  sqlite3* db = nullptr;
+  ~ReadOnlyConnection() {
+    if (db) sqlite3_close(db);
+  }
+};
 
 }  // namespace
 
@@ -299,31 +353,7 @@ void ResultsDb::record(const VariantRecord& record) {
         "build_ms = excluded.build_ms, message = excluded.message, details = excluded.details, "
         "attempts = max(attempts, excluded.attempts), written = datetime('now')",
         path_);
-    insert.bind(1, record.key.program);
-    insert.bind(2, record.key.device);
-    insert.bind(3, record.key.compiler);
-    insert.bind(4, record.key.parameters);
-    insert.bind(5, std::string(statusName(record.status)));
-    insert.bind(6, record.sourceHash);
-    insert.bind(7, samplesToJson(record.samplesNs));
-    if (record.medianNs) {
-      insert.bind(8, static_cast<int64_t>(*record.medianNs));
-    } else {
-      insert.bindNull(8);
-    }
-    if (record.spaceBytes) {
-      insert.bind(9, *record.spaceBytes);
-    } else {
-      insert.bindNull(9);
-    }
-    if (record.buildMs) {
-      insert.bind(10, *record.buildMs);
-    } else {
-      insert.bindNull(10);
-    }
-    insert.bind(11, record.message);
-    insert.bind(12, record.details.empty() ? std::string("{}") : record.details);
-    insert.bind(13, static_cast<int64_t>(record.attempts));
+    bindVariant(insert, record);
     insert.step();
   } catch (...) {
     if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -406,16 +436,174 @@ std::optional<ReferenceRecord> ResultsDb::reference(const std::string& program,
   query.bind(2, device);
   query.bind(3, compiler);
   if (!query.step()) return std::nullopt;
-  ReferenceRecord reference;
-  reference.program = query.text(0);
-  reference.device = query.text(1);
-  reference.compiler = query.text(2);
-  reference.description = query.text(3);
-  reference.flops = query.integer(4);
-  reference.samplesNs = samplesFromJson(query.text(5));
-  reference.medianNs = static_cast<uint64_t>(query.integer(6));
-  reference.spaceBytes = query.integer(7);
-  return reference;
+  return readReference(query);
+}
+
+std::vector<ReferenceRecord> ResultsDb::references() const {
+  Statement query(db_,
+                  std::string("SELECT ") + kReferenceColumns +
+                      " FROM reference_runs ORDER BY program, device, compiler",
+                  path_);
+  std::vector<ReferenceRecord> references;
+  while (query.step()) references.push_back(readReference(query));
+  return references;
+}
+
+ResultsSnapshot readResultsSnapshot(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    throw ResultsDbError(path.string() + ": no such results database");
+  }
+  if (std::filesystem::is_directory(path, error)) {
+    throw ResultsDbError(path.string() + ": is a folder, not a results database file");
+  }
+  ReadOnlyConnection connection;
+  if (sqlite3_open_v2(path.c_str(), &connection.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    throw ResultsDbError(path.string() + ": cannot open the results database: " +
+                         (connection.db ? sqlite3_errmsg(connection.db) : "out of memory"));
+  }
+  sqlite3_busy_timeout(connection.db, 10000);
+  int applicationId = 0;
+  int64_t tables = 0;
+  int version = 0;
+  try {
+    Statement idQuery(connection.db, "PRAGMA application_id", path);
+    if (idQuery.step()) applicationId = static_cast<int>(idQuery.integer(0));
+    Statement tableQuery(connection.db, "SELECT count(*) FROM sqlite_master", path);
+    if (tableQuery.step()) tables = tableQuery.integer(0);
+    Statement versionQuery(connection.db, "PRAGMA user_version", path);
+    if (versionQuery.step()) version = static_cast<int>(versionQuery.integer(0));
+  } catch (const ResultsDbError& e) {
+    throw ResultsDbError(path.string() +
+                         ": not a weft results database (the file is not a readable SQLite "
+                         "database): " +
+                         std::string(e.what()).substr(path.string().size() + 2));
+  }
+  if (applicationId != kApplicationId) {
+    throw ResultsDbError(path.string() +
+                         (tables > 0 ? ": a SQLite database that weft did not create"
+                                     : ": not a weft results database (it is empty)"));
+  }
+  if (version > kSchemaVersion) {
+    throw ResultsDbError(path.string() + ": written by a newer weft (schema " +
+                         std::to_string(version) + ", this weft reads " +
+                         std::to_string(kSchemaVersion) + ")");
+  }
+  ResultsSnapshot snapshot;
+  snapshot.path = path;
+  try {
+    Statement variants(connection.db,
+                       std::string("SELECT ") + kVariantColumns +
+                           ", written FROM variants ORDER BY id",
+                       path);
+    while (variants.step()) {
+      snapshot.variants.push_back(readVariant(variants));
+      snapshot.variantsWritten.push_back(variants.text(13));
+    }
+    Statement references(connection.db,
+                         std::string("SELECT ") + kReferenceColumns +
+                             ", written FROM reference_runs ORDER BY program, device, compiler",
+                         path);
+    while (references.step()) {
+      snapshot.references.push_back(readReference(references));
+      snapshot.referencesWritten.push_back(references.text(8));
+    }
+  } catch (const ResultsDbError& e) {
+    throw ResultsDbError(path.string() + ": a damaged weft results database: " +
+                         std::string(e.what()).substr(path.string().size() + 2));
+  }
+  return snapshot;
+}
+
+MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
+  MergeSummary summary;
+  summary.sources = sources.size();
+  for (const ResultsSnapshot& source : sources) {
+    std::error_code error;
+    if (std::filesystem::equivalent(source.path, path_, error)) {
+      throw ResultsDbError(source.path.string() +
+                           ": is the database merged into; give other files as sources");
+    }
+  }
+  execute("BEGIN IMMEDIATE");
+  try {
+    for (const ResultsSnapshot& source : sources) {
+      for (size_t i = 0; i < source.variants.size(); ++i) {
+        const VariantRecord& incoming = source.variants[i];
+        const std::string written =
+            i < source.variantsWritten.size() ? source.variantsWritten[i] : std::string();
+        ++summary.variantsRead;
+        std::optional<VariantRecord> existing = find(incoming.key);
+        if (!existing) {
+          Statement insert(db_,
+                           std::string("INSERT INTO variants (") + kVariantColumns +
+                               ", written) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                               "?11, ?12, ?13, coalesce(nullif(?14, ''), datetime('now')))",
+                           path_);
+          bindVariant(insert, incoming);
+          insert.bind(14, written);
+          insert.step();
+          ++summary.added;
+          continue;
+        }
+        const bool targetFinal = existing->status != VariantStatus::Running;
+        const bool sourceFinal = incoming.status != VariantStatus::Running;
+        if (!targetFinal && sourceFinal) {
+          Statement update(db_,
+                           "UPDATE variants SET status = ?5, source_hash = ?6, samples = ?7, "
+                           "median_ns = ?8, space_bytes = ?9, build_ms = ?10, message = ?11, "
+                           "details = ?12, attempts = max(attempts, ?13), written = "
+                           "coalesce(nullif(?14, ''), datetime('now')) WHERE program = ?1 AND "
+                           "device = ?2 AND compiler = ?3 AND parameters = ?4",
+                           path_);
+          bindVariant(update, incoming);
+          update.bind(14, written);
+          update.step();
+          ++summary.replacedRunning;
+        } else if (targetFinal && sourceFinal) {
+          if (existing->status == incoming.status && existing->samplesNs == incoming.samplesNs &&
+              existing->medianNs == incoming.medianNs) {
+            ++summary.identical;
+          } else {
+            ++summary.conflicts;
+          }
+        } else {
+          ++summary.keptTarget;
+        }
+      }
+      for (size_t i = 0; i < source.references.size(); ++i) {
+        const ReferenceRecord& incoming = source.references[i];
+        const std::string written =
+            i < source.referencesWritten.size() ? source.referencesWritten[i] : std::string();
+        Statement insert(db_,
+                         "INSERT OR IGNORE INTO reference_runs (program, device, compiler, "
+                         "description, flops, samples, median_ns, space_bytes, written) VALUES "
+                         "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(nullif(?9, ''), "
+                         "datetime('now')))",
+                         path_);
+        insert.bind(1, incoming.program);
+        insert.bind(2, incoming.device);
+        insert.bind(3, incoming.compiler);
+        insert.bind(4, incoming.description);
+        insert.bind(5, incoming.flops);
+        insert.bind(6, samplesToJson(incoming.samplesNs));
+        insert.bind(7, static_cast<int64_t>(incoming.medianNs));
+        insert.bind(8, incoming.spaceBytes);
+        insert.bind(9, written);
+        insert.step();
+        if (sqlite3_changes(db_) > 0) {
+          ++summary.referencesAdded;
+        } else {
+          ++summary.referencesKept;
+        }
+      }
+    }
+  } catch (...) {
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  execute("COMMIT");
+  return summary;
 }
 
 }  // namespace weft::explore

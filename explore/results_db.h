@@ -18,6 +18,14 @@
 // A file that is not a SQLite database, or a SQLite database that weft did not create (its
 // application_id is not weft's and it has tables), raises ResultsDbError with a clear message
 // and is never written to.
+//
+// Merging (`weft merge`): databases written elsewhere (other machines, the shards of one
+// exploration) are read read-only and validated as a whole (readResultsSnapshot) before
+// anything is written; ResultsDb::merge then adds their rows to this database in one
+// transaction. Variants are matched by their key; a row found in both keeps the one with a
+// final status (a `running` marker gives way to a result), and between two final rows the
+// target's stays (counted as a conflict when the two differ). References are added when the
+// target has none for their (program, device, compiler).
 #pragma once
 
 #include <cstdint>
@@ -83,6 +91,33 @@ struct ReferenceRecord {
   int64_t spaceBytes = 0;
 };
 
+// Every row of a results database, read without writing to it (see readResultsSnapshot).
+struct ResultsSnapshot {
+  std::filesystem::path path;
+  std::vector<VariantRecord> variants;
+  std::vector<std::string> variantsWritten;  // each variant's `written` time, same order
+  std::vector<ReferenceRecord> references;
+  std::vector<std::string> referencesWritten;
+};
+
+// Reads `path` read-only. Throws ResultsDbError naming the file when it is missing, a folder,
+// not a SQLite database, a SQLite database weft did not create (or an empty one), or of a
+// newer schema; the file is never written (nor its WAL checkpointed).
+ResultsSnapshot readResultsSnapshot(const std::filesystem::path& path);
+
+// What ResultsDb::merge did.
+struct MergeSummary {
+  size_t sources = 0;
+  size_t variantsRead = 0;
+  size_t added = 0;            // keys the target did not have
+  size_t replacedRunning = 0;  // target's `running` marker replaced by a source's result
+  size_t identical = 0;        // both final with the same status and time samples
+  size_t conflicts = 0;        // both final and different: the target's row kept
+  size_t keptTarget = 0;       // the source's row was only a `running` marker
+  size_t referencesAdded = 0;
+  size_t referencesKept = 0;  // the target already had a reference for that key
+};
+
 class ResultsDb {
  public:
   // Opens `path`, creating the file and its tables when it does not exist or is empty. Throws
@@ -109,6 +144,12 @@ class ResultsDb {
   void recordReference(const ReferenceRecord& reference);
   std::optional<ReferenceRecord> reference(const std::string& program, const std::string& device,
                                            const std::string& compiler = "") const;
+  // Every reference run, ordered by (program, device, compiler).
+  std::vector<ReferenceRecord> references() const;
+
+  // Adds the rows of `sources` (in order: a later source meets what earlier ones added) in one
+  // transaction: on any error nothing is written and ResultsDbError is thrown.
+  MergeSummary merge(const std::vector<ResultsSnapshot>& sources);
 
  private:
   void execute(const std::string& sql);

@@ -2,12 +2,18 @@
 // kernels) with 4 samples on the default OpenCL device: the database is written with one row
 // per variant, the summary and --json output agree with it, a re-run resumes (runs nothing),
 // and the report prints the Pareto front as a table and as CSV. A corrupt --db file is an
-// error that names the file and leaves it as it was. Without an OpenCL device (weft devices
-// fails) the exploration tests pass with a message.
+// error that names the file and leaves it as it was. Sharding: --shard 1/2 and 2/2 into two
+// databases share the points without overlap, and once merged with `weft merge` the unsharded
+// command finds every one of its points done (it runs nothing). A bad --shard, --all-vgg16 with --layer, and
+// a corrupt merge source are clear errors that change nothing. Without an OpenCL device (weft
+// devices fails) the exploration tests pass with a message.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+
+#include "explore/results_db.h"
 
 #include "tests/support/run_weft.h"
 
@@ -105,4 +111,123 @@ TEST_CASE("weft explore and weft report refuse a corrupt database and leave it a
   auto missing = runWeft({"report", "--db", dir.file("none.db")});
   CHECK(missing.exitCode == 1);
   CHECK(contains(missing.output, "no such results database"));
+}
+
+namespace {
+
+std::set<std::string> parameterKeys(const std::string& db) {
+  std::set<std::string> keys;
+  weft::explore::ResultsDb results(db);
+  for (const auto& row : results.variants()) {
+    CHECK(row.status != weft::explore::VariantStatus::Running);
+    keys.insert(row.key.parameters);
+  }
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("two shards merged give the variants of the unsharded run") {
+  if (!haveDevice()) return;
+  TempDir dir("weft_cli_explore");
+  const std::vector<std::string> common = {"explore", "--layer", "8,8,8,8,3,1,1", "--samples",
+                                           "4",       "--seed",  "3",             "--min-time",
+                                           "1",       "--quiet"};
+  auto run = [&](const std::string& db, const std::string& shard) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--db", db});
+    if (!shard.empty()) args.insert(args.end(), {"--shard", shard});
+    auto result = runWeft(args);
+    CAPTURE(result.output);
+    REQUIRE(result.exitCode == 0);
+    return result.output;
+  };
+  const std::string first = run(dir.file("shard-1.db"), "1/2");
+  CHECK(contains(first, "2 sampled (shard 1/2 of 4)"));
+  run(dir.file("shard-2.db"), "2/2");
+  const std::set<std::string> one = parameterKeys(dir.file("shard-1.db"));
+  const std::set<std::string> two = parameterKeys(dir.file("shard-2.db"));
+  CHECK(one.size() == 2);
+  CHECK(two.size() == 2);
+  for (const std::string& k : one) CHECK(two.count(k) == 0);
+
+  auto merge = runWeft({"merge", "--db", dir.file("merged.db"), dir.file("shard-1.db"),
+                        dir.file("shard-2.db"), "--json"});
+  CAPTURE(merge.output);
+  REQUIRE(merge.exitCode == 0);
+  auto counts = nlohmann::json::parse(merge.output, nullptr, false);
+  REQUIRE(counts.is_object());
+  CHECK(counts["added"] == 4);
+  CHECK(counts["conflicts"] == 0);
+  CHECK(counts["referencesAdded"] == 1);  // both shards ran the same reference
+  std::set<std::string> both = one;
+  both.insert(two.begin(), two.end());
+  CHECK(parameterKeys(dir.file("merged.db")) == both);
+
+  // The unsharded run samples the same 4 points and finds every one of them in the merge.
+  const std::string full = run(dir.file("merged.db"), "");
+  CHECK(contains(full, "4 sampled, 4 already in"));
+  CHECK(contains(full, ", 0 run"));
+  CHECK(parameterKeys(dir.file("merged.db")) == both);
+
+  // Merging a shard again: its rows are there already, unchanged.
+  auto again = runWeft({"merge", "--db", dir.file("merged.db"), dir.file("shard-2.db")});
+  CAPTURE(again.output);
+  REQUIRE(again.exitCode == 0);
+  CHECK(contains(again.output, "2 variants read, 0 added, 0 replaced a running marker, 2 already"));
+
+  auto report = runWeft({"report", "--db", dir.file("merged.db")});
+  CAPTURE(report.output);
+  REQUIRE(report.exitCode == 0);
+  CHECK(contains(report.output, "4 variants: "));
+}
+
+TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources are errors") {
+  TempDir dir("weft_cli_explore");
+  for (const std::string shard : {"0/2", "3/2", "1/0", "2", "a/b", "-1/2", "1/2/3"}) {
+    auto result = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--shard", shard, "--db",
+                           dir.file("never.db")});
+    CAPTURE(shard);
+    CAPTURE(result.output);
+    CHECK(result.exitCode != 0);
+    CHECK(contains(result.output, "counted from 1"));
+  }
+  auto both = runWeft({"explore", "--all-vgg16", "--layer", "vgg16:2", "--db",
+                       dir.file("never.db")});
+  CAPTURE(both.output);
+  CHECK(both.exitCode == 1);
+  CHECK(contains(both.output, "give one of FILE, --layer or --all-vgg16"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("never.db")));
+
+  const std::string poem = dir.write("poem.db", "roses are red\n");
+  auto corrupt = runWeft({"merge", "--db", dir.file("target.db"), poem});
+  CAPTURE(corrupt.output);
+  CHECK(corrupt.exitCode == 1);
+  CHECK(contains(corrupt.output, "not a weft results database"));
+  CHECK(contains(corrupt.output, "poem.db"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("target.db")));  // nothing was created
+  CHECK(dir.read("poem.db") == "roses are red\n");
+  // A good source next to a corrupt one: the existing target stays as it was.
+  {
+    weft::explore::ResultsDb good(dir.file("good.db"));
+    weft::explore::VariantRecord row;
+    row.key = {"conv_x", "0123456789abcdef", "weft test", R"({"kappa":1})"};
+    row.status = weft::explore::VariantStatus::Ok;
+    row.medianNs = 5;
+    good.record(row);
+    weft::explore::ResultsDb existing(dir.file("existing.db"));
+  }
+  auto mixed = runWeft({"merge", "--db", dir.file("existing.db"), dir.file("good.db"), poem});
+  CAPTURE(mixed.output);
+  CHECK(mixed.exitCode == 1);
+  CHECK(weft::explore::ResultsDb(dir.file("existing.db")).variants().empty());
+  auto fine = runWeft({"merge", "--db", dir.file("existing.db"), dir.file("good.db")});
+  CAPTURE(fine.output);
+  CHECK(fine.exitCode == 0);
+  CHECK(weft::explore::ResultsDb(dir.file("existing.db")).variants().size() == 1);
+  auto missing = runWeft({"merge", "--db", dir.file("target.db"), dir.file("none.db")});
+  CHECK(missing.exitCode == 1);
+  CHECK(contains(missing.output, "no such results database"));
+  auto none = runWeft({"merge", "--db", dir.file("target.db")});
+  CHECK(none.exitCode != 0);
 }

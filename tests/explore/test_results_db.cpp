@@ -206,3 +206,189 @@ TEST_CASE("an empty file becomes a database; a folder is an error") {
   CHECK(std::filesystem::file_size(file) > 0);
   CHECK_THROWS_AS(ResultsDb(folder.path), ResultsDbError);
 }
+
+// Merging: databases written elsewhere join the target in one transaction.
+
+namespace {
+
+VariantRecord finalRecord(const std::string& parameters, VariantStatus status,
+                          std::vector<uint64_t> samples) {
+  VariantRecord record;
+  record.key = key(parameters);
+  record.status = status;
+  record.samplesNs = samples;
+  if (status == VariantStatus::Ok && !samples.empty()) record.medianNs = samples.front();
+  record.spaceBytes = 4096;
+  record.message = statusName(status);
+  record.attempts = 1;
+  return record;
+}
+
+ReferenceRecord referenceRecord(uint64_t medianNs) {
+  ReferenceRecord reference;
+  reference.program = "conv_8";
+  reference.device = "0123456789abcdef";
+  reference.compiler = "weft test";
+  reference.description = "conv_8 reference";
+  reference.samplesNs = {medianNs};
+  reference.medianNs = medianNs;
+  reference.spaceBytes = 1024;
+  return reference;
+}
+
+}  // namespace
+
+TEST_CASE("merge adds missing rows and references, and keeps every column") {
+  TempFolder folder;
+  const auto sourceFile = folder.path / "source.db";
+  const auto targetFile = folder.path / "target.db";
+  VariantRecord a = finalRecord(R"({"kappa":1})", VariantStatus::Ok, {300, 310});
+  a.sourceHash = "abcdef";
+  a.buildMs = 7.5;
+  a.details = R"({"kernels":[1]})";
+  VariantRecord b = finalRecord(R"({"kappa":2})", VariantStatus::WrongAnswer, {});
+  {
+    ResultsDb source(sourceFile);
+    source.record(a);
+    source.record(b);
+    source.recordReference(referenceRecord(500));
+  }
+  const std::string sourceBytes = readBytes(sourceFile);
+  ResultsSnapshot snapshot = readResultsSnapshot(sourceFile);
+  CHECK(snapshot.variants.size() == 2);
+  CHECK(snapshot.references.size() == 1);
+  ResultsDb target(targetFile);
+  MergeSummary summary = target.merge({snapshot});
+  CHECK(summary.sources == 1);
+  CHECK(summary.variantsRead == 2);
+  CHECK(summary.added == 2);
+  CHECK(summary.conflicts == 0);
+  CHECK(summary.referencesAdded == 1);
+  auto readA = target.find(a.key);
+  REQUIRE(readA);
+  CHECK(readA->status == VariantStatus::Ok);
+  CHECK(readA->samplesNs == a.samplesNs);
+  CHECK(readA->medianNs == a.medianNs);
+  CHECK(readA->sourceHash == "abcdef");
+  CHECK(readA->buildMs == doctest::Approx(7.5));
+  CHECK(readA->details == a.details);
+  CHECK(readA->spaceBytes == 4096);
+  auto readB = target.find(b.key);
+  REQUIRE(readB);
+  CHECK(readB->status == VariantStatus::WrongAnswer);
+  CHECK_FALSE(readB->medianNs);
+  auto reference = target.reference("conv_8", "0123456789abcdef", "weft test");
+  REQUIRE(reference);
+  CHECK(reference->medianNs == 500);
+  // Merging the same source again changes nothing and counts the rows as already there.
+  MergeSummary again = target.merge({readResultsSnapshot(sourceFile)});
+  CHECK(again.added == 0);
+  CHECK(again.identical == 2);
+  CHECK(again.conflicts == 0);
+  CHECK(again.referencesKept == 1);
+  CHECK(target.variants().size() == 2);
+  // The source was only read.
+  CHECK(readBytes(sourceFile) == sourceBytes);
+}
+
+TEST_CASE("merge: a result replaces a running marker, the target's result wins a conflict") {
+  TempFolder folder;
+  const auto targetFile = folder.path / "target.db";
+  const auto sourceFile = folder.path / "source.db";
+  const std::string runningHere = R"({"kappa":1})";   // running in target, ok in source
+  const std::string conflict = R"({"kappa":2})";      // ok in both, different times
+  const std::string runningThere = R"({"kappa":3})";  // ok in target, running in source
+  const std::string onlyThere = R"({"kappa":4})";     // running only in source
+  ResultsDb target(targetFile);
+  target.markRunning(key(runningHere));
+  target.markRunning(key(runningHere));  // two attempts here
+  target.record(finalRecord(conflict, VariantStatus::Ok, {100}));
+  target.record(finalRecord(runningThere, VariantStatus::Timeout, {}));
+  target.recordReference(referenceRecord(111));
+  {
+    ResultsDb source(sourceFile);
+    source.record(finalRecord(runningHere, VariantStatus::Ok, {250}));
+    source.record(finalRecord(conflict, VariantStatus::Ok, {900}));
+    source.markRunning(key(runningThere));
+    source.markRunning(key(onlyThere));
+    source.recordReference(referenceRecord(999));
+  }
+  MergeSummary summary = target.merge({readResultsSnapshot(sourceFile)});
+  CHECK(summary.variantsRead == 4);
+  CHECK(summary.replacedRunning == 1);
+  CHECK(summary.conflicts == 1);
+  CHECK(summary.keptTarget == 1);
+  CHECK(summary.added == 1);
+  CHECK(summary.referencesKept == 1);
+  CHECK(summary.referencesAdded == 0);
+  auto replaced = target.find(key(runningHere));
+  REQUIRE(replaced);
+  CHECK(replaced->status == VariantStatus::Ok);
+  CHECK(replaced->medianNs == 250);
+  CHECK(replaced->attempts == 2);  // the larger count of the two
+  CHECK(target.find(key(conflict))->medianNs == 100);
+  CHECK(target.find(key(runningThere))->status == VariantStatus::Timeout);
+  CHECK(target.find(key(onlyThere))->status == VariantStatus::Running);
+  CHECK(target.reference("conv_8", "0123456789abcdef", "weft test")->medianNs == 111);
+  // Rows of another program or device are distinct keys.
+  ResultsDb other(folder.path / "other.db");
+  VariantRecord elsewhere = finalRecord(conflict, VariantStatus::Ok, {5});
+  elsewhere.key.device = "fedcba9876543210";
+  other.record(elsewhere);
+  MergeSummary second = target.merge({readResultsSnapshot(folder.path / "other.db")});
+  CHECK(second.added == 1);
+  CHECK(target.variants().size() == 5);
+}
+
+TEST_CASE("merge: corrupt, foreign, missing and self sources are errors and change nothing") {
+  TempFolder folder;
+  const auto targetFile = folder.path / "target.db";
+  const auto goodFile = folder.path / "good.db";
+  {
+    ResultsDb good(goodFile);
+    good.record(finalRecord(R"({"kappa":7})", VariantStatus::Ok, {70}));
+  }
+  const auto corruptFile = folder.path / "corrupt.db";
+  std::string garbage;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>(rng() & 0xff);
+  std::ofstream(corruptFile, std::ios::binary) << garbage;
+  const auto foreignFile = folder.path / "foreign.db";
+  sqlite3* foreign = nullptr;
+  REQUIRE(sqlite3_open(foreignFile.c_str(), &foreign) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(foreign, "CREATE TABLE variants (x TEXT)", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+  sqlite3_close(foreign);
+  const std::string foreignBytes = readBytes(foreignFile);
+  const auto emptyFile = folder.path / "empty.db";
+  std::ofstream(emptyFile).close();
+
+  auto messageOf = [](const std::filesystem::path& path) {
+    try {
+      readResultsSnapshot(path);
+    } catch (const ResultsDbError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string corrupt = messageOf(corruptFile);
+  CAPTURE(corrupt);
+  CHECK(corrupt.find("not a weft results database") != std::string::npos);
+  CHECK(corrupt.find(corruptFile.string()) != std::string::npos);
+  CHECK(readBytes(corruptFile) == garbage);
+  CHECK(messageOf(foreignFile).find("did not create") != std::string::npos);
+  CHECK(readBytes(foreignFile) == foreignBytes);
+  CHECK(messageOf(emptyFile).find("empty") != std::string::npos);
+  CHECK(std::filesystem::file_size(emptyFile) == 0);
+  CHECK(messageOf(folder.path / "missing.db").find("no such results database") !=
+        std::string::npos);
+  CHECK(messageOf(folder.path).find("folder") != std::string::npos);
+
+  // The target itself as a source is refused before anything is written.
+  ResultsDb target(targetFile);
+  target.record(finalRecord(R"({"kappa":1})", VariantStatus::Ok, {10}));
+  CHECK_THROWS_AS(target.merge({readResultsSnapshot(goodFile), readResultsSnapshot(targetFile)}),
+                  ResultsDbError);
+  CHECK(target.variants().size() == 1);
+  CHECK_FALSE(target.find(key(R"({"kappa":7})")));
+}
