@@ -1032,14 +1032,22 @@ class Generator {
     fail(at, "cannot write through this view (pad, slide, fill or a computed value)");
   }
 
-  void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at) {
+  // Copies a value element by element. Copies out of a private array are unrolled (its size is
+  // a constant), so that every use of the array has constant indices and promotePrivateArrays
+  // can keep it in registers.
+  void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
+            bool fromPrivate = false) {
     if (type.isScalar() || type.isVector()) {
       assign(dest, read(source, at), type, at);
       return;
     }
     if (type.isTuple()) fail(at, "tuples cannot be stored in memory yet");
-    loop(Op::MapSeq, 0, type.arrayLength(), at, [&](const Arith& i) {
-      copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at);
+    const bool privateSource =
+        fromPrivate ||
+        (source->kind == View::Kind::Memory && source->space == AddressSpace::Private);
+    const Op op = privateSource && type.arrayLength().constant() ? Op::MapSeqUnroll : Op::MapSeq;
+    loop(op, 0, type.arrayLength(), at, [&](const Arith& i) {
+      copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at, privateSource);
     });
   }
 
