@@ -1,5 +1,5 @@
 // `weft report --db results.db [--layer SPEC | --program NAME] [--csv FILE] [--format
-// table|csv]`: for each explored program (and device) in the results database, the variants by
+// table|csv|json]`: for each explored program (and device) in the results database, the variants by
 // status, the naive reference, and the Pareto front of time against space of the ok variants
 // (a variant is on the front when no other is at least as fast and at least as small, and
 // strictly better in one) as a markdown table, or as CSV.
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -80,6 +81,7 @@ void runReport(const ReportCommandOptions& options) {
   }
   if (programs.empty()) throw std::runtime_error(options.db + ": holds no results yet");
 
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
   std::ostringstream csv;
   csv << "program,device,compiler,median_ns,space_bytes,gflops,speedup_vs_reference,"
          "source_hash,parameters\n";
@@ -115,6 +117,30 @@ void runReport(const ReportCommandOptions& options) {
             << *v.medianNs << "," << *v.spaceBytes << "," << fixed(gflops(*v.medianNs), 3)
             << "," << fixed(speedup(*v.medianNs), 3) << "," << v.sourceHash << ","
             << csvQuoted(v.key.parameters) << "\n";
+      }
+      if (options.format == "json") {
+        nlohmann::ordered_json group = {{"program", program},
+                                        {"device", device},
+                                        {"compiler", compiler},
+                                        {"variants", variants.size()},
+                                        {"statusCounts", counts}};
+        if (reference) {
+          group["reference"] = {{"medianNs", reference->medianNs},
+                                {"spaceBytes", reference->spaceBytes},
+                                {"gflops", gflops(reference->medianNs)}};
+        }
+        nlohmann::ordered_json points = nlohmann::ordered_json::array();
+        for (const auto& v : front) {
+          points.push_back({{"medianNs", *v.medianNs},
+                            {"spaceBytes", *v.spaceBytes},
+                            {"gflops", gflops(*v.medianNs)},
+                            {"speedup", speedup(*v.medianNs)},
+                            {"sourceHash", v.sourceHash},
+                            {"parameters", nlohmann::ordered_json::parse(v.key.parameters, nullptr,
+                                                                         false)}});
+        }
+        group["front"] = points;
+        json.push_back(group);
       }
       if (options.format != "table") continue;
       std::cout << "## " << program << " on device " << device << " (" << compiler << ")\n\n";
@@ -155,6 +181,7 @@ void runReport(const ReportCommandOptions& options) {
   }
   if (!any && options.format == "table") return;
   if (options.format == "csv") std::cout << csv.str();
+  if (options.format == "json") std::cout << json.dump(2) << "\n";
   if (!options.csv.empty()) {
     std::ofstream out(options.csv);
     if (!out) throw std::runtime_error(options.csv + ": cannot be written");
@@ -180,8 +207,10 @@ void registerReport(CLI::App& app) {
       ->type_name("NAME");
   command->add_option("--csv", options->csv, "also write the front(s) as CSV to FILE")
       ->type_name("FILE");
-  command->add_option("--format", options->format, "table (markdown, default) or csv")
-      ->check(CLI::IsMember({"table", "csv"}));
+  command->add_option("--format", options->format,
+                      "table (markdown, default), csv, or json (per program and device: status "
+                      "counts, the reference and the front)")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
   command->footer("Example:\n  weft report --db results.db --layer vgg16:2 --csv front.csv\n");
   command->callback([options] { runReport(*options); });
 }

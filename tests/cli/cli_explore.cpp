@@ -91,6 +91,18 @@ TEST_CASE("weft explore writes the database, resumes, and weft report prints the
   REQUIRE(csvOut.exitCode == 0);
   CHECK(contains(csvOut.output, "median_ns"));
   CHECK_FALSE(contains(csvOut.output, "Pareto"));
+
+  auto jsonOut = runWeft({"report", "--db", db, "--format", "json"});
+  REQUIRE(jsonOut.exitCode == 0);
+  nlohmann::json parsed = nlohmann::json::parse(jsonOut.output, nullptr, false);
+  REQUIRE(parsed.is_array());
+  REQUIRE(parsed.size() == 1);
+  CHECK(parsed[0]["program"] == "conv_8_8_8_8_3_1_1");
+  CHECK(parsed[0]["variants"] == 4);
+  REQUIRE(parsed[0]["front"].is_array());
+  REQUIRE_FALSE(parsed[0]["front"].empty());
+  CHECK(parsed[0]["front"][0]["medianNs"].get<uint64_t>() > 0);
+  CHECK(parsed[0]["front"][0]["parameters"].is_object());
 }
 
 TEST_CASE("weft explore and weft report refuse a corrupt database and leave it alone") {
