@@ -1,5 +1,5 @@
-// `weft report --db results.db [--layer SPEC | --program NAME] [--csv FILE] [--format
-// table|csv|json]`: for each explored program (and device) in the results database, the variants by
+// `weft report --db results.db [--layer SPEC | --program NAME] [--csv FILE] [--budget SIZE]
+// [--format table|csv|json]`: for each explored program (and device) in the results database, the variants by
 // status, the naive reference, and the Pareto front of time against space of the ok variants
 // (a variant is on the front when no other is at least as fast and at least as small, and
 // strictly better in one) as a markdown table, or as CSV.
@@ -13,12 +13,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
+#include "explore/pareto.h"
 #include "explore/results_db.h"
 #include "ir/conv_layer.h"
 
@@ -32,25 +34,8 @@ struct ReportCommandOptions {
   std::string program;
   std::string csv;
   std::string format = "table";
+  std::string budget;  // --budget: the fastest variant within this much memory
 };
-
-// The ok variants no other ok variant dominates, fastest first.
-std::vector<explore::VariantRecord> paretoFront(std::vector<explore::VariantRecord> variants) {
-  std::vector<explore::VariantRecord> ok;
-  for (auto& v : variants) {
-    if (v.status == explore::VariantStatus::Ok && v.medianNs && v.spaceBytes) ok.push_back(v);
-  }
-  // By space, then time: a variant is on the front when it is faster than every smaller one.
-  std::sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) {
-    return std::tie(*a.spaceBytes, *a.medianNs) < std::tie(*b.spaceBytes, *b.medianNs);
-  });
-  std::vector<explore::VariantRecord> front;
-  for (const auto& v : ok) {
-    if (front.empty() || *v.medianNs < *front.back().medianNs) front.push_back(v);
-  }
-  std::reverse(front.begin(), front.end());  // fastest (and largest) first
-  return front;
-}
 
 std::string fixed(double value, int digits) {
   std::ostringstream text;
@@ -102,7 +87,12 @@ void runReport(const ReportCommandOptions& options) {
       std::optional<explore::ReferenceRecord> reference = db.reference(program, device, compiler);
       std::map<std::string, int> counts;
       for (const auto& v : variants) ++counts[explore::statusName(v.status)];
-      std::vector<explore::VariantRecord> front = paretoFront(variants);
+      std::vector<explore::VariantRecord> front = explore::paretoFront(variants);
+      const size_t knee = explore::kneeIndex(front);
+      std::optional<explore::VariantRecord> withinBudget;
+      if (!options.budget.empty()) {
+        withinBudget = explore::fastestWithin(variants, explore::parseByteSize(options.budget));
+      }
       const int64_t flops = reference ? reference->flops : 0;
       auto gflops = [&](uint64_t ns) {
         return flops > 0 && ns > 0 ? static_cast<double>(flops) / static_cast<double>(ns) : 0.0;
@@ -140,6 +130,15 @@ void runReport(const ReportCommandOptions& options) {
                                                                          false)}});
         }
         group["front"] = points;
+        if (!front.empty()) group["knee"] = knee;
+        if (!options.budget.empty()) {
+          group["budget"] = {{"bytes", explore::parseByteSize(options.budget)},
+                             {"fastest", withinBudget ? nlohmann::ordered_json::parse(
+                                                            withinBudget->key.parameters, nullptr,
+                                                            false)
+                                                      : nlohmann::ordered_json(nullptr)}};
+          if (withinBudget) group["budget"]["medianNs"] = *withinBudget->medianNs;
+        }
         json.push_back(group);
       }
       if (options.format != "table") continue;
@@ -170,11 +169,25 @@ void runReport(const ReportCommandOptions& options) {
       std::cout << "|---|---|---|---|---|---|\n";
       for (size_t i = 0; i < front.size(); ++i) {
         const auto& v = front[i];
-        std::cout << "| " << i + 1 << " | " << fixed(*v.medianNs * 1e-6, 3) << " | "
+        std::cout << "| " << i + 1 << (i == knee ? " (knee)" : "") << " | " << fixed(*v.medianNs * 1e-6, 3) << " | "
                   << fixed(*v.spaceBytes / 1e6, 3) << " | "
                   << (flops > 0 ? fixed(gflops(*v.medianNs), 2) : std::string("-")) << " | "
                   << (reference ? fixed(speedup(*v.medianNs), 2) + "x" : std::string("-"))
                   << " | `" << v.key.parameters << "` |\n";
+      }
+      std::cout << "\nfastest: #1; smallest: #" << front.size() << "; knee: #" << knee + 1
+                << " (farthest from the line between the front's ends)\n";
+      if (!options.budget.empty()) {
+        if (withinBudget) {
+          std::cout << "fastest within " << options.budget << ": "
+                    << fixed(*withinBudget->medianNs * 1e-6, 3) << " ms, "
+                    << fixed(*withinBudget->spaceBytes / 1e6, 3) << " MB `"
+                    << withinBudget->key.parameters << "`\n";
+        } else {
+          std::cout << "no variant fits in " << options.budget << "; the smallest takes "
+                    << fixed(*front.back().spaceBytes / 1e6, 3) << " MB `"
+                    << front.back().key.parameters << "`\n";
+        }
       }
       std::cout << "\n";
     }
@@ -207,6 +220,9 @@ void registerReport(CLI::App& app) {
       ->type_name("NAME");
   command->add_option("--csv", options->csv, "also write the front(s) as CSV to FILE")
       ->type_name("FILE");
+  command->add_option("--budget", options->budget,
+                      "also name the fastest variant using at most this much memory, e.g. 25MB")
+      ->type_name("SIZE");
   command->add_option("--format", options->format,
                       "table (markdown, default), csv, or json (per program and device: status "
                       "counts, the reference and the front)")
