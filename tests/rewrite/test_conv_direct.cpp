@@ -18,6 +18,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
+#include "tests/support/listing3_layers.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
 
@@ -34,27 +35,8 @@ int countOp(const Expr& e, Op op) {
   return n;
 }
 
-struct Layer {
-  std::vector<Value> inputs;
-  ArithBinding sizes;
-};
-
-// Random real-valued inputs for conv.weft: C channels, M kernels of K×K, an H×W image, P, S.
-Layer randomLayer(const Definition& conv, int channels, int kernels, int kernelSize, int height,
-                  int width, int padding, int stride, std::mt19937_64& rng) {
-  ArithBinding shape = {
-      {"C", channels}, {"M", kernels}, {"K", kernelSize}, {"H", height}, {"W", width}};
-  Layer layer;
-  testing::RandomValueOptions options;
-  options.realFloats = true;
-  for (const Expr& param : conv.function.params()) {
-    layer.inputs.push_back(testing::randomValue(param.paramType(), shape, rng, options));
-  }
-  layer.sizes = bindSizes(conv, layer.inputs, {{"P", padding}, {"S", stride}});
-  return layer;
-}
-
-Definition convDefinition() { return parseFile("examples/conv.weft").definitions.back(); }
+using Layer = testing::Listing3Layer;
+using testing::randomListing3Layer;
 
 struct Parameters {
   int rho, kappa, sigma, omega, coalesce, v, unroll;
@@ -70,7 +52,7 @@ std::string describe(const Parameters& p) {
 }  // namespace
 
 TEST_CASE("conv-direct on examples/conv.weft computes the same layer for valid parameters") {
-  const Definition conv = convDefinition();
+  const Definition conv = testing::listing3FromExample();
   const NamedStrategy* strategy = findStrategy("conv-direct");
   REQUIRE(strategy != nullptr);
   // C = 2, H = W = 6, M = 4, K = 3, P = 1, S = 1: the padded input is 8×8, windows of
@@ -98,7 +80,7 @@ TEST_CASE("conv-direct on examples/conv.weft computes the same layer for valid p
     if (p.omega % 2 == 0 && std::uniform_int_distribution<int>(0, 1)(rng) == 1) p.v = 2;
     cases.push_back(p);
   }
-  const Layer layer = randomLayer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
+  const Layer layer = randomListing3Layer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
   const Value expected = interpret(conv, layer.inputs, layer.sizes);
   for (const Parameters& p : cases) {
     CAPTURE(describe(p));
@@ -131,7 +113,7 @@ TEST_CASE("conv-direct on examples/conv.weft computes the same layer for valid p
 }
 
 TEST_CASE("conv-direct with symbolic parameters creates its tuning variables") {
-  const Definition conv = convDefinition();
+  const Definition conv = testing::listing3FromExample();
   RewriteContext context;
   StrategyResult result = findStrategy("conv-direct")->make({})(conv, context);
   REQUIRE_MESSAGE(result.success(), result.failure);
@@ -164,7 +146,7 @@ TEST_CASE("conv-direct with symbolic parameters creates its tuning variables") {
     return found;
   };
   std::mt19937_64 rng(7);
-  const Layer layer = randomLayer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
+  const Layer layer = randomListing3Layer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
   const Value expected = interpret(conv, layer.inputs, layer.sizes);
   struct Binding {
     int theta, rho, kappa, sigma, omega, coalesce;

@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
+#include "tests/support/listing3_layers.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
 
@@ -32,26 +33,8 @@ int countOp(const Expr& e, Op op) {
   return n;
 }
 
-struct Layer {
-  std::vector<Value> inputs;
-  ArithBinding sizes;
-};
-
-Layer randomLayer(const Definition& conv, int channels, int kernels, int kernelSize, int height,
-                  int width, int padding, int stride, std::mt19937_64& rng) {
-  ArithBinding shape = {
-      {"C", channels}, {"M", kernels}, {"K", kernelSize}, {"H", height}, {"W", width}};
-  Layer layer;
-  testing::RandomValueOptions options;
-  options.realFloats = true;
-  for (const Expr& param : conv.function.params()) {
-    layer.inputs.push_back(testing::randomValue(param.paramType(), shape, rng, options));
-  }
-  layer.sizes = bindSizes(conv, layer.inputs, {{"P", padding}, {"S", stride}});
-  return layer;
-}
-
-Definition convDefinition() { return parseFile("examples/conv.weft").definitions.back(); }
+using Layer = testing::Listing3Layer;
+using testing::randomListing3Layer;
 
 struct Parameters {
   int theta, rho, kappa, sigma, unroll;
@@ -120,11 +103,11 @@ void checkCases(const Definition& conv, const Layer& layer, const std::vector<Pa
 }  // namespace
 
 TEST_CASE("conv-register-blocked computes the same layer for several (theta, kappa, sigma, unroll)") {
-  const Definition conv = convDefinition();
+  const Definition conv = testing::listing3FromExample();
   std::mt19937_64 rng(7);
   // C = 2, H = W = 6, M = 4, K = 3, P = 1, S = 1: padded 8 + ρ. θ = 5 (step 3, ρ in {0, 3}, 9
   // windows per tile) or θ = 8 (ρ = 0, one tile of 36 windows); κ | 4, σ | windows per tile.
-  const Layer layer = randomLayer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
+  const Layer layer = randomListing3Layer(conv, 2, 4, 3, 6, 6, 1, 1, rng);
   checkCases(conv, layer,
              {{5, 0, 1, 1, 0},
               {5, 3, 2, 3, 1},
@@ -136,10 +119,10 @@ TEST_CASE("conv-register-blocked computes the same layer for several (theta, kap
 }
 
 TEST_CASE("conv-register-blocked with stride 2 and no padding computes the same layer") {
-  const Definition conv = convDefinition();
+  const Definition conv = testing::listing3FromExample();
   std::mt19937_64 rng(11);
   // C = 2, H = W = 7, M = 2, K = 3, P = 0, S = 2: tiles of 5 step 4 cover 7 + 2ρ = 9 (ρ = 1)
   // with 2×2 windows each.
-  const Layer layer = randomLayer(conv, 2, 2, 3, 7, 7, 0, 2, rng);
+  const Layer layer = randomListing3Layer(conv, 2, 2, 3, 7, 7, 0, 2, rng);
   checkCases(conv, layer, {{5, 1, 2, 4, 0}, {5, 1, 1, 2, 1}});
 }
