@@ -42,6 +42,8 @@ namespace {
 using testing::arrayOf;
 using testing::positionOf;
 using testing::checkSameResult;
+using testing::constantOf;
+using testing::randomTerm;
 using testing::divisorOf;
 using testing::rewriteAt;
 using testing::ruleNamed;
@@ -65,34 +67,7 @@ ScalarKind randomKind(std::mt19937_64& rng) {
   return coin(rng) ? ScalarKind::Int : ScalarKind::Float;
 }
 
-Expr constantOf(ScalarKind kind, int c) {
-  return kind == ScalarKind::Float ? lit(0.5f * static_cast<float>(c)) : lit(c);
-}
-
 Expr zeroOf(ScalarKind kind) { return kind == ScalarKind::Float ? lit(0.0f) : lit(0); }
-
-// A random scalar term of x over `kind`: arithmetic, a select, or a user function call.
-Expr randomTerm(std::mt19937_64& rng, ScalarKind kind, const Expr& x, bool allowIdentity = true) {
-  Type t = Type::scalar(kind);
-  switch (pick(rng, allowIdentity ? 0 : 1, 5)) {
-    case 0:
-      return x;
-    case 1:
-      return x * x;
-    case 2:
-      return max(x, constantOf(kind, 0)) + constantOf(kind, 1);
-    case 3:
-      return x * constantOf(kind, 3) - constantOf(kind, 2);
-    case 4:
-      return apply(userFun("affine", {{"y", t}}, t,
-                           [&](const std::vector<Expr>& p) {
-                             return p[0] * constantOf(kind, 2) + constantOf(kind, 1);
-                           }),
-                   {x});
-    default:
-      return select(lt(x, constantOf(kind, 0)), neg(x), x * constantOf(kind, 2));
-  }
-}
 
 // A random scalar -> scalar function: a lambda over randomTerm, a user function, or a lambda
 // capturing `captured` (a scalar input) when given. Never the identity lambda v -> v (a map of

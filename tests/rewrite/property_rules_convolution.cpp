@@ -40,6 +40,8 @@ namespace {
 using testing::arrayOf;
 using testing::positionOf;
 using testing::checkSameResult;
+using testing::constantOf;
+using testing::randomTerm;
 using testing::divisorOf;
 using testing::rewriteAt;
 using testing::ruleNamed;
@@ -55,34 +57,6 @@ int countPrims(const Definition& definition, Op op) {
     if (node.isPrim(op)) ++count;
   });
   return count;
-}
-
-Expr constantOf(ScalarKind kind, int c) {
-  return kind == ScalarKind::Float ? lit(0.5f * static_cast<float>(c)) : lit(c);
-}
-
-// A random scalar -> scalar function over `kind` (lambda bodies or a user function call), as
-// an expression of `x`.
-Expr randomTerm(std::mt19937_64& rng, ScalarKind kind, const Expr& x) {
-  Type t = Type::scalar(kind);
-  switch (pick(rng, 0, 5)) {
-    case 0:
-      return x;
-    case 1:
-      return x * x;
-    case 2:
-      return max(x, constantOf(kind, 0)) + constantOf(kind, 1);
-    case 3:
-      return x * constantOf(kind, 3) - constantOf(kind, 2);
-    case 4:
-      return apply(userFun("affine", {{"y", t}}, t,
-                           [&](const std::vector<Expr>& p) {
-                             return p[0] * constantOf(kind, 2) + constantOf(kind, 1);
-                           }),
-                   {x});
-    default:
-      return select(lt(x, constantOf(kind, 0)), neg(x), x * constantOf(kind, 2));
-  }
 }
 
 // A random term of a pair p = (a, b) of scalars.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/builders.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
 #include "rewrite/engine.h"
@@ -45,6 +46,36 @@ inline rewrite::Position positionOf(const Definition& definition, const Expr& ta
 
 inline int uniformInt(std::mt19937_64& rng, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+// A scalar literal of `kind` derived from c (c / 2 for float, c for int).
+inline Expr constantOf(ScalarKind kind, int c) {
+  return kind == ScalarKind::Float ? lit(0.5f * static_cast<float>(c)) : lit(c);
+}
+
+// A random scalar term of x over `kind`: x itself (unless !allowIdentity), arithmetic, a select,
+// or a user function call.
+inline Expr randomTerm(std::mt19937_64& rng, ScalarKind kind, const Expr& x,
+                       bool allowIdentity = true) {
+  Type t = Type::scalar(kind);
+  switch (uniformInt(rng, allowIdentity ? 0 : 1, 5)) {
+    case 0:
+      return x;
+    case 1:
+      return x * x;
+    case 2:
+      return max(x, constantOf(kind, 0)) + constantOf(kind, 1);
+    case 3:
+      return x * constantOf(kind, 3) - constantOf(kind, 2);
+    case 4:
+      return apply(userFun("affine", {{"y", t}}, t,
+                           [&](const std::vector<Expr>& p) {
+                             return p[0] * constantOf(kind, 2) + constantOf(kind, 1);
+                           }),
+                   {x});
+    default:
+      return select(lt(x, constantOf(kind, 0)), neg(x), x * constantOf(kind, 2));
+  }
 }
 
 // A random divisor of n.
