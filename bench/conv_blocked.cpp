@@ -16,7 +16,14 @@
 // GFLOP/s = 2·M·C·K²·outH·outW / median. Results go to bench/results/conv_blocked_<device>.json
 // (or --out); --source-dir writes each variant's OpenCL source there.
 //
+// "hand k=κ s=σ r=R" (--hand κ,σ,R) is issue 8's vector shape built directly
+// (rewrite/strategies.h convRegisterBlockedVectorDefinition): weights re-laid out by a first
+// kernel, σ float<κ> accumulators per work-item updated with vector fma, an explicit local
+// size outW/σ × R; its JSON adds relayout_ms (kernel 0, the weights' re-layout, a one-off
+// step) and per_inference_ms (median minus relayout_ms).
+//
 //   build/bench/weft_bench_conv_blocked [--layer vgg16:10 --layer vgg16:19] [--variant 8,8 ...]
+//                                       [--hand 16,7,2 ...]
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +64,8 @@ struct Options {
   std::vector<std::string> layers = {"vgg16:10", "vgg16:19"};
   // κ,σ pairs of the register-blocked variants.
   std::vector<std::string> variants = {"4,4", "8,4", "4,8", "8,8", "16,4", "4,16", "16,8"};
+  // κ,σ,R of the hand-written vector variants (vectorBlockedByHand); none by default.
+  std::vector<std::string> handVariants;
   bool skipDefault = false;
   int minRepeats = 3;
   double minSeconds = 1.0;
@@ -137,14 +146,22 @@ std::string utcNow() {
 }
 
 struct Variant {
+  enum class Kind { Default, RegisterBlocked, VectorByHand };
+  Kind kind = Kind::Default;
   std::string name;
   int kappa = 0, sigma = 0;  // 0: the default lowering
+  int rows = 1;              // VectorByHand: output rows per work-group
 };
+
 
 // The low-level definition of a variant for a layer.
 Definition lowered(const ConvLayer& layer, const Variant& v) {
   const Definition listing3 = convListing3Definition();
-  if (v.kappa == 0) return lowerDefault(listing3);
+  if (v.kind == Variant::Kind::Default) return lowerDefault(listing3);
+  if (v.kind == Variant::Kind::VectorByHand) {
+    return lowerDefault(
+        rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma, v.rows));
+  }
   const int64_t padded = layer.H + 2 * layer.pad;
   rewrite::RewriteContext context;
   rewrite::StrategyResult result = rewrite::findStrategy("conv-register-blocked")
@@ -176,7 +193,12 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const LayerData& dat
       std::filesystem::create_directories(options.sourceDir);
       std::ofstream(std::filesystem::path(options.sourceDir) /
                     fmt::format("{}_{}.cl", layer.name,
-                                variant.kappa ? fmt::format("k{}_s{}", variant.kappa, variant.sigma)
+                                variant.kappa ? fmt::format("{}k{}_s{}_r{}",
+                                                            variant.kind == Variant::Kind::VectorByHand
+                                                                ? "hand_"
+                                                                : "",
+                                                            variant.kappa, variant.sigma,
+                                                            variant.rows)
                                               : std::string("default")))
           << program.source;
     }
@@ -225,6 +247,14 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const LayerData& dat
                            {"min", *std::min_element(ms.begin(), ms.end())},
                            {"samples", ms}};
     result["gflops_per_s"] = static_cast<double>(layer.flops()) / (medianMs * 1e-3) / 1e9;
+    if (variant.kind == Variant::Kind::VectorByHand && !runs.kernels.empty()) {
+      // Kernel 0 re-lays the weights out: a one-off step when weights are prepared once.
+      const double relayoutMs = static_cast<double>(runs.kernels[0].nanoseconds) / 1e6;
+      result["relayout_ms"] = relayoutMs;
+      result["per_inference_ms"] = medianMs - relayoutMs;
+      result["per_inference_gflops_per_s"] =
+          static_cast<double>(layer.flops()) / ((medianMs - relayoutMs) * 1e-3) / 1e9;
+    }
     result["global_bytes"] = program.globalBytes(sizes);
     result["kernels"] = kernels;
     result["verified"] = failures == 0;
@@ -245,14 +275,24 @@ int run(const Options& options) {
   host::Context context(device);
 
   std::vector<Variant> variants;
-  if (!options.skipDefault) variants.push_back({"default", 0, 0});
+  if (!options.skipDefault) variants.push_back({Variant::Kind::Default, "default", 0, 0});
   for (const std::string& spec : options.variants) {
     const size_t comma = spec.find(',');
     if (comma == std::string::npos) throw std::invalid_argument("--variant wants KAPPA,SIGMA");
     Variant v;
+    v.kind = Variant::Kind::RegisterBlocked;
     v.kappa = std::stoi(spec.substr(0, comma));
     v.sigma = std::stoi(spec.substr(comma + 1));
     v.name = fmt::format("rb k={} s={}", v.kappa, v.sigma);
+    variants.push_back(v);
+  }
+  for (const std::string& spec : options.handVariants) {
+    Variant v;
+    v.kind = Variant::Kind::VectorByHand;
+    if (std::sscanf(spec.c_str(), "%d,%d,%d", &v.kappa, &v.sigma, &v.rows) != 3) {
+      throw std::invalid_argument("--hand wants KAPPA,SIGMA,ROWS");
+    }
+    v.name = fmt::format("hand k={} s={} r={}", v.kappa, v.sigma, v.rows);
     variants.push_back(v);
   }
 
@@ -328,6 +368,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--variant", options.variants, "register-blocked variants KAPPA,SIGMA")
       ->capture_default_str();
+  app.add_option("--hand", options.handVariants,
+                 "hand-written float-vector variants KAPPA,SIGMA,ROWS (issue 8 step 1)");
   app.add_flag("--skip-default", options.skipDefault, "do not run the default lowering");
   app.add_option("--min-repeats", options.minRepeats, "timed runs at least")->capture_default_str();
   app.add_option("--min-seconds", options.minSeconds, "timed runs until this much kernel time")

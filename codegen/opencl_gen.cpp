@@ -649,9 +649,22 @@ class Generator {
         fail(at, "a private array needs a size known at compile time, found " + type.toString());
       }
       std::string name = fresh(privateStem);
+      privateArrayScalars_ += *count.constant();
+      // An array of vectors is declared as one (floatN name[n]): its elements are read and
+      // written whole, with no vloadN/vstoreN through a pointer, so that once every index is
+      // a constant promotePrivateArrays turns them into vector variables (registers).
+      Type innermost = type;
+      while (innermost.isArray()) innermost = innermost.arrayElement();
+      if (innermost.isVector()) {
+        const int64_t width = innermost.vectorWidth();
+        const std::string vectorElement = element + std::to_string(width);
+        const int64_t vectors = *count.constant() / width;
+        emitter_.line(vectorElement + " " + name + "[" + std::to_string(vectors) + "];");
+        privateArrays_.push_back({name, vectorElement, vectors});
+        return memoryView(name, type, AddressSpace::Private, Arith(0), width);
+      }
       emitter_.line(element + " " + name + "[" + std::to_string(*count.constant()) + "];");
       privateArrays_.push_back({name, element, *count.constant()});
-      privateArrayScalars_ += *count.constant();
       return memoryView(name, type, AddressSpace::Private);
     }
     Arith copies(1);
@@ -1023,7 +1036,7 @@ class Generator {
           mentionedSizes_.push_back(laneTarget.offset);
           noteBuffer(laneTarget.base, /*written=*/true);
         }
-        char suffix[8];
+        char suffix[24];
         std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
         emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
       }
@@ -1042,9 +1055,11 @@ class Generator {
       return;
     }
     if (type.isTuple()) fail(at, "tuples cannot be stored in memory yet");
+    // Copies into a private array (an accumulator initialised from memory) are unrolled too.
     const bool privateSource =
         fromPrivate ||
-        (source->kind == View::Kind::Memory && source->space == AddressSpace::Private);
+        (source->kind == View::Kind::Memory && source->space == AddressSpace::Private) ||
+        (dest->kind == View::Kind::Memory && dest->space == AddressSpace::Private);
     const Op op = privateSource && type.arrayLength().constant() ? Op::MapSeqUnroll : Op::MapSeq;
     loop(op, 0, type.arrayLength(), at, [&](const Arith& i) {
       copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at, privateSource);
@@ -1112,7 +1127,11 @@ class Generator {
     const Type& type = typeOf(e);
     bool isFloat = (type.isScalar() || type.isVector()) && type.scalarKind() == ScalarKind::Float;
     switch (e.primOp()) {
-      case Op::Add: return binary("+");
+      case Op::Add:
+        if (type.isVector() && isFloat) {
+          if (std::optional<std::string> fused = fusedMultiplyAdd(e, type)) return *fused;
+        }
+        return binary("+");
       case Op::Sub: return binary("-");
       case Op::Mul: return binary("*");
       case Op::Div: return binary("/");
@@ -1166,6 +1185,29 @@ class Generator {
       default: break;
     }
     fail(e, std::string(e.primInfo().name) + " does not give a scalar here");
+  }
+
+  // a + b * c (or b * c + a) on float vectors as fma(b, c, a), a scalar operand broadcast
+  // with (floatN)(x): one vector multiply-add instruction whatever the compiler's contraction
+  // setting (the register-blocked convolution's inner statement). nullopt when neither
+  // operand is a product.
+  std::optional<std::string> fusedMultiplyAdd(const Expr& e, const Type& type) {
+    for (size_t side = 0; side < 2; ++side) {
+      const Expr& product = e.args()[side];
+      if (!product.isPrim(Op::Mul)) continue;
+      const Expr& addend = e.args()[1 - side];
+      auto operand = [&](const Expr& x) {
+        std::string value = genScalar(x);
+        if (typeOf(x).isVector()) return value;
+        return "(" + cTypeName(type) + ")(" + value + ")";
+      };
+      std::string a = operand(product.args()[0]);
+      std::string b = operand(product.args()[1]);
+      std::string c = operand(addend);
+      noteTemporary(type);
+      return "fma(" + a + ", " + b + ", " + c + ")";
+    }
+    return std::nullopt;
   }
 
   // dot is built in for widths up to 4; wider vectors add the halves.

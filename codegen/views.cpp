@@ -26,7 +26,7 @@ const Type& requireArray(const Type& type, const char* what) {
 }
 
 std::string laneSuffix(int64_t lane) {
-  char buffer[8];
+  char buffer[24];
   std::snprintf(buffer, sizeof buffer, ".s%llx", static_cast<unsigned long long>(lane));
   return buffer;
 }
@@ -71,6 +71,49 @@ Arith popFront(std::vector<Arith>& indices, const char* step) {
   return front;
 }
 
+// `name[offset]`; in global and local memory an offset `rest + c` with a constant c != 0 is
+// written `(name + (rest))[c]`, so that the address of `rest` is computed (and widened to a
+// pointer) once and the σ neighbouring reads of an unrolled block differ only in the constant
+// displacement of one addressing mode, instead of each widening its own int index.
+std::string indexedElement(const std::string& name, const Arith& offset, AddressSpace space) {
+  if (space != AddressSpace::Private && offset.kind() == ArithKind::Sum &&
+      offset.sumConstant() != 0) {
+    const Arith rest = offset - Arith(offset.sumConstant());
+    if (!rest.isConstant()) {
+      return "(" + name + " + (" + rest.toC() + "))[" + std::to_string(offset.sumConstant()) + "]";
+    }
+  }
+  return name + "[" + offset.toC() + "]";
+}
+
+// An element of an array of vectors (View::vectorStorage = w): `name[offset / w]` for a whole
+// vector, `.sK` for a lane (the lane and offset % w must be constants). The element is an
+// lvalue like a variable, not memory that vloadN/vstoreN address.
+ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, const Type& type,
+                                     const std::optional<Arith>& lane) {
+  const Arith width(view.vectorStorage);
+  ResolvedElement result;
+  result.isVariable = true;
+  result.space = view.space;
+  const std::string vector = view.name + "[" + (offset / width).toC() + "]";
+  if (type.isVector() && !lane) {
+    if (type.vectorWidth() != view.vectorStorage) {
+      fail("a vector of width " + std::to_string(type.vectorWidth()) + " read from " + view.name +
+           ", an array of vectors of width " + std::to_string(view.vectorStorage));
+    }
+    result.vectorWidth = static_cast<int>(view.vectorStorage);
+    result.expression = vector;
+    return result;
+  }
+  if (lane) {
+    result.expression = vector + laneSuffix(constantLane(*lane));
+    return result;
+  }
+  result.expression = view.name + "[" + (offset / width).toC() + "]" +
+                      laneSuffix(constantLane(offset % width));
+  return result;
+}
+
 ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
                               const std::vector<int>& path, const std::optional<Arith>& lane) {
   if (!path.empty()) fail("tuples cannot be stored in memory (" + view.name + ")");
@@ -87,6 +130,7 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
     fail("cannot read the whole array " + type.toString() + " of " + view.name + " as one value");
   }
   if (type.isTuple()) fail("tuples cannot be stored in memory (" + view.name + ")");
+  if (view.vectorStorage > 0) return resolveVectorStorage(view, offset, type, lane);
   ResolvedElement result;
   result.isMemory = true;
   result.base = view.name;
@@ -100,7 +144,7 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
   }
   if (lane) offset = offset + *lane;
   result.offset = offset;
-  result.expression = view.name + "[" + offset.toC() + "]";
+  result.expression = indexedElement(view.name, offset, view.space);
   return result;
 }
 
@@ -282,9 +326,11 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
 
 }  // namespace
 
-ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset) {
+ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset,
+                   int64_t vectorStorage) {
   View v;
   v.kind = View::Kind::Memory;
+  v.vectorStorage = vectorStorage;
   v.name = std::move(name);
   v.type = std::move(type);
   v.space = space;

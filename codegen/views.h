@@ -59,6 +59,10 @@ struct View {
   std::string name;   // Memory, Variable, Scalar
   Arith offset;       // Memory: the start, in scalars
   AddressSpace space = AddressSpace::Global;  // Memory, Variable
+  // Memory: 0 when the C array holds scalars (vectors are read with vloadN); N when it is an
+  // array of floatN/intN (a private array of vectors, `floatN name[count]`), indexed by vector
+  // and a lane by .sK, so that it can become vector variables (registers).
+  int64_t vectorStorage = 0;
   Boundary boundary = Boundary::Clamp;
   double padValue = 0.0;
   IndexFunction indexFunction = IndexFunction::Stride;
@@ -66,7 +70,8 @@ struct View {
 };
 
 // Constructors (each records the type of the value the view stands for).
-ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0));
+ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0),
+                   int64_t vectorStorage = 0);
 ViewPtr variableView(std::string name, Type type);
 ViewPtr scalarView(std::string cExpression, Type type);
 ViewPtr accessView(ViewPtr array, Arith index);

@@ -50,6 +50,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "ir/builders.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
 
@@ -61,20 +62,6 @@ const Rule& rule(const std::string& name) {
   const Rule* r = findRule(name);
   if (!r) throw std::logic_error("strategy library: no rule named " + name);
   return *r;
-}
-
-Position extend(Position base, std::initializer_list<int> tail) {
-  base.insert(base.end(), tail.begin(), tail.end());
-  return base;
-}
-
-// The outermost position where slide-tiling-2d matches, or nullopt.
-std::optional<Position> slide2DPosition(const Definition& definition) {
-  std::optional<Position> best;
-  for (const Match& m : findMatches(definition, {rule("slide-tiling-2d")})) {
-    if (!best || m.position.size() < best->size()) best = m.position;
-  }
-  return best;
 }
 
 bool containsOp(const Expr& e, Op op) {
@@ -415,6 +402,120 @@ Strategy convRegisterBlocked(const RuleArguments& arguments) {
   };
 }
 }  // namespace
+
+Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappaValue,
+                                               int64_t sigmaValue, const Arith& rowsValue) {
+  const auto& params = listing3.function.params();
+  const Expr& weights = params[0];
+  const Expr& biases = params[1];
+  const Expr& input = params[2];
+  const Type& weightsType = weights.paramType();
+  const Arith M = weightsType.arrayLength();
+  const Arith K = weightsType.arrayElement().arrayLength();
+  std::optional<Arith> declaredP, declaredS;
+  for (const Arith& v : listing3.sizeDeclarations) {
+    if (v.varName() == "P") declaredP = v;
+    if (v.varName() == "S") declaredS = v;
+  }
+  const Arith kappa(kappaValue), sigma(sigmaValue), rows = rowsValue;
+  (void)M;
+  if (!declaredP || !declaredS) {
+    throw std::invalid_argument(
+        "convRegisterBlockedVectorDefinition: the definition declares no P and S (Listing 3)");
+  }
+  const Arith P = *declaredP, S = *declaredS;
+  auto copy1 = [](Expr row) { return mapSeq(lam("x", [](Expr x) { return id(x); }), row); };
+  // [M/κ][K·K][C·κ]: per kernel group, window position (i, j), then channel c and kernel k.
+  Expr relayoutView = map(lam("kernelGroup",
+                              [&](Expr g) {
+                                return join(map(lam("a",
+                                                    [](Expr a) {
+                                                      return map(lam("b",
+                                                                     [](Expr b) {
+                                                                       return join(transpose(b));
+                                                                     }),
+                                                                 transpose(a));
+                                                    }),
+                                                transpose(g)));
+                              }),
+                          split(kappa, weights));
+  Expr relayout = mapGlb(1, lam("g", [&](Expr g) { return mapGlb(0, lam("r", copy1), g); }),
+                         relayoutView);
+  Expr padCopy = mapGlb(1,
+                        lam("row", [&](Expr row) { return mapGlb(0, lam("px", copy1), row); }),
+                        pad2DConstant(P, P, P, P, 0.0, input));
+  Expr body = let(lam("relaid",
+                   [&](Expr relaid) {
+                     return let(lam("padded", [&](Expr padded) {
+                       Expr windows = slide2D(K, K, S, S, padded);  // [OH][OW][K][K][C]
+                       auto block = [&](Expr group, Expr wb) {
+                         // [K][K][C][σ]: the σ windows' values at each window position.
+                         Expr byPosition = map(
+                             lam("a",
+                                 [](Expr a) {
+                                   return map(lam("b", [](Expr b) { return transpose(b); }),
+                                              transpose(a));
+                                 }),
+                             transpose(wb));
+                         // [K][K][C] of float<κ>.
+                         Expr weightVectors = map(
+                             lam("r",
+                                 [&](Expr r) {
+                                   return map(lam("q", [&](Expr q) { return asVector(kappa, q); }),
+                                              r);
+                                 }),
+                             split(K, get(0, group)));
+                         Expr xs = zip(join(join(byPosition)), join(join(weightVectors)));
+                         Expr init = join(fill(sigma, asVector(kappa, get(1, group))));
+                         Expr step = lam2("acc", "p", [](Expr acc, Expr p) {
+                           return mapSeqUnroll(
+                               lam("q", [&](Expr q) { return get(0, q) + get(1, q) * get(1, p); }),
+                               zip(acc, get(0, p)));
+                         });
+                         return map(lam("v", [](Expr v) { return asScalar(v); }),
+                                    split(1, join(reduceSeq(init, step, xs))));
+                       };
+                       Expr groups = zip(relaid, split(kappa, biases));
+                       Expr computed = mapWrg(
+                           2,
+                           lam("group",
+                               [&](Expr group) {
+                                 return join(mapWrg(
+                                     1,
+                                     lam("rowGroup",
+                                         [&](Expr rowGroup) {
+                                           return mapLcl(
+                                               1,
+                                               lam("row",
+                                                   [&](Expr row) {
+                                                     return mapLcl(0,
+                                                                   lam("wb",
+                                                                       [&](Expr wb) {
+                                                                         return block(group, wb);
+                                                                       }),
+                                                                   split(sigma, row));
+                                                   }),
+                                               rowGroup);
+                                         }),
+                                     split(rows, windows)));
+                               }),
+                           groups);
+                       // [M/κ][OH][OW/σ][σ][κ] -> [M][OH][OW].
+                       return join(map(
+                           lam("cg",
+                               [](Expr cg) {
+                                 return transpose(map(
+                                     lam("r", [](Expr r) { return transpose(join(r)); }), cg));
+                               }),
+                           computed));
+                     }),
+                         padCopy);
+                   }),
+               relayout);
+  Definition byHand = listing3;
+  byHand.function = Expr::lambda(params, body);
+  return byHand;
+}
 
 const std::vector<NamedStrategy>& strategyLibrary() {
   static const std::vector<NamedStrategy> strategies = {

@@ -31,4 +31,24 @@ const std::vector<NamedStrategy>& strategyLibrary();
 // The strategy named `name`, or nullptr.
 const NamedStrategy* findStrategy(const std::string& name);
 
+// Issue 8's fast convolution shape built directly as a low-level definition over Listing 3's
+// parameters (`listing3`: examples/conv.weft or ir/conv_layer.h convListing3Definition, whose
+// params and declared sizes P, S it reuses) — the target the register-blocked rules are to
+// produce. Three kernels, each a let-bound stage:
+//   k0  the weights re-laid out once, [M][K][K][C] -> [M/κ][K·K][C·κ] (κ output channels
+//       innermost): mapGlb 1/0 over kernel groups and window positions, mapSeq over C·κ;
+//   k1  the input zero-padded (mapGlb 1/0 over rows and pixels, mapSeq over channels);
+//   k2  the convolution: mapWrg 2 over kernel groups, mapWrg 1 over groups of `rows` output
+//       rows, mapLcl 1 over those rows, mapLcl 0 over blocks of σ consecutive output pixels
+//       (an explicit local size outW/σ × rows). Each work-item keeps σ accumulators of type
+//       float<κ> (initialised with one vector load of the κ biases) and, for each of the
+//       K·K·C window positions, multiplies the σ input values (broadcast) by one float<κ> of
+//       weights (asVector over the re-laid-out row: one vload): acc[s] = acc[s] + x[s] * w,
+//       which code generation emits as fma on vectors; the σ × κ results are written through
+//       views, lane by lane, to [M][outH][outW].
+// Needs κ | M, σ | outW and rows | outH (typecheck records them as constraints). κ and σ are
+// numbers (a vector width, unrolled accumulators); rows may be a tuning variable.
+Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappa,
+                                               int64_t sigma, const Arith& rows);
+
 }  // namespace weft::rewrite
