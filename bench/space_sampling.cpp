@@ -31,6 +31,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
+#include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
@@ -157,6 +158,14 @@ Json sampleLayer(const Parametric& parametric, const std::string& spec, const st
     valid["exact"] = counted.exact;
   }
   valid["seconds"] = since(start);
+  size_t launchParameters = 0;
+  for (const explore::Parameter& p : space.parameters) launchParameters += p.launchKernel >= 0;
+  if (launchParameters > 0) {
+    // The counting sampler counts the first stage; local sizes are drawn per point
+    // (explore/sampler.h), so the count is of the points without them.
+    valid["local_sizes_counted"] = false;
+    valid["local_size_parameters"] = launchParameters;
+  }
 
   Json parameters = Json::array();
   for (const explore::Parameter& p : space.parameters) {
@@ -237,6 +246,7 @@ Json validityLayer(const Parametric& parametric, const std::string& spec, const 
       CodegenOptions codegen;
       codegen.specialize = specialize;
       CompiledProgram program = generateOpenCL(low, codegen);
+      explore::applyLocalSizeParameters(program, specialize);
       stage = "build";
       auto buildStart = Clock::now();
       host::Program binary = context.build(program.source);
@@ -246,7 +256,14 @@ Json validityLayer(const Parametric& parametric, const std::string& spec, const 
         if (!kernel.hasLocalSize) continue;
         int64_t groupSize = 1;
         for (int d = 0; d < kernel.dimensions; ++d) {
-          groupSize *= evaluate(kernel.localSize[d], specialize);
+          int64_t local = evaluate(kernel.localSize[d], specialize);
+          int64_t global = evaluate(kernel.globalSize[d], specialize);
+          if (local <= 0 || global % local != 0) {
+            throw std::runtime_error("kernel " + kernel.name + " local size " +
+                                     std::to_string(local) + " does not divide its global size " +
+                                     std::to_string(global) + " in dimension " + std::to_string(d));
+          }
+          groupSize *= local;
         }
         host::Kernel compiled(binary, kernel.name);
         if (static_cast<size_t>(groupSize) > compiled.maxWorkGroupSize(context.device())) {

@@ -88,7 +88,9 @@ void printText(const explore::ParameterSpace& space, explore::Sampler& sampler,
             << (product ? std::to_string(*product)
                         : "about " + std::to_string(space.unconstrainedSizeApprox()))
             << "\n";
-  std::cout << "valid points: " << (count.exact ? "" : "more than ") << count.points
+  std::cout << (count.launchSizesNotCounted ? "valid points (local sizes not counted): "
+                                             : "valid points: ")
+            << (count.exact ? "" : "more than ") << count.points
             << (count.exact ? "" : " (counting stopped)");
   if (!count.exact && count.upperBound) {
     std::cout << "; at most " << static_cast<uint64_t>(*count.upperBound);
@@ -156,7 +158,9 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   out["notes"] = space.notes;
   auto product = space.unconstrainedSize();
   out["unconstrainedSize"] = product ? Json(*product) : Json(space.unconstrainedSizeApprox());
-  out["validPoints"] = {{"count", count.points}, {"exact", count.exact}};
+  out["validPoints"] = {{"count", count.points},
+                        {"exact", count.exact},
+                        {"localSizesCounted", !count.launchSizesNotCounted}};
   if (count.upperBound) out["validPoints"]["atMost"] = *count.upperBound;
   if (count.estimate) out["validPoints"]["estimate"] = *count.estimate;
   Json order = Json::array();
@@ -252,7 +256,8 @@ void runLayerSpace(const SpaceCommandOptions& options, const explore::SpaceOptio
   std::cout << "structures (" << space.subspaces.size() << " with valid points):\n";
   for (const explore::ConvDirectSubspace& sub : space.subspaces) {
     std::cout << "  " << padded(sub.structure.describe(), 18) << sub.count.points
-              << (sub.count.exact ? "" : "+") << " valid points\n";
+              << (sub.count.exact ? "" : "+") << " valid points"
+              << (sub.count.launchSizesNotCounted ? " (local sizes not counted)" : "") << "\n";
   }
   for (const std::string& e : space.emptyStructures) std::cout << "  empty: " << e << "\n";
   std::cout << "valid points in all: " << space.validPoints() << (space.exact() ? "" : " (at least)")

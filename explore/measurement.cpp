@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "explore/launch_parameters.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -130,7 +131,9 @@ Definition instantiate(const Definition& parametric, const ArithBinding& binding
 CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding) {
   CodegenOptions options;
   options.specialize = binding;
-  return generateOpenCL(lowerDefault(instantiate(parametric, binding)), options);
+  CompiledProgram program = generateOpenCL(lowerDefault(instantiate(parametric, binding)), options);
+  applyLocalSizeParameters(program, binding);
+  return program;
 }
 
 std::string sourceHash(const std::string& text) {
@@ -212,6 +215,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     CodegenOptions codegen;
     codegen.specialize = full;
     program = generateOpenCL(lowerDefault(instance), codegen);
+    applyLocalSizeParameters(*program, point);
     measurement.sourceHash = sourceHash(program->source);
     measurement.spaceBytes = program->globalBytes(full);
     if (workload.expected) {

@@ -84,7 +84,8 @@ struct Measurement {
 // names becomes its value).
 Definition instantiate(const Definition& parametric, const ArithBinding& binding);
 
-// instantiate, default lowering, OpenCL generation with every binding entry specialised.
+// instantiate, default lowering, OpenCL generation with every binding entry specialised, and
+// the local sizes the binding holds for kernels that leave theirs open (local_k<i>_d<d>).
 CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
 
 // FNV-1a 64-bit of the text as 16 hex digits.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "explore/launch_parameters.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "typecheck/typecheck.h"
@@ -331,6 +332,26 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
   }
   space.hardwareConstraints = true;
   const std::string dev = " of " + device.name;
+  if (options.openLocalSizes) {
+    // Kernels without a local size get one as parameters (explore/launch_parameters.h).
+    std::vector<OpenLocalSize> open = openLocalSizes(compiled, device);
+    for (const OpenLocalSize& entry : open) {
+      Parameter p;
+      p.name = entry.variable.varName();
+      p.kind = DomainKind::PowerOfTwo;
+      p.variable = entry.variable;
+      p.lo = 1;
+      p.hi = *entry.variable.varHi()->constant();
+      p.rangeText = "[1, " + std::to_string(p.hi) + "]";
+      p.launchKernel = entry.kernel;
+      space.parameters.push_back(p);
+    }
+    std::sort(space.parameters.begin(), space.parameters.end(),
+              [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
+    for (const Constraint& c : localSizeConstraints(compiled, open, device)) {
+      addConstraint(space, c, ConstraintSource::Hardware, substitution);
+    }
+  }
   for (const KernelPlan& kernel : compiled.kernels) {
     const std::string k = "kernel " + kernel.name;
     if (kernel.hasLocalSize) {

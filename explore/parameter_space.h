@@ -18,10 +18,12 @@
 //     parameters left symbolic (codegen::generateOpenCL after the default lowering): per kernel
 //     the work-group size and each local dimension against the device limits, local sizes
 //     dividing global sizes, local memory per work-group; per buffer its bytes against the
-//     largest allocation, and all buffers against global memory. When generation fails for the
+//     largest allocation, and all buffers against global memory; kernels without a local size
+//     get local-size parameters (explore/launch_parameters.h: launch sizes are part of the
+//     space where the program leaves them open). When generation fails for the
 //     parametric program, the reason is recorded and only the algorithmic constraints remain.
-// Not yet included: an estimate of private memory / registers per work-item against the
-// profile's register budget, and the number of work-groups.
+// Also: code generation's estimate of private values per work-item against the profile's
+// register budget, and the work-items per dimension against what int indexing can address.
 //
 // Constraints that are decided once the sizes are substituted are dropped when true (counted
 // in droppedAsTrue) and kept when false, so that an empty space is explained by the constraint
@@ -62,6 +64,9 @@ struct Parameter {
   int64_t hi = 0;
   Arith variable;       // the tuning variable as the program has it (symbolic range)
   std::string rangeText;  // its range as the rule wrote it, e.g. "[3, H + 2]"
+  // >= 0: a local size of that kernel (launch order), added by explore/launch_parameters.h;
+  // the sampler decides those after the others.
+  int launchKernel = -1;
 
   std::vector<int64_t> values() const;  // the domain in increasing order
   uint64_t domainSize() const;
@@ -90,6 +95,9 @@ struct SpaceOptions {
   // Apply the default lowering before code generation (it leaves low-level primitives as they
   // are, so it is harmless on programs that are already lowered).
   bool lowerBeforeCodegen = true;
+  // With a device: kernels that leave their local size to the OpenCL implementation get
+  // power-of-two local-size parameters (explore/launch_parameters.h).
+  bool openLocalSizes = true;
 };
 
 struct ParameterSpace {

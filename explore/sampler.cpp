@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -103,9 +104,98 @@ Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
     bounds_.push_back({substitute(p.variable.varLo(), sizes),
                        p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi)});
   }
+  splitLaunchStage();
 }
 
 Sampler::~Sampler() = default;
+
+void Sampler::splitLaunchStage() {
+  std::map<int, LaunchGroup> groups;
+  std::map<int, int> kernelOfParam;
+  for (size_t i = 0; i < space_.parameters.size(); ++i) {
+    int kernel = space_.parameters[i].launchKernel;
+    if (kernel < 0) continue;
+    groups[kernel].params.push_back(static_cast<int>(i));
+    kernelOfParam[static_cast<int>(i)] = kernel;
+  }
+  if (groups.empty()) return;
+  baseSpace_ = std::make_unique<ParameterSpace>();
+  ParameterSpace& base = *baseSpace_;
+  base.definitionName = space_.definitionName;
+  base.sizes = space_.sizes;
+  base.droppedAsTrue = space_.droppedAsTrue;
+  base.deviceName = space_.deviceName;
+  base.hardwareConstraints = space_.hardwareConstraints;
+  base.hardwareNote = space_.hardwareNote;
+  base.notes = space_.notes;
+  for (size_t i = 0; i < space_.parameters.size(); ++i) {
+    if (kernelOfParam.count(static_cast<int>(i))) continue;
+    base.parameters.push_back(space_.parameters[i]);
+    baseIndex_.push_back(static_cast<int>(i));
+  }
+  for (size_t c = 0; c < space_.constraints.size(); ++c) {
+    int kernel = -1;
+    for (int param : parametersOf(space_, space_.constraints[c].constraint)) {
+      auto found = kernelOfParam.find(param);
+      if (found != kernelOfParam.end()) kernel = found->second;
+    }
+    if (kernel < 0) {
+      base.constraints.push_back(space_.constraints[c]);
+    } else {
+      groups[kernel].constraints.push_back(c);
+    }
+  }
+  for (auto& [kernel, group] : groups) launchGroups_.push_back(std::move(group));
+  base_ = std::make_unique<Sampler>(base, options_);
+}
+
+std::vector<int64_t> Sampler::fromBase(const std::vector<int64_t>& basePoint) const {
+  std::vector<int64_t> point(space_.parameters.size(), 1);
+  for (size_t i = 0; i < basePoint.size(); ++i) {
+    point[static_cast<size_t>(baseIndex_[i])] = basePoint[i];
+  }
+  return point;
+}
+
+std::vector<std::vector<int64_t>> Sampler::launchChoices(const std::vector<int64_t>& point,
+                                                         const LaunchGroup& group) const {
+  // Each constraint is checked as soon as the last of the group's parameters it mentions is
+  // assigned (depth-first, so divisibility prunes every dimension on its own).
+  std::vector<std::vector<size_t>> checkAt(group.params.size());
+  for (size_t c : group.constraints) {
+    std::set<int> mentioned = parametersOf(space_, space_.constraints[c].constraint);
+    size_t last = 0;
+    for (size_t d = 0; d < group.params.size(); ++d) {
+      if (mentioned.count(group.params[d])) last = d;
+    }
+    checkAt[last].push_back(c);
+  }
+  ArithBinding binding = space_.binding(point);
+  std::vector<std::vector<int64_t>> choices;
+  std::vector<int64_t> values(group.params.size(), 0);
+  std::function<void(size_t)> walk = [&](size_t depth) {
+    if (depth == group.params.size()) {
+      choices.push_back(values);
+      return;
+    }
+    const Parameter& p = space_.parameters[static_cast<size_t>(group.params[depth])];
+    for (int64_t value : p.values()) {
+      binding[p.name] = value;
+      values[depth] = value;
+      bool holds = true;
+      for (size_t c : checkAt[depth]) {
+        std::optional<bool> result = space_.constraints[c].constraint.evaluate(binding);
+        if (!result || !*result) {
+          holds = false;
+          break;
+        }
+      }
+      if (holds) walk(depth + 1);
+    }
+  };
+  walk(0);
+  return choices;
+}
 
 Sampler::LevelDomain Sampler::domainAt(size_t level, const ArithBinding& binding) const {
   const Parameter& p = space_.parameters[order_[level]];
@@ -137,6 +227,18 @@ int64_t Sampler::valueAt(size_t level, const LevelDomain& domain, uint64_t index
 
 std::string Sampler::describeOrder() const {
   std::string text;
+  if (base_) {
+    text = base_->describeOrder();
+    size_t level = baseIndex_.size();
+    for (const LaunchGroup& group : launchGroups_) {
+      for (int p : group.params) {
+        text += std::to_string(++level) + ". " + space_.parameters[p].name +
+                " (per sampled point: uniform among the valid local sizes of kernel " +
+                std::to_string(space_.parameters[p].launchKernel) + ")\n";
+      }
+    }
+    return text;
+  }
   for (size_t level = 0; level < order_.size(); ++level) {
     int p = order_[level];
     text += std::to_string(level + 1) + ". " + space_.parameters[p].name + " (linked with: ";
@@ -194,6 +296,7 @@ bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBin
 }
 
 CountingSampler* Sampler::counting() {
+  if (base_) return base_->counting();
   if (!countingPlanned_) {
     countingPlanned_ = true;
     if (options_.counting) {
@@ -213,6 +316,29 @@ std::optional<uint64_t> toUint64(PointCount count) {
 }  // namespace
 
 SpaceCount Sampler::count(uint64_t cap) {
+  if (base_) {
+    SpaceCount counted = base_->count(cap);
+    if (counted.exact && counted.points <= options_.enumerationCap) {
+      if (auto all = base_->enumerate(options_.enumerationCap)) {
+        uint64_t total = 0;
+        for (const std::vector<int64_t>& basePoint : *all) {
+          std::vector<int64_t> point = fromBase(basePoint);
+          uint64_t combinations = 1;
+          for (const LaunchGroup& group : launchGroups_) {
+            combinations *= launchChoices(point, group).size();
+          }
+          total += combinations;
+          if (total > cap) break;
+        }
+        counted.exact = total <= cap;
+        counted.points = std::min(total, cap);
+        counted.method += "+launch sizes";
+        return counted;
+      }
+    }
+    counted.launchSizesNotCounted = true;
+    return counted;
+  }
   if (CountingSampler* exact = counting()) {
     SpaceCount counted;
     counted.nodesVisited = exact->nodesVisited();
@@ -255,6 +381,30 @@ SpaceCount Sampler::count(uint64_t cap) {
 }
 
 std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap) {
+  if (base_) {
+    auto all = base_->enumerate(cap);
+    if (!all) return std::nullopt;
+    std::vector<std::vector<int64_t>> points;
+    for (const std::vector<int64_t>& basePoint : *all) {
+      std::vector<std::vector<int64_t>> partial{fromBase(basePoint)};
+      for (const LaunchGroup& group : launchGroups_) {
+        std::vector<std::vector<int64_t>> extended;
+        for (const std::vector<int64_t>& point : partial) {
+          for (const std::vector<int64_t>& choice : launchChoices(point, group)) {
+            std::vector<int64_t> next = point;
+            for (size_t d = 0; d < choice.size(); ++d) {
+              next[static_cast<size_t>(group.params[d])] = choice[d];
+            }
+            extended.push_back(std::move(next));
+          }
+        }
+        partial = std::move(extended);
+      }
+      for (std::vector<int64_t>& point : partial) points.push_back(std::move(point));
+      if (points.size() > cap) return std::nullopt;
+    }
+    return points;
+  }
   SpaceCount counted;
   std::vector<std::vector<int64_t>> points;
   std::vector<int64_t> values(space_.parameters.size(), 0);
@@ -398,6 +548,34 @@ void Sampler::recheck(const std::vector<int64_t>& values) const {
 
 SampleSet Sampler::sample(size_t k, uint64_t seed) {
   auto start = std::chrono::steady_clock::now();
+  if (base_) {
+    SampleSet result = base_->sample(k, seed);
+    std::mt19937_64 rng(seed ^ 0x6c61756e6368ull);  // "launch": its own stream per seed
+    std::vector<std::vector<int64_t>> points;
+    for (const std::vector<int64_t>& basePoint : result.points) {
+      std::vector<int64_t> point = fromBase(basePoint);
+      for (const LaunchGroup& group : launchGroups_) {
+        std::vector<std::vector<int64_t>> choices = launchChoices(point, group);
+        if (choices.empty()) {
+          throw std::logic_error("sampler bug: no valid local size for a point of " +
+                                 space_.definitionName + " (a local size of 1 always divides)");
+        }
+        std::uniform_int_distribution<size_t> pick(0, choices.size() - 1);
+        const std::vector<int64_t>& choice = choices[pick(rng)];
+        for (size_t d = 0; d < choice.size(); ++d) {
+          point[static_cast<size_t>(group.params[d])] = choice[d];
+        }
+      }
+      recheck(point);
+      points.push_back(std::move(point));
+    }
+    result.points = std::move(points);
+    result.method += "+launch sizes";
+    result.spaceSize.reset();  // the first stage's; count() gives the full one where it can
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
   const uint64_t checksBefore = solver_->checks();
   SampleSet result;
   std::mt19937_64 rng(seed);

@@ -36,6 +36,15 @@
 //     confirms the rest stays satisfiable), else it is struck out and another is drawn. That is
 //     a uniform choice among the extendable values of each parameter (results per prefix are
 //     cached), not uniform over points. Duplicates are retried up to a limit.
+// Launch sizes (parameters with launchKernel >= 0, explore/launch_parameters.h) are a second
+// stage: the other parameters are counted and sampled as above over the space without them,
+// and each sampled point gets, per kernel, local sizes drawn uniformly among those valid for it
+// (a small depth-first enumeration: a few powers of two per dimension). Points stay unique
+// since their first-stage parts are. So sampling is uniform over the first-stage points and
+// uniform over the launch sizes given those (not weighted by how many launch sizes a point
+// has). count() is exact over the full points when the first stage has at most
+// `enumerationCap` points (it sums their launch choices); otherwise it counts the first stage
+// only and says so (SpaceCount::launchSizesNotCounted).
 // Z3 still proves a space empty (with the unsat core naming the conflict), before any counting.
 // Every sample is re-checked by ParameterSpace::violations (the original constraints evaluated
 // in C++ with the full binding); a sample the solver accepted but the evaluator rejects throws
@@ -77,6 +86,9 @@ struct SpaceCount {
   std::string method;                // "counting", "counting+walk" or "enumeration"
   std::optional<double> upperBound;  // the relaxed count, when constraints were relaxed
   std::optional<double> estimate;    // relaxed count x acceptance rate of uniform draws
+  // The space has launch-size parameters and `points` counts the points without them (each
+  // has one or more valid launch sizes).
+  bool launchSizesNotCounted = false;
 };
 
 struct SampleSet {
@@ -113,7 +125,8 @@ class Sampler {
   SampleSet sample(size_t k, uint64_t seed);
 
   SpaceSolver& solver() { return *solver_; }
-  // The counting sampler, planned on first use; null when disabled or no plan fits.
+  // The counting sampler, planned on first use; null when disabled or no plan fits. With
+  // launch-size parameters: the first stage's (over the space without them).
   CountingSampler* counting();
 
  private:
@@ -139,6 +152,25 @@ class Sampler {
                                                   const std::vector<int64_t>& values) const;
   void recheck(const std::vector<int64_t>& values) const;
   void sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64& rng, SampleSet& result);
+
+  // The launch-size stage (see the file comment). launchGroups_ holds, per kernel with open
+  // local sizes, its parameters (indices into space_.parameters) and the constraints that
+  // mention them; base_ samples the space without them (baseSpace_), baseIndex_ maps its
+  // parameters back.
+  struct LaunchGroup {
+    std::vector<int> params;
+    std::vector<size_t> constraints;
+  };
+  void splitLaunchStage();
+  std::vector<int64_t> fromBase(const std::vector<int64_t>& basePoint) const;
+  // Every valid assignment of group g's parameters given the rest of `point` (their slots in
+  // `point` are ignored), each as values in the order of the group's params.
+  std::vector<std::vector<int64_t>> launchChoices(const std::vector<int64_t>& point,
+                                                  const LaunchGroup& group) const;
+  std::unique_ptr<ParameterSpace> baseSpace_;
+  std::unique_ptr<Sampler> base_;
+  std::vector<int> baseIndex_;
+  std::vector<LaunchGroup> launchGroups_;
 
   const ParameterSpace& space_;
   SamplerOptions options_;

@@ -1,0 +1,94 @@
+// Open launch sizes as tuning parameters (see explore/launch_parameters.h).
+#include "explore/launch_parameters.h"
+
+#include <algorithm>
+#include <map>
+
+namespace weft::explore {
+
+std::string localSizeParameterName(int kernelIndex, int dimension) {
+  return "local_k" + std::to_string(kernelIndex) + "_d" + std::to_string(dimension);
+}
+
+std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
+                                          const host::DeviceProfile& device) {
+  std::vector<OpenLocalSize> open;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    const KernelPlan& kernel = program.kernels[k];
+    if (kernel.hasLocalSize) continue;
+    for (int d = 0; d < kernel.dimensions; ++d) {
+      int64_t hi = std::min<int64_t>(device.maxWorkItemSizes[static_cast<size_t>(d)],
+                                     device.maxWorkGroupSize);
+      // A constant global size bounds the local size too (it must divide it).
+      if (auto global = kernel.globalSize[static_cast<size_t>(d)].constant()) {
+        hi = std::min(hi, *global);
+      }
+      hi = std::max<int64_t>(hi, 1);
+      OpenLocalSize entry;
+      entry.kernel = static_cast<int>(k);
+      entry.dimension = d;
+      entry.variable = Arith::var(localSizeParameterName(static_cast<int>(k), d), VarKind::Tuning,
+                                  Arith(1), Arith(hi));
+      open.push_back(entry);
+    }
+  }
+  return open;
+}
+
+std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
+                                             const std::vector<OpenLocalSize>& open,
+                                             const host::DeviceProfile& device) {
+  std::vector<Constraint> constraints;
+  std::map<int, Arith> groupSizes;
+  for (const OpenLocalSize& entry : open) {
+    const KernelPlan& kernel = program.kernels[static_cast<size_t>(entry.kernel)];
+    const std::string what = "kernel " + kernel.name + " local size in dimension " +
+                             std::to_string(entry.dimension) + " (" +
+                             entry.variable.varName() + ")";
+    Constraint divides;
+    divides.relation = Relation::Divides;
+    divides.lhs = entry.variable;
+    divides.rhs = kernel.globalSize[static_cast<size_t>(entry.dimension)];
+    divides.origin = what;
+    divides.reason = "the local size must divide the global size";
+    constraints.push_back(divides);
+    auto [it, inserted] = groupSizes.emplace(entry.kernel, entry.variable);
+    if (!inserted) it->second = it->second * entry.variable;
+  }
+  for (const auto& [k, groupSize] : groupSizes) {
+    if (groupSize.isVar()) continue;  // one dimension: its domain already respects the limit
+    Constraint limit;
+    limit.relation = Relation::LessEqual;
+    limit.lhs = groupSize;
+    limit.rhs = Arith(device.maxWorkGroupSize);
+    limit.origin = "kernel " + program.kernels[static_cast<size_t>(k)].name + " work-group size";
+    limit.reason = "work-items per group at most the maximum work-group size of " + device.name;
+    constraints.push_back(limit);
+  }
+  return constraints;
+}
+
+int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding) {
+  int set = 0;
+  for (size_t k = 0; k < program.kernels.size(); ++k) {
+    KernelPlan& kernel = program.kernels[k];
+    if (kernel.hasLocalSize) continue;
+    std::array<Arith, 3> local{Arith(1), Arith(1), Arith(1)};
+    bool complete = true;
+    for (int d = 0; d < kernel.dimensions && complete; ++d) {
+      auto found = binding.find(localSizeParameterName(static_cast<int>(k), d));
+      if (found == binding.end()) {
+        complete = false;
+      } else {
+        local[static_cast<size_t>(d)] = Arith(found->second);
+      }
+    }
+    if (!complete) continue;
+    kernel.hasLocalSize = true;
+    kernel.localSize = local;
+    ++set;
+  }
+  return set;
+}
+
+}  // namespace weft::explore

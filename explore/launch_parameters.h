@@ -1,0 +1,49 @@
+// Launch sizes as tuning parameters where the program leaves them open.
+//
+// Kernels whose maps are all mapGlb carry no local size: code generation leaves it to the
+// OpenCL implementation (NULL), which on PoCL often means two huge work-groups and half the
+// speed (issue 8), and on GPUs an arbitrary occupancy. The LIFT paper's Table 1 derives every
+// launch size from the tuning parameters; for these kernels the local size is a free choice,
+// so the space gets one power-of-two parameter per open kernel and dimension,
+// `local_k<kernel>_d<dimension>` (kernel indices in launch order, as in the kernel names
+// weft_<definition>_k<kernel>), constrained by the device's work-group limits and to divide
+// the global size. Measurement applies the sampled values to the compiled variant before it
+// runs (applyLocalSizeParameters); a binding without them leaves the local size open.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "host/device_profile.h"
+#include "ir/arith.h"
+#include "ir/constraint.h"
+
+namespace weft::explore {
+
+// "local_k1_d0": the local size of kernel 1 (launch order) in dimension 0.
+std::string localSizeParameterName(int kernelIndex, int dimension);
+
+struct OpenLocalSize {
+  int kernel = 0;
+  int dimension = 0;
+  Arith variable;  // the tuning variable, powers of two in [1, its upper bound]
+};
+
+// One parameter per dimension of every kernel without a local size, bounded by the device's
+// per-dimension and per-group work-item limits.
+std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
+                                          const host::DeviceProfile& device);
+
+// The constraints on them: per kernel the work-group size within the device limit, and in every
+// dimension the local size dividing the global size. Sizes not yet substituted.
+std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
+                                             const std::vector<OpenLocalSize>& open,
+                                             const host::DeviceProfile& device);
+
+// Gives every kernel without a local size the one `binding` holds for all of its dimensions
+// (kernels for which some dimension is missing keep the implementation's choice). Returns how
+// many kernels it set.
+int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding);
+
+}  // namespace weft::explore

@@ -1,0 +1,141 @@
+// Tests of explore/launch_parameters: kernels that leave their local size open get power-of-two
+// local-size parameters in the space (bounded by the device, dividing the global size), the
+// sampler finds exactly the valid ones (brute force over the box), samples respect the device's
+// work-group limits, and compileVariant applies the sampled local sizes to the kernels.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "explore/launch_parameters.h"
+#include "explore/measurement.h"
+#include "explore/parameter_space.h"
+#include "explore/sampler.h"
+#include "host/device_profile.h"
+#include "ir/parser.h"
+#include "tests/explore/parametric_programs.h"
+
+using namespace weft;
+using namespace weft::explore;
+namespace ex = weft::testing::explore;
+
+namespace {
+
+using Points = std::set<std::vector<int64_t>>;
+
+// Every point of the box that lies in the domains and satisfies every constraint, evaluated
+// independently of the sampler (ParameterSpace::violations re-evaluates the originals).
+Points bruteForceValid(const ParameterSpace& space) {
+  Points valid;
+  std::vector<int64_t> point(space.parameters.size());
+  std::function<void(size_t)> walk = [&](size_t i) {
+    if (i == point.size()) {
+      if (space.violations(point).empty()) valid.insert(point);
+      return;
+    }
+    for (int64_t v : space.parameters[i].values()) {
+      point[i] = v;
+      walk(i + 1);
+    }
+  };
+  walk(0);
+  return valid;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel without a local size gets a local-size parameter per dimension") {
+  rewrite::RewriteContext context;
+  // One kernel, mapGlb(1) over the N / chunk1 chunks and mapGlb(0) within a chunk.
+  Definition parametric = ex::splitOnce(context);
+  SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  ParameterSpace space = buildParameterSpace(parametric, {{"N", 64}}, options);
+  REQUIRE(space.find(localSizeParameterName(0, 1)) != nullptr);
+  const Parameter* local = space.find(localSizeParameterName(0, 0));
+  REQUIRE(local != nullptr);
+  CHECK(local->kind == DomainKind::PowerOfTwo);
+  CHECK(local->lo == 1);
+  CHECK(local->hi <= options.device->maxWorkGroupSize);
+  bool divides = false;
+  for (const SpaceConstraint& c : space.constraints) {
+    if (c.source == ConstraintSource::Hardware &&
+        c.constraint.describe().find(local->name) != std::string::npos &&
+        c.constraint.relation == Relation::Divides) {
+      divides = true;
+    }
+  }
+  CHECK(divides);
+
+  // chunk1 = 2^a divides 64; the local sizes are powers of two dividing chunk1 (dimension 0:
+  // a + 1 choices) and 64 / chunk1 (dimension 1: 7 - a): sum over a = 0..6 of (a + 1)(7 - a)
+  // = 84 points. The brute force and the sampler must both find exactly those.
+  Points brute = bruteForceValid(space);
+  CHECK(brute.size() == 84);
+  Sampler sampler(space);
+  SpaceCount count = sampler.count(1000);
+  CHECK(count.exact);
+  CHECK(count.points == brute.size());
+  SampleSet all = sampler.sample(1000, 3);
+  CHECK(Points(all.points.begin(), all.points.end()) == brute);
+
+  SpaceOptions without = options;
+  without.openLocalSizes = false;
+  CHECK(buildParameterSpace(parametric, {{"N", 64}}, without).find(local->name) == nullptr);
+  SpaceOptions noDevice;
+  CHECK(buildParameterSpace(parametric, {{"N", 64}}, noDevice).find(local->name) == nullptr);
+}
+
+TEST_CASE("kernels with a local size get no parameter; samples keep within device limits") {
+  rewrite::RewriteContext context;
+  Definition parametric = ex::workGroups(context);  // mapWrg/mapLcl: local size = chunk1
+  for (const char* profile : {"pocl-cpu", "mali-g72"}) {
+    CAPTURE(profile);
+    SpaceOptions options;
+    options.device = host::loadProfile(profile);
+    ParameterSpace space = buildParameterSpace(parametric, {{"N", 4096}}, options);
+    for (const Parameter& p : space.parameters) CHECK(p.name.rfind("local_k", 0) != 0);
+  }
+}
+
+TEST_CASE("a 2D kernel's local sizes: product within the work-group limit, applied by compileVariant") {
+  const char* text =
+      "def twice(xs: [[float]M]N): [[float]M]N = map(row -> map(x -> x * 2.0f, row), xs)\n";
+  Definition definition = parseProgram(text).definitions.back();
+  SpaceOptions options;
+  options.device = host::loadProfile("mali-g72");
+  ArithBinding sizes{{"N", 512}, {"M", 512}};
+  ParameterSpace space = buildParameterSpace(definition, sizes, options);
+  std::vector<std::string> localNames;
+  for (const Parameter& p : space.parameters) {
+    if (p.name.rfind("local_k0_d", 0) == 0) localNames.push_back(p.name);
+  }
+  CAPTURE(space.parameters.size());
+  REQUIRE(!localNames.empty());
+  Sampler sampler(space);
+  SampleSet samples = sampler.sample(200, 11);
+  REQUIRE(!samples.points.empty());
+  bool sawExplicit = false;
+  for (const std::vector<int64_t>& point : samples.points) {
+    CHECK(space.violations(point).empty());
+    ArithBinding binding = space.binding(point);
+    CompiledProgram program = compileVariant(definition, binding);
+    REQUIRE(program.kernels.size() == 1);
+    const KernelPlan& kernel = program.kernels[0];
+    REQUIRE(kernel.hasLocalSize);
+    int64_t group = 1;
+    for (int d = 0; d < kernel.dimensions; ++d) {
+      int64_t local = evaluate(kernel.localSize[d], binding);
+      int64_t global = evaluate(kernel.globalSize[d], binding);
+      CHECK(local == binding.at(localSizeParameterName(0, d)));
+      CHECK(global % local == 0);
+      CHECK(local <= options.device->maxWorkItemSizes[static_cast<size_t>(d)]);
+      group *= local;
+      if (local > 1) sawExplicit = true;
+    }
+    CHECK(group <= options.device->maxWorkGroupSize);
+  }
+  CHECK(sawExplicit);
+  // Without the parameters in the binding the local size stays open.
+  CompiledProgram open = compileVariant(definition, sizes);
+  CHECK_FALSE(open.kernels[0].hasLocalSize);
+}
