@@ -157,6 +157,18 @@ std::vector<int64_t> Sampler::fromBase(const std::vector<int64_t>& basePoint) co
   return point;
 }
 
+bool Sampler::forEachBasePoint(const std::function<bool(const std::vector<int64_t>&)>& visit) {
+  if (CountingSampler* exact = base_->counting()) {
+    return exact->forEachValid(visit, options_.nodeBudget) != CountingSampler::Walk::OutOfBudget;
+  }
+  auto all = base_->enumerate(options_.enumerationCap);
+  if (!all) return false;
+  for (const std::vector<int64_t>& basePoint : *all) {
+    if (!visit(basePoint)) break;
+  }
+  return true;
+}
+
 std::vector<std::vector<int64_t>> Sampler::launchChoices(const std::vector<int64_t>& point,
                                                          const LaunchGroup& group) const {
   // Each constraint is checked as soon as the last of the group's parameters it mentions is
@@ -319,17 +331,18 @@ SpaceCount Sampler::count(uint64_t cap) {
   if (base_) {
     SpaceCount counted = base_->count(cap);
     if (counted.exact && counted.points <= options_.enumerationCap) {
-      if (auto all = base_->enumerate(options_.enumerationCap)) {
-        uint64_t total = 0;
-        for (const std::vector<int64_t>& basePoint : *all) {
-          std::vector<int64_t> point = fromBase(basePoint);
-          uint64_t combinations = 1;
-          for (const LaunchGroup& group : launchGroups_) {
-            combinations *= launchChoices(point, group).size();
-          }
-          total += combinations;
-          if (total > cap) break;
+      // Sum the launch choices over the first-stage points.
+      uint64_t total = 0;
+      bool listed = forEachBasePoint([&](const std::vector<int64_t>& basePoint) {
+        std::vector<int64_t> point = fromBase(basePoint);
+        uint64_t combinations = 1;
+        for (const LaunchGroup& group : launchGroups_) {
+          combinations *= launchChoices(point, group).size();
         }
+        total += combinations;
+        return total <= cap;
+      });
+      if (listed) {
         counted.exact = total <= cap;
         counted.points = std::min(total, cap);
         counted.method += "+launch sizes";
@@ -382,10 +395,8 @@ SpaceCount Sampler::count(uint64_t cap) {
 
 std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap) {
   if (base_) {
-    auto all = base_->enumerate(cap);
-    if (!all) return std::nullopt;
     std::vector<std::vector<int64_t>> points;
-    for (const std::vector<int64_t>& basePoint : *all) {
+    bool listed = forEachBasePoint([&](const std::vector<int64_t>& basePoint) {
       std::vector<std::vector<int64_t>> partial{fromBase(basePoint)};
       for (const LaunchGroup& group : launchGroups_) {
         std::vector<std::vector<int64_t>> extended;
@@ -401,8 +412,9 @@ std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap
         partial = std::move(extended);
       }
       for (std::vector<int64_t>& point : partial) points.push_back(std::move(point));
-      if (points.size() > cap) return std::nullopt;
-    }
+      return points.size() <= cap;
+    });
+    if (!listed || points.size() > cap) return std::nullopt;
     return points;
   }
   SpaceCount counted;
@@ -549,6 +561,30 @@ void Sampler::recheck(const std::vector<int64_t>& values) const {
 SampleSet Sampler::sample(size_t k, uint64_t seed) {
   auto start = std::chrono::steady_clock::now();
   if (base_) {
+    // Small spaces are listed in full (first stage and every launch choice) and sampled
+    // without replacement: exactly uniform over the full points.
+    SpaceCount firstStage = base_->count(options_.enumerationCap + 1);
+    if (firstStage.exact && firstStage.points <= options_.enumerationCap) {
+      if (auto all = enumerate(options_.enumerationCap)) {
+        SampleSet result;
+        std::mt19937_64 rng(seed);
+        result.method = "enumeration+launch sizes";
+        result.spaceSize = all->size();
+        std::vector<std::vector<int64_t>>& points = *all;
+        size_t take = std::min(k, points.size());
+        result.spaceSmallerThanRequested = k > points.size();
+        for (size_t i = 0; i < take; ++i) {
+          std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
+          std::swap(points[i], points[pick(rng)]);
+        }
+        points.resize(take);
+        for (const std::vector<int64_t>& point : points) recheck(point);
+        result.points = std::move(points);
+        result.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return result;
+      }
+    }
     SampleSet result = base_->sample(k, seed);
     std::mt19937_64 rng(seed ^ 0x6c61756e6368ull);  // "launch": its own stream per seed
     std::vector<std::vector<int64_t>> points;

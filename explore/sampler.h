@@ -42,9 +42,9 @@
 // (a small depth-first enumeration: a few powers of two per dimension). Points stay unique
 // since their first-stage parts are. So sampling is uniform over the first-stage points and
 // uniform over the launch sizes given those (not weighted by how many launch sizes a point
-// has). count() is exact over the full points when the first stage has at most
-// `enumerationCap` points (it sums their launch choices); otherwise it counts the first stage
-// only and says so (SpaceCount::launchSizesNotCounted).
+// has). When the first stage has at most `enumerationCap` points, the full points are listed
+// instead and sampled without replacement (exactly uniform), and count() is exact over them;
+// otherwise count() counts the first stage only and says so (SpaceCount::launchSizesNotCounted).
 // Z3 still proves a space empty (with the unsat core naming the conflict), before any counting.
 // Every sample is re-checked by ParameterSpace::violations (the original constraints evaluated
 // in C++ with the full binding); a sample the solver accepted but the evaluator rejects throws
@@ -52,6 +52,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -163,6 +164,9 @@ class Sampler {
   };
   void splitLaunchStage();
   std::vector<int64_t> fromBase(const std::vector<int64_t>& basePoint) const;
+  // Visits the first-stage points (the counting sampler's walk, else the solver-pruned
+  // enumeration) until `visit` returns false; false if they could not all be listed.
+  bool forEachBasePoint(const std::function<bool(const std::vector<int64_t>&)>& visit);
   // Every valid assignment of group g's parameters given the rest of `point` (their slots in
   // `point` are ignored), each as values in the order of the group's params.
   std::vector<std::vector<int64_t>> launchChoices(const std::vector<int64_t>& point,
