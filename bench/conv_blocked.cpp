@@ -20,10 +20,12 @@
 // (rewrite/strategies.h convRegisterBlockedVectorDefinition): weights re-laid out by a first
 // kernel, σ float<κ> accumulators per work-item updated with vector fma, an explicit local
 // size outW/σ × R; its JSON adds relayout_ms (kernel 0, the weights' re-layout, a one-off
-// step) and per_inference_ms (median minus relayout_ms).
+// step) and per_inference_ms (median minus relayout_ms). "rules k=κ s=σ r=R" (--vector κ,σ,R)
+// is the same family as the rules produce it (the conv-register-blocked-vector strategy on
+// Listing 3), reported the same way.
 //
 //   build/bench/weft_bench_conv_blocked [--layer vgg16:10 --layer vgg16:19] [--variant 8,8 ...]
-//                                       [--hand 16,7,2 ...]
+//                                       [--hand 16,7,2 ...] [--vector 16,7,2 ...]
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -66,6 +68,8 @@ struct Options {
   std::vector<std::string> variants = {"4,4", "8,4", "4,8", "8,8", "16,4", "4,16", "16,8"};
   // κ,σ,R of the hand-written vector variants (vectorBlockedByHand); none by default.
   std::vector<std::string> handVariants;
+  // κ,σ,R of the conv-register-blocked-vector strategy's variants; none by default.
+  std::vector<std::string> vectorVariants;
   bool skipDefault = false;
   int minRepeats = 3;
   double minSeconds = 1.0;
@@ -146,7 +150,7 @@ std::string utcNow() {
 }
 
 struct Variant {
-  enum class Kind { Default, RegisterBlocked, VectorByHand };
+  enum class Kind { Default, RegisterBlocked, VectorByHand, VectorByRules };
   Kind kind = Kind::Default;
   std::string name;
   int kappa = 0, sigma = 0;  // 0: the default lowering
@@ -161,6 +165,17 @@ Definition lowered(const ConvLayer& layer, const Variant& v) {
   if (v.kind == Variant::Kind::VectorByHand) {
     return lowerDefault(
         rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma, v.rows));
+  }
+  if (v.kind == Variant::Kind::VectorByRules) {
+    rewrite::RewriteContext context;
+    rewrite::StrategyResult result =
+        rewrite::findStrategy("conv-register-blocked-vector")
+            ->make({{"kappa", Arith(v.kappa)}, {"sigma", Arith(v.sigma)}, {"rows", Arith(v.rows)}})(
+                listing3, context);
+    if (!result.success()) {
+      throw std::runtime_error("conv-register-blocked-vector: " + result.failure);
+    }
+    return lowerDefault(*result.definition);
   }
   const int64_t padded = layer.H + 2 * layer.pad;
   rewrite::RewriteContext context;
@@ -196,6 +211,8 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const LayerData& dat
                                 variant.kappa ? fmt::format("{}k{}_s{}_r{}",
                                                             variant.kind == Variant::Kind::VectorByHand
                                                                 ? "hand_"
+                                                            : variant.kind == Variant::Kind::VectorByRules
+                                                                ? "rules_"
                                                                 : "",
                                                             variant.kappa, variant.sigma,
                                                             variant.rows)
@@ -247,7 +264,9 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const LayerData& dat
                            {"min", *std::min_element(ms.begin(), ms.end())},
                            {"samples", ms}};
     result["gflops_per_s"] = static_cast<double>(layer.flops()) / (medianMs * 1e-3) / 1e9;
-    if (variant.kind == Variant::Kind::VectorByHand && !runs.kernels.empty()) {
+    if ((variant.kind == Variant::Kind::VectorByHand ||
+         variant.kind == Variant::Kind::VectorByRules) &&
+        !runs.kernels.empty()) {
       // Kernel 0 re-lays the weights out: a one-off step when weights are prepared once.
       const double relayoutMs = static_cast<double>(runs.kernels[0].nanoseconds) / 1e6;
       result["relayout_ms"] = relayoutMs;
@@ -293,6 +312,15 @@ int run(const Options& options) {
       throw std::invalid_argument("--hand wants KAPPA,SIGMA,ROWS");
     }
     v.name = fmt::format("hand k={} s={} r={}", v.kappa, v.sigma, v.rows);
+    variants.push_back(v);
+  }
+  for (const std::string& spec : options.vectorVariants) {
+    Variant v;
+    v.kind = Variant::Kind::VectorByRules;
+    if (std::sscanf(spec.c_str(), "%d,%d,%d", &v.kappa, &v.sigma, &v.rows) != 3) {
+      throw std::invalid_argument("--vector wants KAPPA,SIGMA,ROWS");
+    }
+    v.name = fmt::format("rules k={} s={} r={}", v.kappa, v.sigma, v.rows);
     variants.push_back(v);
   }
 
@@ -370,6 +398,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--hand", options.handVariants,
                  "hand-written float-vector variants KAPPA,SIGMA,ROWS (issue 8 step 1)");
+  app.add_option("--vector", options.vectorVariants,
+                 "conv-register-blocked-vector strategy variants KAPPA,SIGMA,ROWS (the same "
+                 "family produced by the rules)");
   app.add_flag("--skip-default", options.skipDefault, "do not run the default lowering");
   app.add_option("--min-repeats", options.minRepeats, "timed runs at least")->capture_default_str();
   app.add_option("--min-seconds", options.minSeconds, "timed runs until this much kernel time")

@@ -30,5 +30,6 @@ void addAddressSpaceRules(std::vector<Rule>& rules);  // rules_address_space.cpp
 void addInterchangeRules(std::vector<Rule>& rules);   // rules_interchange.cpp
 void addConvolutionRules(std::vector<Rule>& rules);   // rules_convolution.cpp
 void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
+void addVectorBlockingRules(std::vector<Rule>& rules);  // rules_vector_blocking.cpp
 
 }  // namespace weft::rewrite

@@ -330,6 +330,7 @@ const std::vector<Rule>& ruleLibrary() {
     addInterchangeRules(all);
     addConvolutionRules(all);
     addBlockingRules(all);
+    addVectorBlockingRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

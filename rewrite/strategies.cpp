@@ -44,6 +44,20 @@
 //      so the accumulators can become scalars); let-hoist; reduceSeq, or reduceSeqUnroll when
 //      unroll = 1 (the whole window: only sensible for small K·K·C).
 //   Three kernels: pad, convolution, crop.
+//
+// conv-register-blocked-vector (issue 8's vector family; κ and σ numbers, R = rows optional):
+//   1. map2d-kernel-blocking (κ, σ, R): kernel groups outermost, groups of R output rows,
+//      blocks of σ windows of a row (the output written [M][outH][outW] through layouts);
+//   2. vectorize-block-accumulators: the block's σ × κ sums as σ float<κ> accumulators
+//      initialised with the κ biases, each step one vector of weights times a broadcast input
+//      value (the window's [K][K][C] levels kept);
+//   3. materialize the padded input and let-hoist it (the pad kernel);
+//   4. hoist-relayout: the kernel groups' weights [M/κ][K][K][C][κ] copied once (first kernel);
+//   5. mapWrg 2/1 over kernel groups and row groups, mapLcl 1/0 over rows and blocks (an
+//      explicit local size outW/σ × R);
+//   6. the copy nests: mapGlb 1 and 0 over their outer levels, mapSeq below;
+//   7. the accumulators' update mapSeqUnroll (each vector a variable), the reduce reduceSeq.
+//   Three kernels: re-layout, pad, convolution (code generation emits the update as fma).
 #include "rewrite/strategies.h"
 
 #include <algorithm>
@@ -401,6 +415,153 @@ Strategy convRegisterBlocked(const RuleArguments& arguments) {
     return all(definition, context);
   };
 }
+
+// ---- conv-register-blocked-vector ----
+
+// One map-to-mapseq-unroll on a map that computes (not a view) inside the initial value or the
+// function of a reduce: the update of the vector accumulators, unrolled so that each becomes a
+// variable (the biases' view initialising them stays a view), or failure.
+Strategy unrollComputingAccumulatorMaps() {
+  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    const Rule& unrollRule = rule("map-to-mapseq-unroll");
+    for (const Match& m : findMatches(definition, {unrollRule})) {
+      bool underAccumulator = false;
+      Expr node = definition.function.body();
+      for (int index : m.position) {
+        if (node.isPrim(Op::Reduce) && (index == 0 || index == 1)) underAccumulator = true;
+        node = nodeAt(node, {index});
+      }
+      if (!underAccumulator || isLayoutFunction(node.funs()[0])) continue;
+      if (auto result = applyAt(definition, unrollRule, m.position, {}, context)) {
+        return StrategyResult::ok(std::move(*result));
+      }
+    }
+    return StrategyResult::fail("no computing map of a reduce's accumulator left to unroll");
+  };
+}
+
+// A high-level copy nest map(e -> map(.. id ..), x) of any depth >= 2 over data x that is not a
+// param (the outermost level: inner levels map over their parent's element).
+bool isOuterCopyNest(const Expr& node) {
+  if (!node.isPrim(Op::Map) || node.args()[0].isParam()) return false;
+  for (int depth = 2; depth <= 8; ++depth) {
+    if (isCopyNest(node, depth)) return true;
+  }
+  return false;
+}
+
+// Every copy nest (the materialized re-layout and padding) as mapGlb 1 over its outer level,
+// mapGlb 0 over the next and mapSeq below: one rule application per level, outermost first.
+Strategy lowerCopyNests() {
+  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    Definition current = definition;
+    int lowered = 0;
+    while (true) {
+      std::optional<Position> outer;
+      for (const Position& p : allPositions(current.function.body())) {
+        if (isOuterCopyNest(nodeAt(current.function.body(), p))) {
+          outer = p;
+          break;
+        }
+      }
+      if (!outer) break;
+      Position level = *outer;
+      int depth = 0;
+      while (nodeAt(current.function.body(), level).isPrim(Op::Map)) {
+        const Rule& r = rule(depth < 2 ? "map-to-mapglb" : "map-to-mapseq");
+        RuleArguments arguments;
+        if (depth < 2) arguments = {{"dim", Arith(1 - depth)}};
+        std::optional<Definition> next = applyAt(current, r, level, arguments, context);
+        if (!next)
+          return StrategyResult::fail("lowering a copy nest: " + r.name + " did not apply");
+        current = std::move(*next);
+        level.push_back(0);  // the map's function
+        level.push_back(0);  // its body: the next level
+        ++depth;
+      }
+      ++lowered;
+    }
+    if (lowered == 0) return StrategyResult::fail("no copy nest to lower");
+    return StrategyResult::ok(std::move(current));
+  };
+}
+
+// A map whose function's parameter is named `name` (the binders map2d-kernel-blocking creates:
+// kernelGroup, rowGroup, row, windowBlock) that computes (holds a reduce).
+NodePredicate computingMapOver(const std::string& name) {
+  return [name](const Expr& node) {
+    if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
+    return node.funs()[0].params()[0].paramName() == name && containsOp(node.funs()[0], Op::Reduce);
+  };
+}
+
+Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
+  static const std::vector<std::string> known = {"kappa", "sigma", "rows"};
+  for (const auto& [name, value] : arguments) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument("conv-register-blocked-vector takes kappa, sigma and rows, not " +
+                                  name);
+    }
+  }
+  // κ is the accumulators' vector width and σ the number of unrolled accumulators: numbers.
+  auto number = [&](const std::string& name) -> int64_t {
+    std::optional<Arith> value = factorValue(arguments, name);
+    if (!value)
+      throw std::invalid_argument("conv-register-blocked-vector: " + name + " must be given");
+    if (!value->constant()) {
+      throw std::invalid_argument("conv-register-blocked-vector: " + name + " must be a number");
+    }
+    return *value->constant();
+  };
+  const int64_t kappa = number("kappa");
+  const int64_t sigma = number("sigma");
+  if (!isValidVectorWidth(kappa)) {
+    throw std::invalid_argument("conv-register-blocked-vector: kappa must be 2, 3, 4, 8 or 16");
+  }
+  if (sigma < 1) throw std::invalid_argument("conv-register-blocked-vector: sigma must be >= 1");
+  RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
+  if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
+
+  return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
+    auto required = [](Strategy s, std::string what) -> Strategy {
+      return leftChoice(std::move(s), [what](const Definition&, RewriteContext&) {
+        return StrategyResult::fail("conv-register-blocked-vector: " + what);
+      });
+    };
+    std::vector<Strategy> steps = {
+        // Kernel groups outermost, groups of R output rows, blocks of σ windows of a row.
+        required(topDown(rule("map2d-kernel-blocking"), blocking),
+                 "no map2D over windows of a map over kernels (Listing 3)"),
+        // The block's σ × κ scalar accumulators as σ vectors of width κ.
+        required(topDown(rule("vectorize-block-accumulators")),
+                 "the block's reduction is not acc + window * weight"),
+        // The padded input as a kernel of its own (as conv-direct).
+        topDownWhere(rule("materialize"),
+                     [](const Expr& n) {
+                       return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
+                              n.args()[0].funs()[0].isLambda() &&
+                              n.args()[0].funs()[0].body().isPrim(Op::Pad);
+                     }),
+        repeat(topDown(rule("let-hoist")), 4),
+        // The kernel groups' weights re-laid out once, [M/κ][K][K][C][κ], by a first kernel.
+        required(topDown(rule("hoist-relayout")), "no weight view to re-lay out"),
+        // Work-groups over kernel groups and row groups, work-items over rows and blocks.
+        topDownWhere(rule("map-to-mapwrg"), computingMapOver("kernelGroup"), dim(2)),
+        topDownWhere(rule("map-to-mapwrg"), computingMapOver("rowGroup"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), computingMapOver("row"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), computingMapOver("windowBlock"), dim(0)),
+        // The copies (re-layout, padding): mapGlb 1/0 and sequential inner loops.
+        lowerCopyNests(),
+        // The update of the σ vector accumulators unrolled, so that each is a variable.
+        repeat(unrollComputingAccumulatorMaps(), 16),
+        repeat(topDown(rule("reduce-to-reduceseq")), 16),
+    };
+    Strategy all = identity();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) all = seq(*it, all);
+    return all(definition, context);
+  };
+}
 }  // namespace
 
 Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappaValue,
@@ -544,6 +705,16 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "over window groups), crop",
        {"theta", "rho", "kappa", "sigma", "unroll"},
        convRegisterBlocked},
+      {"conv-register-blocked-vector",
+       "direct convolution with vector register blocks (issue 8's fast family, built from "
+       "map2d-kernel-blocking, vectorize-block-accumulators and hoist-relayout): each "
+       "work-item sigma output pixels of a row x kappa kernels (numbers; kappa a vector width) "
+       "in sigma float<kappa> accumulators over the whole window (fma with the input value "
+       "broadcast), rows output rows per work-group (a number or a tuning variable); kernels: "
+       "weights re-laid out [M/kappa][K][K][C][kappa], pad, convolution (mapWrg 2/1 over kernel "
+       "groups and row groups, mapLcl 1/0 over rows and pixel blocks)",
+       {"kappa", "sigma", "rows"},
+       convRegisterBlockedVector},
   };
   return strategies;
 }

@@ -6,8 +6,11 @@
 // local memory; conv-direct — the direct convolution of paper section 4.2 with the tuning
 // parameters θ, ρ, κ, σ, ω, coalesce (symbolic unless given) and the structural v and unroll;
 // conv-register-blocked — each work-item keeps a κ × σ block of accumulators in private memory
-// over one pass of the whole window (issue 8's family, not yet vectorized; κ, σ, unroll given).
-// strategies.cpp lists their steps.
+// over one pass of the whole window (issue 8's family, not yet vectorized; κ, σ, unroll given);
+// conv-register-blocked-vector — issue 8's vector shape from the rules: σ float<κ>
+// accumulators per work-item, weights re-laid out once by a first kernel, R output rows per
+// work-group (κ, σ numbers; R a number or a tuning variable), the same OpenCL as
+// convRegisterBlockedVectorDefinition below. strategies.cpp lists their steps.
 #pragma once
 
 #include <string>
@@ -33,8 +36,9 @@ const NamedStrategy* findStrategy(const std::string& name);
 
 // Issue 8's fast convolution shape built directly as a low-level definition over Listing 3's
 // parameters (`listing3`: examples/conv.weft or ir/conv_layer.h convListing3Definition, whose
-// params and declared sizes P, S it reuses) — the target the register-blocked rules are to
-// produce. Three kernels, each a let-bound stage:
+// params and declared sizes P, S it reuses) — the target the conv-register-blocked-vector
+// strategy produces from the rules (its kernels are the same up to two unused kernel arguments
+// and the re-laid-out weights' shape, [M/κ][K][K][C][κ] there: the same memory order). Three kernels, each a let-bound stage:
 //   k0  the weights re-laid out once, [M][K][K][C] -> [M/κ][K·K][C·κ] (κ output channels
 //       innermost): mapGlb 1/0 over kernel groups and window positions, mapSeq over C·κ;
 //   k1  the input zero-padded (mapGlb 1/0 over rows and pixels, mapSeq over channels);

@@ -1,0 +1,490 @@
+// Macro rules for issue 8's fast convolution family: output-stationary register blocks of κ
+// kernels × σ consecutive output pixels (× R rows per work-group) whose κ-wide accumulators are
+// float vectors updated with one vector of weights and a broadcast input value, the weights
+// re-laid out once by a kernel of their own. The conv-register-blocked-vector strategy
+// (rewrite/strategies.cpp) is made of these and of library rules; each is checked against the
+// interpreter on random programs by tests/rewrite/property_rules_vector_blocking.cpp.
+//
+//  map2d-kernel-blocking   transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> f(w, k), ks)), xs)
+//                          => join ∘ map(cg -> transpose(map(transpose ∘ join, cg))) ∘
+//                          map(kg -> join(map(rg -> map(row -> map(wb -> map(w -> join(map(k ->
+//                          f(w, k), kg)), wb), split(σ, row)), rg), split(R, xs))), split(κ, ks))
+//                          (kernel groups outermost, groups of R rows, blocks of σ windows; a
+//                          map/map interchange and three split-joins. Without the outer
+//                          transposes the result is map(transpose) ∘ transpose of the same.)
+//  vectorize-block-accumulators
+//                          map(w -> join(map(k -> reduce(z(k), (acc, p) -> acc + p._0 * p._1,
+//                          zip(a(w), b(k))), kg)), wb) => map(asScalar) ∘ split(1) ∘ join ∘
+//                          reduce(join(fill(σ, asVector(κ, map(k -> z(k), kg)))), (accs, p) ->
+//                          map(q -> q._0 + q._1 * p._1, zip(accs, p._0)), zip(transpose(map(w ->
+//                          a(w), wb)), join(map(asVector(κ), transpose(map(k -> b(k), kg))))))
+//                          (the σ × κ scalar accumulators as σ vectors of width κ = |kg|, a
+//                          number in {2, 3, 4, 8, 16}: each step multiplies the σ windows'
+//                          values, broadcast, by one vector of the κ kernels' weights. The order
+//                          of every lane's sum is the original's, so the result is exactly equal.
+//                          When a(w) = join^d(a'(w)) and b(k) = join^d(b'(k)) with the same
+//                          nested lengths (Listing 3: join(join(window)), [K][K][C]), the d
+//                          levels are kept on both sides — transposes move σ and κ innermost
+//                          level by level, asVector(κ) ∘ join makes the innermost level's
+//                          vectors, join^d flattens — so that code generation loops over the
+//                          window with one loop per level, without divisions.)
+//  hoist-relayout          C[map(g -> B[v(g)], xs)] => let(r -> C[map(p -> B[p._1][g := p._0],
+//                          zip(xs, r))], map(..map(id)..)(map(g -> v(g), xs)))
+//                          (a view v of a group g that reorders it — a layout of g alone with a
+//                          transpose, of scalars — copied once for all groups into memory of its
+//                          own; at the definition's body or a top-level let's body, for xs
+//                          closed there: code generation makes the copy a first kernel, the
+//                          one-off re-layout of the weights as [M/κ][K][K][C][κ].)
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/builders.h"
+#include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+// ---- map2d-kernel-blocking ----
+
+// map(row -> map(f, row), xs) with f = w -> join(map(kf, ks)), ks and f independent of row, ks
+// independent of w.
+struct KernelMap2D {
+  Expr window;     // w
+  Expr kernelFun;  // kf
+  Expr kernels;    // ks
+  Expr windows;    // xs
+};
+
+std::optional<KernelMap2D> matchKernelMap2D(const Expr& node) {
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& rowFun = node.funs()[0];
+  const Expr& row = rowFun.params()[0];
+  const Expr& inner = rowFun.body();
+  if (!inner.isPrim(Op::Map) || !isParamNode(inner.args()[0], row)) return std::nullopt;
+  const Expr& f = inner.funs()[0];
+  if (!isUnaryLambda(f) || mentionsParam(f, row)) return std::nullopt;
+  const Expr& w = f.params()[0];
+  const Expr& joined = f.body();
+  if (!joined.isPrim(Op::Join) || !joined.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& kernelMap = joined.args()[0];
+  const Expr& kf = kernelMap.funs()[0];
+  if (!kf.isFunction() || kf.params().size() != 1) return std::nullopt;
+  const Expr& ks = kernelMap.args()[0];
+  if (mentionsParam(ks, w)) return std::nullopt;
+  return KernelMap2D{w, kf, ks, node.args()[0]};
+}
+
+// transpose(map(r -> transpose(r), x)): returns x.
+std::optional<Expr> matchTransposeMapTranspose(const Expr& node) {
+  if (!node.isPrim(Op::Transpose) || !node.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& m = node.args()[0];
+  const Expr& f = m.funs()[0];
+  if (!isUnaryLambda(f) || !f.body().isPrim(Op::Transpose) ||
+      !isParamNode(f.body().args()[0], f.params()[0])) {
+    return std::nullopt;
+  }
+  return m.args()[0];
+}
+
+std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
+  std::optional<Expr> inner = matchTransposeMapTranspose(a.node);
+  const bool kernelsOutermost = inner.has_value();
+  std::optional<KernelMap2D> m = matchKernelMap2D(kernelsOutermost ? *inner : a.node);
+  if (!m) return std::nullopt;
+  const Type xsType = a.typeOf(m->windows);
+  const Type ksType = a.typeOf(m->kernels);
+  if (!xsType.isArray() || !xsType.arrayElement().isArray() || !ksType.isArray()) {
+    return std::nullopt;
+  }
+  const Arith height = xsType.arrayLength();
+  const Arith width = xsType.arrayElement().arrayLength();
+  const Arith kernels = ksType.arrayLength();
+  Arith kappa = a.factor("kappa", [&](RewriteContext& context) {
+    return context.freshTuning("kappa", Arith(1), kernels);
+  });
+  Arith sigma = a.factor("sigma", [&](RewriteContext& context) {
+    return context.freshTuning("sigma", Arith(1), width);
+  });
+  Arith rows = a.factor("rows", [&](RewriteContext& context) {
+    return context.freshTuning("rows", Arith(1), height);
+  });
+  // The kernels' function and the window param are used once each in the result (the
+  // original lambdas disappear), so they keep their params.
+  const Expr kf = m->kernelFun;
+  const Expr w = m->window;
+  Expr blocks =
+      map(lam("kernelGroup",
+              [&](Expr kernelGroup) {
+                Expr perWindow = Expr::lambda({w}, join(map(kf, kernelGroup)));
+                return join(map(lam("rowGroup",
+                                    [&](Expr rowGroup) {
+                                      return map(lam("row",
+                                                     [&](Expr row) {
+                                                       return map(lam("windowBlock",
+                                                                      [&](Expr windowBlock) {
+                                                                        return map(perWindow,
+                                                                                   windowBlock);
+                                                                      }),
+                                                                  split(sigma, row));
+                                                     }),
+                                                 rowGroup);
+                                    }),
+                                split(rows, m->windows)));
+              }),
+          split(kappa, m->kernels));
+  // blocks [M/κ][OH][OW/σ][σ][κ·c] -> [M·c][OH][OW].
+  Expr kernelsFirst =
+      join(map(lam("channelGroup",
+                   [](Expr cg) {
+                     return transpose(map(
+                         lam("outRow", [](Expr r) { return transpose(join(std::move(r))); }), cg));
+                   }),
+               std::move(blocks)));
+  if (kernelsOutermost) return kernelsFirst;
+  // [M·c][OH][OW] -> [OH][OW][M·c].
+  return map(lam("outRow", [](Expr r) { return transpose(std::move(r)); }),
+             transpose(std::move(kernelsFirst)));
+}
+
+// ---- vectorize-block-accumulators ----
+
+bool isGetOf(const Expr& e, int64_t index, const Expr& param) {
+  return e.isPrim(Op::Get) && e.nats()[0].constant() == index && isParamNode(e.args()[0], param);
+}
+
+// map applied `depth` times: f itself at depth 0, map(x -> f(x)) at 1, map(map(f)) at 2, ...
+Expr mapDeep(int depth, const std::function<Expr(Expr)>& f, Expr x) {
+  if (depth == 0) return f(std::move(x));
+  return map(lam("level", [&](Expr level) { return mapDeep(depth - 1, f, std::move(level)); }),
+             std::move(x));
+}
+
+// [a][n1]..[n_levels]... -> [n1]..[n_levels][a]...: the outer dimension moved `levels` down.
+Expr outerInnermost(int levels, Expr x) {
+  Expr result = transpose(std::move(x));
+  for (int i = 1; i < levels; ++i) {
+    result = mapDeep(
+        i, [](Expr y) { return transpose(std::move(y)); }, std::move(result));
+  }
+  return result;
+}
+
+Expr joinDeep(int depth, Expr x) {
+  for (int i = 0; i < depth; ++i) x = join(std::move(x));
+  return x;
+}
+
+// A fresh lambda x' -> e[x := x'].
+Expr freshLambda(const Expr& x, const Expr& e) {
+  return lam(x.paramName(), [&](Expr fresh) { return substituteParams(e, {{x, fresh}}); });
+}
+
+std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& w = node.funs()[0].params()[0];
+  const Expr& wb = node.args()[0];
+  const Expr& joined = node.funs()[0].body();
+  if (!joined.isPrim(Op::Join) || !joined.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& kernelMap = joined.args()[0];
+  if (!isUnaryLambda(kernelMap.funs()[0])) return std::nullopt;
+  const Expr& k = kernelMap.funs()[0].params()[0];
+  const Expr& kg = kernelMap.args()[0];
+  if (mentionsParam(kg, w)) return std::nullopt;
+  const Expr& r = kernelMap.funs()[0].body();
+  if (!r.isPrim(Op::Reduce)) return std::nullopt;
+  const Expr& z = r.args()[0];
+  const Expr& f = r.funs()[0];
+  const Expr& zipped = r.args()[1];
+  if (mentionsParam(z, w) || mentionsParam(f, w) || mentionsParam(f, k)) return std::nullopt;
+  // f = (acc, p) -> acc + p._0 * p._1 (either order of the sum and of the product).
+  if (!f.isLambda() || f.params().size() != 2) return std::nullopt;
+  const Expr& acc = f.params()[0];
+  const Expr& p = f.params()[1];
+  const Expr& sum = f.body();
+  if (!sum.isPrim(Op::Add)) return std::nullopt;
+  const Expr* product = nullptr;
+  if (isParamNode(sum.args()[0], acc)) product = &sum.args()[1];
+  if (isParamNode(sum.args()[1], acc)) product = &sum.args()[0];
+  if (!product || !product->isPrim(Op::Mul)) return std::nullopt;
+  const Expr& x = product->args()[0];
+  const Expr& y = product->args()[1];
+  if (!((isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p)))) {
+    return std::nullopt;
+  }
+  // zip(a(w), b(k)) or zip(b(k), a(w)).
+  if (!zipped.isPrim(Op::Zip) || zipped.args().size() != 2) return std::nullopt;
+  int windowSide = -1;
+  for (int side = 0; side < 2; ++side) {
+    const Expr& windowPart = zipped.args()[static_cast<size_t>(side)];
+    const Expr& kernelPart = zipped.args()[static_cast<size_t>(1 - side)];
+    if (!mentionsParam(windowPart, k) && !mentionsParam(kernelPart, w)) windowSide = side;
+  }
+  if (windowSide < 0) return std::nullopt;
+  const Expr& aw = zipped.args()[static_cast<size_t>(windowSide)];
+  const Expr& bk = zipped.args()[static_cast<size_t>(1 - windowSide)];
+  // κ = |kg| must be a vector width; the accumulator a scalar int or float.
+  const Type kgType = a.typeOf(kg);
+  const Type zType = a.typeOf(z);
+  if (!kgType.isArray() || !zType.isScalar() || zType.scalarKind() == ScalarKind::Bool) {
+    return std::nullopt;
+  }
+  std::optional<int64_t> width = kgType.arrayLength().constant();
+  if (!width || !isValidVectorWidth(*width)) return std::nullopt;
+  const Type awType = a.typeOf(aw);
+  const Type bkType = a.typeOf(bk);
+  if (!awType.isArray() || !(awType.arrayElement() == zType) || !bkType.isArray() ||
+      !(bkType.arrayElement() == zType)) {
+    return std::nullopt;
+  }
+  const Arith kappa(*width);
+  const Arith sigma = a.typeOf(wb).arrayLength();
+  // Joins both sides flatten alike (join(join(window)) and join(join(kernel)): [K][K][C]) are
+  // kept as the outer levels of both, so that the loop over the window can be one loop per
+  // level (code generation's flattenFactors) instead of one with divisions.
+  Expr windowPart = aw;
+  Expr kernelPart = bk;
+  int depth = 0;
+  while (windowPart.isPrim(Op::Join) && kernelPart.isPrim(Op::Join)) {
+    const Type windowInner = a.typeOf(windowPart.args()[0]);
+    const Type kernelInner = a.typeOf(kernelPart.args()[0]);
+    if (!(windowInner.arrayLength() == kernelInner.arrayLength()) ||
+        !(windowInner.arrayElement().arrayLength() == kernelInner.arrayElement().arrayLength())) {
+      break;
+    }
+    windowPart = windowPart.args()[0];
+    kernelPart = kernelPart.args()[0];
+    ++depth;
+  }
+  Expr inits = asVector(kappa, map(freshLambda(k, z), kg));
+  // [σ][n1]..[n_d+1] -> [n1]..[n_d+1][σ] -> [n][σ].
+  Expr windowColumns =
+      joinDeep(depth, outerInnermost(depth + 1, map(freshLambda(w, windowPart), wb)));
+  // [κ][n1]..[n_d+1] -> [n1]..[n_d+1][κ] -> [n1]..[n_d][n_d+1 of <κ>] -> [n] of <κ>.
+  Expr weightVectors =
+      joinDeep(depth, mapDeep(
+                          depth, [&](Expr q) { return asVector(kappa, join(std::move(q))); },
+                          outerInnermost(depth + 1, map(freshLambda(k, kernelPart), kg))));
+  Expr step = lam2("accs", "p", [](Expr accs, Expr pair) {
+    return map(lam("q", [&](Expr q) { return get(0, q) + get(1, q) * get(1, pair); }),
+               zip(std::move(accs), get(0, pair)));
+  });
+  Expr vectors = join(reduce(join(fill(sigma, std::move(inits))), step,
+                             zip(std::move(windowColumns), std::move(weightVectors))));
+  return map(lam("lanes", [](Expr v) { return asScalar(std::move(v)); }),
+             split(Arith(1), std::move(vectors)));
+}
+
+// ---- hoist-relayout ----
+
+// The params free in `e` (bound inside e excluded), in first-occurrence order.
+void freeParams(const Expr& e, std::vector<uint64_t>& bound, std::vector<uint64_t>& free) {
+  if (e.isParam()) {
+    if (std::find(bound.begin(), bound.end(), e.paramId()) == bound.end() &&
+        std::find(free.begin(), free.end(), e.paramId()) == free.end()) {
+      free.push_back(e.paramId());
+    }
+    return;
+  }
+  if (e.isLambda()) {
+    size_t mark = bound.size();
+    for (const Expr& p : e.params()) bound.push_back(p.paramId());
+    freeParams(e.body(), bound, free);
+    bound.resize(mark);
+    return;
+  }
+  if (!e.isPrim()) return;
+  for (const Expr& f : e.funs()) freeParams(f, bound, free);
+  for (const Expr& arg : e.args()) freeParams(arg, bound, free);
+}
+
+std::vector<uint64_t> freeParamsOf(const Expr& e) {
+  std::vector<uint64_t> bound, free;
+  freeParams(e, bound, free);
+  return free;
+}
+
+bool isLayoutPrim(Op op) {
+  switch (op) {
+    case Op::Transpose:
+    case Op::Join:
+    case Op::Split:
+    case Op::Get:
+    case Op::Reorder:
+    case Op::Slide:
+    case Op::SlideStrict:
+    case Op::Crop:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A view of the param g alone: layout primitives and maps of layout functions over g (no
+// other free param).
+bool isViewOf(const Expr& e, const Expr& g) {
+  if (isParamNode(e, g)) return true;
+  if (!e.isPrim() || e.args().size() != 1) return false;
+  if (e.isPrim(Op::Map)) {
+    if (!isLayoutFunction(e.funs()[0]) || mentionsParam(e.funs()[0], g)) return false;
+    const std::vector<uint64_t> free = freeParamsOf(e.funs()[0]);
+    if (!free.empty()) return false;
+  } else if (!isLayoutPrim(e.primOp())) {
+    return false;
+  }
+  return isViewOf(e.args()[0], g);
+}
+
+bool containsTranspose(const Expr& e) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& n) { found = found || n.isPrim(Op::Transpose); });
+  return found;
+}
+
+// An array whose innermost elements are scalars, of at least two dimensions.
+bool isScalarArray(const Type& t) {
+  if (!t.isArray() || !t.arrayElement().isArray()) return false;
+  Type inner = t;
+  while (inner.isArray()) inner = inner.arrayElement();
+  return inner.isScalar();
+}
+
+bool typedScalarArray(const Expr& e, const RuleApplication& a) {
+  try {
+    return isScalarArray(a.typeOf(e));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The first (pre-order) maximal view of g under `e` that is an array of scalars and reorders g
+// (holds a transpose); `insideView` says whether e's parent is such a view of scalars already.
+std::optional<Expr> relayoutView(const Expr& e, const Expr& g, const RuleApplication& a,
+                                 bool insideView) {
+  const bool view = !isParamNode(e, g) && isViewOf(e, g) && typedScalarArray(e, a);
+  if (view && !insideView && containsTranspose(e)) return e;
+  if (e.isLambda()) return relayoutView(e.body(), g, a, false);
+  if (!e.isPrim()) return std::nullopt;
+  for (const Expr& f : e.funs()) {
+    if (auto found = relayoutView(f, g, a, false)) return found;
+  }
+  for (const Expr& arg : e.args()) {
+    if (auto found = relayoutView(arg, g, a, view)) return found;
+  }
+  return std::nullopt;
+}
+
+// Rebuilds `e` with every occurrence of the node `target` (by identity) replaced.
+Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement) {
+  if (e.node() == target) return replacement;
+  if (e.isLambda()) return e.withBody(replaceNode(e.body(), target, replacement));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(replaceNode(f, target, replacement));
+  for (const Expr& arg : e.args()) args.push_back(replaceNode(arg, target, replacement));
+  return e.withChildren(e.nats(), funs, args);
+}
+
+Expr copyOf(const Type& type, const Expr& x) {
+  if (!type.isArray()) return id(x);
+  const Type element = type.arrayElement();
+  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
+}
+
+// The first map (pre-order, high-level, computing: not a view itself) under `e` whose data is
+// closed over `inputs` and whose function's body holds a re-layout view of its param; returns
+// the map and the view.
+struct HoistSite {
+  Expr map;
+  Expr view;
+};
+std::optional<HoistSite> hoistSite(const Expr& e, const std::vector<uint64_t>& inputs,
+                                   const RuleApplication& a) {
+  if (e.isPrim(Op::Map) && isUnaryLambda(e.funs()[0]) && !isLayoutFunction(e.funs()[0])) {
+    bool closed = true;
+    for (uint64_t id : freeParamsOf(e.args()[0])) {
+      closed = closed && std::find(inputs.begin(), inputs.end(), id) != inputs.end();
+    }
+    const Expr& g = e.funs()[0].params()[0];
+    if (closed) {
+      if (auto view = relayoutView(e.funs()[0].body(), g, a, false)) return HoistSite{e, *view};
+    }
+  }
+  if (e.isLambda()) return hoistSite(e.body(), inputs, a);
+  if (!e.isPrim()) return std::nullopt;
+  for (const Expr& f : e.funs()) {
+    if (auto found = hoistSite(f, inputs, a)) return found;
+  }
+  for (const Expr& arg : e.args()) {
+    if (auto found = hoistSite(arg, inputs, a)) return found;
+  }
+  return std::nullopt;
+}
+
+std::optional<Expr> hoistRelayout(const RuleApplication& a) {
+  if (a.node.isFunction()) return std::nullopt;
+  // Only at the definition's body or the body of a let at the top (as let-hoist).
+  for (size_t i = 0; i < a.ancestors.size(); ++i) {
+    const Expr& ancestor = a.ancestors[i];
+    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
+    bool letFunction = ancestor.isPrim(Op::Let) && ancestor.funs()[0].node() == child.node();
+    bool letLambda = ancestor.isLambda() && i > 0 && a.ancestors[i - 1].isPrim(Op::Let);
+    if (!letFunction && !letLambda) return std::nullopt;
+  }
+  const std::vector<uint64_t> inputs = freeParamsOf(a.node);
+  std::optional<HoistSite> site = hoistSite(a.node, inputs, a);
+  if (!site) return std::nullopt;
+  const Expr& groupMap = site->map;
+  const Expr& g = groupMap.funs()[0].params()[0];
+  const Expr& xs = groupMap.args()[0];
+  // The copy of every group's view, [n][view], as one layout map over xs.
+  Expr views = map(freshLambda(g, site->view), xs);
+  const Type viewsType = Type::array(a.typeOf(site->view), a.typeOf(xs).arrayLength());
+  Expr copied = copyOf(viewsType, views);
+  Expr relaid = Expr::param("relaid");
+  Expr pair = Expr::param(g.paramName());
+  Expr body = replaceNode(groupMap.funs()[0].body(), site->view.node(), get(1, pair));
+  body = substituteParams(body, {{g, get(0, pair)}});
+  Expr newMap = map(Expr::lambda({pair}, body), zip(xs, relaid));
+  Expr context = replaceNode(a.node, groupMap.node(), newMap);
+  return let(Expr::lambda({relaid}, context), copied);
+}
+
+}  // namespace
+
+void addVectorBlockingRules(std::vector<Rule>& rules) {
+  rules.push_back({"map2d-kernel-blocking",
+                   "transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> f(w, k), ks))) => "
+                   "join ∘ map(cg -> transpose(map(transpose ∘ join, cg))) ∘ map(kg -> "
+                   "join(map(rg -> map(row -> map(wb -> map(w -> join(map(k -> f(w, k), kg)), "
+                   "wb), split(σ, row)), rg), split(R, xs))), split(κ, ks))   [ks independent "
+                   "of w; without the outer transposes: map(transpose) ∘ transpose ∘ the same]",
+                   RuleFamily::Tiling,
+                   {"kappa", "sigma", "rows"},
+                   map2DKernelBlocking});
+  rules.push_back({"vectorize-block-accumulators",
+                   "map(w -> join(map(k -> reduce(z(k), (acc, p) -> acc + p._0 * p._1, "
+                   "zip(a(w), b(k))), kg)), wb) => map(asScalar) ∘ split(1) ∘ join ∘ "
+                   "reduce(join(fill(σ, asVector(κ, map(z, kg)))), (accs, p) -> map(q -> q._0 + "
+                   "q._1 * p._1, zip(accs, p._0)), zip(transpose(map(a, wb)), "
+                   "join(map(asVector(κ), transpose(map(b, kg))))))   [κ = |kg| in {2, 3, 4, 8, "
+                   "16}; int or float; joins common to a and b kept as nested levels]",
+                   RuleFamily::Vectorization,
+                   {},
+                   vectorizeBlockAccumulators});
+  rules.push_back({"hoist-relayout",
+                   "C[map(g -> B[v(g)], xs)] => let(r -> C[map(p -> B[p._1][g := p._0], "
+                   "zip(xs, r))], map(..map(id)..)(map(g -> v(g), xs)))   [at the body or a "
+                   "top-level let's body; xs closed there; v a view of g alone with a transpose, "
+                   "an array of scalars: copied once, by a kernel of its own]",
+                   RuleFamily::AddressSpace,
+                   {},
+                   hoistRelayout});
+}
+
+}  // namespace weft::rewrite

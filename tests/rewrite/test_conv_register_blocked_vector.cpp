@@ -1,0 +1,173 @@
+// The named strategy conv-register-blocked-vector (rewrite/strategies.h) applied to
+// examples/conv.weft (Listing 3): on random small layers (tests/support/listing3_layers.h) and
+// several (κ, σ, R) the rewritten definition type-checks, has issue 8's vector shape (three
+// let-bound stages: the weights' re-layout [M/κ][K][K][C][κ] and the padded input as copy
+// nests of mapGlb 1/0 + mapSeq, then the convolution with mapWrg 2/1 over kernel groups and row
+// groups, mapLcl 1/0 over rows and blocks of σ pixels, one reduceSeq over the whole window whose
+// accumulator is [float<κ>]σ, updated by one mapSeqUnroll) and computes the original layer in
+// the interpreter within 1e-4 absolute + 1e-4 relative on real-valued random inputs. R left
+// out becomes a tuning variable (bound to a divisor of the output height to run). Wrong
+// factors are refused.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/interp.h"
+#include "ir/printer.h"
+#include "rewrite/strategies.h"
+#include "tests/support/listing3_layers.h"
+#include "typecheck/typecheck.h"
+
+using namespace weft;
+using namespace weft::rewrite;
+
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+int countOp(const Expr& e, Op op) {
+  int n = 0;
+  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
+  return n;
+}
+
+struct Block {
+  int kappa, sigma, rows;  // rows 0: left symbolic
+};
+
+// The strategy's definition for a block, checked for its shape.
+Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext& context) {
+  const NamedStrategy* strategy = findStrategy("conv-register-blocked-vector");
+  REQUIRE(strategy != nullptr);
+  RuleArguments arguments = {{"kappa", Arith(b.kappa)}, {"sigma", Arith(b.sigma)}};
+  if (b.rows > 0) arguments.push_back({"rows", Arith(b.rows)});
+  StrategyResult result = strategy->make(arguments)(conv, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  const Definition rewritten = *result.definition;
+  CAPTURE(printDefinition(rewritten));
+  TypedDefinition typed = typecheck(rewritten);
+  CHECK(typed.type == typecheck(conv).type);
+  const Expr& body = rewritten.function.body();
+  // Two let-bound stages (re-layout, padding) around the convolution.
+  REQUIRE(body.isPrim(Op::Let));
+  REQUIRE(body.funs()[0].body().isPrim(Op::Let));
+  CHECK(countOp(body, Op::Let) == 2);
+  CHECK(countOp(body, Op::MapGlb) == 4);
+  CHECK(countOp(body, Op::MapWrg) == 2);
+  CHECK(countOp(body, Op::MapLcl) == 2);
+  CHECK(countOp(body, Op::Reduce) == 0);
+  CHECK(countOp(body, Op::ReduceSeq) == 1);
+  // The re-laid-out weights: [M/κ][K][K][C][κ] (κ kernels innermost).
+  Type relaid = typed.types.at(body.args()[0].node());
+  int rank = 0;
+  Arith innermost;
+  while (relaid.isArray()) {
+    ++rank;
+    innermost = relaid.arrayLength();
+    relaid = relaid.arrayElement();
+  }
+  CHECK(rank == 5);
+  CHECK(innermost == Arith(b.kappa));
+  // One reduce over the window with σ vector accumulators of width κ.
+  forEachNode(body, [&](const Expr& node) {
+    if (!node.isPrim(Op::ReduceSeq)) return;
+    const Type accumulator = typed.types.at(node.args()[0].node());
+    REQUIRE(accumulator.isArray());
+    CHECK(accumulator.arrayLength() == Arith(b.sigma));
+    CHECK(accumulator.arrayElement() == Type::vector(ScalarKind::Float, b.kappa));
+    CHECK(countOp(node.funs()[0], Op::MapSeqUnroll) == 1);
+    CHECK(countOp(node.funs()[0], Op::Map) == 0);
+  });
+  if (b.rows > 0) {
+    CHECK(context.tuningVariables().empty());
+  } else {
+    REQUIRE(context.tuningVariables().size() == 1);
+    CHECK(context.tuningVariables()[0].varName().rfind("rows", 0) == 0);
+  }
+  return rewritten;
+}
+
+// C channels, an H×H image, M kernels of K×K, padding P, stride S.
+void checkLayer(int channels, int size, int kernels, int kernelSize, int padding, int stride,
+                const std::vector<Block>& blocks, uint64_t seed) {
+  const Definition conv = testing::listing3FromExample();
+  std::mt19937_64 rng(seed);
+  const testing::Listing3Layer layer = testing::randomListing3Layer(
+      conv, channels, kernels, kernelSize, size, size, padding, stride, rng);
+  const Value expected = interpret(conv, layer.inputs, layer.sizes);
+  const int64_t outH = (size + 2 * padding - kernelSize) / stride + 1;
+  for (const Block& b : blocks) {
+    CAPTURE(b.kappa);
+    CAPTURE(b.sigma);
+    CAPTURE(b.rows);
+    RewriteContext context;
+    const Definition rewritten = rewriteChecked(conv, b, context);
+    CAPTURE(printDefinition(rewritten));
+    ArithBinding sizes = layer.sizes;
+    std::vector<int> rowChoices = {b.rows};
+    if (b.rows == 0) {
+      rowChoices.clear();
+      for (int r = 1; r <= outH; ++r) {
+        if (outH % r == 0) rowChoices.push_back(r);
+      }
+    }
+    for (int rows : rowChoices) {
+      CAPTURE(rows);
+      if (b.rows == 0) sizes[context.tuningVariables()[0].varName()] = rows;
+      const Value actual = interpret(rewritten, layer.inputs, sizes);
+      CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
+                    "max difference " << maxAbsDifference(actual, expected));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv-register-blocked-vector: padded layer, kappa 4, 8 and 16") {
+  //                            kappa sigma rows
+  checkLayer(3, 8, 16, 3, 1, 1, {{4, 4, 2}, {8, 8, 1}, {16, 2, 4}, {16, 8, 8}, {4, 2, 0}}, 11);
+}
+
+TEST_CASE("conv-register-blocked-vector: stride 2, no padding, 5x5 kernels") {
+  checkLayer(2, 9, 8, 3, 0, 2, {{4, 2, 1}, {8, 4, 2}, {8, 1, 4}}, 12);
+  checkLayer(2, 9, 4, 5, 0, 1, {{4, 5, 5}, {2, 1, 1}}, 13);
+}
+
+TEST_CASE("conv-register-blocked-vector: random small layers") {
+  std::mt19937_64 rng(2026);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
+    const int kappa = trial % 2 == 0 ? 4 : 8;
+    const int kernels = kappa * std::uniform_int_distribution<int>(1, 3)(rng);
+    const int padding = std::uniform_int_distribution<int>(0, 2)(rng);
+    const int stride = std::uniform_int_distribution<int>(1, 2)(rng);
+    const int size = std::uniform_int_distribution<int>(3, 9)(rng);
+    const int out = (size + 2 * padding - 3) / stride + 1;
+    // σ and R: random divisors of the output width and height.
+    std::vector<int> divisors;
+    for (int d = 1; d <= out; ++d) {
+      if (out % d == 0) divisors.push_back(d);
+    }
+    std::uniform_int_distribution<size_t> pick(0, divisors.size() - 1);
+    const int sigma = divisors[pick(rng)];
+    const int rows = divisors[pick(rng)];
+    CAPTURE(channels);
+    CAPTURE(kernels);
+    CAPTURE(padding);
+    CAPTURE(stride);
+    CAPTURE(size);
+    checkLayer(channels, size, kernels, 3, padding, stride, {{kappa, sigma, rows}}, rng());
+  }
+}
+
+TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and sigma") {
+  const NamedStrategy* strategy = findStrategy("conv-register-blocked-vector");
+  REQUIRE(strategy != nullptr);
+  CHECK_THROWS(strategy->make({{"kappa", Arith(5)}, {"sigma", Arith(2)}}));
+  CHECK_THROWS(strategy->make(
+      {{"kappa", Arith::var("k", VarKind::Tuning, Arith(1), Arith(16))}, {"sigma", Arith(2)}}));
+  CHECK_THROWS(strategy->make({{"kappa", Arith(4)}}));
+  CHECK_THROWS(strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"theta", Arith(2)}}));
+}
