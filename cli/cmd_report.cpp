@@ -4,16 +4,22 @@
 // (a variant is on the front when no other is at least as fast and at least as small, and
 // strictly better in one) as a markdown table, or as CSV.
 //
-// Minimal for now; later (issue 6): JSON export, SVG/HTML plots, the knee, --budget, the best
-// point laid out like the LIFT paper's Table 4. The front's computation belongs in explore/
-// once those reports exist.
+// The best (fastest) point's parameters follow, laid out like the LIFT paper's Table 4 for
+// conv-direct layers (explore/variant_pick.h parameterTable), raw for other programs; --format
+// json includes them as "best". --svg FILE writes the time/space scatter of every ok variant
+// with the front and knee (explore/report_plot.h; several programs or devices: one file each,
+// FILE's stem + _program_device); --html FILE writes one self-contained page with a plot and
+// the front and best-point tables per program and device.
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -21,6 +27,8 @@
 
 #include "cli/commands.h"
 #include "explore/pareto.h"
+#include "explore/report_plot.h"
+#include "explore/variant_pick.h"
 #include "explore/results_db.h"
 #include "ir/conv_layer.h"
 
@@ -35,7 +43,31 @@ struct ReportCommandOptions {
   std::string csv;
   std::string format = "table";
   std::string budget;  // --budget: the fastest variant within this much memory
+  std::string svg;     // --svg: the scatter plot(s)
+  std::string html;    // --html: one page with every plot and table
 };
+
+// The file of one group's plot: FILE itself when there is one group, else FILE's stem +
+// "_program_device" + its extension (characters other than letters, digits, '-' and '_'
+// become '_').
+std::string plotPath(const std::string& file, const std::string& program,
+                     const std::string& device, bool several) {
+  if (!several) return file;
+  std::filesystem::path path(file);
+  std::string tag = program + "_" + device;
+  for (char& c : tag) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  std::string extension = path.extension().string().empty() ? ".svg" : path.extension().string();
+  return (path.parent_path() / (path.stem().string() + "_" + tag + extension)).string();
+}
+
+void writeText(const std::string& file, const std::string& text) {
+  std::ofstream out(file);
+  if (!out) throw std::runtime_error(file + ": cannot be written");
+  out << text;
+  if (!out) throw std::runtime_error(file + ": cannot be written");
+}
 
 std::string fixed(double value, int digits) {
   std::ostringstream text;
@@ -71,6 +103,14 @@ void runReport(const ReportCommandOptions& options) {
   csv << "program,device,compiler,median_ns,space_bytes,gflops,speedup_vs_reference,"
          "source_hash,parameters\n";
   bool any = false;
+  size_t groupCount = 0;
+  for (const std::string& program : programs) {
+    std::set<std::pair<std::string, std::string>> keys;
+    for (auto& v : db.variants(program)) keys.insert({v.key.device, v.key.compiler});
+    groupCount += keys.size();
+  }
+  std::vector<explore::HtmlSection> htmlSections;
+  std::vector<std::string> written;
   for (const std::string& program : programs) {
     // Group by device and compiler.
     std::map<std::pair<std::string, std::string>, std::vector<explore::VariantRecord>> groups;
@@ -102,6 +142,59 @@ void runReport(const ReportCommandOptions& options) {
                    ? static_cast<double>(reference->medianNs) / static_cast<double>(ns)
                    : 0.0;
       };
+      // The best point's parameters (Table 4 for layers), the plot and the HTML section.
+      std::vector<explore::ParameterRow> best;
+      if (!front.empty()) best = explore::parameterTable(front.front());
+      const std::string title = program + " on device " + device;
+      const std::string subtitle =
+          (reference && !reference->description.empty() ? reference->description + "; "
+                                                         : std::string()) +
+          compiler;
+      if (!options.svg.empty() || !options.html.empty()) {
+        explore::ScatterPlot plot = explore::scatterPlotOf(variants, title, subtitle, reference);
+        std::string svg = explore::renderScatterSvg(plot);
+        if (!options.svg.empty()) {
+          std::string file = plotPath(options.svg, program, device + "_" + compiler,
+                                      groupCount > 1);
+          writeText(file, svg);
+          written.push_back(file);
+        }
+        if (!options.html.empty()) {
+          explore::HtmlSection section;
+          section.heading = title + " (" + compiler + ")";
+          std::string counted = std::to_string(variants.size()) + " variants:";
+          for (const auto& [status, count] : counts) {
+            counted += " " + status + " " + std::to_string(count);
+          }
+          section.lines.push_back(counted);
+          if (reference) {
+            section.lines.push_back(
+                "reference (default lowering): " + fixed(reference->medianNs * 1e-6, 3) +
+                " ms, " + fixed(reference->spaceBytes / 1e6, 3) + " MB" +
+                (flops > 0 ? ", " + fixed(gflops(reference->medianNs), 2) + " GFLOP/s" : ""));
+          }
+          section.svg = svg;
+          explore::HtmlTable table{"Pareto front (time vs space), fastest first",
+                                   {"#", "median ms", "space MB", "GFLOP/s", "speed-up",
+                                    "parameters"},
+                                   {}};
+          for (size_t i = 0; i < front.size(); ++i) {
+            const auto& v = front[i];
+            table.rows.push_back(
+                {std::to_string(i + 1) + (i == knee ? " (knee)" : ""),
+                 fixed(*v.medianNs * 1e-6, 3), fixed(*v.spaceBytes / 1e6, 3),
+                 flops > 0 ? fixed(gflops(*v.medianNs), 2) : "-",
+                 reference ? fixed(speedup(*v.medianNs), 2) + "x" : "-", v.key.parameters});
+          }
+          section.tables.push_back(table);
+          if (!best.empty()) {
+            explore::HtmlTable bestTable{"Best (fastest) point", {"parameter", "value"}, {}};
+            for (const auto& row : best) bestTable.rows.push_back({row.name, row.value});
+            section.tables.push_back(bestTable);
+          }
+          htmlSections.push_back(section);
+        }
+      }
       for (const auto& v : front) {
         csv << csvQuoted(program) << "," << device << "," << csvQuoted(compiler) << ","
             << *v.medianNs << "," << *v.spaceBytes << "," << fixed(gflops(*v.medianNs), 3)
@@ -130,6 +223,15 @@ void runReport(const ReportCommandOptions& options) {
                                                                          false)}});
         }
         group["front"] = points;
+        if (!best.empty()) {
+          nlohmann::ordered_json table = nlohmann::ordered_json::array();
+          for (const auto& row : best) table.push_back({{"name", row.name}, {"value", row.value}});
+          group["best"] = {{"medianNs", *front.front().medianNs},
+                           {"spaceBytes", *front.front().spaceBytes},
+                           {"parameters", nlohmann::ordered_json::parse(
+                                              front.front().key.parameters, nullptr, false)},
+                           {"table", table}};
+        }
         if (!front.empty()) group["knee"] = knee;
         if (!options.budget.empty()) {
           group["budget"] = {{"bytes", explore::parseByteSize(options.budget)},
@@ -175,6 +277,11 @@ void runReport(const ReportCommandOptions& options) {
                   << (reference ? fixed(speedup(*v.medianNs), 2) + "x" : std::string("-"))
                   << " | `" << v.key.parameters << "` |\n";
       }
+      std::cout << "\nbest (fastest) point"
+                << (explore::layerOfProgram(program) ? ", laid out like the LIFT paper's Table 4"
+                                                     : "")
+                << ":\n\n| parameter | value |\n|---|---|\n";
+      for (const auto& row : best) std::cout << "| " << row.name << " | " << row.value << " |\n";
       std::cout << "\nfastest: #1; smallest: #" << front.size() << "; knee: #" << knee + 1
                 << " (farthest from the line between the front's ends)\n";
       if (!options.budget.empty()) {
@@ -191,6 +298,13 @@ void runReport(const ReportCommandOptions& options) {
       }
       std::cout << "\n";
     }
+  }
+  if (!options.html.empty()) {
+    writeText(options.html, explore::renderHtmlReport("weft report: " + options.db, htmlSections));
+    written.push_back(options.html);
+  }
+  if (options.format == "table") {
+    for (const std::string& file : written) std::cout << "written: " << file << "\n";
   }
   if (!any && options.format == "table") return;
   if (options.format == "csv") std::cout << csv.str();
@@ -223,11 +337,22 @@ void registerReport(CLI::App& app) {
   command->add_option("--budget", options->budget,
                       "also name the fastest variant using at most this much memory, e.g. 25MB")
       ->type_name("SIZE");
+  command->add_option("--svg", options->svg,
+                      "also write the time/space scatter plot (log-log, Pareto front and knee "
+                      "marked) as SVG; with several programs or devices one file each, named "
+                      "FILE's stem + _program_device")
+      ->type_name("FILE");
+  command->add_option("--html", options->html,
+                      "also write one self-contained HTML page: per program and device a plot, "
+                      "the front and the best point's parameters")
+      ->type_name("FILE");
   command->add_option("--format", options->format,
                       "table (markdown, default), csv, or json (per program and device: status "
                       "counts, the reference and the front)")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  command->footer("Example:\n  weft report --db results.db --layer vgg16:2 --csv front.csv\n");
+  command->footer(
+      "Example:\n  weft report --db results.db --layer vgg16:2 --csv front.csv\n"
+      "  weft report --db results.db --layer vgg16:2 --svg front.svg --html report.html\n");
   command->callback([options] { runReport(*options); });
 }
 

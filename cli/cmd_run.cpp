@@ -13,8 +13,20 @@
 // convolution layer of ir/conv_layer.h instead of a file, with PyTorch's layouts: --in x.npy
 // (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
 // checked against the layer before anything runs.
+//
+// `weft run --layer L --db results.db --pick fastest|smallest|knee|budget=25MB --in ... --out
+// y.npy` runs an explored variant instead of the default lowering: explore/variant_pick.h
+// chooses it among the layer's ok variants in the results database (of the device this run
+// uses when the database has results for it, else of the only device it has, or of
+// --db-device), rebuilds it from its recorded parameters (conv-direct with the recorded v and
+// unroll, the tuning values substituted), compiles it as the explorer measured it and runs it
+// with the OpenCL backend; the inputs are converted from PyTorch's layouts to Listing 3's
+// (channels innermost) and the output is (M, outH, outW) as without --pick.
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <set>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +36,9 @@
 #include "cli/program_loading.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
+#include "explore/results_db.h"
+#include "explore/variant_pick.h"
+#include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/conv_layer.h"
@@ -45,6 +60,10 @@ struct RunOptions {
   std::string backend = "interp";  // interp | opencl
   std::string device;              // --device selector for the opencl backend
   std::string layer;               // --layer: the built-in convolution layer instead of a file
+  std::string db;                  // --db: the results database to --pick from
+  std::string pick;                // --pick: fastest, smallest, knee or budget=SIZE
+  std::string dbDevice;            // --db-device: whose results to pick from (a fingerprint)
+  bool backendGiven = false;       // --backend was on the command line
 };
 
 // The opencl backend: default lowering, code generation, a run on the chosen device.
@@ -141,11 +160,10 @@ void run(const RunOptions& options) {
   std::printf("%s\n", summary.c_str());
 }
 
-// The inputs of the built-in layer: x (C, H, W), w (M, C, K, K), b (M), float32, checked
-// against the layer's numbers with messages that name the file, the expected and the found
-// shape.
-std::vector<Value> readLayerInputs(const ConvLayer& layer, const Definition& definition,
-                                   const RunOptions& options) {
+// The inputs of the built-in layer as read: x (C, H, W), w (M, C, K, K), b (M), float32,
+// checked against the layer's numbers with messages that name the file, the expected and the
+// found shape.
+std::vector<NpyArray> readLayerArrays(const ConvLayer& layer, const RunOptions& options) {
   struct Expected {
     const char* what;
     const char* dims;
@@ -162,8 +180,7 @@ std::vector<Value> readLayerInputs(const ConvLayer& layer, const Definition& def
         " and the bias " + shapeToString(expected[2].shape) + "; " +
         std::to_string(options.inputs.size()) + " --in file(s) were given");
   }
-  const std::vector<Expr>& params = definition.function.params();
-  std::vector<Value> inputs;
+  std::vector<NpyArray> arrays;
   for (size_t index = 0; index < expected.size(); ++index) {
     const std::string& path = options.inputs[index];
     NpyArray array = readNpy(path);
@@ -177,9 +194,126 @@ std::vector<Value> readLayerInputs(const ConvLayer& layer, const Definition& def
                                shapeToString(expected[index].shape) + " for " + layer.describe() +
                                ", but has shape " + shapeToString(array.shape));
     }
-    inputs.push_back(valueFromFlat(params[index].paramType(), {}, array.f32));
+    arrays.push_back(std::move(array));
+  }
+  return arrays;
+}
+
+// The inputs of convLayerDefinition (PyTorch's layouts, as read).
+std::vector<Value> readLayerInputs(const ConvLayer& layer, const Definition& definition,
+                                   const RunOptions& options) {
+  std::vector<NpyArray> arrays = readLayerArrays(layer, options);
+  const std::vector<Expr>& params = definition.function.params();
+  std::vector<Value> inputs;
+  for (size_t index = 0; index < arrays.size(); ++index) {
+    inputs.push_back(valueFromFlat(params[index].paramType(), {}, arrays[index].f32));
   }
   return inputs;
+}
+
+// The inputs of Listing 3 (convListing3Definition: weights (M, K, K, C), biases (M), input
+// (H, W, C), channels innermost) from the arrays in PyTorch's layouts.
+std::vector<Value> listing3Inputs(const ConvLayer& layer, const std::vector<NpyArray>& arrays) {
+  const std::vector<float>& x = arrays[0].f32;
+  const std::vector<float>& w = arrays[1].f32;
+  const size_t C = static_cast<size_t>(layer.C), H = static_cast<size_t>(layer.H),
+               W = static_cast<size_t>(layer.W), M = static_cast<size_t>(layer.M),
+               K = static_cast<size_t>(layer.K);
+  std::vector<float> input(x.size()), weights(w.size());
+  for (size_t c = 0; c < C; ++c) {
+    for (size_t h = 0; h < H; ++h) {
+      for (size_t col = 0; col < W; ++col) input[(h * W + col) * C + c] = x[(c * H + h) * W + col];
+    }
+  }
+  for (size_t m = 0; m < M; ++m) {
+    for (size_t c = 0; c < C; ++c) {
+      for (size_t ky = 0; ky < K; ++ky) {
+        for (size_t kx = 0; kx < K; ++kx) {
+          weights[((m * K + ky) * K + kx) * C + c] = w[((m * C + c) * K + ky) * K + kx];
+        }
+      }
+    }
+  }
+  const Definition listing3 = convListing3Definition();
+  const ArithBinding sizes = convListing3Sizes(layer);
+  const std::vector<Expr>& params = listing3.function.params();  // weights, biases, input
+  return {valueFromFlat(params[0].paramType(), sizes, weights),
+          valueFromFlat(params[1].paramType(), sizes, arrays[2].f32),
+          valueFromFlat(params[2].paramType(), sizes, input)};
+}
+
+std::string megabytes(int64_t bytes) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+// --pick: an explored variant of the layer from --db, run on the --device.
+void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
+  if (options.db.empty()) {
+    throw std::runtime_error("--pick " + options.pick +
+                             " needs --db FILE: the results database written by weft explore");
+  }
+  if (options.backendGiven && options.backend != "opencl") {
+    throw std::runtime_error("--pick runs an explored variant with the opencl backend; drop "
+                             "--backend " + options.backend);
+  }
+  const explore::PickSpec spec = explore::parsePickSpec(options.pick);
+  if (!std::filesystem::exists(options.db)) {
+    throw std::runtime_error(options.db + ": no such results database");
+  }
+  const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(options.db);
+  std::vector<NpyArray> arrays = readLayerArrays(layer, options);
+
+  // Whose results: --db-device, else the only device that explored the layer, else this
+  // run's device (the OpenCL device is opened only after the pick when it is not needed for
+  // it, so that a bad pick is reported without touching OpenCL).
+  std::set<std::string> explored;
+  for (const explore::VariantRecord& v : snapshot.variants) {
+    if (v.key.program == layer.name) explored.insert(v.key.device);
+  }
+  std::optional<host::Context> context;
+  std::string runningOn;
+  auto openDevice = [&] {
+    context.emplace(host::selectDevice(options.device));
+    runningOn = host::queryProfile(context->device()).fingerprint;
+  };
+  std::string fingerprint = options.dbDevice;
+  if (fingerprint.empty() && explored.size() > 1) {
+    openDevice();
+    if (explored.count(runningOn)) fingerprint = runningOn;
+  }
+  const explore::PickedVariant picked =
+      explore::pickVariant(snapshot, layer.name, fingerprint, spec);
+  const explore::VariantRecord& record = picked.record;
+  if (!context) openDevice();
+  std::printf("picked %s (%s) from %s: recorded median %.3f ms, space %s, on device %s (%s)\n",
+              record.key.parameters.c_str(), picked.why.c_str(), options.db.c_str(),
+              static_cast<double>(*record.medianNs) / 1e6, megabytes(*record.spaceBytes).c_str(),
+              record.key.device.c_str(), record.key.compiler.c_str());
+  if (record.key.device != runningOn) {
+    std::printf("note: the variant was explored on device %s; this run uses %s (%s), so its "
+                "recorded time may not apply here\n",
+                record.key.device.c_str(), runningOn.c_str(), context->device().name.c_str());
+  }
+
+  const CompiledProgram compiled = explore::compileLayerVariant(layer, record);
+  const ArithBinding sizes = convListing3Sizes(layer);
+  std::vector<Value> inputs = listing3Inputs(layer, arrays);
+  host::RunResult run = host::runProgram(*context, compiled, inputs, sizes);
+
+  NpyArray output = npyFromValue(run.output);
+  if (!options.output.empty()) writeNpy(options.output, output);
+  if (options.print) std::printf("%s\n", run.output.toString().c_str());
+  std::string summary =
+      layer.describe() + ": result shape " + shapeToString(output.shape) + " float32";
+  char elapsed[160];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
+                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
+                run.kernels.size() == 1 ? "" : "s", context->device().name.c_str());
+  summary += elapsed;
+  if (!options.output.empty()) summary += ", written to " + options.output;
+  std::printf("%s\n", summary.c_str());
 }
 
 void runLayer(const RunOptions& options) {
@@ -197,6 +331,14 @@ void runLayer(const RunOptions& options) {
     layer = parseConvLayer(options.layer);
   } catch (const std::invalid_argument& error) {
     throw std::runtime_error(std::string("--layer: ") + error.what());
+  }
+  if (!options.pick.empty()) {
+    runPickedLayer(layer, options);
+    return;
+  }
+  if (!options.db.empty() || !options.dbDevice.empty()) {
+    throw std::runtime_error(
+        "--db and --db-device go with --pick (fastest, smallest, knee or budget=SIZE)");
   }
   Definition definition = convLayerDefinition(layer);
   std::vector<Value> inputs = readLayerInputs(layer, definition, options);
@@ -245,7 +387,9 @@ void registerRun(CLI::App& app) {
       "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --backend opencl\n"
       "  weft run --layer 3,224,224,64,3,1,1 --in x.npy w.npy b.npy --out y.npy --backend opencl\n"
-      "  weft run --layer vgg16:10 --in x.npy w.npy b.npy --out y.npy --backend opencl\n");
+      "  weft run --layer vgg16:10 --in x.npy w.npy b.npy --out y.npy --backend opencl\n"
+      "  weft run --layer vgg16:2 --db results.db --pick budget=25MB --in x.npy w.npy b.npy "
+      "--out y.npy\n");
   command->add_option("file", options->file, "the .weft file to run (or --layer)");
   command->add_option("--def", options->definition,
                       "the definition to run (default: the last one in the file)");
@@ -258,7 +402,7 @@ void registerRun(CLI::App& app) {
                    "bind a size variable or tuning parameter, e.g. --size N=4")
       ->allow_extra_args(false);
   command->add_flag("--print", options->print, "also print the result value");
-  command
+  CLI::Option* backend = command
       ->add_option("--backend", options->backend,
                    "interp (the reference interpreter) or opencl (default lowering, generated "
                    "kernels run on an OpenCL device)")
@@ -272,9 +416,24 @@ void registerRun(CLI::App& app) {
                       "run the built-in convolution layer instead of a FILE: "
                       "C,H,W,M,K,stride,pad (e.g. 3,224,224,64,3,1,1) or vgg16:N with the LIFT "
                       "paper's layer number N (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)");
-  command->callback([options] {
+  command->add_option("--db", options->db,
+                      "with --layer and --pick: the results database written by weft explore")
+      ->type_name("FILE");
+  command->add_option("--pick", options->pick,
+                      "with --layer: run the explored variant that is fastest, smallest, at the "
+                      "knee of the time/space Pareto front, or fastest within budget=SIZE (e.g. "
+                      "budget=25MB), instead of the default lowering (OpenCL)")
+      ->type_name("SPEC");
+  command->add_option("--db-device", options->dbDevice,
+                      "with --pick: pick among the results of this device fingerprint (default: "
+                      "the running device's, else the only device in --db)")
+      ->type_name("FINGERPRINT");
+  command->callback([options, backend] {
+    options->backendGiven = backend->count() > 0;
     if (!options->layer.empty()) {
       runLayer(*options);
+    } else if (!options->pick.empty() || !options->db.empty()) {
+      throw std::runtime_error("--pick and --db need --layer: only explored layers can be picked");
     } else if (options->file.empty()) {
       throw std::runtime_error("weft run needs a weft FILE to run, or --layer (see --help)");
     } else {

@@ -1,0 +1,412 @@
+// variant_pick.h: choosing a variant from a results database (fastest, smallest, knee, budget)
+// with errors that say what the database holds, and rebuilding a picked layer variant.
+#include "explore/variant_pick.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "explore/explorer.h"
+#include "explore/launch_parameters.h"
+#include "explore/measurement.h"
+#include "explore/parameter_space.h"
+#include "explore/pareto.h"
+
+namespace weft::explore {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string megabytes(int64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f MB (%lld bytes)", static_cast<double>(bytes) / 1e6,
+                static_cast<long long>(bytes));
+  return text;
+}
+
+std::string milliseconds(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", static_cast<double>(ns) / 1e6);
+  return text;
+}
+
+bool isOk(const VariantRecord& v) {
+  return v.status == VariantStatus::Ok && v.medianNs.has_value() && v.spaceBytes.has_value();
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// The name the explorer records for `name` when it is a layer spec ("vgg16:2" -> "conv1_2",
+// "4,8,8,4,3,1,1" -> "conv_4_8_8_4_3_1_1"); "" when it is not one.
+std::string layerProgramName(const std::string& name) {
+  try {
+    return parseConvLayer(name).name;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// The name without the numeric suffix the rewrite gave it ("kappa4" -> "kappa"), as
+// explore/explorer.cpp's parametersJson strips it.
+std::string stemOf(const std::string& name) {
+  size_t end = name.find_last_not_of("0123456789");
+  return end == std::string::npos ? name : name.substr(0, end + 1);
+}
+
+}  // namespace
+
+std::string PickSpec::describe() const {
+  switch (kind) {
+    case Kind::Fastest: return "fastest";
+    case Kind::Smallest: return "smallest";
+    case Kind::Knee: return "knee";
+    case Kind::Budget: return "budget=" + std::to_string(budgetBytes) + " bytes";
+  }
+  return "?";
+}
+
+PickSpec parsePickSpec(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  PickSpec spec;
+  if (lower == "fastest") {
+    spec.kind = PickSpec::Kind::Fastest;
+  } else if (lower == "smallest") {
+    spec.kind = PickSpec::Kind::Smallest;
+  } else if (lower == "knee") {
+    spec.kind = PickSpec::Kind::Knee;
+  } else if (lower.rfind("budget=", 0) == 0) {
+    spec.kind = PickSpec::Kind::Budget;
+    try {
+      spec.budgetBytes = parseByteSize(text.substr(7));
+    } catch (const std::invalid_argument& error) {
+      throw PickError("pick '" + text + "': " + error.what());
+    }
+  } else {
+    throw PickError("'" + text +
+                    "' is not a pick: expected fastest, smallest, knee or budget=SIZE (e.g. "
+                    "budget=25MB: the fastest variant using at most 25 MB)");
+  }
+  return spec;
+}
+
+PickedVariant pickVariant(const ResultsSnapshot& snapshot, const std::string& programOrLayerName,
+                          const std::string& deviceFingerprint, const PickSpec& spec) {
+  const std::string db = snapshot.path.string();
+  if (snapshot.variants.empty()) {
+    throw PickError(db + " holds no variants yet (weft explore writes them)");
+  }
+  // The program: the name as recorded, else the recorded name of a layer spec.
+  std::set<std::string> programs;
+  for (const VariantRecord& v : snapshot.variants) programs.insert(v.key.program);
+  std::string program = programOrLayerName;
+  if (!programs.count(program)) {
+    std::string layerName = layerProgramName(programOrLayerName);
+    if (!layerName.empty() && programs.count(layerName)) program = layerName;
+  }
+  if (!programs.count(program)) {
+    std::string asLayer = layerProgramName(programOrLayerName);
+    throw PickError("no variants of '" + programOrLayerName + "'" +
+                    (!asLayer.empty() && asLayer != programOrLayerName
+                         ? " (recorded as '" + asLayer + "')"
+                         : std::string()) +
+                    " in " + db + "; it holds " + std::to_string(programs.size()) +
+                    (programs.size() == 1 ? " program: " : " programs: ") +
+                    joined({programs.begin(), programs.end()}));
+  }
+  // The device: the one given, else the only one.
+  std::map<std::string, size_t> devices;  // fingerprint -> variants
+  for (const VariantRecord& v : snapshot.variants) {
+    if (v.key.program == program) ++devices[v.key.device];
+  }
+  auto listDevices = [&] {
+    std::vector<std::string> items;
+    for (const auto& [device, count] : devices) {
+      items.push_back(device + " (" + std::to_string(count) + " variant" +
+                      (count == 1 ? "" : "s") + ")");
+    }
+    return joined(items);
+  };
+  std::string device = deviceFingerprint;
+  if (device.empty()) {
+    if (devices.size() > 1) {
+      throw PickError(program + " was explored on " + std::to_string(devices.size()) +
+                      " devices in " + db + ": " + listDevices() +
+                      "; name one by its fingerprint");
+    }
+    device = devices.begin()->first;
+  } else if (!devices.count(device)) {
+    throw PickError("no variants of " + program + " on device " + device + " in " + db +
+                    "; its variants are on " + listDevices());
+  }
+  // The candidates: ok variants; of this compiler when it recorded any, else of any compiler.
+  std::vector<VariantRecord> all;
+  for (const VariantRecord& v : snapshot.variants) {
+    if (v.key.program == program && v.key.device == device) all.push_back(v);
+  }
+  std::map<std::string, int> statusCounts;
+  for (const VariantRecord& v : all) ++statusCounts[statusName(v.status)];
+  const std::string compiler = compilerVersion();
+  bool thisCompiler = std::any_of(all.begin(), all.end(), [&](const VariantRecord& v) {
+    return isOk(v) && v.key.compiler == compiler;
+  });
+  std::vector<VariantRecord> ok;
+  for (const VariantRecord& v : all) {
+    if (isOk(v) && (!thisCompiler || v.key.compiler == compiler)) ok.push_back(v);
+  }
+  if (ok.empty()) {
+    std::vector<std::string> counts;
+    for (const auto& [status, count] : statusCounts) {
+      counts.push_back(std::to_string(count) + " " + status);
+    }
+    throw PickError("no ok variants of " + program + " on device " + device + " in " + db +
+                    " (" + std::to_string(all.size()) + " recorded: " + joined(counts) +
+                    "); nothing to pick");
+  }
+  const std::string among = std::to_string(ok.size()) + " ok variant" +
+                            (ok.size() == 1 ? "" : "s") +
+                            (thisCompiler ? "" : " (recorded by another weft version)");
+  std::vector<VariantRecord> front = paretoFront(ok);
+  PickedVariant picked;
+  switch (spec.kind) {
+    case PickSpec::Kind::Fastest:
+      picked.record = front.front();
+      picked.why = "fastest of " + among;
+      break;
+    case PickSpec::Kind::Smallest:
+      picked.record = front.back();
+      picked.why = "smallest of " + among;
+      break;
+    case PickSpec::Kind::Knee: {
+      size_t knee = kneeIndex(front);
+      picked.record = front[knee];
+      picked.why = "knee of the Pareto front (point " + std::to_string(knee + 1) + " of " +
+                   std::to_string(front.size()) + ", fastest first) of " + among;
+      break;
+    }
+    case PickSpec::Kind::Budget: {
+      std::optional<VariantRecord> within = fastestWithin(ok, spec.budgetBytes);
+      if (!within) {
+        const VariantRecord& smallest = front.back();
+        throw PickError("no ok variant of " + program + " fits in a budget of " +
+                        megabytes(spec.budgetBytes) + "; the smallest of " + among + " takes " +
+                        megabytes(*smallest.spaceBytes) + " (" +
+                        milliseconds(*smallest.medianNs) + ", " + smallest.key.parameters + ")");
+      }
+      picked.record = *within;
+      picked.why = "fastest within " + megabytes(spec.budgetBytes) + " of " + among;
+      break;
+    }
+  }
+  return picked;
+}
+
+PickedVariant pickVariant(const std::filesystem::path& db, const std::string& programOrLayerName,
+                          const std::string& deviceFingerprint, const PickSpec& spec) {
+  return pickVariant(readResultsSnapshot(db), programOrLayerName, deviceFingerprint, spec);
+}
+
+namespace {
+
+// The structure (v, unroll) of a recorded layer variant and its tuning values, checked.
+struct RebuiltVariant {
+  ExploreTarget target;           // the structure's parametric program and sizes
+  ArithBinding tuning;            // tuning variable (full name) -> value
+  ArithBinding launch;            // local_k<i>_d<d> -> value (explore/launch_parameters.h)
+};
+
+// A recorded launch parameter: "local_k2_d1", or "local_k3_d" (parametersJson strips the
+// dimension of a kernel's only open dimension); its full name, or "" for other names.
+std::string launchParameterName(const std::string& key) {
+  std::smatch match;
+  static const std::regex pattern("local_k([0-9]+)_d([0-9]*)");
+  if (!std::regex_match(key, match, pattern)) return "";
+  return localSizeParameterName(std::stoi(match[1].str()),
+                                match[2].str().empty() ? 0 : std::stoi(match[2].str()));
+}
+
+RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& record) {
+  const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
+  Json parameters;
+  try {
+    parameters = Json::parse(record.key.parameters);
+  } catch (const std::exception& error) {
+    throw PickError(what + ": its parameters are not JSON: " + error.what());
+  }
+  if (!parameters.is_object()) throw PickError(what + ": its parameters are not a JSON object");
+  for (const auto& [name, value] : parameters.items()) {
+    if (!value.is_number_integer()) {
+      throw PickError(what + ": parameter " + name + " is not an integer");
+    }
+  }
+  if (!parameters.contains("v") || !parameters.contains("unroll")) {
+    throw PickError(what + " is not a conv-direct layer variant (no v and unroll among its "
+                           "parameters)");
+  }
+  const int v = parameters["v"].get<int>();
+  const int unroll = parameters["unroll"].get<int>();
+  RebuiltVariant rebuilt;
+  try {
+    rebuilt.target = layerTarget(layer, v, unroll);
+  } catch (const std::exception& error) {
+    throw PickError(what + ": conv-direct with v=" + std::to_string(v) +
+                    " unroll=" + std::to_string(unroll) + " fails: " + error.what());
+  }
+  // The space of the structure (algorithmic constraints only: the device's limits were
+  // checked when the variant was measured), to map the recorded names back and check values.
+  SpaceOptions options;
+  options.switches = rebuilt.target.switches;
+  ParameterSpace space;
+  try {
+    space = buildParameterSpace(rebuilt.target.parametric, rebuilt.target.sizes, options);
+  } catch (const std::exception& error) {
+    throw PickError(what + ": the space of " + layer.describe() + " cannot be built: " +
+                    error.what());
+  }
+  std::map<std::string, int> stems;
+  for (const Parameter& p : space.parameters) ++stems[stemOf(p.name)];
+  std::vector<int64_t> values;
+  std::set<std::string> used = {"v", "unroll"};
+  for (const Parameter& p : space.parameters) {
+    std::string stem = stemOf(p.name);
+    std::string key = stems[stem] == 1 && stem != "v" && stem != "unroll" ? stem : p.name;
+    if (!parameters.contains(key)) {
+      throw PickError(what + ": parameter " + key + " of the v=" + std::to_string(v) +
+                      " unroll=" + std::to_string(unroll) + " structure is missing");
+    }
+    values.push_back(parameters[key].get<int64_t>());
+    used.insert(key);
+    rebuilt.tuning[p.name] = values.back();
+  }
+  for (const auto& [name, value] : parameters.items()) {
+    std::string launch = used.count(name) ? "" : launchParameterName(name);
+    if (!launch.empty()) {
+      rebuilt.launch[launch] = value.get<int64_t>();
+      used.insert(name);
+    }
+    if (!used.count(name)) {
+      throw PickError(what + ": " + name + " is no parameter of the v=" + std::to_string(v) +
+                      " unroll=" + std::to_string(unroll) + " structure of " + layer.describe());
+    }
+  }
+  std::vector<std::string> violations = space.violations(values);
+  if (!violations.empty()) {
+    throw PickError(what + " is not valid for " + layer.describe() + ": " + violations.front());
+  }
+  return rebuilt;
+}
+
+std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
+
+}  // namespace
+
+Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record) {
+  RebuiltVariant rebuilt = rebuildVariant(layer, record);
+  return instantiate(rebuilt.target.parametric, rebuilt.tuning);
+}
+
+CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record) {
+  RebuiltVariant rebuilt = rebuildVariant(layer, record);
+  ArithBinding binding = rebuilt.target.sizes;
+  for (const auto& [name, value] : rebuilt.tuning) binding[name] = value;
+  for (const auto& [name, value] : rebuilt.launch) binding[name] = value;
+  CompiledProgram compiled = compileVariant(rebuilt.target.parametric, binding);
+  // Recorded local sizes must still fit the kernels (they divide the global sizes).
+  for (const KernelPlan& kernel : compiled.kernels) {
+    if (!kernel.hasLocalSize) continue;
+    for (int d = 0; d < kernel.dimensions; ++d) {
+      std::optional<int64_t> local = tryEvaluate(kernel.localSize[static_cast<size_t>(d)], binding);
+      std::optional<int64_t> global =
+          tryEvaluate(kernel.globalSize[static_cast<size_t>(d)], binding);
+      if (local && global && (*local <= 0 || *global % *local != 0)) {
+        throw PickError("variant " + record.key.parameters + " of " + record.key.program +
+                        ": kernel " + kernel.name + "'s local size " + std::to_string(*local) +
+                        " in dimension " + std::to_string(d) + " does not divide its global size " +
+                        std::to_string(*global));
+      }
+    }
+  }
+  return compiled;
+}
+
+std::optional<ConvLayer> layerOfProgram(const std::string& program) {
+  for (const ConvLayer& layer : vgg16Layers()) {
+    if (layer.name == program) return layer;
+  }
+  if (program.rfind("conv_", 0) != 0) return std::nullopt;
+  std::string spec = program.substr(5);
+  std::replace(spec.begin(), spec.end(), '_', ',');
+  try {
+    ConvLayer layer = parseConvLayer(spec);
+    if (layer.name != program) return std::nullopt;
+    return layer;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<ParameterRow> parameterTable(const VariantRecord& record) {
+  Json parameters;
+  try {
+    parameters = Json::parse(record.key.parameters);
+  } catch (const std::exception&) {
+    return {{"parameters", record.key.parameters}};
+  }
+  if (!parameters.is_object()) return {{"parameters", record.key.parameters}};
+  auto number = [&](const char* name) -> std::optional<int64_t> {
+    if (!parameters.contains(name) || !parameters[name].is_number_integer()) return std::nullopt;
+    return parameters[name].get<int64_t>();
+  };
+  std::vector<ParameterRow> rows;
+  std::optional<ConvLayer> layer = layerOfProgram(record.key.program);
+  const bool convDirect = layer && number("v") && number("unroll") && number("theta") &&
+                          number("kappa") && number("sigma") && number("omega");
+  if (!convDirect) {
+    for (const auto& [name, value] : parameters.items()) rows.push_back({name, value.dump()});
+    return rows;
+  }
+  // The rows of the LIFT paper's Table 4 (best parameters found for a layer), in its order.
+  const int64_t theta = *number("theta");
+  rows.push_back({"Input tile size (θ×θ)", std::to_string(theta) + "×" + std::to_string(theta)});
+  rows.push_back({"Number of kernels per work-group (κ)", std::to_string(*number("kappa"))});
+  rows.push_back({"Number of windows per thread (σ)", std::to_string(*number("sigma"))});
+  rows.push_back({"Sequentially processed input elements (ω)", std::to_string(*number("omega"))});
+  if (number("rho")) rows.push_back({"Optimisation padding size (ρ)", std::to_string(*number("rho"))});
+  rows.push_back({"Vector size (v)", std::to_string(*number("v"))});
+  rows.push_back({"Unrolling", yesNo(*number("unroll"))});
+  if (number("coalesce")) rows.push_back({"Coalescing", yesNo(*number("coalesce"))});
+  // The work-group sizes, from the variant's generated kernels.
+  try {
+    CompiledProgram compiled = compileLayerVariant(*layer, record);
+    ArithBinding sizes = convListing3Sizes(*layer);
+    for (const KernelPlan& kernel : compiled.kernels) {
+      std::string local;
+      if (kernel.hasLocalSize) {
+        for (int d = 0; d < kernel.dimensions; ++d) {
+          std::optional<int64_t> value = tryEvaluate(kernel.localSize[static_cast<size_t>(d)], sizes);
+          local += (d ? "×" : "") + (value ? std::to_string(*value) : std::string("?"));
+        }
+      } else {
+        local = "chosen by the OpenCL implementation";
+      }
+      rows.push_back({"Local size of " + kernel.name, local});
+    }
+  } catch (const std::exception& error) {
+    rows.push_back({"Local sizes", std::string("unknown (") + error.what() + ")"});
+  }
+  return rows;
+}
+
+}  // namespace weft::explore

@@ -1,0 +1,255 @@
+// Tests of explore/report_plot: the SVG scatter parsed back with a small tag scanner — tags
+// balance, one circle per ok variant, one square per front point, the front line passes
+// through them, the knee ring sits on the front's knee, the axes are logarithmic and monotone
+// (the pixel order of the marks follows their data), strings from the database are escaped —
+// and the HTML page holds every section's plot and table.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "explore/pareto.h"
+#include "explore/report_plot.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+VariantRecord variant(uint64_t ns, int64_t bytes, VariantStatus status = VariantStatus::Ok) {
+  VariantRecord v;
+  v.key.program = "conv_4_8_8_4_3_1_1";
+  v.key.parameters = "{\"ns\":" + std::to_string(ns) + ",\"bytes\":" + std::to_string(bytes) + "}";
+  v.status = status;
+  if (status == VariantStatus::Ok) v.medianNs = ns;
+  v.spaceBytes = bytes;
+  return v;
+}
+
+struct Tag {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  bool closing = false;
+  bool selfClosing = false;
+};
+
+// Every tag of `text` in order (comments, <!DOCTYPE> and text skipped). Fails the test on an
+// unterminated tag or attribute.
+std::vector<Tag> scanTags(const std::string& text) {
+  std::vector<Tag> tags;
+  size_t i = 0;
+  while ((i = text.find('<', i)) != std::string::npos) {
+    size_t end = text.find('>', i);
+    REQUIRE(end != std::string::npos);
+    std::string inside = text.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (inside.empty() || inside[0] == '!') continue;
+    Tag tag;
+    size_t p = 0;
+    if (inside[0] == '/') {
+      tag.closing = true;
+      p = 1;
+    }
+    if (!inside.empty() && inside.back() == '/') {
+      tag.selfClosing = true;
+      inside.pop_back();
+    }
+    size_t nameEnd = inside.find_first_of(" \n\t", p);
+    tag.name = inside.substr(p, nameEnd == std::string::npos ? std::string::npos : nameEnd - p);
+    p = nameEnd;
+    while (p != std::string::npos && p < inside.size()) {
+      p = inside.find_first_not_of(" \n\t", p);
+      if (p == std::string::npos) break;
+      size_t eq = inside.find('=', p);
+      REQUIRE(eq != std::string::npos);
+      std::string key = inside.substr(p, eq - p);
+      REQUIRE(eq + 1 < inside.size());
+      char quote = inside[eq + 1];
+      REQUIRE((quote == '"' || quote == '\''));
+      size_t close = inside.find(quote, eq + 2);
+      REQUIRE(close != std::string::npos);
+      tag.attributes[key] = inside.substr(eq + 2, close - eq - 2);
+      p = close + 1;
+    }
+    tags.push_back(tag);
+  }
+  return tags;
+}
+
+// Whether opening and closing tags nest properly (HTML's void <meta> excepted).
+bool balanced(const std::vector<Tag>& tags) {
+  std::vector<std::string> stack;
+  for (const Tag& tag : tags) {
+    if (tag.selfClosing || tag.name == "meta") continue;
+    if (!tag.closing) {
+      stack.push_back(tag.name);
+    } else {
+      if (stack.empty() || stack.back() != tag.name) return false;
+      stack.pop_back();
+    }
+  }
+  return stack.empty();
+}
+
+std::vector<Tag> withClass(const std::vector<Tag>& tags, const std::string& cls) {
+  std::vector<Tag> out;
+  for (const Tag& tag : tags) {
+    auto found = tag.attributes.find("class");
+    if (!tag.closing && found != tag.attributes.end() && found->second == cls) out.push_back(tag);
+  }
+  return out;
+}
+
+double attr(const Tag& tag, const std::string& name) {
+  auto found = tag.attributes.find(name);
+  REQUIRE_MESSAGE(found != tag.attributes.end(), "missing attribute " << name);
+  return std::stod(found->second);
+}
+
+std::vector<VariantRecord> randomVariants(std::mt19937_64& rng, int count) {
+  std::vector<VariantRecord> variants;
+  std::uniform_real_distribution<double> logTime(3, 7), logSpace(3, 8);
+  for (int i = 0; i < count; ++i) {
+    VariantStatus status = std::uniform_int_distribution<int>(0, 5)(rng) == 0
+                               ? VariantStatus::BuildError
+                               : VariantStatus::Ok;
+    variants.push_back(variant(static_cast<uint64_t>(std::pow(10.0, logTime(rng))),
+                               static_cast<int64_t>(std::pow(10.0, logSpace(rng))), status));
+  }
+  return variants;
+}
+
+}  // namespace
+
+TEST_CASE("the scatter has one mark per ok variant and per front point, balanced tags") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<VariantRecord> variants =
+        randomVariants(rng, std::uniform_int_distribution<int>(1, 60)(rng));
+    ReferenceRecord reference;
+    reference.medianNs = 2'000'000;
+    reference.spaceBytes = 123'456;
+    const bool withReference = round % 2 == 0;
+    ScatterPlot plot = scatterPlotOf(variants, "conv_4_8_8_4_3_1_1 on device abc", "subtitle",
+                                     withReference ? std::optional(reference) : std::nullopt);
+    std::string svg = renderScatterSvg(plot);
+    std::vector<Tag> tags = scanTags(svg);
+    CHECK(balanced(tags));
+    REQUIRE(!tags.empty());
+    CHECK(tags.front().name == "svg");
+
+    size_t ok = std::count_if(variants.begin(), variants.end(),
+                              [](const VariantRecord& v) { return v.status == VariantStatus::Ok; });
+    std::vector<VariantRecord> front = paretoFront(variants);
+    CHECK(withClass(tags, "variant").size() == ok);
+    std::vector<Tag> frontPoints = withClass(tags, "front-point");
+    CHECK(frontPoints.size() == front.size());
+    CHECK(withClass(tags, "reference").size() == (withReference ? 1u : 0u));
+    CHECK(withClass(tags, "knee").size() == (front.empty() ? 0u : 1u));
+
+    // The front points carry the front's data, fastest first, and the line goes through them.
+    for (size_t i = 0; i < frontPoints.size() && i < front.size(); ++i) {
+      CHECK(attr(frontPoints[i], "data-space-bytes") == doctest::Approx(*front[i].spaceBytes));
+      CHECK(attr(frontPoints[i], "data-time-ms") ==
+            doctest::Approx(*front[i].medianNs / 1e6).epsilon(1e-5));
+    }
+    std::vector<Tag> lines = withClass(tags, "front-line");
+    REQUIRE(lines.size() == (front.empty() ? 0u : 1u));
+    if (!front.empty()) {
+      std::string points = lines[0].attributes["points"];
+      CHECK(static_cast<size_t>(std::count(points.begin(), points.end(), ',')) == front.size());
+      // The knee ring is centred on the knee's square.
+      const Tag knee = withClass(tags, "knee")[0];
+      const Tag& square = frontPoints[kneeIndex(front)];
+      CHECK(attr(knee, "cx") == doctest::Approx(attr(square, "x") + 4.5).epsilon(1e-3));
+      CHECK(attr(knee, "cy") == doctest::Approx(attr(square, "y") + 4.5).epsilon(1e-3));
+    }
+  }
+}
+
+TEST_CASE("the axes are monotone: larger space further right, slower further up") {
+  std::mt19937_64 rng(3);
+  std::vector<VariantRecord> variants = randomVariants(rng, 50);
+  std::string svg = renderScatterSvg(scatterPlotOf(variants, "t", "", std::nullopt));
+  std::vector<Tag> marks = withClass(scanTags(svg), "variant");
+  REQUIRE(marks.size() > 10);
+  for (const Tag& a : marks) {
+    for (const Tag& b : marks) {
+      if (attr(a, "data-space-bytes") < attr(b, "data-space-bytes")) {
+        CHECK(attr(a, "cx") <= attr(b, "cx"));
+      }
+      if (attr(a, "data-time-ms") < attr(b, "data-time-ms")) CHECK(attr(a, "cy") >= attr(b, "cy"));
+    }
+  }
+  // Logarithmic: equal ratios give equal distances.
+  LogAxis axis = logAxisFor({1, 1000}, 0, 600);
+  CHECK(axis.position(10) - axis.position(1) == doctest::Approx(axis.position(1000) - axis.position(100)));
+  CHECK(axis.position(axis.lo) == doctest::Approx(0));
+  CHECK(axis.position(axis.hi) == doctest::Approx(600));
+}
+
+TEST_CASE("ticks are increasing, inside the axis, and neither too few nor too many") {
+  for (double lo : {1e-4, 0.013, 0.9, 7.0, 25e6}) {
+    for (double ratio : {1.0, 1.3, 4.0, 30.0, 1e3, 1e9, 1e30}) {
+      LogAxis axis = logAxisFor({lo, lo * ratio}, 0, 100);
+      std::vector<double> ticks = axis.ticks();
+      CAPTURE(lo);
+      CAPTURE(ratio);
+      CHECK(ticks.size() >= 2);
+      CHECK(ticks.size() <= 12);
+      for (size_t i = 0; i < ticks.size(); ++i) {
+        CHECK(ticks[i] >= axis.lo * (1 - 1e-9));
+        CHECK(ticks[i] <= axis.hi * (1 + 1e-9));
+        if (i > 0) CHECK(ticks[i] > ticks[i - 1]);
+      }
+    }
+  }
+}
+
+TEST_CASE("strings from the database are escaped; empty plots still render") {
+  std::vector<VariantRecord> variants = {variant(1000, 2000)};
+  variants[0].key.parameters = "{\"a<b\":\"&'\"}";
+  std::string svg = renderScatterSvg(scatterPlotOf(variants, "p<q & \"r\"", "", std::nullopt));
+  CHECK(svg.find("p&lt;q &amp; &quot;r&quot;") != std::string::npos);
+  CHECK(svg.find("a<b") == std::string::npos);
+  CHECK(balanced(scanTags(svg)));
+
+  std::string empty = renderScatterSvg(scatterPlotOf({}, "nothing", "", std::nullopt));
+  std::vector<Tag> tags = scanTags(empty);
+  CHECK(balanced(tags));
+  CHECK(withClass(tags, "variant").empty());
+  CHECK(withClass(tags, "front-line").empty());
+}
+
+TEST_CASE("the HTML page holds each section's plot and table") {
+  std::mt19937_64 rng(8);
+  std::vector<HtmlSection> sections;
+  for (int i = 0; i < 3; ++i) {
+    HtmlSection section;
+    section.heading = "layer " + std::to_string(i) + " <x>";
+    section.svg = renderScatterSvg(scatterPlotOf(randomVariants(rng, 10), "p", "", std::nullopt));
+    section.tables.push_back({"front", {"#", "ms"}, {{"1", "0.5"}, {"2", "<0.7>"}}});
+    sections.push_back(section);
+  }
+  std::string html = renderHtmlReport("weft report", sections);
+  std::vector<Tag> tags = scanTags(html);
+  CHECK(balanced(tags));
+  CHECK(std::count_if(tags.begin(), tags.end(),
+                      [](const Tag& t) { return t.name == "svg" && !t.closing; }) == 3);
+  CHECK(std::count_if(tags.begin(), tags.end(),
+                      [](const Tag& t) { return t.name == "table" && !t.closing; }) == 3);
+  CHECK(html.find("layer 1 &lt;x&gt;") != std::string::npos);
+  CHECK(html.find("&lt;0.7&gt;") != std::string::npos);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+}
+
+TEST_CASE("byte sizes read with decimal units") {
+  CHECK(formatBytes(512) == "512 B");
+  CHECK(formatBytes(25e6) == "25 MB");
+  CHECK(formatBytes(1500) == "1.5 kB");
+  CHECK(formatBytes(3.1e9) == "3.1 GB");
+}
