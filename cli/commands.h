@@ -16,5 +16,6 @@ void registerSpace(CLI::App& app);    // weft space FILE [--size N=..] [--sample
 void registerExplore(CLI::App& app);  // weft explore --layer SPEC | FILE --samples K --db F
 void registerReport(CLI::App& app);   // weft report --db F [--layer SPEC]
 void registerMerge(CLI::App& app);    // weft merge --db TARGET SOURCE...
+void registerEmit(CLI::App& app);     // weft emit FILE|--layer L --params ...|--db F --pick P --out DIR
 
 }  // namespace weft::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   weft::cli::registerExplore(app);
   weft::cli::registerReport(app);
   weft::cli::registerMerge(app);
+  weft::cli::registerEmit(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,539 @@
+// `weft emit`: the drop-in export of one variant (host/dropin_export.h) into --out DIR.
+//
+//   weft emit FILE [--def NAME] [--size N=..]... --params kappa=4,omega=8 --out DIR
+//   weft emit --layer vgg16:N|C,H,W,M,K,stride,pad --params v=4,unroll=0,theta=..,... --out DIR
+//   weft emit --db results.db --layer ... --pick fastest|smallest|knee|budget=25MB --out DIR
+//
+// The point is checked before any code is generated. For a layer, the parametric program is
+// conv-direct's output for the structure (v, unroll) the parameters choose (explore/explorer.h
+// layerTarget, the program `weft explore --layer` measures); the other parameters may be
+// given by their names without the rewrite's numeric suffix (theta for theta2), as the results
+// database records them. For a file, every size variable the definition mentions needs a
+// value, from --size (sizes) or --params (tuning parameters). Unknown and missing names, values
+// outside a parameter's domain and violated constraints (algorithmic ones, and hardware ones
+// when --device-profile names a device) are errors that name the parameter or the constraint.
+// Local sizes of kernels the program leaves open (local_kK_dD, explore/launch_parameters.h) are
+// parameters of the space when a device profile is given; without one they may still be given
+// and are checked against the generated kernels (they must divide the global size).
+// With --pick the variant comes from the results database (explore/variant_pick.h), and the
+// device and the pick go into the emitted header comments.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/program_loading.h"
+#include "explore/explorer.h"
+#include "explore/measurement.h"
+#include "explore/parameter_space.h"
+#include "explore/variant_pick.h"
+#include "host/device_profile.h"
+#include "host/dropin_export.h"
+#include "ir/conv_layer.h"
+#include "ir/parser.h"
+
+namespace weft::cli {
+
+namespace {
+
+struct EmitOptions {
+  std::string file;
+  std::string definition;
+  std::vector<std::string> sizes;
+  std::vector<std::string> params;
+  std::string layer;
+  std::string db;
+  std::string pick;
+  std::string device;  // --device: the fingerprint of the tuned device (--pick)
+  std::string deviceProfile = "none";
+  std::string out;
+  std::string name;  // --name: the prefix
+  std::string buildOptions;
+};
+
+// "a=1,b=2" (several --params options add up) as ordered name -> value.
+std::map<std::string, int64_t> parseParams(const std::vector<std::string>& options) {
+  std::map<std::string, int64_t> values;
+  for (const std::string& option : options) {
+    size_t start = 0;
+    while (start <= option.size()) {
+      size_t end = option.find(',', start);
+      std::string item =
+          option.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      start = end == std::string::npos ? option.size() + 1 : end + 1;
+      if (item.empty()) continue;
+      size_t equals = item.find('=');
+      std::string name = item.substr(0, equals);
+      std::string number = equals == std::string::npos ? "" : item.substr(equals + 1);
+      size_t used = 0;
+      int64_t value = 0;
+      try {
+        value = std::stoll(number, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (name.empty() || number.empty() || used != number.size()) {
+        throw std::runtime_error("--params " + option + ": '" + item +
+                                 "' is not NAME=INTEGER (e.g. --params theta=10,kappa=4)");
+      }
+      if (values.count(name)) {
+        throw std::runtime_error("--params: " + name + " is given twice");
+      }
+      values[name] = value;
+    }
+  }
+  return values;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// A parameter's name without the numeric suffix the rewrite gave it ("theta2" -> "theta").
+std::string stemOf(const std::string& name) {
+  size_t end = name.find_last_not_of("0123456789");
+  return end == std::string::npos ? name : name.substr(0, end + 1);
+}
+
+// "local_k1_d0": a kernel's local size (explore/launch_parameters.h). With a device profile the
+// space has these parameters; without one they are accepted as given and checked once the
+// kernels are known (checkLocalSizes).
+bool isLocalSizeName(const std::string& name) {
+  return std::regex_match(name, std::regex("local_k[0-9]+_d[0-9]+"));
+}
+
+// The names a user may give each parameter of the space: the stem when it is unambiguous (and
+// not one of `reserved`), and always the full name.
+std::map<std::string, std::string> parameterAliases(const explore::ParameterSpace& space,
+                                                    const std::set<std::string>& reserved) {
+  std::map<std::string, int> stems;
+  for (const explore::Parameter& p : space.parameters) ++stems[stemOf(p.name)];
+  std::map<std::string, std::string> aliases;
+  for (const explore::Parameter& p : space.parameters) {
+    aliases[p.name] = p.name;
+    std::string stem = stemOf(p.name);
+    if (stems[stem] == 1 && !reserved.count(stem)) aliases[stem] = p.name;
+  }
+  return aliases;
+}
+
+// The name a parameter is listed under in emitted files (the stem when unambiguous).
+std::string displayName(const explore::ParameterSpace& space, const std::string& name,
+                        const std::set<std::string>& reserved) {
+  std::string stem = stemOf(name);
+  int count = 0;
+  for (const explore::Parameter& p : space.parameters) count += stemOf(p.name) == stem;
+  return count == 1 && !reserved.count(stem) ? stem : name;
+}
+
+// Values for every parameter of the space from --params (by alias), checked: no unknown name,
+// no missing one, every value in its domain, every constraint satisfied. Returns the values in
+// the order of space.parameters.
+std::vector<int64_t> checkedPoint(const explore::ParameterSpace& space,
+                                  const std::map<std::string, int64_t>& given,
+                                  const std::set<std::string>& reserved, const std::string& what) {
+  std::map<std::string, std::string> aliases = parameterAliases(space, reserved);
+  std::map<std::string, int64_t> byName;
+  std::vector<std::string> unknown;
+  for (const auto& [name, value] : given) {
+    if (reserved.count(name)) continue;
+    if (isLocalSizeName(name) && space.indexOf(name) < 0) continue;  // see extraLocalSizes
+    auto found = aliases.find(name);
+    if (found == aliases.end()) {
+      unknown.push_back(name);
+      continue;
+    }
+    if (byName.count(found->second)) {
+      throw std::runtime_error("--params gives " + found->second + " twice (as " + found->second +
+                               " and " + stemOf(found->second) + ")");
+    }
+    byName[found->second] = value;
+  }
+  std::vector<std::string> known;
+  for (const explore::Parameter& p : space.parameters) {
+    known.push_back(displayName(space, p.name, reserved) + " in " + p.domainText());
+  }
+  if (!unknown.empty()) {
+    throw std::runtime_error(
+        "--params: " + what + " has no parameter " + joined(unknown) +
+        " (its parameters: " + (known.empty() ? std::string("none") : joined(known)) + ")");
+  }
+  std::vector<std::string> missing;
+  std::vector<int64_t> values;
+  for (const explore::Parameter& p : space.parameters) {
+    auto found = byName.find(p.name);
+    if (found == byName.end()) {
+      missing.push_back(displayName(space, p.name, reserved) + " in " + p.domainText());
+      values.push_back(0);
+    } else {
+      values.push_back(found->second);
+    }
+  }
+  if (!missing.empty()) {
+    throw std::runtime_error("--params: no value for " + joined(missing) + " of " + what +
+                             " (every parameter needs one)");
+  }
+  std::vector<std::string> violated = space.violations(values);
+  if (!violated.empty()) {
+    std::string text = "the point is not a valid variant of " + what + ":";
+    for (const std::string& v : violated) text += "\n  " + v;
+    text += "\n(with";
+    for (size_t i = 0; i < values.size(); ++i) {
+      text += " " + space.parameters[i].name + "=" + std::to_string(values[i]);
+    }
+    text += ")";
+    throw std::runtime_error(text);
+  }
+  return values;
+}
+
+std::optional<host::DeviceProfile> profileOption(const EmitOptions& options) {
+  if (options.deviceProfile.empty() || options.deviceProfile == "none") return std::nullopt;
+  return host::loadProfile(options.deviceProfile);
+}
+
+ConvLayer layerOption(const std::string& text) {
+  try {
+    return parseConvLayer(text);
+  } catch (const std::invalid_argument& error) {
+    throw std::runtime_error(std::string("--layer ") + text + ": " + error.what());
+  }
+}
+
+// The --params names the space does not have that are local sizes, with their values.
+std::map<std::string, int64_t> extraLocalSizes(const explore::ParameterSpace& space,
+                                               const std::map<std::string, int64_t>& given) {
+  std::map<std::string, int64_t> extra;
+  for (const auto& [name, value] : given) {
+    if (isLocalSizeName(name) && space.indexOf(name) < 0) extra[name] = value;
+  }
+  return extra;
+}
+
+// Local sizes given without a device profile must name a kernel and dimension of the program,
+// leave no dimension of a kernel out, and divide the global size.
+void checkLocalSizes(const CompiledProgram& compiled, const std::map<std::string, int64_t>& local,
+                     const ArithBinding& binding) {
+  for (const auto& [name, value] : local) {
+    int kernel = -1, dimension = -1;
+    std::sscanf(name.c_str(), "local_k%d_d%d", &kernel, &dimension);
+    if (kernel < 0 || kernel >= static_cast<int>(compiled.kernels.size()) || dimension < 0 ||
+        dimension >= compiled.kernels[static_cast<size_t>(kernel)].dimensions) {
+      throw std::runtime_error("--params " + name + ": the program has no kernel " +
+                               std::to_string(kernel) + " with a dimension " +
+                               std::to_string(dimension));
+    }
+    const KernelPlan& plan = compiled.kernels[static_cast<size_t>(kernel)];
+    if (!plan.hasLocalSize) {
+      throw std::runtime_error("--params " + name + ": give every dimension of kernel " +
+                               plan.name + " a local size, or none");
+    }
+    int64_t global = evaluate(plan.globalSize[static_cast<size_t>(dimension)], binding);
+    if (value < 1 || global % value != 0) {
+      throw std::runtime_error("--params " + name + "=" + std::to_string(value) +
+                               ": the local size must divide the global size " +
+                               std::to_string(global) + " of kernel " + plan.name +
+                               " in dimension " + std::to_string(dimension));
+    }
+    int64_t applied = evaluate(plan.localSize[static_cast<size_t>(dimension)], binding);
+    if (applied != value) {
+      throw std::runtime_error("--params " + name + ": kernel " + plan.name +
+                               " has its local size " + std::to_string(applied) + " in dimension " +
+                               std::to_string(dimension) + " from the program's own parameters");
+    }
+  }
+}
+
+std::vector<std::string> parameterNames(const Definition& definition) {
+  std::vector<std::string> names;
+  for (const Expr& param : definition.function.params()) names.push_back(param.paramName());
+  return names;
+}
+
+// What a layer's emitted files say about its layouts.
+std::vector<std::string> layerNotes(const ConvLayer& layer) {
+  return {
+      "layouts (Listing 3, channels innermost): weights (M, K, K, C), biases (M,), input "
+      "(H, W, C); output (M, outH, outW). From PyTorch's weights (M, C, K, K) and input (C, H, "
+      "W): numpy.transpose(w, (0, 2, 3, 1)) and numpy.transpose(x, (1, 2, 0)).",
+      "layer: C=" + std::to_string(layer.C) + " H=" + std::to_string(layer.H) +
+          " W=" + std::to_string(layer.W) + " M=" + std::to_string(layer.M) +
+          " K=" + std::to_string(layer.K) + " stride=" + std::to_string(layer.stride) +
+          " pad=" + std::to_string(layer.pad) + " (outH=" + std::to_string(layer.outH()) +
+          ", outW=" + std::to_string(layer.outW()) + ")"};
+}
+
+void writeAndReport(const CompiledProgram& compiled, const ArithBinding& sizes,
+                    host::DropinMetadata metadata, const EmitOptions& options) {
+  metadata.compilerVersion = explore::compilerVersion();
+  metadata.buildOptions = options.buildOptions;
+  if (!options.name.empty()) metadata.prefix = options.name;
+  std::vector<host::DropinFile> files = host::emitDropin(compiled, sizes, metadata);
+  host::writeDropin(options.out, files);
+  std::string names;
+  for (const host::DropinFile& file : files) names += " " + file.name;
+  std::printf("%s: %zu kernel(s), %lld bytes of buffers; wrote%s to %s\n", metadata.program.c_str(),
+              compiled.kernels.size(), static_cast<long long>(compiled.globalBytes(sizes)),
+              names.c_str(), options.out.c_str());
+}
+
+void emitLayerPoint(const EmitOptions& options) {
+  ConvLayer layer = layerOption(options.layer);
+  std::map<std::string, int64_t> given = parseParams(options.params);
+  std::vector<std::string> structural;
+  for (const char* name : {"v", "unroll"}) {
+    if (!given.count(name)) structural.push_back(name);
+  }
+  if (!structural.empty()) {
+    throw std::runtime_error("--params: no value for " + joined(structural) +
+                             " (conv-direct's structure: v in {1, 2, 4, 8, 16}, unroll in {0, 1})");
+  }
+  int64_t v = given.at("v"), unroll = given.at("unroll");
+  if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
+    throw std::runtime_error("--params: v=" + std::to_string(v) +
+                             " is not a vector width (1, 2, 4, 8 or 16)");
+  }
+  if (unroll != 0 && unroll != 1) {
+    throw std::runtime_error("--params: unroll=" + std::to_string(unroll) + " is not 0 or 1");
+  }
+  explore::ExploreTarget target =
+      explore::layerTarget(layer, static_cast<int>(v), static_cast<int>(unroll));
+  explore::SpaceOptions spaceOptions;
+  spaceOptions.switches = target.switches;
+  spaceOptions.device = profileOption(options);
+  explore::ParameterSpace space =
+      explore::buildParameterSpace(target.parametric, target.sizes, spaceOptions);
+  const std::set<std::string> reserved = {"v", "unroll"};
+  std::vector<int64_t> values =
+      checkedPoint(space, given, reserved,
+                   target.program + " (conv-direct v=" + std::to_string(v) +
+                       " unroll=" + std::to_string(unroll) + ")");
+
+  ArithBinding binding = space.binding(values);
+  std::map<std::string, int64_t> local = extraLocalSizes(space, given);
+  binding.insert(local.begin(), local.end());
+  CompiledProgram compiled = explore::compileVariant(target.parametric, binding);
+  checkLocalSizes(compiled, local, binding);
+
+  host::DropinMetadata metadata;
+  metadata.prefix = host::dropinPrefix(target.program);
+  metadata.program = layer.describe() + "; conv-direct";
+  metadata.inputNames = parameterNames(target.parametric);
+  metadata.parameters = {{"v", v}, {"unroll", unroll}};
+  for (size_t i = 0; i < space.parameters.size(); ++i) {
+    metadata.parameters.push_back(
+        {displayName(space, space.parameters[i].name, reserved), values[i]});
+  }
+  for (const auto& [name, value] : local) metadata.parameters.push_back({name, value});
+  metadata.sizes = target.sizes;
+  metadata.notes = layerNotes(layer);
+  if (spaceOptions.device) {
+    metadata.notes.push_back("checked against the limits of device profile " +
+                             spaceOptions.device->name);
+  }
+  writeAndReport(compiled, binding, metadata, options);
+}
+
+void emitFilePoint(const EmitOptions& options) {
+  Program program = parseFile(options.file);
+  const Definition& definition =
+      chooseFunctionDefinition(program, options.file, options.definition, "emit");
+  std::set<std::string> known = mentionedSizeNames(definition);
+  for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
+  ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+  std::map<std::string, int64_t> given = parseParams(options.params);
+  std::vector<std::string> unknown, twice, missing;
+  for (const auto& [name, value] : given) {
+    if (!known.count(name) && !isLocalSizeName(name)) unknown.push_back(name);
+    if (sizes.count(name)) twice.push_back(name);
+  }
+  if (!unknown.empty()) {
+    throw std::runtime_error("--params: '" + definition.name + "' has no size variable or " +
+                             "parameter " + joined(unknown) + " (it has: " +
+                             joined(std::vector<std::string>(known.begin(), known.end())) + ")");
+  }
+  if (!twice.empty()) {
+    throw std::runtime_error(joined(twice) + " given by both --size and --params");
+  }
+  for (const std::string& name : known) {
+    if (!sizes.count(name) && !given.count(name)) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    throw std::runtime_error("no value for " + joined(missing) + " of '" + definition.name +
+                             "': a drop-in export fixes every size and parameter (give tuning "
+                             "parameters with --params NAME=..., sizes with --size NAME=...)");
+  }
+  // The --params names are the tuning parameters: check the point against the space.
+  Definition parametric = explore::tuneUnboundSizes(definition, sizes);
+  explore::SpaceOptions spaceOptions;
+  spaceOptions.device = profileOption(options);
+  explore::ParameterSpace space = explore::buildParameterSpace(parametric, sizes, spaceOptions);
+  std::vector<int64_t> values =
+      checkedPoint(space, given, {}, "'" + definition.name + "' of " + options.file);
+  ArithBinding binding = space.binding(values);
+  std::map<std::string, int64_t> local = extraLocalSizes(space, given);
+  binding.insert(local.begin(), local.end());
+  CompiledProgram compiled = explore::compileVariant(parametric, binding);
+  checkLocalSizes(compiled, local, binding);
+
+  host::DropinMetadata metadata;
+  metadata.prefix = host::dropinPrefix(definition.name);
+  metadata.program = "definition " + definition.name + " of " + options.file;
+  metadata.inputNames = parameterNames(definition);
+  for (size_t i = 0; i < space.parameters.size(); ++i) {
+    metadata.parameters.push_back({space.parameters[i].name, values[i]});
+  }
+  for (const auto& [name, value] : local) metadata.parameters.push_back({name, value});
+  metadata.sizes = sizes;
+  writeAndReport(compiled, binding, metadata, options);
+}
+
+std::string describeNs(uint64_t ns) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f ms", static_cast<double>(ns) / 1e6);
+  return text;
+}
+
+void emitPicked(const EmitOptions& options) {
+  if (options.layer.empty()) {
+    throw std::runtime_error("--db needs --layer: the layer whose explored variant to emit");
+  }
+  if (!options.params.empty()) {
+    throw std::runtime_error(
+        "give --pick (a variant from --db) or --params (a chosen point), "
+        "not both");
+  }
+  ConvLayer layer = layerOption(options.layer);
+  explore::ExploreTarget target = explore::layerTarget(layer, 1, 0);
+  explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
+  explore::PickedVariant picked =
+      explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
+  CompiledProgram compiled = explore::compileLayerVariant(layer, picked.record);
+
+  host::DropinMetadata metadata;
+  metadata.prefix = host::dropinPrefix(target.program);
+  metadata.program = layer.describe() + "; conv-direct";
+  metadata.inputNames = parameterNames(convListing3Definition());
+  nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
+  if (recorded.is_object()) {
+    for (const char* first : {"v", "unroll"}) {
+      if (recorded.contains(first) && recorded[first].is_number_integer()) {
+        metadata.parameters.push_back({first, recorded[first].get<int64_t>()});
+      }
+    }
+    for (const auto& [name, value] : recorded.items()) {
+      if (name == "v" || name == "unroll" || !value.is_number_integer()) continue;
+      metadata.parameters.push_back({name, value.get<int64_t>()});
+    }
+  }
+  metadata.sizes = target.sizes;
+  metadata.deviceFingerprint = picked.record.key.device;
+  nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
+  if (details.is_object() && details.contains("device") && details["device"].is_string()) {
+    metadata.tunedOn = details["device"].get<std::string>();
+  }
+  metadata.tuning = "--pick " + spec.describe() + ": " + picked.why;
+  if (picked.record.medianNs) metadata.tuning += "; median " + describeNs(*picked.record.medianNs);
+  if (picked.record.spaceBytes) {
+    metadata.tuning += ", " + std::to_string(*picked.record.spaceBytes) + " bytes";
+  }
+  metadata.tuning += "; recorded by " + picked.record.key.compiler + " in " + options.db;
+  metadata.notes = layerNotes(layer);
+  writeAndReport(compiled, target.sizes, metadata, options);
+}
+
+void emit(const EmitOptions& options) {
+  if (!options.db.empty() || !options.pick.empty()) {
+    if (options.db.empty()) throw std::runtime_error("--pick needs --db: the results database");
+    if (!options.file.empty()) throw std::runtime_error("--db works with --layer, not a FILE");
+    emitPicked(options);
+    return;
+  }
+  if (!options.device.empty()) {
+    throw std::runtime_error(
+        "--device names the tuned device of a --db pick; with --params use "
+        "--device-profile to check a device's limits");
+  }
+  if (!options.layer.empty()) {
+    if (!options.file.empty()) {
+      throw std::runtime_error("give either a weft FILE or --layer, not both");
+    }
+    if (!options.sizes.empty() || !options.definition.empty()) {
+      throw std::runtime_error(
+          "--size and --def do not apply to --layer: the layer fixes every "
+          "size");
+    }
+    if (options.params.empty()) {
+      throw std::runtime_error(
+          "--layer needs --params v=..,unroll=..,theta=..,... (a point; "
+          "`weft space --layer ... --vector-width V --unroll U` lists the "
+          "parameters) or --db DB --pick SPEC");
+    }
+    emitLayerPoint(options);
+    return;
+  }
+  if (options.file.empty()) {
+    throw std::runtime_error("weft emit needs a weft FILE with --params, or --layer (see --help)");
+  }
+  emitFilePoint(options);
+}
+
+}  // namespace
+
+void registerEmit(CLI::App& app) {
+  auto options = std::make_shared<EmitOptions>();
+  CLI::App* command = app.add_subcommand(
+      "emit",
+      "Export one variant as drop-in files an application builds as they are: the kernels\n"
+      "(.cl, every parameter baked in), C99 host code (.h/.c: create, run on your cl_mem\n"
+      "buffers, buffer sizes, destroy, error names; only OpenCL needed), a JSON manifest, a\n"
+      "CMake snippet and a README, all named after the layer or definition (weft_conv3_1.*).\n"
+      "The point comes from --params (checked against the variant's constraints) or from a\n"
+      "results database (--db with --pick).");
+  command->footer(
+      "Examples:\n"
+      "  weft emit --layer 8,16,16,8,3,1,1 --out out/ \\\n"
+      "      --params v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=10\n"
+      "  weft emit --db results.db --layer vgg16:10 --pick knee --out out/\n"
+      "  weft emit chunked.weft --size N=1024 --params kappa=32 --out out/\n");
+  command->add_option("file", options->file, "a .weft file (or --layer)");
+  command->add_option("--def", options->definition,
+                      "the definition to emit (default: the last one in the file)");
+  command->add_option("--size", options->sizes, "a size of the FILE's definition, e.g. N=1024")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--params", options->params,
+                   "the point: NAME=VALUE,... (layers: v, unroll and conv-direct's parameters, "
+                   "by name with or without the numeric suffix; local_kK_dD=.. sets the local "
+                   "size of kernel K in dimension D where the program leaves it open)")
+      ->allow_extra_args(false);
+  command->add_option("--layer", options->layer,
+                      "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");
+  command->add_option("--db", options->db, "a results database of weft explore (with --pick)");
+  command->add_option("--pick", options->pick,
+                      "which explored variant: fastest, smallest, knee or budget=SIZE (e.g. "
+                      "budget=25MB); default fastest");
+  command->add_option("--device", options->device,
+                      "with --db: the fingerprint of the device the variant was tuned on "
+                      "(default: the only one in the database)");
+  command->add_option("--device-profile", options->deviceProfile,
+                      "with --params: also check the hardware limits of this device profile "
+                      "(built-in name, user profile or .json; default none)");
+  command->add_option("--out", options->out, "the folder to write the files into")->required();
+  command->add_option("--name", options->name,
+                      "the prefix of every emitted name and file (a C identifier; default "
+                      "weft_<layer or definition>)");
+  command->add_option("--build-options", options->buildOptions,
+                      "OpenCL build options baked into the host code (e.g. -cl-fast-relaxed-math)");
+  command->callback([options] { emit(*options); });
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,80 @@
+// Drop-in export (`weft emit`): turns one fully specialised CompiledProgram into files an
+// application builds as they are, with nothing from weft linked in — the LIFT paper's host code
+// generator (section 6) written out as plain C99 instead of run by weft.
+//
+// For a prefix P (a C identifier such as weft_conv3_1) emitDropin produces:
+//   P.cl     the kernels, every size and parameter baked in, after a header comment listing the
+//            parameters with their values, the program, the device it was tuned on (or "not
+//            tuned") and weft's compiler version;
+//   P.h/P.c  C99 host code that needs only <CL/cl.h> and the ICD loader: P_create (embedded
+//            source, build, kernels, temporary buffers), P_run on application-owned cl_mem
+//            buffers in the definition's parameter order then the output, P_buffer_bytes and
+//            P_BYTES_* for every buffer (temporaries included), P_destroy, P_error_name and
+//            P_build_log; launch sizes are constants;
+//   P.json   the manifest: kernels (global/local sizes, arguments), buffers (name, role, bytes,
+//            shape), build options, parameters, sizes, device fingerprint, compiler version;
+//   P.cmake  a snippet adding the static library target P; README.md for the application.
+// Every symbolic size of the program (buffer sizes, launch sizes, local memory, size arguments)
+// is evaluated with the binding given here; a variable left unbound is an error (DropinError),
+// so the emitted code never depends on a run-time size.
+//
+// The emitter knows nothing of exploration: the parameters, the device and the compiler
+// version arrive as metadata (cli/cmd_emit.cpp gathers them from explore/). Weight re-layout:
+// the run function takes every input in the layout of the definition's parameters; a later
+// re-layout (e.g. from PyTorch's weight order) would run once from P_create, which is why
+// temporaries and kernels are all owned by the handle.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "ir/arith.h"
+
+namespace weft::host {
+
+struct DropinError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct DropinMetadata {
+  std::string prefix;   // a C identifier (see dropinPrefix); every emitted name starts with it
+  std::string program;  // one line: the layer or definition, e.g. "conv3_1: 128x56x56 -> ..."
+  // The definition's parameter names in order: the run function's input arguments. Empty: the
+  // input buffers' names without their "in_" prefix.
+  std::vector<std::string> inputNames;
+  // The tuning parameters (structural ones such as v and unroll included) with their values,
+  // in the order to list them, and the size variables of the program.
+  std::vector<std::pair<std::string, int64_t>> parameters;
+  ArithBinding sizes;
+  std::string tunedOn;             // the device the variant was measured on; "" = not tuned
+  std::string deviceFingerprint;   // "" when not tuned
+  std::string tuning;              // how it was picked ("fastest of 12 ok variants, 1.2 ms"), or ""
+  std::string compilerVersion;     // "weft 0.1.0"
+  std::string buildOptions;        // clBuildProgram options baked into P_create
+  std::vector<std::string> notes;  // extra lines for the comments and the README (layouts, ...)
+};
+
+struct DropinFile {
+  std::string name;  // file name inside the output folder
+  std::string contents;
+};
+
+// A C identifier from any text: lower case, every run of other characters one '_', a leading
+// "weft_" (so "conv3_1" gives "weft_conv3_1", "dot[N=1024]" gives "weft_dot_n_1024").
+std::string dropinPrefix(const std::string& name);
+
+// The files of the drop-in export of `program` under the size binding `sizes` (every size
+// variable the program still mentions must be bound). Throws DropinError when the prefix is not
+// a C identifier, a size is unbound or not positive, or the program has no output buffer.
+std::vector<DropinFile> emitDropin(const CompiledProgram& program, const ArithBinding& sizes,
+                                   const DropinMetadata& metadata);
+
+// Writes the files into `folder` (created when missing). Throws DropinError when it cannot.
+void writeDropin(const std::filesystem::path& folder, const std::vector<DropinFile>& files);
+
+}  // namespace weft::host

@@ -1,0 +1,176 @@
+// End-to-end tests of `weft emit` that need no OpenCL device: the files written for a layer
+// point and for a point of a program from a file, what their comments and manifest say, the
+// emitted C compiled warning-free as C99 by gcc and clang (when installed) and as C++ by g++,
+// and the errors for bad input (unknown layer, missing values, unknown names, a point that
+// violates a constraint, a local size that does not divide the global size, --pick without
+// --db). The drop-in example running on PoCL is tests/cli/opencl_emit.cpp.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/run_weft.h"
+
+namespace fs = std::filesystem;
+using weft::testing::CommandResult;
+using weft::testing::contains;
+using weft::testing::readTextFile;
+using weft::testing::runWeft;
+using weft::testing::TempDir;
+
+namespace {
+
+const char* kLayer = "8,16,16,8,3,1,1";
+const char* kPrefix = "weft_conv_8_16_16_8_3_1_1";
+// A valid conv-direct point of kLayer (weft space --layer 8,16,16,8,3,1,1 --vector-width 4
+// --unroll 1 --device-profile none --samples 1).
+const char* kVectorPoint = "v=4,unroll=1,coalesce=0,kappa=4,omega=8,rho=8,sigma=24,theta=14";
+const char* kScalarPoint = "v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=10";
+
+const char* kChunked =
+    "def g[1 <= kappa <= 4096](xs: [float]N): [float]N =\n"
+    "  join(map(chunk -> map(x -> x * 2.0f, chunk), split(kappa, xs)))\n";
+
+int compile(const std::string& command, const fs::path& log) {
+  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
+  return status == -1 ? -1 : WEXITSTATUS(status);
+}
+
+bool haveCompiler(const std::string& name) {
+  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+// Compiles the emitted .c with gcc and clang (C99) and g++ (C++17), all warnings as errors.
+void checkCompiles(const fs::path& folder, const std::string& prefix) {
+  const fs::path log = folder / "compile.log";
+  std::string flags = " -Wall -Wextra -Werror -I'" + folder.string() + "' -c '" +
+                      (folder / (prefix + ".c")).string() + "' -o '" +
+                      (folder / "object.o").string() + "'";
+  REQUIRE(haveCompiler("gcc"));
+  CHECK_MESSAGE(compile("gcc -std=c99" + flags, log) == 0, readTextFile(log));
+  if (haveCompiler("clang")) {
+    CHECK_MESSAGE(compile("clang -std=c99" + flags, log) == 0, readTextFile(log));
+  }
+  REQUIRE(haveCompiler("g++"));
+  CHECK_MESSAGE(compile("g++ -x c++ -std=c++17" + flags, log) == 0, readTextFile(log));
+}
+
+}  // namespace
+
+TEST_CASE("weft emit --layer --params writes kernels, host code, manifest, CMake and README") {
+  TempDir dir("weft_cli_emit");
+  for (const char* point : {kScalarPoint, kVectorPoint}) {
+    CAPTURE(point);
+    fs::path out = dir.path / (std::string(point).substr(0, 3) == "v=1" ? "scalar" : "vector");
+    CommandResult result =
+        runWeft({"emit", "--layer", kLayer, "--params", point, "--out", out.string()});
+    REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+    CHECK(contains(result.output, "4 kernel(s)"));
+    for (const char* ext : {".cl", ".h", ".c", ".json", ".cmake"}) {
+      CHECK(fs::exists(out / (std::string(kPrefix) + ext)));
+    }
+    CHECK(fs::exists(out / "README.md"));
+
+    std::string cl = readTextFile(out / (std::string(kPrefix) + ".cl"));
+    // Every value of the point is listed, under the names it was given by.
+    std::string listed = cl.substr(cl.find("parameters: "));
+    listed = listed.substr(0, listed.find('\n'));
+    std::string expected = point;
+    size_t start = 0;
+    while (start < expected.size()) {
+      size_t end = expected.find(',', start);
+      std::string item = expected.substr(start, end == std::string::npos ? end : end - start);
+      CHECK_MESSAGE(contains(listed, item), listed);
+      start = end == std::string::npos ? expected.size() : end + 1;
+    }
+    CHECK(contains(cl, "not tuned"));
+    CHECK(contains(cl, "compiler: weft "));
+    CHECK(contains(cl, "8x16x16 -> 8x16x16"));
+    CHECK(contains(cl, "kernel void"));
+
+    auto manifest = nlohmann::json::parse(readTextFile(out / (std::string(kPrefix) + ".json")));
+    CHECK(manifest["kernels"].size() == 4);
+    CHECK(manifest["runArguments"] == nlohmann::json({"weights", "biases", "input"}));
+    CHECK(manifest["buffers"][0]["shape"] == nlohmann::json({8, 3, 3, 8}));  // (M, K, K, C)
+    CHECK(manifest["buffers"][2]["shape"] == nlohmann::json({16, 16, 8}));   // (H, W, C)
+    CHECK(manifest["buffers"][3]["role"] == "output");
+    CHECK(manifest["buffers"][3]["shape"] == nlohmann::json({8, 16, 16}));
+    CHECK(manifest["parameters"]["v"] == (std::string(point).substr(0, 3) == "v=1" ? 1 : 4));
+    for (const auto& kernel : manifest["kernels"]) {
+      for (const auto& size : kernel["globalSize"]) CHECK(size.get<int64_t>() > 0);
+      if (!kernel["localSize"].is_null()) {
+        for (size_t d = 0; d < kernel["localSize"].size(); ++d) {
+          CHECK(kernel["globalSize"][d].get<int64_t>() % kernel["localSize"][d].get<int64_t>() ==
+                0);
+        }
+      }
+    }
+    checkCompiles(out, kPrefix);
+  }
+}
+
+TEST_CASE("weft emit FILE --size --params exports a program's point; --name sets the prefix") {
+  TempDir dir("weft_cli_emit_file");
+  std::string file = dir.write("chunked.weft", kChunked);
+  fs::path out = dir.path / "out";
+  CommandResult result = runWeft({"emit", file, "--size", "N=64", "--params", "kappa=8", "--out",
+                                  out.string(), "--name", "chunked_double"});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  std::string header = readTextFile(out / "chunked_double.h");
+  CHECK(contains(header, "parameters: kappa=8"));
+  CHECK(contains(header, "sizes:    N=64"));
+  CHECK(contains(header, "cl_mem xs,"));
+  CHECK(contains(header, "#define CHUNKED_DOUBLE_BYTES_XS ((size_t)256u)"));
+  checkCompiles(out, "chunked_double");
+}
+
+TEST_CASE("weft emit rejects bad input with messages that name the problem") {
+  TempDir dir("weft_cli_emit_errors");
+  std::string out = (dir.path / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> said;
+  };
+  std::string file = dir.write("chunked.weft", kChunked);
+  const std::vector<Case> cases = {
+      {{"--layer", "vgg16:3", "--params", kScalarPoint}, {"vgg16:3", "0, 2, 5"}},
+      {{"--layer", "1,2,3", "--params", kScalarPoint}, {"--layer 1,2,3"}},
+      {{"--layer", kLayer}, {"--params"}},
+      {{"--layer", kLayer, "--params", "v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2"},
+       {"no value for theta"}},
+      {{"--layer", kLayer, "--params", "coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=10"},
+       {"no value for v, unroll"}},
+      {{"--layer", kLayer, "--params", "v=3,unroll=0"}, {"v=3", "vector width"}},
+      {{"--layer", kLayer, "--params", std::string(kScalarPoint) + ",zeta=2"},
+       {"no parameter zeta", "theta in [3, 36]"}},
+      {{"--layer", kLayer, "--params",
+        "v=1,unroll=0,coalesce=0,kappa=3,omega=4,rho=0,sigma=2,theta=10"},
+       {"not a valid variant", "split by kappa4 requires", "kappa4=3"}},
+      {{"--layer", kLayer, "--params",
+        "v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=99"},
+       {"not a valid variant", "theta2"}},
+      {{"--layer", kLayer, "--params", std::string(kScalarPoint) + ",local_k0_d0=4,local_k0_d1=4"},
+       {"local_k0_d0=4", "must divide the global size 18"}},
+      {{"--layer", kLayer, "--params", "v=1,unroll=zero"}, {"unroll=zero", "NAME=INTEGER"}},
+      {{"--layer", kLayer, "--pick", "fastest"}, {"--pick needs --db"}},
+      {{file, "--size", "N=64"}, {"no value for kappa"}},
+      {{file, "--size", "N=64", "--params", "kappa=7"},
+       {"not a valid variant", "split by kappa requires"}},
+      {{file, "--size", "N=64", "--params", "kappa=8,lambda=2"},
+       {"no size variable or parameter lambda"}},
+      {{}, {"needs a weft FILE"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"emit"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"--out", out});
+    CommandResult result = runWeft(args);
+    CAPTURE(result.output);
+    CHECK(result.exitCode == 1);
+    for (const std::string& part : c.said) CHECK_MESSAGE(contains(result.output, part), part);
+    CHECK_FALSE(fs::exists(dir.path / "out"));  // nothing is written on an error
+  }
+}
