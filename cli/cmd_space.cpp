@@ -92,6 +92,9 @@ void printText(const explore::ParameterSpace& space, explore::Sampler& sampler,
                                              : "valid points: ")
             << (count.exact ? "" : "more than ") << count.points
             << (count.exact ? "" : " (counting stopped)");
+  if (count.withLaunchSizes) {
+    std::cout << "; " << *count.withLaunchSizes << " with every valid local size";
+  }
   if (!count.exact && count.upperBound) {
     std::cout << "; at most " << static_cast<uint64_t>(*count.upperBound);
     if (count.estimate) std::cout << ", about " << static_cast<uint64_t>(*count.estimate);
@@ -161,6 +164,7 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   out["validPoints"] = {{"count", count.points},
                         {"exact", count.exact},
                         {"localSizesCounted", !count.launchSizesNotCounted}};
+  if (count.withLaunchSizes) out["validPoints"]["withLocalSizes"] = *count.withLaunchSizes;
   if (count.upperBound) out["validPoints"]["atMost"] = *count.upperBound;
   if (count.estimate) out["validPoints"]["estimate"] = *count.estimate;
   Json order = Json::array();

@@ -14,6 +14,10 @@ namespace weft::explore {
 
 namespace {
 
+// First stages up to this many points have their launch choices listed (count's
+// withLaunchSizes, and sampling more points than the first stage has).
+constexpr uint64_t kLaunchSumLimit = 5000;
+
 std::set<int> parametersOf(const ParameterSpace& space, const Constraint& c) {
   std::set<int> out;
   for (const Arith& v : c.vars()) {
@@ -329,9 +333,11 @@ std::optional<uint64_t> toUint64(PointCount count) {
 
 SpaceCount Sampler::count(uint64_t cap) {
   if (base_) {
+    // The first stage's count (what sampling is uniform over); the full points with every
+    // valid launch size are summed only for small first stages.
     SpaceCount counted = base_->count(cap);
-    if (counted.exact && counted.points <= options_.enumerationCap) {
-      // Sum the launch choices over the first-stage points.
+    counted.launchSizesNotCounted = true;
+    if (counted.exact && counted.points <= kLaunchSumLimit) {
       uint64_t total = 0;
       bool listed = forEachBasePoint([&](const std::vector<int64_t>& basePoint) {
         std::vector<int64_t> point = fromBase(basePoint);
@@ -340,16 +346,10 @@ SpaceCount Sampler::count(uint64_t cap) {
           combinations *= launchChoices(point, group).size();
         }
         total += combinations;
-        return total <= cap;
+        return true;
       });
-      if (listed) {
-        counted.exact = total <= cap;
-        counted.points = std::min(total, cap);
-        counted.method += "+launch sizes";
-        return counted;
-      }
+      if (listed) counted.withLaunchSizes = total;
     }
-    counted.launchSizesNotCounted = true;
     return counted;
   }
   if (CountingSampler* exact = counting()) {
@@ -563,8 +563,10 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
   if (base_) {
     // Small spaces are listed in full (first stage and every launch choice) and sampled
     // without replacement: exactly uniform over the full points.
-    SpaceCount firstStage = base_->count(options_.enumerationCap + 1);
-    if (firstStage.exact && firstStage.points <= options_.enumerationCap) {
+    // Two stages are uniform over the first stage's points; when fewer of those exist than
+    // were asked for, list the full points (if few enough) so that k distinct ones come back.
+    SpaceCount firstStage = base_->count(kLaunchSumLimit + 1);
+    if (firstStage.exact && firstStage.points < k && firstStage.points <= kLaunchSumLimit) {
       if (auto all = enumerate(options_.enumerationCap)) {
         SampleSet result;
         std::mt19937_64 rng(seed);

@@ -42,9 +42,9 @@
 // (a small depth-first enumeration: a few powers of two per dimension). Points stay unique
 // since their first-stage parts are. So sampling is uniform over the first-stage points and
 // uniform over the launch sizes given those (not weighted by how many launch sizes a point
-// has). When the first stage has at most `enumerationCap` points, the full points are listed
-// instead and sampled without replacement (exactly uniform), and count() is exact over them;
-// otherwise count() counts the first stage only and says so (SpaceCount::launchSizesNotCounted).
+// has). count() counts the first-stage points (SpaceCount::launchSizesNotCounted), plus the full
+// points when the first stage is small (withLaunchSizes). When more samples are asked for than
+// the first stage has, the full points are listed and sampled without replacement instead.
 // Z3 still proves a space empty (with the unsat core naming the conflict), before any counting.
 // Every sample is re-checked by ParameterSpace::violations (the original constraints evaluated
 // in C++ with the full binding); a sample the solver accepted but the evaluator rejects throws
@@ -88,8 +88,11 @@ struct SpaceCount {
   std::optional<double> upperBound;  // the relaxed count, when constraints were relaxed
   std::optional<double> estimate;    // relaxed count x acceptance rate of uniform draws
   // The space has launch-size parameters and `points` counts the points without them (each
-  // has one or more valid launch sizes).
+  // has one or more valid launch sizes): what sampling is uniform over.
   bool launchSizesNotCounted = false;
+  // With launch-size parameters and a small first stage (at most 5000 points): the number of
+  // full points, every valid launch size counted.
+  std::optional<uint64_t> withLaunchSizes;
 };
 
 struct SampleSet {

@@ -74,7 +74,18 @@ TEST_CASE("a kernel without a local size gets a local-size parameter per dimensi
   Sampler sampler(space);
   SpaceCount count = sampler.count(1000);
   CHECK(count.exact);
-  CHECK(count.points == brute.size());
+  CHECK(count.launchSizesNotCounted);
+  CHECK(count.points == 7);  // chunk1 alone: the first stage
+  REQUIRE(count.withLaunchSizes.has_value());
+  CHECK(*count.withLaunchSizes == brute.size());
+  // Fewer samples than first-stage points: one launch size each, so distinct chunk1 values.
+  SampleSet few = sampler.sample(5, 3);
+  REQUIRE(few.points.size() == 5);
+  std::set<int64_t> chunks;
+  const int chunkIndex = space.indexOf(context.tuningVariables()[0].varName());
+  for (const std::vector<int64_t>& point : few.points) chunks.insert(point[chunkIndex]);
+  CHECK(chunks.size() == 5);
+  // More than the first stage has: the full points are listed, so every one comes back.
   SampleSet all = sampler.sample(1000, 3);
   CHECK(Points(all.points.begin(), all.points.end()) == brute);
 
