@@ -1,6 +1,6 @@
 // `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | --all-vgg16 | FILE
 // [--size N=V]... --samples K --seed S --db results.db [--shard i/N] [--device D] [--profile P]
-// [--vector-width V] [--unroll 0|1] [--timeout SECONDS] [--quiet] [--json]`: samples K variants
+// [--vector-width V] [--unroll 0|1] [--timeout SECONDS] [--jobs J] [--quiet] [--json]`: samples K variants
 // of a layer (the conv-direct strategy on Listing 3, over every (v, unroll) structure unless
 // --vector-width / --unroll fix them) or of a program file (its unbound
 // size variables are the tuning parameters), and builds, runs, verifies and times each one in a
@@ -12,12 +12,17 @@
 // points whose index (from 0) satisfies index % N == i - 1; every shard samples the same list,
 // so N machines with the same seed and profile share one exploration, and `weft merge` joins
 // their databases.
+// --jobs J (default: the number of cores) builds up to J variants ahead at once in pre-build
+// processes that fill the OpenCL build cache; the variants are still run and timed one at a
+// time, with the pre-builds stopped meanwhile (explore/explorer.h). --jobs 1 builds each
+// variant in its measuring process only.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
 // variant when stderr is not a terminal); --quiet leaves it out. The summary goes to stdout;
 // with --json every variant is one JSON line on stdout and the summary the last one.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,6 +30,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -58,6 +64,8 @@ struct ExploreCommandOptions {
   double timeout = 120;
   double minTimeMs = 100;
   int minRepeats = 3;
+  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool buildWhileTiming = false;
   bool quiet = false;
   bool json = false;
 };
@@ -256,6 +264,9 @@ void runExplore(const ExploreCommandOptions& options) {
   explore.device = options.device;
   explore.profile = options.profile;
   explore.timeoutSeconds = options.timeout;
+  if (options.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
+  explore.jobs = options.jobs;
+  explore.buildWhileTiming = options.buildWhileTiming;
   explore.measurement.minMeasuredNs = static_cast<uint64_t>(options.minTimeMs * 1e6);
   explore.measurement.minRepeats = options.minRepeats;
   const bool terminal = isatty(STDERR_FILENO);
@@ -363,6 +374,13 @@ void registerExplore(CLI::App& app) {
   command->add_option("--min-repeats", options->minRepeats,
                       "time each variant at least this many times (default 3)")
       ->type_name("N");
+  command->add_option("--jobs", options->jobs,
+                      "variants built at once ahead of the one being measured, in their own "
+                      "processes (default: the number of cores); runs stay one at a time")
+      ->type_name("J");
+  command->add_flag("--build-while-timing", options->buildWhileTiming,
+                    "let those builds go on while a variant is timed (for GPUs; by default "
+                    "they stop, so that they do not compete with kernels on a CPU device)");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--json", options->json,
                     "one JSON line per variant on stdout, then a JSON summary");

@@ -61,12 +61,17 @@ struct ChildOutcome {
   double seconds = 0;
 };
 
-// Runs `body(fd)` in a forked child writing to a pipe. The parent collects the output; for
-// line-oriented children `onLine` sees every complete line and may return a new deadline.
-// The child is killed with SIGKILL once the deadline passes.
-ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point deadline,
-                        const std::function<std::optional<Clock::time_point>(const std::string&)>&
-                            onLine = nullptr) {
+// A forked child writing to a pipe: its process id and the parent's (reading) end.
+struct SpawnedChild {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+// Forks a child that runs `body(fd)` and exits (_exit: no atexit handlers, no flushing of the
+// parent's buffers, no destructors). It dies with the parent (PR_SET_PDEATHSIG), and a crash
+// kills it (default signal handlers). An exception in `body` becomes an "error" line and exit
+// code 3.
+SpawnedChild spawnChild(const std::function<void(int)>& body) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(stdout);
@@ -96,9 +101,21 @@ ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point 
       code = 4;
     }
     close(fds[1]);
-    _exit(code);  // no atexit handlers, no flushing of the parent's buffers, no destructors
+    _exit(code);
   }
   close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// Runs `body(fd)` in a forked child writing to a pipe. The parent collects the output; for
+// line-oriented children `onLine` sees every complete line and may return a new deadline.
+// The child is killed with SIGKILL once the deadline passes.
+ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point deadline,
+                        const std::function<std::optional<Clock::time_point>(const std::string&)>&
+                            onLine = nullptr) {
+  const SpawnedChild child = spawnChild(body);
+  const pid_t pid = child.pid;
+  const int fd = child.fd;
   ChildOutcome outcome;
   const auto start = Clock::now();
   size_t lineStart = 0;
@@ -113,7 +130,7 @@ ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point 
     int waitMs = static_cast<int>(std::min<int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1,
         1000 * 60 * 60));
-    pollfd poller{fds[0], POLLIN, 0};
+    pollfd poller{fd, POLLIN, 0};
     int ready = poll(&poller, 1, waitMs);
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -121,7 +138,7 @@ ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point 
       break;
     }
     if (ready == 0) continue;
-    ssize_t n = read(fds[0], buffer, sizeof buffer);
+    ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
@@ -138,7 +155,7 @@ ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point 
       }
     }
   }
-  close(fds[0]);
+  close(fd);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -161,6 +178,123 @@ std::string signalText(int signal) {
   const char* name = sigabbrev_np(signal);
   return "signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
 }
+
+// The pre-build children of --jobs (see explorer.h): each generates and builds one variant
+// (MeasurementOptions::stopAfterBuild) so that the OpenCL implementation's build cache holds it
+// when the measuring child builds it. They run while no variant is being timed; pause() stops
+// them (SIGSTOP) for the timed phases and resume() lets them go on (SIGCONT).
+class PrebuildPool {
+ public:
+  struct Result {
+    bool ran = false;       // a pre-build was started for the variant
+    std::string status;     // its status ("ok": built), "" when it gave no result
+    std::optional<double> buildMs;
+    std::string message;    // its error, or why it gave no result
+    double waitedSeconds = 0;  // how long the parent waited for it
+  };
+
+  PrebuildPool() = default;
+  PrebuildPool(const PrebuildPool&) = delete;
+  PrebuildPool& operator=(const PrebuildPool&) = delete;
+  ~PrebuildPool() {
+    for (auto& [variant, child] : children_) stop(child);
+  }
+
+  bool started(size_t variant) const { return children_.count(variant) > 0; }
+
+  void start(size_t variant, const std::function<void(int)>& body) {
+    Child child;
+    child.spawned = spawnChild(body);
+    children_.emplace(variant, std::move(child));
+  }
+
+  void pause() { signalAll(SIGSTOP); }
+  void resume() { signalAll(SIGCONT); }
+
+  // Waits for the variant's pre-build (killed when `seconds` pass first; resumed first if
+  // paused) and forgets it. A variant without a pre-build gives Result{ran = false}.
+  Result take(size_t variant, double seconds) {
+    Result result;
+    auto found = children_.find(variant);
+    if (found == children_.end()) return result;
+    result.ran = true;
+    Child& child = found->second;
+    kill(child.spawned.pid, SIGCONT);
+    const auto start = Clock::now();
+    const Clock::time_point deadline = after(seconds);
+    char buffer[4096];
+    bool timedOut = false;
+    while (true) {
+      auto now = Clock::now();
+      if (now >= deadline) {
+        timedOut = true;
+        break;
+      }
+      int waitMs = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1);
+      pollfd poller{child.spawned.fd, POLLIN, 0};
+      int ready = poll(&poller, 1, waitMs);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
+      ssize_t n = read(child.spawned.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      child.data.append(buffer, static_cast<size_t>(n));
+    }
+    result.waitedSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const int status = stop(child);
+    const std::string data = std::move(child.data);
+    children_.erase(found);  // `child` is gone from here on
+    if (timedOut) {
+      result.message = "the pre-build was killed after " + std::to_string(seconds) + " s";
+      return result;
+    }
+    Json message = Json::parse(data.substr(0, data.find('\n')), nullptr, false);
+    if (!message.is_object()) {
+      result.message =
+          "the pre-build gave no result (" +
+          (WIFSIGNALED(status) ? "it died from " + signalText(WTERMSIG(status))
+                               : "exit code " + std::to_string(WEXITSTATUS(status))) +
+          ")";
+    } else if (message.value("event", "") == "error") {
+      result.message = message.value("message", "");
+    } else {
+      result.status = message.value("status", "");
+      result.message = message.value("message", "");
+      if (message.contains("buildMs")) result.buildMs = message["buildMs"].get<double>();
+    }
+    return result;
+  }
+
+ private:
+  struct Child {
+    SpawnedChild spawned;
+    std::string data;
+    bool reaped = false;
+  };
+
+  void signalAll(int sig) {
+    for (auto& [variant, child] : children_) {
+      if (!child.reaped) kill(child.spawned.pid, sig);
+    }
+  }
+
+  // Kills the child if it still runs, reaps it and closes its pipe; its wait status.
+  static int stop(Child& child) {
+    if (child.reaped) return 0;
+    kill(child.spawned.pid, SIGKILL);  // a no-op for one that has exited (a zombie until reaped)
+    int status = 0;
+    while (waitpid(child.spawned.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    close(child.spawned.fd);
+    child.reaped = true;
+    return status;
+  }
+
+  std::map<size_t, Child> children_;
+};
+
+
 
 Json measurementJson(const Measurement& m) {
   Json out{{"event", "result"},
@@ -294,7 +428,9 @@ std::string parametersJson(const ParameterSpace& space, const std::vector<int64_
   for (size_t i = 0; i < point.size() && i < space.parameters.size(); ++i) {
     const std::string& name = space.parameters[i].name;
     std::string stem = stemOf(name);
-    bool unique = stems[stem] == 1 && !fixed.count(stem);
+    // Rule-made names lose their numeric suffix (theta2 -> theta) where unambiguous; launch
+    // sizes (local_k1_d0) keep their full names, whose digits are kernel and dimension.
+    bool unique = stems[stem] == 1 && !fixed.count(stem) && space.parameters[i].launchKernel < 0;
     out[unique ? stem : name] = point[i];
   }
   for (const auto& [name, value] : fixed) out[name] = value;
@@ -351,6 +487,10 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
           CompiledProgram program = generateOpenCL(lowerDefault(*target.reference), codegen);
           Measurement m = measureCompiled(context, program, prep.workload, options.measurement,
                                           &output);
+          if (m.status != VariantStatus::Ok) {
+            throw std::runtime_error(std::string("the reference (default-lowered program) is ") +
+                                     statusName(m.status) + ": " + m.message);
+          }
           header["reference"] = measurementJson(m);
           if (checkWithInterpreter) {
             std::vector<float> expected = flattenToFloats(
@@ -555,8 +695,38 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   progress.done = summary.skipped;
   if (options.progress) options.progress(progress);
 
+  // --jobs: pre-build children for the next `jobs` pending variants (see explorer.h).
+  const size_t jobs = std::max<size_t>(options.jobs, 1);
+  PrebuildPool prebuilds;
+  auto prebuildBody = [&prep, &options](size_t variant) {
+    return [&prep, &options, variant](int fd) {
+      host::Device selected = host::selectDevice(options.device);
+      host::Context context(selected);
+      MeasurementOptions buildOnly = options.measurement;
+      buildOnly.stopAfterBuild = true;
+      Measurement m =
+          measureVariant(context, prep.programOf(variant),
+                         prep.spaceOf(variant).binding(prep.points[variant]), prep.workload,
+                         buildOnly);
+      Json out{{"event", "prebuilt"}, {"status", statusName(m.status)}, {"message", m.message}};
+      if (m.buildMs) out["buildMs"] = *m.buildMs;
+      sendLine(fd, out);
+    };
+  };
+
   double runSeconds = 0;
-  for (size_t index : pending) {
+  for (size_t position = 0; position < pending.size(); ++position) {
+    const size_t index = pending[position];
+    PrebuildPool::Result prebuilt;
+    if (jobs > 1) {
+      for (size_t ahead = position; ahead < std::min(pending.size(), position + jobs); ++ahead) {
+        if (!prebuilds.started(pending[ahead])) {
+          prebuilds.start(pending[ahead], prebuildBody(pending[ahead]));
+        }
+      }
+      prebuilt = prebuilds.take(index, options.timeoutSeconds);
+      runSeconds += prebuilt.waitedSeconds;
+    }
     const std::vector<int64_t>& point = prep.points[index];
     VariantKey key{prep.target.program, device, compiler, prep.parametersOf(index)};
     VariantRecord record;
@@ -578,6 +748,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       }
       if (event == "built") {
         phase = "warm-up run";
+        // No build beside the runs: pre-builds wait until this variant's process ends.
+        if (!options.buildWhileTiming) prebuilds.pause();
         if (!best) return after(cap);
         return after(std::min(cap, options.slowdownCutoff * static_cast<double>(*best) * 1e-9 +
                                        options.marginSeconds));
@@ -606,11 +778,17 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
               options.tamperOutput(index, output);
             };
           }
+          if (options.tamperProgram) {
+            events.tamperProgram = [&](CompiledProgram& program) {
+              options.tamperProgram(index, program);
+            };
+          }
           Measurement m = measureVariant(context, prep.programOf(index), binding, prep.workload,
                                          options.measurement, events);
           sendLine(fd, measurementJson(m));
         },
         after(cap), onLine);
+    prebuilds.resume();
     runSeconds += outcome.seconds;
 
     if (result.is_object() && result.value("event", "") == "result") {
@@ -627,6 +805,18 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"allowedError", result.value("allowedError", 0.0)},
                    {"tolerance", options.measurement.tolerance},
                    {"childSeconds", outcome.seconds}};
+      if (prebuilt.ran) {
+        // build_ms is the pre-build's (the uncached build); the measuring child's build, a
+        // cache hit when the implementation caches builds (PoCL), is kept in the details.
+        if (prebuilt.buildMs && record.status != VariantStatus::BuildError &&
+            record.status != VariantStatus::Invalid) {
+          details["cachedBuildMs"] = record.buildMs ? Json(*record.buildMs) : Json(nullptr);
+          record.buildMs = prebuilt.buildMs;
+        }
+        details["prebuild"] = {{"status", prebuilt.status},
+                               {"message", prebuilt.message},
+                               {"waitedSeconds", prebuilt.waitedSeconds}};
+      }
       record.details = details.dump();
     } else {
       if (outcome.timedOut) {

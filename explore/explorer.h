@@ -31,7 +31,22 @@
 // index in that list satisfies index % shardCount == shardIndex (0-based here; the command line
 // counts shards from 1). Each machine writes its own database; `weft merge` joins them.
 //
-// Not yet: parallel builds (--jobs; variants run one after another).
+// Parallel builds (ExploreOptions::jobs = J > 1). Variants are still measured one after the
+// other, but up to J pending variants ahead (the one about to be measured included) are
+// generated and built at once in pre-build children (measureVariant with stopAfterBuild). They
+// only fill the OpenCL implementation's build cache (PoCL: POCL_CACHE_DIR, on disk across
+// processes), so the measuring child's build is a cache hit. The parent waits for a variant's
+// pre-build (at most the cap) before it forks its measuring child, and stops every pre-build
+// (SIGSTOP) from the measuring child's "built" event until it ends, so that no build competes
+// with the warm-up and timed runs for the cores (a CPU device such as PoCL runs kernels on the
+// same cores; ExploreOptions::buildWhileTiming lets them run on, for GPUs). The recorded
+// build_ms is the pre-build's (the uncached build time, taken while up to J builds share the
+// cores, so longer than a lone build); the measuring child's (cached) build time is in the
+// details as cachedBuildMs, with the pre-build's status. A failed pre-build only
+// loses the head start: the measuring child builds again and records the failure. Pre-builds
+// never touch the database, so resume works as without them (a variant is marked running
+// when its measuring child starts). PoCL compiles each kernel for its work-group size at the
+// first launch, which a pre-build does not do, so that part stays in the measuring child.
 #pragma once
 
 #include <chrono>
@@ -122,10 +137,19 @@ struct ExploreOptions {
   // Test hook, run in the variant's child with its index among the sampled points and its
   // warm-up output (see MeasurementEvents::tamperOutput).
   std::function<void(size_t variant, std::vector<float>& output)> tamperOutput;
+  // Test hook, run in the variant's measuring child with the generated program before its build
+  // (see MeasurementEvents::tamperProgram); pre-builds build the untampered program.
+  std::function<void(size_t variant, CompiledProgram& program)> tamperProgram;
   // This machine's share of the sampled points (see the file comment): 0 <= shardIndex <
   // shardCount. Variant indices (tamperOutput) are positions in the shard's list.
   size_t shardIndex = 0;
   size_t shardCount = 1;
+  // Parallel builds (see the file comment): up to `jobs` variants ahead are generated and built
+  // in pre-build children at once; 1 builds each variant in its measuring child only.
+  size_t jobs = 1;
+  // Let pre-builds go on while a variant is warmed up and timed (a GPU, where the builds use
+  // the host's cores and the runs the device); by default they are stopped meanwhile.
+  bool buildWhileTiming = false;
 };
 
 // What every variant of one exploration shares: the device, the space and its samples, the

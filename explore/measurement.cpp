@@ -187,6 +187,14 @@ Comparison compareOutputs(const std::vector<float>& actual, const std::vector<fl
   return comparison;
 }
 
+std::string guardViolationsText(const std::vector<host::GuardViolation>& violations) {
+  std::string text;
+  for (const host::GuardViolation& violation : violations) {
+    text += (text.empty() ? "" : "; ") + violation.describe();
+  }
+  return text;
+}
+
 uint64_t medianOf(std::vector<uint64_t> samples) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());
@@ -229,6 +237,10 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     return measurement;
   }
   emit(events, "generated");
+  if (events.tamperProgram) {
+    events.tamperProgram(*program);
+    measurement.sourceHash = sourceHash(program->source);
+  }
 
   host::ProgramCache cache;
   try {
@@ -241,15 +253,23 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     return measurement;
   }
   emit(events, "built");
+  if (options.stopAfterBuild) {
+    measurement.status = VariantStatus::Ok;
+    measurement.message = "built (not run: stopAfterBuild)";
+    return measurement;
+  }
 
   std::vector<float> output;
+  std::vector<host::GuardViolation> violations;
   try {
     host::RunOptions run;
     run.buildOptions = options.buildOptions;
     run.cache = &cache;
+    run.guards = options.guards;  // the warm-up run only: the timed runs do not pay for it
     host::RunResult warm = runProgram(context, *program, workload.inputs, full, run);
     measurement.warmUpNs = warm.totalNanoseconds;
     output = flattenToFloats(warm.output);
+    violations = std::move(warm.guardViolations);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = e.what();
@@ -257,6 +277,11 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
   }
   if (events.tamperOutput) events.tamperOutput(output);
   emit(events, "warm", measurement.warmUpNs);
+  if (!violations.empty()) {
+    measurement.status = VariantStatus::WrongAnswer;
+    measurement.message = guardViolationsText(violations);
+    return measurement;
+  }
 
   Comparison comparison = compareOutputs(output, expected, options.tolerance);
   measurement.maxError = comparison.maxError;
@@ -292,9 +317,15 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
   host::RunOptions run;
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
+  run.guards = options.guards;
   host::RunResult warm = runProgram(context, program, workload.inputs, workload.sizes, run);
   measurement.warmUpNs = warm.totalNanoseconds;
   if (output) *output = flattenToFloats(warm.output);
+  if (!warm.guardViolations.empty()) {
+    measurement.status = VariantStatus::WrongAnswer;
+    measurement.message = guardViolationsText(warm.guardViolations);
+    return measurement;
+  }
   timeRuns(context, program, workload.inputs, workload.sizes, options, cache, measurement);
   measurement.status = VariantStatus::Ok;
   return measurement;

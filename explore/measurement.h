@@ -12,9 +12,10 @@
 // of measured time (capped at `maxRepeats` runs); each run's time is the sum of its kernels'
 // cl_event times, the variant's time is the median, and every run's time is kept. runProgram
 // zero-fills the output and temporaries before every run, so a variant that leaves outputs
-// unwritten fails verification. Not yet: canary regions around the output buffer (runProgram
-// allocates buffers of exactly the planned size), so an out-of-bounds write that does not
-// disturb the result goes unnoticed unless the device reports it.
+// unwritten fails verification. The warm-up run (only it: the timed runs do not pay for the
+// check) puts canary regions around the output and the temporaries (host::RunOptions::guards,
+// MeasurementOptions::guards); a write into them makes the variant wrong_answer with the
+// message "kernel K wrote N values past the end of buffer X", even when the output is right.
 //
 // Verification compares flat outputs with a tolerance relative to the reference's largest
 // magnitude: |out - ref| <= tolerance * max(max |ref|, 1) everywhere (NaN never passes). The
@@ -34,6 +35,7 @@
 #include "codegen/compiled_program.h"
 #include "explore/results_db.h"
 #include "host/opencl_runtime.h"
+#include "host/program_runner.h"
 #include "ir/arith.h"
 #include "ir/expr.h"
 #include "ir/value.h"
@@ -46,6 +48,10 @@ struct MeasurementOptions {
   uint64_t minMeasuredNs = 100'000'000;  // 0.1 s of kernel time
   double tolerance = 1e-3;               // relative to max |reference| (at least 1)
   std::string buildOptions;
+  bool guards = true;  // canary regions around outputs and temporaries in the warm-up run
+  // Generate and build only (status ok once built): the explorer's pre-build children use it
+  // to fill the OpenCL build cache (PoCL's POCL_CACHE_DIR) ahead of the measuring child.
+  bool stopAfterBuild = false;
 };
 
 // What every variant computes on: the inputs, the size binding, and the expected output
@@ -64,6 +70,9 @@ struct MeasurementEvents {
   // Test hook: called with the warm-up output (flattened) before it is verified; a test can
   // change it (a planted wrong answer), sleep (a planted hang) or crash.
   std::function<void(std::vector<float>& output)> tamperOutput;
+  // Test hook: called with the generated program before it is built; a test can change its
+  // source (a planted out-of-bounds write).
+  std::function<void(CompiledProgram& program)> tamperProgram;
 };
 
 struct Measurement {
@@ -107,6 +116,9 @@ Comparison compareOutputs(const std::vector<float>& actual, const std::vector<fl
 
 uint64_t medianOf(std::vector<uint64_t> samples);
 
+// The violations' descriptions joined with "; " (host::GuardViolation::describe).
+std::string guardViolationsText(const std::vector<host::GuardViolation>& violations);
+
 // Builds, runs, verifies and times one variant on `context`. Every failure becomes a status
 // (invalid: instantiation or generation failed; build_error; launch_error: the runtime refused
 // or failed a launch; wrong_answer) with a message; nothing throws.
@@ -115,7 +127,8 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
                            const MeasurementOptions& options = {},
                            const MeasurementEvents& events = {});
 
-// Runs an already compiled program (a reference) with the same protocol, without verification.
+// Runs an already compiled program (a reference) with the same protocol, without verification
+// against a reference; a write into the canary regions makes it wrong_answer (not timed).
 Measurement measureCompiled(host::Context& context, const CompiledProgram& program,
                             const Workload& workload, const MeasurementOptions& options,
                             std::vector<float>* output);

@@ -1,7 +1,9 @@
 // Runs a CompiledProgram on an OpenCL context (see host/program_runner.h): evaluates the
 // symbolic sizes, moves data, sets arguments, launches the kernels in order and reads back
 // the output. All checks that need no device happen before the first OpenCL call that would
-// fail obscurely (a wrong buffer size shows up as garbage, not as an error).
+// fail obscurely (a wrong buffer size shows up as garbage, not as an error). With guards, the
+// outputs and temporaries are sub-buffers between canary regions checked after each kernel of
+// the first repeat.
 #include "host/program_runner.h"
 
 #include <fmt/format.h>
@@ -57,7 +59,63 @@ struct PreparedKernel {
   std::optional<NDRange> local;
 };
 
+// An output or temporary allocated with guard regions: `whole` is guard + data + guard bytes.
+struct GuardedAllocation {
+  size_t buffer;  // index into CompiledProgram::buffers
+  Buffer whole;
+  size_t dataBytes;
+};
+
+// The data part of `whole`, [offset, offset + bytes), as a buffer of its own.
+Buffer subBuffer(const Buffer& whole, size_t offset, size_t bytes, const std::string& name) {
+  cl_buffer_region region{offset, bytes};
+  cl_int error = CL_SUCCESS;
+  cl_mem sub = clCreateSubBuffer(whole.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                 &region, &error);
+  checkCL(error, fmt::format("clCreateSubBuffer(buffer {} between guard regions of {} bytes)",
+                             name, offset));
+  return Buffer(MemHandle(sub), bytes);
+}
+
+size_t changedWords(const std::vector<uint32_t>& words) {
+  return static_cast<size_t>(std::count_if(words.begin(), words.end(),
+                                           [](uint32_t word) { return word != kGuardPattern; }));
+}
+
+// Reads every guard region back; a buffer whose guards changed gets a violation naming
+// `kernel` the first time it is seen, and its counts updated every time.
+void checkGuards(Context& context, const CompiledProgram& program,
+                 const std::vector<GuardedAllocation>& guarded, size_t guardBytes,
+                 const std::string& kernel, std::vector<GuardViolation>& violations) {
+  std::vector<uint32_t> words(guardBytes / 4);
+  for (const GuardedAllocation& allocation : guarded) {
+    context.read(allocation.whole, words.data(), guardBytes, 0);
+    const size_t before = changedWords(words);
+    context.read(allocation.whole, words.data(), guardBytes, guardBytes + allocation.dataBytes);
+    const size_t after = changedWords(words);
+    if (before == 0 && after == 0) continue;
+    const std::string& name = program.buffers[allocation.buffer].name;
+    auto known = std::find_if(violations.begin(), violations.end(),
+                              [&](const GuardViolation& v) { return v.buffer == name; });
+    if (known == violations.end()) {
+      violations.push_back({name, kernel, before, after});
+    } else {
+      known->wordsBefore = before;
+      known->wordsAfter = after;
+    }
+  }
+}
+
 }  // namespace
+
+std::string GuardViolation::describe() const {
+  auto values = [](size_t n) { return std::to_string(n) + (n == 1 ? " value" : " values"); };
+  std::string text = "kernel " + kernel + " wrote ";
+  if (wordsAfter > 0) text += values(wordsAfter) + " past the end";
+  if (wordsAfter > 0 && wordsBefore > 0) text += " and ";
+  if (wordsBefore > 0) text += values(wordsBefore) + " before the start";
+  return text + " of buffer " + buffer;
+}
 
 Program ProgramCache::get(Context& context, const std::string& source, const std::string& options) {
   Key key{context.get(), options, source};
@@ -185,10 +243,30 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
   Program built = options.cache ? options.cache->get(context, program.source, options.buildOptions)
                                 : context.build(program.source, options.buildOptions);
 
+  // Every buffer the kernels see; with guards, the outputs and temporaries are sub-buffers of
+  // a larger allocation whose guard regions (guardBytes each side) hold the canary pattern.
   std::vector<Buffer> buffers;
+  std::vector<GuardedAllocation> guarded;
+  size_t guardBytes = 0;
+  if (options.guards) {
+    const size_t alignBytes = std::max<size_t>(
+        deviceInfo<cl_uint>(context.device().id, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8, 4);
+    guardBytes = (std::max<size_t>(options.guardBytes, 4) + alignBytes - 1) / alignBytes *
+                 alignBytes;
+  }
+  const std::vector<uint32_t> pattern(guardBytes / 4, kGuardPattern);
   for (size_t index = 0; index < program.buffers.size(); ++index) {
     // OpenCL forbids empty buffers: an empty array still gets one element.
     size_t bytes = std::max<size_t>(elementCounts[index], 1) * 4;
+    if (options.guards && program.buffers[index].role != BufferPlan::Role::Input) {
+      GuardedAllocation allocation{index, context.createBuffer(guardBytes + bytes + guardBytes),
+                                   bytes};
+      context.write(allocation.whole, pattern.data(), guardBytes, 0);
+      context.write(allocation.whole, pattern.data(), guardBytes, guardBytes + bytes);
+      buffers.push_back(subBuffer(allocation.whole, guardBytes, bytes, program.buffers[index].name));
+      guarded.push_back(std::move(allocation));
+      continue;
+    }
     buffers.push_back(context.createBuffer(bytes));
     const InputData& data = inputData[index];
     if (program.buffers[index].role != BufferPlan::Role::Input || elementCounts[index] == 0) {
@@ -232,8 +310,14 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
       if (program.buffers[index].role != BufferPlan::Role::Input) context.fillZero(buffers[index]);
     }
     std::vector<Event> events;
-    for (const PreparedKernel& prepared : kernels) {
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      const PreparedKernel& prepared = kernels[k];
       events.push_back(context.enqueue(prepared.kernel, prepared.global, prepared.local));
+      if (repeat == 0 && !guarded.empty()) {
+        context.finish();
+        checkGuards(context, program, guarded, guardBytes, program.kernels[k].name,
+                    result.guardViolations);
+      }
     }
     context.finish();
     uint64_t total = 0;

@@ -10,6 +10,16 @@
 // of the program's output type. Kernel times come from the kernels' cl_events. Every failure
 // before OpenCL sees the program (an unbound size variable, an input of the wrong size, a
 // launch size that is not positive) is an OpenCLError naming the kernel, buffer or variable.
+//
+// Canary regions (RunOptions::guards): the output and every temporary buffer are allocated
+// with a guard region before and after the data (at least RunOptions::guardBytes, rounded up
+// to the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN so that the data can be a sub-buffer of the
+// allocation, clCreateSubBuffer); the kernels see only the data. The guards are filled with
+// the word kGuardPattern (a NaN no kernel computes by accident) before the first repeat, and
+// read back after every kernel of the first repeat: each guard word that changed is a write
+// outside its buffer, reported in RunResult::guardViolations with the first kernel after which
+// it was seen (the check costs only the first repeat: later repeats run the kernels back to
+// back). Writes further away than the guard region are not seen.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +67,22 @@ struct RunOptions {
   std::string buildOptions;
   // Where built programs are kept across runs; null builds the source for this run only.
   ProgramCache* cache = nullptr;
+  // Canary regions around the output and the temporaries (see the file comment).
+  bool guards = false;
+  size_t guardBytes = 4096;  // on each side, at least
+};
+
+// The 32-bit word guard regions are filled with: a quiet NaN with the payload 0xDEAD.
+inline constexpr uint32_t kGuardPattern = 0x7FC0DEADu;
+
+// Writes a run made outside one buffer, found in its guard regions.
+struct GuardViolation {
+  std::string buffer;       // BufferPlan::name
+  std::string kernel;       // the first kernel after which the writes were seen
+  size_t wordsBefore = 0;   // changed 4-byte words in the guard before the data
+  size_t wordsAfter = 0;    // ... and after the data (past the end)
+  // "kernel K wrote N values past the end of buffer X" (and/or "before the start of").
+  std::string describe() const;
 };
 
 struct KernelTime {
@@ -69,6 +95,7 @@ struct RunResult {
   std::vector<KernelTime> kernels;          // in launch order
   uint64_t totalNanoseconds = 0;            // the fastest repeat's sum over its kernels
   std::vector<uint64_t> repeatNanoseconds;  // each repeat's sum over its kernels
+  std::vector<GuardViolation> guardViolations;  // empty without RunOptions::guards
 };
 
 // Runs `program` on `context` with `inputs` (one per definition parameter, in order) and the

@@ -5,8 +5,11 @@
 // checked against the interpreter; re-running resumes and runs nothing. Test hooks plant a
 // wrong answer (the output changed before verification), a crash (SIGSEGV in the variant's
 // process) and a hang (the process sleeps): they are recorded as wrong_answer, crashed and
-// timeout and the run goes on with the other variants. A variant found running (the marker)
-// is run again once, and recorded as crashed without running when found running twice.
+// timeout and the run goes on with the other variants; a kernel changed to write one value
+// past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
+// A variant found running (the marker) is run again once, and recorded as crashed without
+// running when found running twice. With pre-builds (jobs = 2) the same variants get the same
+// statuses, and the recorded build time is the pre-build's.
 //
 // Not an opencl_* test on purpose: those run opencl_main.cpp, which lists the OpenCL devices in
 // the test process before any test, and a driver initialised before fork() does not work in
@@ -20,7 +23,9 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "explore/explorer.h"
@@ -158,6 +163,36 @@ TEST_CASE("a small layer: every variant recorded, verified and timed; a re-run r
   CHECK(second.ran == 0);
   CHECK(second.skipped == 6);
   CHECK(db.variants(prep.target.program).size() == 6);
+
+  // The same exploration with pre-builds (--jobs 2): the same variants, the same statuses
+  // (a timeout on one side may be an ok on the other on a loaded machine: the cut-off is
+  // relative to the best time), the build time the pre-build's, the cached build's in details.
+  ExploreOptions parallel = smallOptions(folder.path / "parallel.db");
+  parallel.jobs = 2;
+  ExploreSummary third = runExploration(prep, parallel);
+  CHECK(third.ran == 6);
+  ResultsDb parallelDb(parallel.db);
+  std::vector<VariantRecord> parallelRows = parallelDb.variants(prep.target.program);
+  REQUIRE(parallelRows.size() == 6);
+  std::map<std::string, std::string> serialStatus;
+  for (const VariantRecord& row : rows) serialStatus[row.key.parameters] = statusName(row.status);
+  for (const VariantRecord& row : parallelRows) {
+    CAPTURE(row.key.parameters);
+    CAPTURE(row.message);
+    REQUIRE(serialStatus.count(row.key.parameters) == 1);
+    const std::string status = statusName(row.status);
+    const std::string serial = serialStatus[row.key.parameters];
+    if (status != serial) {
+      CHECK(((status == "ok" && serial == "timeout") || (status == "timeout" && serial == "ok")));
+    }
+    auto details = nlohmann::json::parse(row.details);
+    if (row.status != VariantStatus::Ok) continue;
+    CAPTURE(row.details);
+    REQUIRE(details.contains("prebuild"));
+    CHECK(details["prebuild"]["status"] == "ok");
+    CHECK(row.buildMs.value_or(-1) >= 0);
+    CHECK(details.contains("cachedBuildMs"));
+  }
 }
 
 TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goes on") {
@@ -169,6 +204,28 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
     if (variant == 0) output[output.size() / 2] += 0.5f;  // an off-by-something result
     if (variant == 2) *static_cast<volatile int*>(nullptr) = 1;  // a real invalid access
     if (variant == 3) sleep(60);
+  };
+  // Variant 5 writes one value past the end of its output (work-item 0 of the kernel that
+  // writes the output): its result is right, only the canary region shows the write.
+  options.tamperProgram = [&prep](size_t variant, CompiledProgram& program) {
+    if (variant != 5) return;
+    ArithBinding all = prep.workload.sizes;
+    for (const auto& [name, value] : prep.spaceOf(variant).binding(prep.points[variant])) {
+      all[name] = value;
+    }
+    const BufferPlan& out = program.buffers.at(static_cast<size_t>(program.outputBuffer));
+    const std::string parameter = "global float* restrict " + out.name;
+    size_t at = program.source.find(parameter);
+    while (at != std::string::npos && at >= 6 && program.source.compare(at - 6, 6, "const ") == 0) {
+      at = program.source.find(parameter, at + 1);  // a kernel that only reads it
+    }
+    const size_t body = at == std::string::npos ? at : program.source.find(") {\n", at);
+    // Runs in the variant's process: a failure here is recorded (crashed), failing the test.
+    if (body == std::string::npos) throw std::runtime_error("no kernel writes " + out.name);
+    program.source.insert(body + 4, "  if (get_global_id(0) == 0 && get_global_id(1) == 0 && "
+                                    "get_global_id(2) == 0) " + out.name + "[" +
+                                        std::to_string(evaluate(out.elementCount, all)) +
+                                        "] = 1.0f;\n");
   };
   ExploreSummary summary = runExploration(prep, options);
   CHECK(summary.ran == 6);
@@ -184,14 +241,17 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
   CHECK(statusOf(2) == VariantStatus::Crashed);
   CHECK(db.find(keyOf(prep, 2))->message.find("SIGSEGV") != std::string::npos);
   CHECK(statusOf(3) == VariantStatus::Timeout);
+  const VariantRecord outOfBounds = *db.find(keyOf(prep, 5));
+  CHECK(outOfBounds.status == VariantStatus::WrongAnswer);
+  CHECK(outOfBounds.message.find("wrote 1 value past the end of buffer") != std::string::npos);
   // The variants after them ran normally.
-  for (size_t index : {1, 4, 5}) {
+  for (size_t index : {1, 4}) {
     CAPTURE(index);
     VariantStatus status = statusOf(index);
     CHECK((status == VariantStatus::Ok || status == VariantStatus::BuildError ||
            status == VariantStatus::LaunchError || status == VariantStatus::Invalid));
   }
-  CHECK(summary.statusCounts["wrong_answer"] == 1);
+  CHECK(summary.statusCounts["wrong_answer"] == 2);
   CHECK(summary.statusCounts["crashed"] == 1);
   CHECK(summary.statusCounts["timeout"] == 1);
 }
