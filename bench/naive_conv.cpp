@@ -12,7 +12,9 @@
 // the kernels' cl_event times). GFLOP/s = 2·M·C·K²·outH·outW / median; global memory is
 // CompiledProgram::globalBytes (inputs, output, temporaries). The figures are printed as a table
 // and written as JSON to bench/results/naive_conv_<device>.json (or --out). Exit code 1 when a
-// layer's output is wrong (the JSON is still written, with "verified": false).
+// layer's output is wrong (the JSON is still written, with "verified": false). The data, the
+// reference, the verification and the naive run itself are shared with bench/baselines.cpp
+// through bench/bench_support.h.
 //
 //   build/bench/weft_bench_naive_conv [--device D] [--out FILE] [--layer SPEC]...
 #include <fmt/core.h>
@@ -31,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/device_profile.h"
@@ -61,140 +64,18 @@ struct Options {
   unsigned seed = 1;
 };
 
-// Layer data in PyTorch's layouts: x [C][H][W], w [M][C][K][K], b [M].
-struct LayerData {
-  std::vector<float> x, w, b;
-};
-
-LayerData randomData(const ConvLayer& layer, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  auto fill = [&](int64_t count) {
-    std::vector<float> values(static_cast<size_t>(count));
-    for (float& value : values) value = uniform(rng);
-    return values;
-  };
-  return {fill(layer.C * layer.H * layer.W), fill(layer.M * layer.C * layer.K * layer.K),
-          fill(layer.M)};
-}
-
-// The trusted reference, straight from conv2d's definition, accumulated in double:
-// y[m][oy][ox] = b[m] + Σ_c,ky,kx x[c][oy·s + ky − p][ox·s + kx − p] · w[m][c][ky][kx],
-// x reading 0 outside the image.
-double referenceOutput(const ConvLayer& l, const LayerData& data, int64_t m, int64_t oy,
-                       int64_t ox) {
-  double sum = data.b[static_cast<size_t>(m)];
-  for (int64_t c = 0; c < l.C; ++c) {
-    for (int64_t ky = 0; ky < l.K; ++ky) {
-      const int64_t y = oy * l.stride + ky - l.pad;
-      if (y < 0 || y >= l.H) continue;
-      for (int64_t kx = 0; kx < l.K; ++kx) {
-        const int64_t x = ox * l.stride + kx - l.pad;
-        if (x < 0 || x >= l.W) continue;
-        sum += static_cast<double>(data.x[static_cast<size_t>((c * l.H + y) * l.W + x)]) *
-               data.w[static_cast<size_t>(((m * l.C + c) * l.K + ky) * l.K + kx)];
-      }
-    }
-  }
-  return sum;
-}
-
-struct Verification {
-  bool passed = false;
-  int64_t checked = 0;
-  int64_t failures = 0;
-  double maxRelativeError = 0;  // |y − reference| / max(|reference|, 1)
-  std::string firstFailure;
-};
-
-// Compares the device's output (row-major [M][outH][outW]) with the reference: every output, or
-// `samples` random ones (the first and the last always among them) when the layer is large.
-Verification verify(const ConvLayer& l, const LayerData& data, const std::vector<float>& output,
-                    const Options& options) {
-  constexpr double kTolerance = 1e-3;
-  Verification result;
-  const int64_t count = l.M * l.outH() * l.outW();
-  if (static_cast<int64_t>(output.size()) != count) {
-    result.firstFailure = fmt::format("{} outputs instead of {}", output.size(), count);
-    return result;
-  }
-  std::vector<int64_t> indices;
-  if (l.flops() <= options.fullCheckFlops || options.samples >= count) {
-    for (int64_t i = 0; i < count; ++i) indices.push_back(i);
-  } else {
-    std::mt19937_64 rng(options.seed + 1000);
-    std::uniform_int_distribution<int64_t> pick(0, count - 1);
-    indices = {0, count - 1};
-    while (static_cast<int64_t>(indices.size()) < options.samples) indices.push_back(pick(rng));
-  }
-  for (int64_t index : indices) {
-    const int64_t m = index / (l.outH() * l.outW());
-    const int64_t oy = index / l.outW() % l.outH();
-    const int64_t ox = index % l.outW();
-    const double expected = referenceOutput(l, data, m, oy, ox);
-    const double got = output[static_cast<size_t>(index)];
-    const double error = std::fabs(got - expected) / std::max(std::fabs(expected), 1.0);
-    result.maxRelativeError = std::max(result.maxRelativeError, error);
-    if (!(error <= kTolerance)) {  // NaN fails too
-      if (result.failures++ == 0) {
-        result.firstFailure =
-            fmt::format("y[{}][{}][{}] = {} instead of {}", m, oy, ox, got, expected);
-      }
-    }
-    ++result.checked;
-  }
-  result.passed = result.failures == 0;
-  return result;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-std::string utcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 nlohmann::ordered_json benchLayer(const ConvLayer& layer, const std::string& spec,
                                   host::Context& context, const Options& options, bool& verified) {
-  std::fprintf(stderr, "%s: compiling\n", layer.describe().c_str());
-  Definition definition = convLayerDefinition(layer);
-  CompiledProgram program = generateOpenCL(lowerDefault(definition));
-  const int64_t globalBytes = program.globalBytes({});
-
-  LayerData data = randomData(layer, options.seed);
-  const std::vector<Expr>& params = definition.function.params();
-  std::vector<Value> inputs = {valueFromFlat(params[0].paramType(), {}, data.x),
-                               valueFromFlat(params[1].paramType(), {}, data.w),
-                               valueFromFlat(params[2].paramType(), {}, data.b)};
-
-  host::ProgramCache cache;
-  host::RunOptions warmUp;
-  warmUp.cache = &cache;
-  std::fprintf(stderr, "%s: warm-up run and verification\n", layer.name.c_str());
-  host::RunResult first = host::runProgram(context, program, inputs, {}, warmUp);
-  Verification check = verify(layer, data, flattenToFloats(first.output), options);
+  std::fprintf(stderr, "%s: compiling, warm-up run, timed runs\n", layer.describe().c_str());
+  const LayerData data = randomLayerData(layer, options.seed);
+  const NaiveConvRun run =
+      runNaiveConv(layer, data, context, options.minRepeats, options.minSeconds);
+  const CompiledProgram& program = run.program;
+  const Verification check = verifyOutput(layer, data, run.warmUpOutput, options.samples,
+                                          options.fullCheckFlops, options.seed);
   verified = check.passed;
 
-  const double warmSeconds = static_cast<double>(first.totalNanoseconds) / 1e9;
-  host::RunOptions timed;
-  timed.cache = &cache;
-  timed.repeats =
-      std::max(options.minRepeats,
-               static_cast<int>(
-                   std::min(1000.0, std::ceil(options.minSeconds / std::max(warmSeconds, 1e-6)))));
-  std::fprintf(stderr, "%s: %d timed runs\n", layer.name.c_str(), timed.repeats);
-  host::RunResult runs = host::runProgram(context, program, inputs, {}, timed);
-
-  std::vector<double> milliseconds;
-  for (uint64_t ns : runs.repeatNanoseconds) milliseconds.push_back(static_cast<double>(ns) / 1e6);
+  const std::vector<double>& milliseconds = run.repeatMs;
   const double medianMs = median(milliseconds);
   const double minMs = *std::min_element(milliseconds.begin(), milliseconds.end());
   const double gflops = static_cast<double>(layer.flops()) / (medianMs * 1e-3) / 1e9;
@@ -210,29 +91,15 @@ nlohmann::ordered_json benchLayer(const ConvLayer& layer, const std::string& spe
   nlohmann::ordered_json result;
   result["layer"] = layer.name;
   result["spec"] = spec;
-  result["C"] = layer.C;
-  result["H"] = layer.H;
-  result["W"] = layer.W;
-  result["M"] = layer.M;
-  result["K"] = layer.K;
-  result["stride"] = layer.stride;
-  result["pad"] = layer.pad;
-  result["outH"] = layer.outH();
-  result["outW"] = layer.outW();
-  result["flops"] = layer.flops();
+  addLayerShape(result, layer);
   result["kernel_ms"] = {{"median", medianMs}, {"min", minMs}, {"samples", milliseconds}};
-  result["warmup_ms"] = warmSeconds * 1e3;
+  result["warmup_ms"] = run.warmUpMs;
   result["gflops_per_s"] = gflops;
-  result["global_bytes"] = globalBytes;
+  result["global_bytes"] = run.globalBytes;
   result["kernels"] = kernels;
   result["verified"] = check.passed;
-  result["verification"] = {{"outputs_checked", check.checked},
-                            {"outputs", layer.M * layer.outH() * layer.outW()},
-                            {"failures", check.failures},
-                            {"max_relative_error", check.maxRelativeError},
-                            {"tolerance", 1e-3},
-                            {"reference", "C++ loops on the host, double accumulation"}};
-  if (!check.passed) result["verification"]["first_failure"] = check.firstFailure;
+  result["verification"] =
+      verificationJson(check, layer, "C++ loops on the host, double accumulation");
   return result;
 }
 
@@ -261,15 +128,7 @@ int run(const Options& options) {
       "(inputs, output, temporaries)";
   report["weft_version"] = WEFT_VERSION;
   report["date"] = utcNow();
-  report["device"] = {{"name", device.name},
-                      {"profile", profile.name},
-                      {"type", device.typeName()},
-                      {"vendor", device.vendor},
-                      {"platform", device.platformName},
-                      {"platform_version", device.platformVersion},
-                      {"driver_version", device.driverVersion},
-                      {"compute_units", profile.computeUnits},
-                      {"fingerprint", profile.fingerprint}};
+  report["device"] = deviceJson(device, profile);
   report["layers"] = layers;
 
   std::filesystem::path out = options.out.empty() ? std::filesystem::path(WEFT_BENCH_RESULTS_DIR) /
