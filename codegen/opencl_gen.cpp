@@ -828,11 +828,14 @@ class Generator {
   }
 
   std::string readValue(const ViewPtr& view, const Expr& at) {
+    std::string expression;
     try {
-      return resolveElement(view, {}).expression;
+      expression = resolveElement(view, {}).expression;
     } catch (const CodegenError& e) {
       fail(at, e.what());
     }
+    noteView(view);  // a user function applied to a temporary needs it as a kernel argument
+    return expression;
   }
 
   // The lengths whose product is e's length, outermost first, when e flattens nested arrays

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "codegen/lowering.h"
 #include "ir/parser.h"
 
 using namespace weft;
@@ -277,4 +278,24 @@ TEST_CASE("each kernel estimates the private values a work-item keeps") {
       "def rows(xs: [[float]6]N) = mapGlb(0, m -> reduceSeq(mapSeq(z -> id(z), fill(6, 0.0f)), "
       "(acc, x) -> mapSeq(p -> p._0 + p._1, zip(acc, x)), m), map(r -> split(6, r), xs))");
   CHECK(withArray.kernels.at(0).privateScalars >= 6);
+}
+
+TEST_CASE("a user function named directly in a map over an earlier kernel's temporary gets it as an argument") {
+  // Regression: genApplyViews read the element without noting its buffer, so the second
+  // kernel used tmp1 without declaring it.
+  const char* text =
+      "fun twice(m: float): float = m * 2.0f\n"
+      "def f(x: [[float]W]H): [[float]W]H = let(t -> map2D(twice, t), map2D(v -> v + 1.0f, x))\n";
+  Definition definition = parseProgram(text).definitions.back();
+  CompiledProgram program = generateOpenCL(lowerDefault(definition));
+  REQUIRE(program.kernels.size() == 2);
+  const KernelPlan& second = program.kernels[1];
+  bool hasTemporary = false;
+  for (const KernelArg& arg : second.args) {
+    if (arg.kind == KernelArg::Kind::Buffer &&
+        program.buffers[static_cast<size_t>(arg.buffer)].role == BufferPlan::Role::Temporary) {
+      hasTemporary = true;
+    }
+  }
+  CHECK(hasTemporary);
 }
