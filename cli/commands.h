@@ -17,5 +17,7 @@ void registerExplore(CLI::App& app);  // weft explore --layer SPEC | FILE --samp
 void registerReport(CLI::App& app);   // weft report --db F [--layer SPEC]
 void registerMerge(CLI::App& app);    // weft merge --db TARGET SOURCE...
 void registerEmit(CLI::App& app);     // weft emit FILE|--layer L --params ...|--db F --pick P --out DIR
+void registerBundle(CLI::App& app);   // weft bundle --layer L --samples K --profile P --out DIR
+void registerImport(CLI::App& app);   // weft import DIR/results.json --db F
 
 }  // namespace weft::cli

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   weft::cli::registerReport(app);
   weft::cli::registerMerge(app);
   weft::cli::registerEmit(app);
+  weft::cli::registerBundle(app);
+  weft::cli::registerImport(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

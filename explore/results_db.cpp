@@ -606,4 +606,33 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
   return summary;
 }
 
+ImportSummary ResultsDb::importVariants(const std::vector<VariantRecord>& variants,
+                                        const std::optional<ReferenceRecord>& reference) {
+  for (const VariantRecord& record : variants) {
+    if (record.status == VariantStatus::Running) {
+      throw ResultsDbError("an imported variant of " + record.key.program +
+                           " has status running; only final results can be imported");
+    }
+    if (record.key.program.empty() || record.key.device.empty() || record.key.compiler.empty() ||
+        record.key.parameters.empty()) {
+      throw ResultsDbError("an imported variant has an empty program, device, compiler or "
+                           "parameters field");
+    }
+  }
+  // The same rules as merging another database: one snapshot with these rows.
+  ResultsSnapshot snapshot;
+  snapshot.path = "(imported results)";
+  snapshot.variants = variants;
+  if (reference) snapshot.references.push_back(*reference);
+  MergeSummary merged = merge({snapshot});
+  ImportSummary summary;
+  summary.variantsRead = merged.variantsRead;
+  summary.added = merged.added;
+  summary.replacedRunning = merged.replacedRunning;
+  summary.identical = merged.identical;
+  summary.conflicts = merged.conflicts;
+  summary.referenceAdded = merged.referencesAdded > 0;
+  return summary;
+}
+
 }  // namespace weft::explore

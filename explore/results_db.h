@@ -26,6 +26,15 @@
 // final status (a `running` marker gives way to a result), and between two final rows the
 // target's stays (counted as a conflict when the two differ). References are added when the
 // target has none for their (program, device, compiler).
+//
+// Importing (`weft import`): results measured by a bundle's harness on another machine
+// (host/bundle_export.h) arrive as VariantRecords keyed exactly as the explorer keys them (same
+// program name and parameter JSON; the device fingerprint computed from the names the harness
+// recorded; the compiler version that generated the kernels). ResultsDb::importVariants writes
+// them in one transaction with merge's rules: a new key is added, a `running` marker gives way,
+// a final row with the same status and time samples is left as it is (so importing the same
+// file again changes nothing), and a final row that differs is kept and counted as a conflict.
+// A reference is added when the database has none for its (program, device, compiler).
 #pragma once
 
 #include <cstdint>
@@ -118,6 +127,16 @@ struct MergeSummary {
   size_t referencesKept = 0;  // the target already had a reference for that key
 };
 
+// What ResultsDb::importVariants did.
+struct ImportSummary {
+  size_t variantsRead = 0;
+  size_t added = 0;            // keys the database did not have
+  size_t replacedRunning = 0;  // a `running` marker replaced by the imported result
+  size_t identical = 0;        // already there with the same status and samples
+  size_t conflicts = 0;        // already there with another final result: kept
+  bool referenceAdded = false;
+};
+
 class ResultsDb {
  public:
   // Opens `path`, creating the file and its tables when it does not exist or is empty. Throws
@@ -150,6 +169,12 @@ class ResultsDb {
   // Adds the rows of `sources` (in order: a later source meets what earlier ones added) in one
   // transaction: on any error nothing is written and ResultsDbError is thrown.
   MergeSummary merge(const std::vector<ResultsSnapshot>& sources);
+
+  // Records variants measured elsewhere (see the file comment) and their reference, in one
+  // transaction. Throws ResultsDbError (nothing written) for a record with status running or an
+  // empty key field.
+  ImportSummary importVariants(const std::vector<VariantRecord>& variants,
+                               const std::optional<ReferenceRecord>& reference);
 
  private:
   void execute(const std::string& sql);

@@ -23,51 +23,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// One buffer as the emitted code sees it.
-struct EmittedBuffer {
-  int plan = -1;           // index into CompiledProgram::buffers
-  std::string name;        // C identifier (argument name for inputs)
-  std::string enumName;    // P_BUFFER_NAME
-  std::string bytesMacro;  // P_BYTES_NAME
-  BufferPlan::Role role = BufferPlan::Role::Temporary;
-  const char* elementType = "float32";  // or "int32" (ints and bools)
-  int64_t elements = 0;
-  int64_t bytes = 0;           // max(elements, 1) * 4: OpenCL forbids empty buffers
-  std::vector<int64_t> shape;  // of the data (row-major); temporaries: {elements}
-};
-
-struct EmittedArg {
-  KernelArg::Kind kind = KernelArg::Kind::Buffer;
-  int buffer = -1;         // index into the emitted buffers
-  int64_t sizeValue = 0;   // Kind::Size
-  int64_t localBytes = 0;  // Kind::LocalBuffer
-  std::string describe;    // for comments and the manifest
-};
-
-struct EmittedKernel {
-  std::string name;
-  int dimensions = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  bool hasLocal = false;
-  std::array<int64_t, 3> local{1, 1, 1};
-  std::vector<EmittedArg> args;
-};
-
-// An input argument of P_run: a definition parameter and the buffer that holds it (-1: the
-// program does not read it).
-struct EmittedInput {
-  std::string name;
-  int buffer = -1;
-};
-
-struct Emitted {
-  std::vector<EmittedBuffer> buffers;  // inputs (parameter order), output, temporaries
-  std::vector<EmittedInput> inputs;
-  int output = -1;
-  std::vector<EmittedKernel> kernels;
-  std::string source;  // the .cl file: header comment + kernels
-};
-
 const std::set<std::string>& cKeywords() {
   static const std::set<std::string> words = {
       "auto",    "break",  "case",      "char",    "const",    "continue",  "default",
@@ -109,12 +64,15 @@ bool isCIdentifier(const std::string& text) {
   });
 }
 
-// Text safe inside a /* */ comment.
+}  // namespace
+
 std::string commentSafe(std::string text) {
   size_t at = 0;
   while ((at = text.find("*/", at)) != std::string::npos) text.replace(at, 2, "* /");
   return text;
 }
+
+namespace {
 
 int64_t evaluated(const Arith& size, const ArithBinding& sizes, const std::string& what) {
   for (const Arith& variable : size.vars()) {
@@ -153,8 +111,10 @@ std::vector<int64_t> shapeOf(Type type, const ArithBinding& sizes, const std::st
   return shape;
 }
 
-Emitted prepare(const CompiledProgram& program, const ArithBinding& sizes,
-                const DropinMetadata& metadata) {
+}  // namespace
+
+Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& sizes,
+                        const DropinMetadata& metadata) {
   if (program.outputBuffer < 0 ||
       program.outputBuffer >= static_cast<int>(program.buffers.size())) {
     throw DropinError("the compiled program '" + program.definitionName + "' has no output buffer");
@@ -295,6 +255,8 @@ Emitted prepare(const CompiledProgram& program, const ArithBinding& sizes,
   return out;
 }
 
+namespace {
+
 const char* roleName(BufferPlan::Role role) {
   switch (role) {
     case BufferPlan::Role::Input:
@@ -306,6 +268,12 @@ const char* roleName(BufferPlan::Role role) {
   }
   return "?";
 }
+
+}  // namespace
+
+const char* bufferRoleName(BufferPlan::Role role) { return roleName(role); }
+
+namespace {
 
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string text = "(";
@@ -431,8 +399,9 @@ std::string cString(const std::string& text) {
 
 std::string sizeConstant(int64_t value) { return fmt::format("((size_t){}u)", value); }
 
-// The OpenCL 1.2 error codes with their names (and the ICD loader's -1001), from the Khronos
-// OpenCL specification's table of error codes.
+}  // namespace
+
+// From the Khronos OpenCL specification's table of error codes.
 const std::vector<std::pair<int, const char*>>& openclErrorNames() {
   static const std::vector<std::pair<int, const char*>> names = {
       {0, "CL_SUCCESS"},
@@ -498,6 +467,8 @@ const std::vector<std::pair<int, const char*>>& openclErrorNames() {
   };
   return names;
 }
+
+namespace {
 
 std::string clSource(const CompiledProgram& program, const Emitted& emitted,
                      const DropinMetadata& metadata) {
@@ -1047,7 +1018,7 @@ std::vector<DropinFile> emitDropin(const CompiledProgram& program, const ArithBi
   if (cKeywords().count(metadata.prefix)) {
     throw DropinError("the drop-in prefix '" + metadata.prefix + "' is a C keyword");
   }
-  Emitted emitted = prepare(program, sizes, metadata);
+  Emitted emitted = prepareEmission(program, sizes, metadata);
   std::string clText = clSource(program, emitted, metadata);
   const std::string& p = metadata.prefix;
   return {{p + ".cl", clText},

@@ -25,6 +25,7 @@
 // temporaries and kernels are all owned by the handle.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -63,6 +64,69 @@ struct DropinFile {
   std::string name;  // file name inside the output folder
   std::string contents;
 };
+
+// A compiled program with every size evaluated, as the emitted code sees it: what emitDropin
+// writes out, shared with the measurement bundle (host/bundle_export.h).
+// One buffer as the emitted code sees it.
+struct EmittedBuffer {
+  int plan = -1;           // index into CompiledProgram::buffers
+  std::string name;        // C identifier (argument name for inputs)
+  std::string enumName;    // P_BUFFER_NAME
+  std::string bytesMacro;  // P_BYTES_NAME
+  BufferPlan::Role role = BufferPlan::Role::Temporary;
+  const char* elementType = "float32";  // or "int32" (ints and bools)
+  int64_t elements = 0;
+  int64_t bytes = 0;           // max(elements, 1) * 4: OpenCL forbids empty buffers
+  std::vector<int64_t> shape;  // of the data (row-major); temporaries: {elements}
+};
+
+struct EmittedArg {
+  KernelArg::Kind kind = KernelArg::Kind::Buffer;
+  int buffer = -1;         // index into the emitted buffers
+  int64_t sizeValue = 0;   // Kind::Size
+  int64_t localBytes = 0;  // Kind::LocalBuffer
+  std::string describe;    // for comments and the manifest
+};
+
+struct EmittedKernel {
+  std::string name;
+  int dimensions = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  bool hasLocal = false;
+  std::array<int64_t, 3> local{1, 1, 1};
+  std::vector<EmittedArg> args;
+};
+
+// An input argument of P_run: a definition parameter and the buffer that holds it (-1: the
+// program does not read it).
+struct EmittedInput {
+  std::string name;
+  int buffer = -1;
+};
+
+struct Emitted {
+  std::vector<EmittedBuffer> buffers;  // inputs (parameter order), output, temporaries
+  std::vector<EmittedInput> inputs;
+  int output = -1;
+  std::vector<EmittedKernel> kernels;
+  std::string source;  // the .cl file: header comment + kernels
+};
+
+
+// Evaluates every size of `program` under `sizes` and names its buffers for C (inputs after
+// metadata.inputNames, enum and macro names after metadata.prefix). Throws DropinError as
+// emitDropin does (unbound or non-positive sizes, no output buffer).
+Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& sizes,
+                        const DropinMetadata& metadata);
+
+// The OpenCL 1.2 error codes with their names (and the ICD loader's -1001), for generated C.
+const std::vector<std::pair<int, const char*>>& openclErrorNames();
+
+// "input", "output" or "temporary".
+const char* bufferRoleName(BufferPlan::Role role);
+
+// Text safe inside a /* */ comment ("*/" broken up).
+std::string commentSafe(std::string text);
 
 // A C identifier from any text: lower case, every run of other characters one '_', a leading
 // "weft_" (so "conv3_1" gives "weft_conv3_1", "dot[N=1024]" gives "weft_dot_n_1024").

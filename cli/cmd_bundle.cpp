@@ -1,0 +1,343 @@
+// `weft bundle --layer vgg16:N|C,H,W,M,K,stride,pad --samples K [--seed S] --profile P --out DIR
+// [--vector-width V] [--unroll 0|1]`: a measurement bundle (host/bundle_export.h) for a device
+// weft cannot reach: K variants of the layer sampled exactly as `weft explore --profile P --seed
+// S --samples K` would sample them, each generated as the explorer generates it, plus the
+// reference (the default-lowered Listing 3) and a generic C harness that measures them there.
+// `weft import DIR/results.json --db F` brings the results back (cli/cmd_import.cpp).
+//
+// Sampling as the explorer: explore/explorer.cpp samples inside prepareExploration, after its
+// device child has queried a device; a bundle has no device, so the sampling steps are repeated
+// here with the profile given (same targets from layerTarget/layerTargetStructures, same space
+// options, a Sampler per structure with default options, counts, the seeded multinomial split
+// of the sample count, per-structure seeds seed * 1000003 + i, the seeded shuffle; the recorded
+// key is explore::parametersJson). tests/cli/opencl_bundle.cpp checks the keys against
+// prepareExploration's. If the explorer's sampling changes, this copy must follow (or the
+// explorer could expose its sampling step for both).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "explore/explorer.h"
+#include "explore/launch_parameters.h"
+#include "explore/measurement.h"
+#include "explore/parameter_space.h"
+#include "explore/sampler.h"
+#include "host/bundle_export.h"
+#include "host/device_profile.h"
+#include "ir/conv_layer.h"
+
+namespace weft::cli {
+
+namespace {
+
+struct BundleCommandOptions {
+  std::string layer;
+  size_t samples = 100;
+  uint64_t seed = 1;
+  std::string profile;
+  std::string out;
+  int vectorWidth = -1;
+  int unroll = -1;
+  std::string buildOptions;
+  double minTimeMs = 100;
+  int minRepeats = 3;
+  double timeout = 120;
+};
+
+// The sampled points of a target, as prepareExploration lays them out.
+struct SampledTarget {
+  std::vector<explore::ParameterSpace> spaces;
+  std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]
+  std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
+  std::vector<std::vector<int64_t>> points;
+  std::vector<std::string> emptyStructures;
+  std::string method;
+  uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
+};
+
+SampledTarget sampleTarget(const explore::ExploreTarget& target,
+                           const host::DeviceProfile& profile, size_t samples, uint64_t seed) {
+  explore::SpaceOptions spaceOptions;
+  spaceOptions.switches = target.switches;
+  spaceOptions.powerOfTwo = target.powerOfTwo;
+  spaceOptions.device = profile;
+  const explore::SamplerOptions samplerOptions;
+  SampledTarget out;
+  if (target.structures.empty()) {
+    out.spaces.push_back(
+        explore::buildParameterSpace(target.parametric, target.sizes, spaceOptions));
+    explore::Sampler sampler(out.spaces.front(), samplerOptions);
+    explore::SampleSet set = sampler.sample(samples, seed);
+    out.points = std::move(set.points);
+    out.pointSpace.assign(out.points.size(), 0);
+    out.method = set.method;
+    if (set.spaceSize) out.validPoints = *set.spaceSize;
+    return out;
+  }
+  std::vector<uint64_t> counts;
+  for (size_t i = 0; i < target.structures.size(); ++i) {
+    const explore::ExploreTarget::Structure& structure = target.structures[i];
+    explore::SpaceOptions structureOptions = spaceOptions;
+    structureOptions.switches = structure.switches;
+    try {
+      explore::ParameterSpace space =
+          explore::buildParameterSpace(structure.parametric, target.sizes, structureOptions);
+      auto sampler = std::make_unique<explore::Sampler>(space, samplerOptions);
+      explore::SpaceCount count = sampler->count(UINT64_MAX);
+      if (count.points == 0) throw std::runtime_error("no valid point");
+      out.spaces.push_back(std::move(space));
+      out.spaceStructure.push_back(i);
+      counts.push_back(count.points);
+    } catch (const std::exception& error) {
+      std::string name;
+      for (const auto& [k, v] : structure.fixedParameters) {
+        name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
+      }
+      out.emptyStructures.push_back(name + ": " + error.what());
+    }
+  }
+  if (out.spaces.empty()) {
+    std::string why;
+    for (const std::string& e : out.emptyStructures) why += "\n  " + e;
+    throw std::runtime_error("no structure has a valid variant:" + why);
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<double> weights(counts.begin(), counts.end());
+  std::vector<size_t> wanted(counts.size(), 0);
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  out.validPoints = total;
+  const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, total));
+  for (size_t assigned = 0; assigned < targetCount;) {
+    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+    size_t i = pick(rng);
+    if (wanted[i] >= counts[i]) {
+      weights[i] = 0;
+      continue;
+    }
+    ++wanted[i];
+    ++assigned;
+  }
+  std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
+  for (size_t i = 0; i < out.spaces.size(); ++i) {
+    if (wanted[i] == 0) continue;
+    explore::Sampler sampler(out.spaces[i], samplerOptions);
+    explore::SampleSet set = sampler.sample(wanted[i], seed * 1000003u + i);
+    if (out.method.find(set.method) == std::string::npos) {
+      out.method += (out.method.empty() ? "" : ", ") + set.method;
+    }
+    for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
+  }
+  std::shuffle(drawn.begin(), drawn.end(), rng);
+  for (auto& [space, point] : drawn) {
+    out.pointSpace.push_back(space);
+    out.points.push_back(std::move(point));
+  }
+  out.method += " over " + std::to_string(out.spaces.size()) + " structures";
+  return out;
+}
+
+// The variant generated as explore/measurement.h measureVariant generates it: the tuning
+// values substituted, the default lowering, every size and parameter specialised, the local
+// sizes applied; the source hash and the global memory as it records them.
+host::BundleProgram generateVariant(const std::string& id, const Definition& parametric,
+                                    const ArithBinding& sizes, const ArithBinding& binding) {
+  host::BundleProgram variant;
+  variant.id = id;
+  ArithBinding point;
+  for (const auto& [name, value] : binding) {
+    if (!sizes.count(name)) point[name] = value;
+  }
+  ArithBinding full = sizes;
+  for (const auto& [name, value] : point) full[name] = value;
+  variant.binding = full;
+  try {
+    CodegenOptions codegen;
+    codegen.specialize = full;
+    CompiledProgram program =
+        generateOpenCL(lowerDefault(explore::instantiate(parametric, point)), codegen);
+    explore::applyLocalSizeParameters(program, point);
+    variant.sourceHash = explore::sourceHash(program.source);
+    variant.spaceBytes = program.globalBytes(full);
+    variant.program = std::move(program);
+  } catch (const std::exception& error) {
+    variant.program.reset();
+    variant.invalid = std::string("generation: ") + error.what();
+  }
+  return variant;
+}
+
+std::string variantId(size_t index, size_t count) {
+  std::string number = std::to_string(index + 1);
+  size_t width = std::max<size_t>(4, std::to_string(count).size());
+  return "v" + std::string(width - std::min(width, number.size()), '0') + number;
+}
+
+void runBundle(const BundleCommandOptions& options) {
+  if (options.samples == 0) throw std::invalid_argument("--samples must be at least 1");
+  ConvLayer layer;
+  try {
+    layer = parseConvLayer(options.layer);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument("--layer " + options.layer + ": " + error.what());
+  }
+  host::DeviceProfile profile = host::loadProfile(options.profile);
+  const std::filesystem::path out(options.out);
+  if (std::filesystem::exists(out / "results.json")) {
+    throw std::runtime_error(
+        (out / "results.json").string() +
+        " exists: that folder holds a bundle that was already measured (import it with `weft "
+        "import`); give another --out");
+  }
+
+  // The targets of `weft explore --layer` (cli/cmd_explore.cpp).
+  std::vector<int> widths, unrolls;
+  for (int v : {1, 2, 4, 8, 16}) {
+    if (options.vectorWidth < 0 || v == options.vectorWidth) widths.push_back(v);
+  }
+  for (int u : {0, 1}) {
+    if (options.unroll < 0 || u == options.unroll) unrolls.push_back(u);
+  }
+  if (widths.empty() || unrolls.empty()) {
+    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  }
+  explore::ExploreTarget target =
+      widths.size() * unrolls.size() == 1
+          ? explore::layerTarget(layer, widths.front(), unrolls.front())
+          : explore::layerTargetStructures(layer, widths, unrolls);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "weft bundle: %s; sampling %zu variants with profile %s...\n",
+               target.description.c_str(), options.samples, profile.name.c_str());
+  SampledTarget sampled = sampleTarget(target, profile, options.samples, options.seed);
+  for (const std::string& empty : sampled.emptyStructures) {
+    std::fprintf(stderr, "structure without valid variants: %s\n", empty.c_str());
+  }
+
+  std::vector<host::BundleProgram> variants;
+  size_t invalid = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const explore::ParameterSpace& space = sampled.spaces[sampled.pointSpace[j]];
+    const Definition& parametric =
+        target.structures.empty()
+            ? target.parametric
+            : target.structures[sampled.spaceStructure[sampled.pointSpace[j]]].parametric;
+    const std::map<std::string, int64_t>& fixed =
+        target.structures.empty()
+            ? target.fixedParameters
+            : target.structures[sampled.spaceStructure[sampled.pointSpace[j]]].fixedParameters;
+    host::BundleProgram variant =
+        generateVariant(variantId(j, sampled.points.size()), parametric, target.sizes,
+                        space.binding(sampled.points[j]));
+    variant.key = explore::parametersJson(space, sampled.points[j], fixed);
+    nlohmann::json key = nlohmann::json::parse(variant.key);
+    for (const auto& [name, value] : key.items()) {
+      variant.parameters.push_back({name, value.get<int64_t>()});
+    }
+    invalid += variant.program ? 0 : 1;
+    variants.push_back(std::move(variant));
+  }
+
+  host::BundleProgram reference;
+  reference.id = "reference";
+  reference.binding = target.sizes;
+  {
+    CodegenOptions codegen;
+    codegen.specialize = target.sizes;
+    CompiledProgram program = generateOpenCL(lowerDefault(*target.reference), codegen);
+    reference.sourceHash = explore::sourceHash(program.source);
+    reference.spaceBytes = program.globalBytes(target.sizes);
+    reference.program = std::move(program);
+  }
+
+  host::BundleMetadata metadata;
+  metadata.program = target.program;
+  metadata.description = target.description;
+  metadata.flops = target.flops;
+  metadata.compilerVersion = explore::compilerVersion();
+  metadata.profile = profile.name;
+  metadata.sampling =
+      std::to_string(sampled.points.size()) + " points sampled with seed " +
+      std::to_string(options.seed) + " (" + sampled.method + ")" +
+      (sampled.validPoints ? " of " + std::to_string(sampled.validPoints) + " valid ones" : "");
+  for (const Expr& param : target.reference->function.params()) {
+    metadata.inputNames.push_back(param.paramName());
+  }
+  const explore::MeasurementOptions measurement;
+  metadata.tolerance = measurement.tolerance;
+  metadata.maxRepeats = measurement.maxRepeats;
+  metadata.minRepeats = options.minRepeats;
+  metadata.minTimeMs = options.minTimeMs;
+  metadata.timeoutSeconds = options.timeout;
+  metadata.buildOptions = options.buildOptions;
+  metadata.notes = {
+      "inputs: the definition's parameters (" + layer.describe() +
+          ") are filled by the harness from a fixed seed; every variant and the reference see "
+          "the same values, so only their agreement is checked."};
+  std::vector<host::DropinFile> files = host::emitBundle(reference, variants, metadata);
+  host::writeBundle(out, files);
+
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: wrote %zu variants", target.program.c_str(), variants.size());
+  if (invalid > 0) std::printf(" (%zu failed code generation, recorded as invalid)", invalid);
+  std::printf(" and the reference to %s (%.1f s; %s)\n", out.string().c_str(), seconds,
+              metadata.sampling.c_str());
+  std::printf(
+      "on the target: cmake -S %s -B %s/build && cmake --build %s/build && %s/build/"
+      "weft_bundle_harness %s\nthen: weft import %s/results.json --db results.db\n",
+      out.string().c_str(), out.string().c_str(), out.string().c_str(), out.string().c_str(),
+      out.string().c_str(), out.string().c_str());
+}
+
+}  // namespace
+
+void registerBundle(CLI::App& app) {
+  auto options = std::make_shared<BundleCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "bundle",
+      "Write a measurement bundle for a device weft cannot run on: the variants of a layer\n"
+      "sampled as `weft explore` would sample them for a device profile (one .cl per variant,\n"
+      "parameters baked in), the reference, variants.json/variants.txt, and one generic C\n"
+      "harness (OpenCL + POSIX) with a CMakeLists.txt that builds, checks and times each\n"
+      "variant in its own process and writes results.json. `weft import` brings it back.");
+  command->footer(
+      "Example:\n"
+      "  weft bundle --layer vgg16:10 --samples 1000 --profile mali-g72 --out conv3_1-mali\n"
+      "  # on the board: cmake -S conv3_1-mali -B b && cmake --build b && b/weft_bundle_harness "
+      "conv3_1-mali\n"
+      "  weft import conv3_1-mali/results.json --db results.db && weft report --db results.db\n");
+  command->add_option("--layer", options->layer, "vgg16:N or C,H,W,M,K,stride,pad")->required();
+  command->add_option("--samples", options->samples, "variants to sample (default 100)");
+  command->add_option("--seed", options->seed, "seed of the sampler (default 1)");
+  command
+      ->add_option("--profile", options->profile,
+                   "the target's device profile for the hardware constraints (built-in name: "
+                   "mali-g72, nvidia-generic, pocl-cpu; a user profile or a .json file)")
+      ->required();
+  command->add_option("--out", options->out, "the folder to write the bundle into")->required();
+  command->add_option("--vector-width", options->vectorWidth,
+                      "only conv-direct's vector width v (1, 2, 4, 8 or 16; default: all)");
+  command->add_option("--unroll", options->unroll, "only conv-direct's unroll setting (0 or 1)");
+  command->add_option("--build-options", options->buildOptions,
+                      "OpenCL build options the harness passes to clBuildProgram");
+  command->add_option("--min-time-ms", options->minTimeMs,
+                      "the harness's default minimum kernel time per variant (default 100)");
+  command->add_option("--min-repeats", options->minRepeats,
+                      "the harness's default minimum timed runs (default 3)");
+  command->add_option("--timeout", options->timeout,
+                      "the harness's default time limit per variant, seconds (default 120)");
+  command->callback([options] { runBundle(*options); });
+}
+
+}  // namespace weft::cli
