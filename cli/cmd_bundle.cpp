@@ -5,14 +5,10 @@
 // reference (the default-lowered Listing 3) and a generic C harness that measures them there.
 // `weft import DIR/results.json --db F` brings the results back (cli/cmd_import.cpp).
 //
-// Sampling as the explorer: explore/explorer.cpp samples inside prepareExploration, after its
-// device child has queried a device; a bundle has no device, so the sampling steps are repeated
-// here with the profile given (same targets from layerTarget/layerTargetStructures, same space
-// options, a Sampler per structure with default options, counts, the seeded multinomial split
-// of the sample count, per-structure seeds seed * 1000003 + i, the seeded shuffle; the recorded
-// key is explore::parametersJson). tests/cli/opencl_bundle.cpp checks the keys against
-// prepareExploration's. If the explorer's sampling changes, this copy must follow (or the
-// explorer could expose its sampling step for both).
+// Sampling as the explorer: explore::sampleTarget (explore/explorer.h) with the profile given,
+// the same function exploration samples with after its device child has queried a device; the
+// recorded key is explore::parametersJson. tests/cli/opencl_bundle.cpp checks the keys against
+// prepareExploration's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,99 +49,6 @@ struct BundleCommandOptions {
   int minRepeats = 3;
   double timeout = 120;
 };
-
-// The sampled points of a target, as prepareExploration lays them out.
-struct SampledTarget {
-  std::vector<explore::ParameterSpace> spaces;
-  std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]
-  std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
-  std::vector<std::vector<int64_t>> points;
-  std::vector<std::string> emptyStructures;
-  std::string method;
-  uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
-};
-
-SampledTarget sampleTarget(const explore::ExploreTarget& target,
-                           const host::DeviceProfile& profile, size_t samples, uint64_t seed) {
-  explore::SpaceOptions spaceOptions;
-  spaceOptions.switches = target.switches;
-  spaceOptions.powerOfTwo = target.powerOfTwo;
-  spaceOptions.device = profile;
-  const explore::SamplerOptions samplerOptions;
-  SampledTarget out;
-  if (target.structures.empty()) {
-    out.spaces.push_back(
-        explore::buildParameterSpace(target.parametric, target.sizes, spaceOptions));
-    explore::Sampler sampler(out.spaces.front(), samplerOptions);
-    explore::SampleSet set = sampler.sample(samples, seed);
-    out.points = std::move(set.points);
-    out.pointSpace.assign(out.points.size(), 0);
-    out.method = set.method;
-    if (set.spaceSize) out.validPoints = *set.spaceSize;
-    return out;
-  }
-  std::vector<uint64_t> counts;
-  for (size_t i = 0; i < target.structures.size(); ++i) {
-    const explore::ExploreTarget::Structure& structure = target.structures[i];
-    explore::SpaceOptions structureOptions = spaceOptions;
-    structureOptions.switches = structure.switches;
-    try {
-      explore::ParameterSpace space =
-          explore::buildParameterSpace(structure.parametric, target.sizes, structureOptions);
-      auto sampler = std::make_unique<explore::Sampler>(space, samplerOptions);
-      explore::SpaceCount count = sampler->count(UINT64_MAX);
-      if (count.points == 0) throw std::runtime_error("no valid point");
-      out.spaces.push_back(std::move(space));
-      out.spaceStructure.push_back(i);
-      counts.push_back(count.points);
-    } catch (const std::exception& error) {
-      std::string name;
-      for (const auto& [k, v] : structure.fixedParameters) {
-        name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
-      }
-      out.emptyStructures.push_back(name + ": " + error.what());
-    }
-  }
-  if (out.spaces.empty()) {
-    std::string why;
-    for (const std::string& e : out.emptyStructures) why += "\n  " + e;
-    throw std::runtime_error("no structure has a valid variant:" + why);
-  }
-  std::mt19937_64 rng(seed);
-  std::vector<double> weights(counts.begin(), counts.end());
-  std::vector<size_t> wanted(counts.size(), 0);
-  uint64_t total = 0;
-  for (uint64_t c : counts) total += c;
-  out.validPoints = total;
-  const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, total));
-  for (size_t assigned = 0; assigned < targetCount;) {
-    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
-    size_t i = pick(rng);
-    if (wanted[i] >= counts[i]) {
-      weights[i] = 0;
-      continue;
-    }
-    ++wanted[i];
-    ++assigned;
-  }
-  std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
-  for (size_t i = 0; i < out.spaces.size(); ++i) {
-    if (wanted[i] == 0) continue;
-    explore::Sampler sampler(out.spaces[i], samplerOptions);
-    explore::SampleSet set = sampler.sample(wanted[i], seed * 1000003u + i);
-    if (out.method.find(set.method) == std::string::npos) {
-      out.method += (out.method.empty() ? "" : ", ") + set.method;
-    }
-    for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
-  }
-  std::shuffle(drawn.begin(), drawn.end(), rng);
-  for (auto& [space, point] : drawn) {
-    out.pointSpace.push_back(space);
-    out.points.push_back(std::move(point));
-  }
-  out.method += " over " + std::to_string(out.spaces.size()) + " structures";
-  return out;
-}
 
 // The variant generated as explore/measurement.h measureVariant generates it: the tuning
 // values substituted, the default lowering, every size and parameter specialised, the local
@@ -214,12 +117,14 @@ void runBundle(const BundleCommandOptions& options) {
   explore::ExploreTarget target =
       widths.size() * unrolls.size() == 1
           ? explore::layerTarget(layer, widths.front(), unrolls.front())
-          : explore::layerTargetStructures(layer, widths, unrolls);
+          : explore::layerTargetStructures(layer, widths, unrolls,
+                                                 /*vectorFamily=*/options.vectorWidth < 0 &&
+                                                     options.unroll < 0);
 
   const auto start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "weft bundle: %s; sampling %zu variants with profile %s...\n",
                target.description.c_str(), options.samples, profile.name.c_str());
-  SampledTarget sampled = sampleTarget(target, profile, options.samples, options.seed);
+  explore::SampledTarget sampled = explore::sampleTarget(target, profile, options.samples, options.seed);
   for (const std::string& empty : sampled.emptyStructures) {
     std::fprintf(stderr, "structure without valid variants: %s\n", empty.c_str());
   }

@@ -162,7 +162,9 @@ std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& 
   auto layerTarget = [&](const ConvLayer& layer) {
     return widths.size() * unrolls.size() == 1
                ? explore::layerTarget(layer, widths.front(), unrolls.front())
-               : explore::layerTargetStructures(layer, widths, unrolls);
+               : explore::layerTargetStructures(layer, widths, unrolls,
+                                                 /*vectorFamily=*/options.vectorWidth < 0 &&
+                                                     options.unroll < 0);
   };
   if (!options.allVgg16) return {layerTarget(parseConvLayer(options.layer))};
   std::vector<explore::ExploreTarget> targets;

@@ -365,7 +365,7 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
 }
 
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls) {
+                                    const std::vector<int>& unrolls, bool vectorFamily) {
   ExploreTarget target;
   for (int v : vectorWidths) {
     for (int unroll : unrolls) {
@@ -377,7 +377,66 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   if (target.structures.empty()) throw std::invalid_argument("no structure to explore");
   target.description = layer.describe() + "; conv-direct, " +
                        std::to_string(target.structures.size()) + " structures (v, unroll)";
+  if (vectorFamily) {
+    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer);
+    target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
+                          " structures (kappa, sigma)";
+    for (ExploreTarget::Structure& structure : vector) {
+      target.structures.push_back(std::move(structure));
+    }
+  }
   return target;
+}
+
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
+  if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten =
+      strategy->make({{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}})(convListing3Definition(),
+                                                                         context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target = layerTarget(layer, 1, 0);  // name, sizes, flops, reference
+  target.description = layer.describe() + "; conv-register-blocked-vector";
+  target.parametric = *rewritten.definition;
+  target.switches.clear();
+  target.fixedParameters = {{"vector_kappa", kappa}, {"vector_sigma", sigma}};
+  return target;
+}
+
+ExploreTarget layerStructureTarget(const ConvLayer& layer,
+                                   const std::map<std::string, int64_t>& fixed) {
+  if (fixed.count("vector_kappa") && fixed.count("vector_sigma")) {
+    return layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
+                             static_cast<int>(fixed.at("vector_sigma")));
+  }
+  if (fixed.count("v") && fixed.count("unroll")) {
+    return layerTarget(layer, static_cast<int>(fixed.at("v")),
+                       static_cast<int>(fixed.at("unroll")));
+  }
+  throw std::runtime_error("not a layer variant: neither v and unroll (conv-direct) nor "
+                           "vector_kappa and vector_sigma (register-blocked vector) recorded");
+}
+
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer) {
+  std::vector<ExploreTarget::Structure> structures;
+  const int64_t outWidth = (layer.W + 2 * layer.pad - layer.K) / layer.stride + 1;
+  for (int kappa : {4, 8, 16}) {
+    if (layer.M % kappa != 0) continue;
+    for (int sigma : {2, 4, 7, 8, 14, 16}) {
+      if (outWidth % sigma != 0) continue;
+      try {
+        ExploreTarget one = layerVectorTarget(layer, kappa, sigma);
+        structures.push_back(
+            {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
+      } catch (const std::exception&) {
+        // The strategy does not apply to this layer with these blocks: not a structure.
+      }
+    }
+  }
+  return structures;
 }
 
 const ParameterSpace& Preparation::spaceOf(size_t point) const {
@@ -435,6 +494,109 @@ std::string parametersJson(const ParameterSpace& space, const std::vector<int64_
   }
   for (const auto& [name, value] : fixed) out[name] = value;
   return out.dump();  // nlohmann::json objects keep their keys sorted: canonical
+}
+
+SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfile& profile,
+                           size_t samples, uint64_t seed, const SamplerOptions& samplerOptions) {
+  const auto start = Clock::now();
+  SpaceOptions spaceOptions;
+  spaceOptions.switches = target.switches;
+  spaceOptions.powerOfTwo = target.powerOfTwo;
+  spaceOptions.device = profile;
+  SampledTarget out;
+  if (target.structures.empty()) {
+    out.spaces.push_back(buildParameterSpace(target.parametric, target.sizes, spaceOptions));
+    Sampler sampler(out.spaces.front(), samplerOptions);
+    SampleSet set = sampler.sample(samples, seed);
+    out.points = std::move(set.points);
+    out.pointSpace.assign(out.points.size(), 0);
+    out.method = set.method;
+    if (set.spaceSize) out.validPoints = *set.spaceSize;
+    out.fewerThanRequested = set.spaceSmallerThanRequested || set.duplicateLimitReached;
+    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return out;
+  }
+  // The union of the structures' spaces: a multinomial split of the sample count over the
+  // structures, each family getting an equal share and, within it, each structure a share in
+  // proportion to its count of valid points; then uniform points of each structure.
+  std::vector<uint64_t> counts;
+  std::vector<std::string> families;
+  for (size_t i = 0; i < target.structures.size(); ++i) {
+    const ExploreTarget::Structure& structure = target.structures[i];
+    SpaceOptions structureOptions = spaceOptions;
+    structureOptions.switches = structure.switches;
+    try {
+      ParameterSpace space = buildParameterSpace(structure.parametric, target.sizes,
+                                                 structureOptions);
+      auto sampler = std::make_unique<Sampler>(space, samplerOptions);
+      SpaceCount count = sampler->count(UINT64_MAX);
+      if (count.points == 0) throw std::runtime_error("no valid point");
+      out.spaces.push_back(std::move(space));
+      out.spaceStructure.push_back(i);
+      counts.push_back(count.points);
+      families.push_back(structure.family);
+    } catch (const std::exception& error) {
+      std::string name;
+      for (const auto& [k, v] : structure.fixedParameters) {
+        name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
+      }
+      out.emptyStructures.push_back(name + ": " + error.what());
+    }
+  }
+  if (out.spaces.empty()) {
+    std::string why;
+    for (const std::string& e : out.emptyStructures) why += "\n  " + e;
+    throw std::runtime_error("no structure has a valid variant:" + why);
+  }
+  std::map<std::string, double> familyTotals;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    familyTotals[families[i]] += static_cast<double>(counts[i]);
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<double> weights;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    weights.push_back(static_cast<double>(counts[i]) / familyTotals[families[i]]);
+  }
+  std::vector<size_t> wanted(counts.size(), 0);
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  out.validPoints = total;
+  const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, total));
+  for (size_t assigned = 0; assigned < targetCount;) {
+    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+    size_t i = pick(rng);
+    if (wanted[i] >= counts[i]) {
+      weights[i] = 0;
+      continue;
+    }
+    ++wanted[i];
+    ++assigned;
+  }
+  std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
+  for (size_t i = 0; i < out.spaces.size(); ++i) {
+    if (wanted[i] == 0) continue;
+    Sampler sampler(out.spaces[i], samplerOptions);
+    SampleSet set = sampler.sample(wanted[i], seed * 1000003u + i);
+    if (out.method.find(set.method) == std::string::npos) {
+      out.method += (out.method.empty() ? "" : ", ") + set.method;
+    }
+    out.fewerThanRequested =
+        out.fewerThanRequested || set.spaceSmallerThanRequested || set.duplicateLimitReached;
+    for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
+  }
+  // A seeded interleaving, so that the first variants run already span the structures.
+  std::shuffle(drawn.begin(), drawn.end(), rng);
+  for (auto& [space, point] : drawn) {
+    out.pointSpace.push_back(space);
+    out.points.push_back(std::move(point));
+  }
+  out.fewerThanRequested = out.fewerThanRequested || out.points.size() < samples;
+  out.method += " over " + std::to_string(out.spaces.size()) + " structures";
+  if (familyTotals.size() > 1) {
+    out.method += " in " + std::to_string(familyTotals.size()) + " families";
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
 }
 
 namespace {
@@ -565,87 +727,23 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   spaceOptions.powerOfTwo = target.powerOfTwo;
   spaceOptions.device = options.profile.empty() ? prep.device : host::loadProfile(options.profile);
   prep.deviceProfileName = spaceOptions.device->name;
+  SampledTarget sampled =
+      sampleTarget(target, *spaceOptions.device, options.samples, options.seed, options.sampler);
+  prep.spaces = std::move(sampled.spaces);
+  prep.spaceStructure = std::move(sampled.spaceStructure);
+  prep.pointSpace = std::move(sampled.pointSpace);
+  prep.points = std::move(sampled.points);
+  prep.emptyStructures = std::move(sampled.emptyStructures);
+  prep.samplingMethod = sampled.method;
+  prep.fewerThanRequested = sampled.fewerThanRequested;
+  prep.samplingSeconds = sampled.seconds;
   if (target.structures.empty()) {
-    prep.space = buildParameterSpace(target.parametric, target.sizes, spaceOptions);
-    Sampler sampler(prep.space, options.sampler);
-    SampleSet samples = sampler.sample(options.samples, options.seed);
-    prep.points = std::move(samples.points);
-    prep.samplingMethod = samples.method;
-    prep.fewerThanRequested = samples.spaceSmallerThanRequested || samples.duplicateLimitReached;
-    prep.samplingSeconds = samples.seconds;
-    return prep;
+    prep.space = std::move(prep.spaces.front());
+    prep.spaces.clear();
+    prep.pointSpace.clear();
+  } else {
+    prep.space = prep.spaces.front();
   }
-  // The union of the structures' spaces: each sample picks a structure with probability
-  // proportional to its exact count (a multinomial split of the sample count), then a point
-  // of it, uniformly; so every valid variant of the union is equally likely.
-  const auto samplingStart = Clock::now();
-  std::vector<uint64_t> counts;
-  for (size_t i = 0; i < target.structures.size(); ++i) {
-    const ExploreTarget::Structure& structure = target.structures[i];
-    SpaceOptions structureOptions = spaceOptions;
-    structureOptions.switches = structure.switches;
-    try {
-      ParameterSpace space = buildParameterSpace(structure.parametric, target.sizes,
-                                                 structureOptions);
-      auto sampler = std::make_unique<Sampler>(space, options.sampler);
-      SpaceCount count = sampler->count(UINT64_MAX);
-      if (count.points == 0) throw std::runtime_error("no valid point");
-      prep.spaces.push_back(std::move(space));
-      prep.spaceStructure.push_back(i);
-      counts.push_back(count.points);
-    } catch (const std::exception& error) {
-      std::string name;
-      for (const auto& [k, v] : structure.fixedParameters) {
-        name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
-      }
-      prep.emptyStructures.push_back(name + ": " + error.what());
-    }
-  }
-  if (prep.spaces.empty()) {
-    std::string why;
-    for (const std::string& e : prep.emptyStructures) why += "\n  " + e;
-    throw std::runtime_error("no structure has a valid variant:" + why);
-  }
-  prep.space = prep.spaces.front();
-  std::mt19937_64 rng(options.seed);
-  std::vector<double> weights(counts.begin(), counts.end());
-  std::vector<size_t> wanted(counts.size(), 0);
-  uint64_t total = 0;
-  for (uint64_t c : counts) total += c;
-  const size_t target_count = static_cast<size_t>(std::min<uint64_t>(options.samples, total));
-  for (size_t assigned = 0; assigned < target_count;) {
-    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
-    size_t i = pick(rng);
-    if (wanted[i] >= counts[i]) {
-      weights[i] = 0;
-      continue;
-    }
-    ++wanted[i];
-    ++assigned;
-  }
-  std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
-  std::string methods;
-  for (size_t i = 0; i < prep.spaces.size(); ++i) {
-    if (wanted[i] == 0) continue;
-    Sampler sampler(prep.spaces[i], options.sampler);
-    SampleSet samples = sampler.sample(wanted[i], options.seed * 1000003u + i);
-    if (methods.find(samples.method) == std::string::npos) {
-      methods += (methods.empty() ? "" : ", ") + samples.method;
-    }
-    prep.fewerThanRequested = prep.fewerThanRequested || samples.spaceSmallerThanRequested ||
-                              samples.duplicateLimitReached;
-    for (std::vector<int64_t>& point : samples.points) drawn.push_back({i, std::move(point)});
-  }
-  // A seeded interleaving, so that the first variants run already span the structures.
-  std::shuffle(drawn.begin(), drawn.end(), rng);
-  for (auto& [space, point] : drawn) {
-    prep.pointSpace.push_back(space);
-    prep.points.push_back(std::move(point));
-  }
-  prep.fewerThanRequested = prep.fewerThanRequested || prep.points.size() < options.samples;
-  prep.samplingMethod = methods + " over " + std::to_string(prep.spaces.size()) + " structures";
-  prep.samplingSeconds =
-      std::chrono::duration<double>(Clock::now() - samplingStart).count();
   return prep;
 }
 

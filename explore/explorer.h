@@ -92,10 +92,15 @@ struct ExploreTarget {
   // program, switches and fixed parameters. When present they replace parametric, switches and
   // fixedParameters above: the space is their union, sampled uniformly (each structure gets
   // samples in proportion to its exact count of valid points).
+  // Structures come in families (conv-direct's (v, unroll) pairs; the register-blocked vector
+  // family's (κ, σ) pairs): each family present gets an equal share of the samples, and within
+  // a family each structure gets samples in proportion to its count of valid points. (One
+  // family's millions of points would otherwise leave the other, with hundreds, unsampled.)
   struct Structure {
     Definition parametric;
     std::set<std::string> switches;
     std::map<std::string, int64_t> fixedParameters;
+    std::string family = "conv-direct";
   };
   std::vector<Structure> structures;
 };
@@ -104,8 +109,38 @@ struct ExploreTarget {
 ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
 // The same over several structures: every pair of the given vector widths and unroll settings
 // (the union of their spaces; structures whose space is empty are dropped when sampling).
+// With vectorFamily, the register-blocked vector family's structures join them
+// (layerVectorStructures).
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls);
+                                    const std::vector<int>& unrolls, bool vectorFamily = false);
+// Issue 8's register-blocked vector family for a layer: the conv-register-blocked-vector
+// strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
+// rows per work-group a tuning parameter; recorded with vector_kappa and vector_sigma.
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma);
+// The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma for the
+// vector family, v/unroll for conv-direct. Throws std::runtime_error when they name neither.
+ExploreTarget layerStructureTarget(const ConvLayer& layer,
+                                   const std::map<std::string, int64_t>& fixedParameters);
+// The vector family's structures that apply to a layer: κ in {4, 8, 16} dividing M, σ in
+// {2, 4, 7, 8, 14, 16} dividing the output width.
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
+
+// The sampled points of a target for a device profile, as exploration lays them out (the
+// union of structures: see ExploreTarget::Structure).
+struct SampledTarget {
+  std::vector<ParameterSpace> spaces;
+  std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]
+  std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
+  std::vector<std::vector<int64_t>> points;
+  std::vector<std::string> emptyStructures;
+  std::string method;
+  uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
+  bool fewerThanRequested = false;
+  double seconds = 0;
+};
+SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfile& profile,
+                           size_t samples, uint64_t seed, const SamplerOptions& options = {});
+
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
 

@@ -251,18 +251,28 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
       throw PickError(what + ": parameter " + name + " is not an integer");
     }
   }
-  if (!parameters.contains("v") || !parameters.contains("unroll")) {
-    throw PickError(what + " is not a conv-direct layer variant (no v and unroll among its "
-                           "parameters)");
+  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa and
+  // vector_sigma (the register-blocked vector family).
+  const bool vectorFamily =
+      parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
+  const std::vector<std::string> structural =
+      vectorFamily ? std::vector<std::string>{"vector_kappa", "vector_sigma"}
+                   : std::vector<std::string>{"v", "unroll"};
+  if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
+    throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "
+                           "vector_sigma among its parameters)");
   }
-  const int v = parameters["v"].get<int>();
-  const int unroll = parameters["unroll"].get<int>();
+  std::map<std::string, int64_t> fixed;
+  std::string structureText;
+  for (const std::string& name : structural) {
+    fixed[name] = parameters[name].get<int64_t>();
+    structureText += (structureText.empty() ? "" : " ") + name + "=" + std::to_string(fixed[name]);
+  }
   RebuiltVariant rebuilt;
   try {
-    rebuilt.target = layerTarget(layer, v, unroll);
+    rebuilt.target = layerStructureTarget(layer, fixed);
   } catch (const std::exception& error) {
-    throw PickError(what + ": conv-direct with v=" + std::to_string(v) +
-                    " unroll=" + std::to_string(unroll) + " fails: " + error.what());
+    throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
   }
   // The space of the structure (algorithmic constraints only: the device's limits were
   // checked when the variant was measured), to map the recorded names back and check values.
@@ -278,13 +288,13 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
   std::map<std::string, int> stems;
   for (const Parameter& p : space.parameters) ++stems[stemOf(p.name)];
   std::vector<int64_t> values;
-  std::set<std::string> used = {"v", "unroll"};
+  std::set<std::string> used(structural.begin(), structural.end());
   for (const Parameter& p : space.parameters) {
     std::string stem = stemOf(p.name);
-    std::string key = stems[stem] == 1 && stem != "v" && stem != "unroll" ? stem : p.name;
+    std::string key = stems[stem] == 1 && !used.count(stem) ? stem : p.name;
     if (!parameters.contains(key)) {
-      throw PickError(what + ": parameter " + key + " of the v=" + std::to_string(v) +
-                      " unroll=" + std::to_string(unroll) + " structure is missing");
+      throw PickError(what + ": parameter " + key + " of the " + structureText +
+                      " structure is missing");
     }
     values.push_back(parameters[key].get<int64_t>());
     used.insert(key);
@@ -297,8 +307,8 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
       used.insert(name);
     }
     if (!used.count(name)) {
-      throw PickError(what + ": " + name + " is no parameter of the v=" + std::to_string(v) +
-                      " unroll=" + std::to_string(unroll) + " structure of " + layer.describe());
+      throw PickError(what + ": " + name + " is no parameter of the " + structureText +
+                      " structure of " + layer.describe());
     }
   }
   std::vector<std::string> violations = space.violations(values);

@@ -218,7 +218,7 @@ TEST_CASE("records that are no variant of the layer are refused") {
     return r;
   };
   CHECK(has(messageOf([&] { variantDefinition(layer, record("{\"N\":4}")); }),
-            "not a conv-direct layer variant"));
+            "is not a layer variant"));
   CHECK(has(messageOf([&] { variantDefinition(layer, record("{\"v\":1,\"unroll\":0}")); }),
             "is missing"));
   const std::string good =
