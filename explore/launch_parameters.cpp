@@ -23,7 +23,7 @@ std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
       if (auto global = kernel.globalSize[static_cast<size_t>(d)].constant()) {
         hi = std::min(hi, *global);
       }
-      hi = std::max<int64_t>(hi, 1);
+      if (hi <= 1) continue;  // only 1 is possible: nothing to choose
       OpenLocalSize entry;
       entry.kernel = static_cast<int>(k);
       entry.dimension = d;
@@ -74,16 +74,17 @@ int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& bindi
     KernelPlan& kernel = program.kernels[k];
     if (kernel.hasLocalSize) continue;
     std::array<Arith, 3> local{Arith(1), Arith(1), Arith(1)};
-    bool complete = true;
-    for (int d = 0; d < kernel.dimensions && complete; ++d) {
+    // Dimensions without a parameter had only 1 to choose (openLocalSizes skips those); a
+    // kernel none of whose dimensions is bound keeps the implementation's choice.
+    bool any = false;
+    for (int d = 0; d < kernel.dimensions; ++d) {
       auto found = binding.find(localSizeParameterName(static_cast<int>(k), d));
-      if (found == binding.end()) {
-        complete = false;
-      } else {
+      if (found != binding.end()) {
         local[static_cast<size_t>(d)] = Arith(found->second);
+        any = true;
       }
     }
-    if (!complete) continue;
+    if (!any) continue;
     kernel.hasLocalSize = true;
     kernel.localSize = local;
     ++set;

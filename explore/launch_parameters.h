@@ -31,7 +31,8 @@ struct OpenLocalSize {
 };
 
 // One parameter per dimension of every kernel without a local size, bounded by the device's
-// per-dimension and per-group work-item limits.
+// per-dimension and per-group work-item limits and a constant global size (none where only 1
+// is possible).
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
                                           const host::DeviceProfile& device);
 
@@ -41,9 +42,9 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
                                              const std::vector<OpenLocalSize>& open,
                                              const host::DeviceProfile& device);
 
-// Gives every kernel without a local size the one `binding` holds for all of its dimensions
-// (kernels for which some dimension is missing keep the implementation's choice). Returns how
-// many kernels it set.
+// Gives every kernel without a local size the one `binding` holds (dimensions it does not
+// hold get 1, as openLocalSizes makes no parameter where 1 is the only choice; kernels with no
+// dimension bound keep the implementation's choice). Returns how many kernels it set.
 int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding);
 
 }  // namespace weft::explore
