@@ -476,13 +476,8 @@ int run(const Options& options) {
   report["layers"] = layerRows;
   report["sums"] = sumJson;
 
-  std::filesystem::path out = options.out.empty()
-                                  ? std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / "baselines.json"
-                                  : std::filesystem::path(options.out);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream file(out);
-  file << report.dump(2) << "\n";
-  if (!file) throw std::runtime_error("cannot write " + out.string());
+  const std::filesystem::path out = writeResultsJson(
+      report, options.out, std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / "baselines.json");
 
   std::printf(
       "Table 3 baselines on %s (CLBlast %s, PyTorch %s), weft %s\n", device.name.c_str(),
@@ -529,13 +524,6 @@ int main(int argc, char** argv) {
   app.add_option("--torch-script", options.torchScript, "bench/baselines_torch.py")
       ->capture_default_str();
   app.add_option("--threads", options.threads, "PyTorch's threads")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    return weft::bench::run(options);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft_bench_baselines: %s\n", e.what());
-    return 1;
-  }
+  return weft::bench::parseAndRun(app, argc, argv, "weft_bench_baselines",
+                                  [&] { return weft::bench::run(options); });
 }

@@ -1,7 +1,8 @@
 // What the convolution benchmarks share: layer data in PyTorch's layouts, the trusted host
 // reference and the verification of a device's output against it, the naive direct convolution
 // (weft's built-in layer with the default lowering, run and timed on a device), medians, the
-// date and the device's description in the results JSON.
+// date and the device's description in the results JSON, writing that JSON, and the command
+// line's parse-and-run with the benchmarks' exit codes.
 //
 // The reference is conv2d's definition accumulated in double,
 //   y[m][oy][ox] = b[m] + Σ_c,ky,kx x[c][oy·s + ky − p][ox·s + kx − p] · w[m][c][ky][kx],
@@ -13,12 +14,19 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -164,6 +172,36 @@ inline nlohmann::ordered_json deviceJson(const host::Device& device,
           {"driver_version", device.driverVersion},
           {"compute_units", profile.computeUnits},
           {"fingerprint", profile.fingerprint}};
+}
+
+// Writes the results JSON to `outOption`, or to `defaultPath` when it is empty, creating the
+// folder; returns the path written. Throws when the file cannot be written.
+inline std::filesystem::path writeResultsJson(const nlohmann::ordered_json& report,
+                                              const std::string& outOption,
+                                              const std::filesystem::path& defaultPath) {
+  const std::filesystem::path out =
+      outOption.empty() ? defaultPath : std::filesystem::path(outOption);
+  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+  std::ofstream file(out);
+  file << report.dump(2) << "\n";
+  if (!file) throw std::runtime_error("cannot write " + out.string());
+  return out;
+}
+
+// Parses the command line into `app`'s options and returns `run()`'s exit code: CLI11's own
+// exit (help, usage errors) on a parse error, 1 after printing "<program>: <message>" on stderr
+// for any other error.
+inline int parseAndRun(CLI::App& app, int argc, char** argv, const char* program,
+                       const std::function<int()>& run) {
+  try {
+    app.parse(argc, argv);
+    return run();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
 }
 
 // The layer's numbers as the results JSON writes them.

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/device_profile.h"
@@ -78,11 +79,11 @@ struct Options {
 };
 
 // Listing 3's layouts: input [H][W][C], weights [M][K][K][C], biases [M].
-struct LayerData {
+struct Listing3Data {
   std::vector<float> input, weights, biases;
 };
 
-LayerData randomData(const ConvLayer& l, unsigned seed) {
+Listing3Data randomData(const ConvLayer& l, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   auto fill = [&](int64_t count) {
@@ -94,7 +95,7 @@ LayerData randomData(const ConvLayer& l, unsigned seed) {
 }
 
 // y[m][oy][ox] = b[m] + Σ_ky,kx,c x[oy·s + ky − p][ox·s + kx − p][c] · w[m][ky][kx][c].
-double reference(const ConvLayer& l, const LayerData& d, int64_t m, int64_t oy, int64_t ox) {
+double reference(const ConvLayer& l, const Listing3Data& d, int64_t m, int64_t oy, int64_t ox) {
   double sum = d.biases[static_cast<size_t>(m)];
   for (int64_t ky = 0; ky < l.K; ++ky) {
     const int64_t y = oy * l.stride + ky - l.pad;
@@ -113,7 +114,7 @@ double reference(const ConvLayer& l, const LayerData& d, int64_t m, int64_t oy, 
 
 // Checks `samples` random outputs (the first and last among them); returns the failures and
 // the largest relative error.
-std::pair<int64_t, double> verify(const ConvLayer& l, const LayerData& d,
+std::pair<int64_t, double> verify(const ConvLayer& l, const Listing3Data& d,
                                   const std::vector<float>& output, int samples, unsigned seed) {
   const int64_t count = l.M * l.outH() * l.outW();
   if (static_cast<int64_t>(output.size()) != count) return {count, INFINITY};
@@ -132,21 +133,6 @@ std::pair<int64_t, double> verify(const ConvLayer& l, const LayerData& d,
     if (!(error <= 1e-3)) ++failures;
   }
   return {failures, worst};
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-std::string utcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 struct Variant {
@@ -189,7 +175,7 @@ Definition lowered(const ConvLayer& layer, const Variant& v) {
   return lowerDefault(*result.definition);
 }
 
-nlohmann::ordered_json benchVariant(const ConvLayer& layer, const LayerData& data,
+nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& data,
                                     const Variant& variant, host::Context& context,
                                     const Options& options) {
   nlohmann::ordered_json result;
@@ -329,7 +315,7 @@ int run(const Options& options) {
   std::printf("%-8s %-16s %10s %9s %s\n", "layer", "variant", "median ms", "GFLOP/s", "verified");
   for (const std::string& spec : options.layers) {
     ConvLayer layer = parseConvLayer(spec);
-    const LayerData data = randomData(layer, options.seed);
+    const Listing3Data data = randomData(layer, options.seed);
     nlohmann::ordered_json entry;
     entry["layer"] = layer.name;
     entry["spec"] = spec;
@@ -369,14 +355,9 @@ int run(const Options& options) {
                       {"platform_version", device.platformVersion},
                       {"compute_units", profile.computeUnits}};
   report["layers"] = layers;
-  std::filesystem::path out = options.out.empty()
-                                  ? std::filesystem::path(WEFT_BENCH_RESULTS_DIR) /
-                                        ("conv_blocked_" + profile.name + ".json")
-                                  : std::filesystem::path(options.out);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream file(out);
-  file << report.dump(2) << "\n";
-  if (!file) throw std::runtime_error("cannot write " + out.string());
+  const std::filesystem::path out = writeResultsJson(
+      report, options.out,
+      std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("conv_blocked_" + profile.name + ".json"));
   std::printf("written to %s\n", out.string().c_str());
   return allVerified ? 0 : 1;
 }
@@ -408,13 +389,6 @@ int main(int argc, char** argv) {
   app.add_option("--samples", options.samples, "outputs checked against the host reference")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "seed of the random inputs")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    return weft::bench::run(options);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft_bench_conv_blocked: %s\n", e.what());
-    return 1;
-  }
+  return weft::bench::parseAndRun(app, argc, argv, "weft_bench_conv_blocked",
+                                  [&] { return weft::bench::run(options); });
 }

@@ -131,13 +131,9 @@ int run(const Options& options) {
   report["device"] = deviceJson(device, profile);
   report["layers"] = layers;
 
-  std::filesystem::path out = options.out.empty() ? std::filesystem::path(WEFT_BENCH_RESULTS_DIR) /
-                                                        ("naive_conv_" + profile.name + ".json")
-                                                  : std::filesystem::path(options.out);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  std::ofstream file(out);
-  file << report.dump(2) << "\n";
-  if (!file) throw std::runtime_error("cannot write " + out.string());
+  const std::filesystem::path out = writeResultsJson(
+      report, options.out,
+      std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("naive_conv_" + profile.name + ".json"));
 
   std::printf("naive direct convolution (default lowering) on %s, weft %s\n", device.name.c_str(),
               WEFT_VERSION);
@@ -189,13 +185,6 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--seed", options.seed, "seed of the random inputs")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-    return weft::bench::run(options);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft_bench_naive_conv: %s\n", e.what());
-    return 1;
-  }
+  return weft::bench::parseAndRun(app, argc, argv, "weft_bench_naive_conv",
+                                  [&] { return weft::bench::run(options); });
 }

@@ -1,8 +1,16 @@
-// Small predicates on expressions that the rule files share (which param a node is, whether a
-// subtree mentions a param, one-parameter lambdas). Only rules_*.cpp include it.
+// Small predicates and builders on expressions that the rule files share (which param a node is,
+// whether a subtree mentions a param, one-parameter lambdas, whether a rule applies at a
+// top-level stage, the params free in a subtree, an element-by-element copy of an array). Only
+// rules_*.cpp include it.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ir/builders.h"
 #include "ir/expr.h"
+#include "rewrite/rule.h"
 
 namespace weft::rewrite {
 
@@ -21,5 +29,58 @@ inline bool isParamNode(const Expr& e, const Expr& param) {
 }
 
 inline bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
+
+// True when the rule is applied at the definition's body or at the body of a let at the top
+// (a stage): every ancestor is a top-level let whose function leads to the node, or that
+// function's lambda.
+inline bool isTopLevelStage(const RuleApplication& a) {
+  for (size_t i = 0; i < a.ancestors.size(); ++i) {
+    const Expr& ancestor = a.ancestors[i];
+    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
+    bool letFunction = ancestor.isPrim(Op::Let) && ancestor.funs()[0].node() == child.node();
+    bool letLambda = ancestor.isLambda() && i > 0 && a.ancestors[i - 1].isPrim(Op::Let);
+    if (!letFunction && !letLambda) return false;
+  }
+  return true;
+}
+
+// Adds to `free` (once each, in first-occurrence order) the ids of the params free in `e`: not
+// bound by a lambda inside e nor listed in `bound`.
+inline void collectFreeParams(const Expr& e, std::vector<uint64_t>& bound,
+                              std::vector<uint64_t>& free) {
+  if (e.isParam()) {
+    if (std::find(bound.begin(), bound.end(), e.paramId()) == bound.end() &&
+        std::find(free.begin(), free.end(), e.paramId()) == free.end()) {
+      free.push_back(e.paramId());
+    }
+    return;
+  }
+  if (e.isLambda()) {
+    size_t mark = bound.size();
+    for (const Expr& p : e.params()) bound.push_back(p.paramId());
+    collectFreeParams(e.body(), bound, free);
+    bound.resize(mark);
+    return;
+  }
+  if (!e.isPrim()) return;
+  for (const Expr& f : e.funs()) collectFreeParams(f, bound, free);
+  for (const Expr& arg : e.args()) collectFreeParams(arg, bound, free);
+}
+
+// The ids of the params free in `e` (those bound inside e excluded), in first-occurrence order.
+// Definition parameters count as free: they are not bound by a lambda of e.
+inline std::vector<uint64_t> freeParamsOf(const Expr& e) {
+  std::vector<uint64_t> bound, free;
+  collectFreeParams(e, bound, free);
+  return free;
+}
+
+// x => map(map(..map(id)..)) over every array level of x (of type `type`): a copy, which code
+// generation computes in a kernel of its own.
+inline Expr copyOf(const Type& type, const Expr& x) {
+  if (!type.isArray()) return id(x);
+  const Type element = type.arrayElement();
+  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
+}
 
 }  // namespace weft::rewrite

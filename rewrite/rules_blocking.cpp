@@ -426,15 +426,9 @@ std::optional<Expr> mapFissionDeep(const RuleApplication& a) {
 
 // ---- materialize ----
 
-// x => map(map(..map(id)..)) over every array level of x: a copy, which code generation computes
-// in a kernel of its own when x is a view it cannot write through (crop, pad, slide), as the
-// pad and crop kernels of paper 4.2.1 and 4.2.4.
-Expr copyOf(const Type& type, const Expr& x) {
-  if (!type.isArray()) return id(x);
-  const Type element = type.arrayElement();
-  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
-}
-
+// x => copyOf(x) (rule_helpers.h: map(map(..map(id)..)) over every array level of x): a copy,
+// which code generation computes in a kernel of its own when x is a view it cannot write through
+// (crop, pad, slide), as the pad and crop kernels of paper 4.2.1 and 4.2.4.
 std::optional<Expr> materialize(const RuleApplication& a) {
   const Expr& node = a.node;
   if (!node.isPrim() || node.isPrim(Op::Map) || node.isPrim(Op::Id)) return std::nullopt;
@@ -448,26 +442,6 @@ std::optional<Expr> materialize(const RuleApplication& a) {
 }
 
 // ---- let-hoist ----
-
-// Params bound inside `e` are not free; anything else is. A node is closed when no param is free
-// in it (definition parameters are not Params of lambdas here: they are the definition's own
-// params and count as free; callers pass them in `globals`).
-void freeParams(const Expr& e, std::vector<uint64_t>& bound, std::vector<uint64_t>& free) {
-  if (e.isParam()) {
-    if (std::find(bound.begin(), bound.end(), e.paramId()) == bound.end()) free.push_back(e.paramId());
-    return;
-  }
-  if (e.isLambda()) {
-    size_t mark = bound.size();
-    for (const Expr& p : e.params()) bound.push_back(p.paramId());
-    freeParams(e.body(), bound, free);
-    bound.resize(mark);
-    return;
-  }
-  if (!e.isPrim()) return;
-  for (const Expr& f : e.funs()) freeParams(f, bound, free);
-  for (const Expr& a : e.args()) freeParams(a, bound, free);
-}
 
 bool isMapKind(const Expr& e) {
   return e.isPrim(Op::Map) || e.isPrim(Op::MapGlb) || e.isPrim(Op::MapWrg) ||
@@ -527,9 +501,7 @@ std::optional<std::vector<size_t>> stageToHoist(const Expr& node,
     path.pop_back();
   }
   if (onSpine || letValue || !isMapKind(node) || !computes(node)) return std::nullopt;
-  std::vector<uint64_t> bound, free;
-  freeParams(node, bound, free);
-  for (uint64_t id : free) {
+  for (uint64_t id : freeParamsOf(node)) {
     if (std::find(inputs.begin(), inputs.end(), id) == inputs.end()) return std::nullopt;
   }
   return path;
@@ -554,18 +526,10 @@ std::optional<Expr> letHoist(const RuleApplication& a) {
   // Only at the definition's body or the body of a let at the top (its stages), never at a
   // function (the let's lambda itself).
   if (a.node.isFunction()) return std::nullopt;
-  // Only at the definition's body or the body of a let at the top (its stages).
-  for (size_t i = 0; i < a.ancestors.size(); ++i) {
-    const Expr& ancestor = a.ancestors[i];
-    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
-    bool letFunction = ancestor.isPrim(Op::Let) && ancestor.funs()[0].node() == child.node();
-    bool letLambda = ancestor.isLambda() && i > 0 && a.ancestors[i - 1].isPrim(Op::Let);
-    if (!letFunction && !letLambda) return std::nullopt;
-  }
+  if (!isTopLevelStage(a)) return std::nullopt;
   // The inputs of this stage are the params free in it (the definition's inputs and the
   // values of the enclosing lets).
-  std::vector<uint64_t> bound, inputs;
-  freeParams(a.node, bound, inputs);
+  const std::vector<uint64_t> inputs = freeParamsOf(a.node);
   std::vector<size_t> path;
   auto found = stageToHoist(a.node, inputs, path, false, true);
   if (!found) return std::nullopt;

@@ -282,33 +282,6 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
 
 // ---- hoist-relayout ----
 
-// The params free in `e` (bound inside e excluded), in first-occurrence order.
-void freeParams(const Expr& e, std::vector<uint64_t>& bound, std::vector<uint64_t>& free) {
-  if (e.isParam()) {
-    if (std::find(bound.begin(), bound.end(), e.paramId()) == bound.end() &&
-        std::find(free.begin(), free.end(), e.paramId()) == free.end()) {
-      free.push_back(e.paramId());
-    }
-    return;
-  }
-  if (e.isLambda()) {
-    size_t mark = bound.size();
-    for (const Expr& p : e.params()) bound.push_back(p.paramId());
-    freeParams(e.body(), bound, free);
-    bound.resize(mark);
-    return;
-  }
-  if (!e.isPrim()) return;
-  for (const Expr& f : e.funs()) freeParams(f, bound, free);
-  for (const Expr& arg : e.args()) freeParams(arg, bound, free);
-}
-
-std::vector<uint64_t> freeParamsOf(const Expr& e) {
-  std::vector<uint64_t> bound, free;
-  freeParams(e, bound, free);
-  return free;
-}
-
 bool isLayoutPrim(Op op) {
   switch (op) {
     case Op::Transpose:
@@ -390,12 +363,6 @@ Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement)
   return e.withChildren(e.nats(), funs, args);
 }
 
-Expr copyOf(const Type& type, const Expr& x) {
-  if (!type.isArray()) return id(x);
-  const Type element = type.arrayElement();
-  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
-}
-
 // The first map (pre-order, high-level, computing: not a view itself) under `e` whose data is
 // closed over `inputs` and whose function's body holds a re-layout view of its param; returns
 // the map and the view.
@@ -429,13 +396,7 @@ std::optional<HoistSite> hoistSite(const Expr& e, const std::vector<uint64_t>& i
 std::optional<Expr> hoistRelayout(const RuleApplication& a) {
   if (a.node.isFunction()) return std::nullopt;
   // Only at the definition's body or the body of a let at the top (as let-hoist).
-  for (size_t i = 0; i < a.ancestors.size(); ++i) {
-    const Expr& ancestor = a.ancestors[i];
-    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
-    bool letFunction = ancestor.isPrim(Op::Let) && ancestor.funs()[0].node() == child.node();
-    bool letLambda = ancestor.isLambda() && i > 0 && a.ancestors[i - 1].isPrim(Op::Let);
-    if (!letFunction && !letLambda) return std::nullopt;
-  }
+  if (!isTopLevelStage(a)) return std::nullopt;
   const std::vector<uint64_t> inputs = freeParamsOf(a.node);
   std::optional<HoistSite> site = hoistSite(a.node, inputs, a);
   if (!site) return std::nullopt;

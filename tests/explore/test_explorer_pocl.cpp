@@ -31,25 +31,16 @@
 #include "explore/explorer.h"
 #include "host/opencl_runtime.h"
 #include "ir/conv_layer.h"
+#include "tests/support/run_weft.h"
 
 using namespace weft;
 using namespace weft::explore;
 
 namespace {
 
-struct TempFolder {
-  std::filesystem::path path;
-  TempFolder() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("weft_explorer_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
+// A fresh folder under the system's temporary folder, removed at the end of the test.
+struct TempFolder : testing::TempDir {
+  TempFolder() : TempDir("weft_explorer") {}
 };
 
 // Whether an OpenCL device exists, asked in a child process (this process must not initialise

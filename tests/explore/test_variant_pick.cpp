@@ -18,6 +18,7 @@
 #include "ir/conv_layer.h"
 #include "ir/interp.h"
 #include "tests/support/random_values.h"
+#include "tests/support/run_weft.h"
 #include "typecheck/typecheck.h"
 
 using namespace weft;
@@ -25,19 +26,9 @@ using namespace weft::explore;
 
 namespace {
 
-struct TempFolder {
-  std::filesystem::path path;
-  TempFolder() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("weft_variant_pick_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
+// A fresh folder under the system's temporary folder, removed at the end of the test.
+struct TempFolder : testing::TempDir {
+  TempFolder() : TempDir("weft_variant_pick") {}
 };
 
 VariantRecord row(const std::string& program, const std::string& device, int id,

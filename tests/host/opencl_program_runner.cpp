@@ -13,9 +13,14 @@
 
 #include "host/program_runner.h"
 #include "ir/parser.h"
+#include "tests/support/hand_written_programs.h"
 
 using namespace weft;
 using namespace weft::host;
+using weft::testing::bufferArg;
+using weft::testing::bufferOfType;
+using weft::testing::floats;
+using weft::testing::sizeArg;
 
 namespace {
 
@@ -28,50 +33,10 @@ Context& context() {
   return ctx;
 }
 
-Value floats(const std::vector<float>& values) {
-  std::vector<Value> elements;
-  for (float v : values) elements.push_back(Value::ofFloat(v));
-  return Value::array(std::move(elements));
-}
-
 Value ints(const std::vector<int32_t>& values) {
   std::vector<Value> elements;
   for (int32_t v : values) elements.push_back(Value::ofInt(v));
   return Value::array(std::move(elements));
-}
-
-// A buffer holding a value of `type` (arrays of scalars or vectors): int and bool are stored
-// as int, the element count multiplies the lengths and vector widths out.
-BufferPlan buffer(std::string name, BufferPlan::Role role, const std::string& type,
-                  int inputIndex = -1) {
-  BufferPlan plan;
-  plan.name = std::move(name);
-  plan.role = role;
-  plan.inputIndex = inputIndex;
-  plan.type = parseType(type);
-  Type element = plan.type;
-  plan.elementCount = Arith(1);
-  while (element.isArray()) {
-    plan.elementCount = plan.elementCount * element.arrayLength();
-    element = element.arrayElement();
-  }
-  if (element.isVector()) plan.elementCount = plan.elementCount * element.vectorWidth();
-  plan.element = element.scalarKind() == ScalarKind::Float ? ScalarKind::Float : ScalarKind::Int;
-  return plan;
-}
-
-KernelArg bufferArg(int index) {
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Buffer;
-  arg.buffer = index;
-  return arg;
-}
-
-KernelArg sizeArg(const std::string& name) {
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Size;
-  arg.sizeName = name;
-  return arg;
 }
 
 // out = scale(xs) + 1 through a temporary: two kernels over N work-items.
@@ -88,9 +53,9 @@ kernel void plusOne(const global float* tmp, global float* out) {
   out[i] = tmp[i] + 1.0f;
 }
 )CL";
-  program.buffers = {buffer("in_xs", BufferPlan::Role::Input, "[float]N", 0),
-                     buffer("out", BufferPlan::Role::Output, "[float]N"),
-                     buffer("tmp", BufferPlan::Role::Temporary, "[float]N")};
+  program.buffers = {bufferOfType("in_xs", BufferPlan::Role::Input, "[float]N", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[float]N"),
+                     bufferOfType("tmp", BufferPlan::Role::Temporary, "[float]N")};
   program.outputBuffer = 1;
   program.outputType = parseType("[float]N");
   KernelPlan scale;
@@ -165,8 +130,8 @@ kernel void acc(const global float* in_x, global float* out) {
   out[i] += in_x[i];
 }
 )CL";
-  program.buffers = {buffer("in_x", BufferPlan::Role::Input, "[float]4", 0),
-                     buffer("out", BufferPlan::Role::Output, "[float]4")};
+  program.buffers = {bufferOfType("in_x", BufferPlan::Role::Input, "[float]4", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[float]4")};
   program.outputBuffer = 1;
   program.outputType = parseType("[float]4");
   KernelPlan kernel;
@@ -193,8 +158,8 @@ kernel void big(const global int* in_m, global int* out, int W, local int* scrat
   out[y * W + x] = scratch[get_local_id(0)];
 }
 )CL";
-  program.buffers = {buffer("in_m", BufferPlan::Role::Input, "[[int]W]H", 0),
-                     buffer("out", BufferPlan::Role::Output, "[[int]W]H")};
+  program.buffers = {bufferOfType("in_m", BufferPlan::Role::Input, "[[int]W]H", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[[int]W]H")};
   program.outputBuffer = 1;
   program.outputType = parseType("[[int]W]H");
   KernelPlan kernel;
@@ -230,8 +195,8 @@ kernel void twice(const global float* in_v, global float* out) {
   vstore4(2.0f * vload4(i, in_v), i, out);
 }
 )CL";
-  program.buffers = {buffer("in_v", BufferPlan::Role::Input, "[float4]N", 0),
-                     buffer("out", BufferPlan::Role::Output, "[float4]N")};
+  program.buffers = {bufferOfType("in_v", BufferPlan::Role::Input, "[float4]N", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[float4]N")};
   program.outputBuffer = 1;
   program.outputType = parseType("[float4]N");
   KernelPlan kernel;

@@ -14,10 +14,13 @@
 #include <string>
 
 #include "host/bundle_export.h"
+#include "tests/support/export_check.h"
 #include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
 using weft::testing::contains;
+using weft::testing::haveCompiler;
+using weft::testing::runLogged;
 using weft::testing::readTextFile;
 using weft::testing::TempDir;
 
@@ -38,14 +41,7 @@ CompiledProgram addProgram(const Arith& n) {
                      {"out", BufferPlan::Role::Output, -1, ScalarKind::Float, n, vectorOf(n)}};
   program.outputBuffer = 2;
   program.outputType = vectorOf(n);
-  KernelPlan k;
-  k.name = "r0";
-  k.args = {{KernelArg::Kind::Buffer, 0, "", Arith(0)},
-            {KernelArg::Kind::Buffer, 1, "", Arith(0)},
-            {KernelArg::Kind::Buffer, 2, "", Arith(0)}};
-  k.dimensions = 1;
-  k.globalSize = {n, Arith(1), Arith(1)};
-  program.kernels = {k};
+  program.kernels = {testing::threeBufferKernel("r0", 0, 1, 2, n)};
   return program;
 }
 
@@ -66,24 +62,8 @@ CompiledProgram twoKernelVariant() {
                      {"in_a", BufferPlan::Role::Input, 0, ScalarKind::Float, n, vectorOf(n)}};
   program.outputBuffer = 2;
   program.outputType = vectorOf(n);
-  KernelPlan k0;
-  k0.name = "k0";
-  k0.args = {{KernelArg::Kind::Buffer, 3, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 0, "", Arith(0)},
-             {KernelArg::Kind::Size, -1, "N", Arith(0)},
-             {KernelArg::Kind::LocalBuffer, -1, "", Arith(4) * Arith::size("L")}};
-  k0.dimensions = 1;
-  k0.globalSize = {n, Arith(1), Arith(1)};
-  k0.hasLocalSize = true;
-  k0.localSize = {Arith::size("L"), Arith(1), Arith(1)};
-  KernelPlan k1;
-  k1.name = "k1";
-  k1.args = {{KernelArg::Kind::Buffer, 0, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 1, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 2, "", Arith(0)}};
-  k1.dimensions = 1;
-  k1.globalSize = {n, Arith(1), Arith(1)};
-  program.kernels = {k0, k1};
+  program.kernels = {testing::localMemoryKernel(3, 0, n),
+                     testing::threeBufferKernel("k1", 0, 1, 2, n)};
   return program;
 }
 
@@ -126,20 +106,7 @@ host::BundleMetadata metadata() {
 }
 
 std::string fileOf(const std::vector<host::DropinFile>& files, const std::string& name) {
-  for (const host::DropinFile& file : files) {
-    if (file.name == name) return file.contents;
-  }
-  FAIL("no bundle file " << name);
-  return "";
-}
-
-int shell(const std::string& command, const fs::path& log) {
-  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-  return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
-bool haveCompiler(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+  return testing::exportedFile(files, name, "bundle file");
 }
 
 // The lines of `text` from the one starting with `first` up to the next "end".
@@ -290,9 +257,10 @@ TEST_CASE("the harness compiles warning-free as C99 with gcc and clang") {
                             (dir.path / "harness.o").string() + "'";
   REQUIRE(haveCompiler("gcc"));
   for (const char* optimisation : {" -O0", " -O2"}) {
-    CHECK_MESSAGE(shell(std::string("gcc") + optimisation + flags, log) == 0, readTextFile(log));
+    CHECK_MESSAGE(runLogged(std::string("gcc") + optimisation + flags, log) == 0,
+                  readTextFile(log));
     if (haveCompiler("clang")) {
-      CHECK_MESSAGE(shell(std::string("clang") + optimisation + flags, log) == 0,
+      CHECK_MESSAGE(runLogged(std::string("clang") + optimisation + flags, log) == 0,
                     readTextFile(log));
     }
   }

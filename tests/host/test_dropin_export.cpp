@@ -15,10 +15,13 @@
 #include <string>
 
 #include "host/dropin_export.h"
+#include "tests/support/export_check.h"
 #include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
 using weft::testing::contains;
+using weft::testing::haveCompiler;
+using weft::testing::runLogged;
 using weft::testing::readTextFile;
 using weft::testing::TempDir;
 
@@ -52,24 +55,8 @@ CompiledProgram twoKernelProgram() {
   program.outputBuffer = 2;
   program.outputType = vector;
 
-  KernelPlan k0;
-  k0.name = "k0";
-  k0.args = {{KernelArg::Kind::Buffer, 0, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 3, "", Arith(0)},
-             {KernelArg::Kind::Size, -1, "N", Arith(0)},
-             {KernelArg::Kind::LocalBuffer, -1, "", Arith(4) * Arith::size("L")}};
-  k0.dimensions = 1;
-  k0.globalSize = {n, Arith(1), Arith(1)};
-  k0.hasLocalSize = true;
-  k0.localSize = {Arith::size("L"), Arith(1), Arith(1)};
-  KernelPlan k1;
-  k1.name = "k1";
-  k1.args = {{KernelArg::Kind::Buffer, 3, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 1, "", Arith(0)},
-             {KernelArg::Kind::Buffer, 2, "", Arith(0)}};
-  k1.dimensions = 1;
-  k1.globalSize = {n, Arith(1), Arith(1)};
-  program.kernels = {k0, k1};
+  program.kernels = {testing::localMemoryKernel(0, 3, n),
+                     testing::threeBufferKernel("k1", 3, 1, 2, n)};
   program.openSizes = {n};
   return program;
 }
@@ -90,21 +77,7 @@ host::DropinMetadata metadataFor(const std::string& prefix) {
 const ArithBinding kBinding = {{"N", 64}, {"L", 8}};
 
 std::string fileOf(const std::vector<host::DropinFile>& files, const std::string& name) {
-  for (const host::DropinFile& file : files) {
-    if (file.name == name) return file.contents;
-  }
-  FAIL("no emitted file " << name);
-  return "";
-}
-
-// Runs a shell command, returning its exit status; output goes to `log`.
-int shell(const std::string& command, const fs::path& log) {
-  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-  return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
-bool haveCompiler(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+  return testing::exportedFile(files, name, "emitted file");
 }
 
 }  // namespace
@@ -223,19 +196,19 @@ TEST_CASE("the emitted C compiles warning-free as C99 (gcc, clang) and as C++") 
                       "' -o '" + (dir.path / "out.o").string() + "'";
   INFO(readTextFile(log));
   REQUIRE(haveCompiler("gcc"));
-  CHECK_MESSAGE(shell("gcc -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
+  CHECK_MESSAGE(runLogged("gcc -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
   if (haveCompiler("clang")) {
-    CHECK_MESSAGE(shell("clang -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
+    CHECK_MESSAGE(runLogged("clang -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
   } else {
     MESSAGE("clang is not installed; its check is skipped");
   }
   REQUIRE(haveCompiler("g++"));
-  CHECK_MESSAGE(shell("g++ -x c++ -std=c++17" + flags, log) == 0, readTextFile(log));
+  CHECK_MESSAGE(runLogged("g++ -x c++ -std=c++17" + flags, log) == 0, readTextFile(log));
   // The header alone, included from C++.
   std::ofstream(dir.path / "use.cpp") << "#include \"weft_scale_add.h\"\nint main() { return "
                                          "WEFT_SCALE_ADD_INPUT_COUNT == 2 ? 0 : 1; }\n";
   CHECK_MESSAGE(
-      shell("g++ -std=c++17 -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" +
+      runLogged("g++ -std=c++17 -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" +
                 (dir.path / "use.cpp").string() + "' -o '" + (dir.path / "use.o").string() + "'",
             log) == 0,
       readTextFile(log));
@@ -282,11 +255,11 @@ int main(void) {
 )";
   const fs::path log = dir.path / "log.txt";
   std::string d = dir.path.string();
-  int built = shell("gcc -std=c99 -Wall -Wextra -Werror -I'" + d + "' '" + d + "/check.c' '" + d +
-                        "/weft_scale_add.c' -o '" + d + "/check' -lOpenCL",
-                    log);
+  int built = runLogged("gcc -std=c99 -Wall -Wextra -Werror -I'" + d + "' '" + d + "/check.c' '" +
+                            d + "/weft_scale_add.c' -o '" + d + "/check' -lOpenCL",
+                        log);
   REQUIRE_MESSAGE(built == 0, readTextFile(log));
-  CHECK_MESSAGE(shell("'" + d + "/check'", log) == 0, readTextFile(log));
+  CHECK_MESSAGE(runLogged("'" + d + "/check'", log) == 0, readTextFile(log));
   CHECK(contains(readTextFile(log), "0 failures"));
 }
 

@@ -15,9 +15,13 @@
 
 #include "host/program_runner.h"
 #include "ir/parser.h"
+#include "tests/support/hand_written_programs.h"
 
 using namespace weft;
 using namespace weft::host;
+using weft::testing::bufferArg;
+using weft::testing::floats;
+using weft::testing::sizeArg;
 
 namespace {
 
@@ -33,35 +37,8 @@ Context* context() {
   return ctx ? &*ctx : nullptr;
 }
 
-Value floats(const std::vector<float>& values) {
-  std::vector<Value> elements;
-  for (float v : values) elements.push_back(Value::ofFloat(v));
-  return Value::array(std::move(elements));
-}
-
 BufferPlan floatBuffer(std::string name, BufferPlan::Role role, int inputIndex = -1) {
-  BufferPlan plan;
-  plan.name = std::move(name);
-  plan.role = role;
-  plan.inputIndex = inputIndex;
-  plan.type = parseType("[float]N");
-  plan.elementCount = Arith::size("N");
-  plan.element = ScalarKind::Float;
-  return plan;
-}
-
-KernelArg bufferArg(int index) {
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Buffer;
-  arg.buffer = index;
-  return arg;
-}
-
-KernelArg sizeArg(const std::string& name) {
-  KernelArg arg;
-  arg.kind = KernelArg::Kind::Size;
-  arg.sizeName = name;
-  return arg;
+  return testing::bufferOfType(std::move(name), role, "[float]N", inputIndex);
 }
 
 // out = 2 * xs + 1 through a temporary; the first kernel also writes tmp[BEFORE] = 7 and the

@@ -1,0 +1,77 @@
+// What the tests of the exported C files (host/dropin_export.h, host/bundle_export.h) share:
+// the pieces of the hand-built compiled programs they export (a kernel of three buffers, a
+// kernel with a size argument, local memory and a local size), finding one exported file by
+// name, and running a compiler in a shell with its output kept in a log file.
+//
+// Header-only (tests/support has no library); needs doctest for FAIL.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "codegen/compiled_program.h"
+#include "host/dropin_export.h"
+#include "ir/arith.h"
+
+namespace weft::testing {
+
+inline KernelArg bufferArgument(int buffer) {
+  return {KernelArg::Kind::Buffer, buffer, "", Arith(0)};
+}
+
+// A 1D kernel over n work-items without a local size whose arguments are three buffers (two
+// read, the last written), e.g. out[i] = a[i] + b[i].
+inline KernelPlan threeBufferKernel(const std::string& name, int first, int second, int output,
+                                    const Arith& n) {
+  KernelPlan kernel;
+  kernel.name = name;
+  kernel.args = {bufferArgument(first), bufferArgument(second), bufferArgument(output)};
+  kernel.dimensions = 1;
+  kernel.globalSize = {n, Arith(1), Arith(1)};
+  return kernel;
+}
+
+// k0(global const float* in, global float* tmp, int n, local float* scratch) over n work-items
+// in work-groups of L: the buffers `input` and `temporary`, the size N and 4 * L bytes of local
+// memory.
+inline KernelPlan localMemoryKernel(int input, int temporary, const Arith& n) {
+  KernelPlan kernel;
+  kernel.name = "k0";
+  kernel.args = {bufferArgument(input),
+                 bufferArgument(temporary),
+                 {KernelArg::Kind::Size, -1, "N", Arith(0)},
+                 {KernelArg::Kind::LocalBuffer, -1, "", Arith(4) * Arith::size("L")}};
+  kernel.dimensions = 1;
+  kernel.globalSize = {n, Arith(1), Arith(1)};
+  kernel.hasLocalSize = true;
+  kernel.localSize = {Arith::size("L"), Arith(1), Arith(1)};
+  return kernel;
+}
+
+// The contents of the exported file `name`; fails the test (`what` names the kind of file in
+// the message) when there is none.
+inline std::string exportedFile(const std::vector<host::DropinFile>& files, const std::string& name,
+                                const std::string& what) {
+  for (const host::DropinFile& file : files) {
+    if (file.name == name) return file.contents;
+  }
+  FAIL("no " << what << " " << name);
+  return "";
+}
+
+// Runs a shell command, returning its exit status; its output goes to `log`.
+inline int runLogged(const std::string& command, const std::filesystem::path& log) {
+  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
+  return status == -1 ? -1 : WEXITSTATUS(status);
+}
+
+inline bool haveCompiler(const std::string& name) {
+  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+}  // namespace weft::testing
