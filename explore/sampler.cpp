@@ -27,6 +27,21 @@ std::set<int> parametersOf(const ParameterSpace& space, const Constraint& c) {
   return out;
 }
 
+// A uniform sample of k of `points` without replacement (a partial Fisher-Yates shuffle: the
+// first k after it), recorded in `result` with the space's size.
+void takeUniformSample(std::vector<std::vector<int64_t>> points, size_t k, std::mt19937_64& rng,
+                       SampleSet& result) {
+  result.spaceSize = points.size();
+  const size_t take = std::min(k, points.size());
+  result.spaceSmallerThanRequested = k > points.size();
+  for (size_t i = 0; i < take; ++i) {
+    std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
+    std::swap(points[i], points[pick(rng)]);
+  }
+  points.resize(take);
+  result.points = std::move(points);
+}
+
 }  // namespace
 
 Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
@@ -494,15 +509,7 @@ void Sampler::sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64
           return true;
         },
         UINT64_MAX);
-    result.spaceSize = points.size();
-    size_t take = std::min(k, points.size());
-    result.spaceSmallerThanRequested = k > points.size();
-    for (size_t i = 0; i < take; ++i) {
-      std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
-      std::swap(points[i], points[pick(rng)]);
-    }
-    points.resize(take);
-    result.points = std::move(points);
+    takeUniformSample(std::move(points), k, rng, result);
     return;
   }
   result.method = exact.exact() ? "counting" : "counting+rejection";
@@ -571,17 +578,8 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
         SampleSet result;
         std::mt19937_64 rng(seed);
         result.method = "enumeration+launch sizes";
-        result.spaceSize = all->size();
-        std::vector<std::vector<int64_t>>& points = *all;
-        size_t take = std::min(k, points.size());
-        result.spaceSmallerThanRequested = k > points.size();
-        for (size_t i = 0; i < take; ++i) {
-          std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
-          std::swap(points[i], points[pick(rng)]);
-        }
-        points.resize(take);
-        for (const std::vector<int64_t>& point : points) recheck(point);
-        result.points = std::move(points);
+        takeUniformSample(std::move(*all), k, rng, result);
+        for (const std::vector<int64_t>& point : result.points) recheck(point);
         result.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return result;
@@ -628,17 +626,7 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
   std::optional<std::vector<std::vector<int64_t>>> all = enumerate(options_.enumerationCap);
   if (all) {
     result.method = "enumeration";
-    result.spaceSize = all->size();
-    std::vector<std::vector<int64_t>>& points = *all;
-    size_t take = std::min(k, points.size());
-    result.spaceSmallerThanRequested = k > points.size();
-    // A partial Fisher-Yates shuffle: the first `take` are a uniform sample without replacement.
-    for (size_t i = 0; i < take; ++i) {
-      std::uniform_int_distribution<size_t> pick(i, points.size() - 1);
-      std::swap(points[i], points[pick(rng)]);
-    }
-    points.resize(take);
-    result.points = std::move(points);
+    takeUniformSample(std::move(*all), k, rng, result);
   } else {
     result.method = "incremental";
     std::set<std::vector<int64_t>> seen;
