@@ -214,7 +214,8 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
              {"skipped", summary.skipped},
              {"ran", summary.ran},
              {"statusCounts", summary.statusCounts},
-             {"seconds", summary.seconds}};
+             {"seconds", summary.seconds},
+             {"weftSeconds", summary.weftSeconds}};
     if (explore.shardCount > 1) {
       out["shard"] = std::to_string(explore.shardIndex + 1) + "/" +
                      std::to_string(explore.shardCount);
@@ -240,6 +241,14 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
               << count;
   }
   std::cout << " (" << summary.seconds << " s)\n";
+  if (summary.ran > 0) {
+    char weftTime[96];
+    std::snprintf(weftTime, sizeof weftTime, "%.2f ms",
+                  1e3 * summary.weftSeconds / static_cast<double>(summary.ran));
+    std::cout << "weft's own time per variant (sampling, code generation, bookkeeping; not the "
+                 "OpenCL builds, runs or checks): "
+              << weftTime << "\n";
+  }
   if (summary.bestNs) {
     std::cout << "best: " << millisecondsText(*summary.bestNs) << " " << summary.bestParameters;
     if (prep.reference && *summary.bestNs > 0) {
@@ -374,7 +383,8 @@ void registerExplore(CLI::App& app) {
                       "time each variant until this many ms of kernel time (default 100)")
       ->type_name("MS");
   command->add_option("--min-repeats", options->minRepeats,
-                      "time each variant at least this many times (default 3)")
+                      "time each variant at least this many times (default 3); a variant whose warm-up "
+                      "run is over 10x the best time so far is timed once")
       ->type_name("N");
   command->add_option("--jobs", options->jobs,
                       "variants built at once ahead of the one being measured, in their own "

@@ -3,6 +3,8 @@
 // `weft compile` and error reports.
 #include "codegen/compiled_program.h"
 
+#include <algorithm>
+
 #include <sstream>
 
 namespace weft {
@@ -27,6 +29,47 @@ const char* roleName(BufferPlan::Role role) {
 }
 
 }  // namespace
+
+std::vector<bool> CompiledProgram::preparationKernels(const std::set<int>& inputIndices) const {
+  std::vector<bool> preparation(kernels.size(), false);
+  // Fixpoint: start from "every kernel is preparation" and drop kernels until stable. A kernel
+  // stays when every buffer it reads (any buffer argument; a written one may be read too) is a
+  // chosen input or a temporary written only by kept kernels, and it does not write the output
+  // or any other input.
+  std::fill(preparation.begin(), preparation.end(), true);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> writtenOnlyByKept(buffers.size(), true), writtenAtAll(buffers.size(), false);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      for (const KernelArg& arg : kernels[k].args) {
+        if (arg.kind != KernelArg::Kind::Buffer || !arg.written) continue;
+        writtenAtAll[arg.buffer] = true;
+        if (!preparation[k]) writtenOnlyByKept[arg.buffer] = false;
+      }
+    }
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      if (!preparation[k]) continue;
+      bool keep = true;
+      for (const KernelArg& arg : kernels[k].args) {
+        if (arg.kind != KernelArg::Kind::Buffer) continue;
+        const BufferPlan& buffer = buffers[arg.buffer];
+        if (buffer.role == BufferPlan::Role::Output) keep = false;
+        if (buffer.role == BufferPlan::Role::Input) {
+          if (arg.written || inputIndices.count(buffer.inputIndex) == 0) keep = false;
+        } else if (!arg.written && !(writtenAtAll[arg.buffer] && writtenOnlyByKept[arg.buffer])) {
+          keep = false;
+        } else if (arg.written && !writtenOnlyByKept[arg.buffer]) {
+          keep = false;
+        }
+      }
+      if (!keep) {
+        preparation[k] = false;
+        changed = true;
+      }
+    }
+  }
+  return preparation;
+}
 
 int64_t CompiledProgram::globalBytes(const ArithBinding& sizes) const {
   int64_t total = 0;

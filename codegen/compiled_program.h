@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct KernelArg {
   enum class Kind { Buffer, Size, LocalBuffer };
   Kind kind = Kind::Buffer;
   int buffer = -1;        // Kind::Buffer: index into CompiledProgram::buffers
+  bool written = false;   // Kind::Buffer: the kernel writes it (otherwise only reads it)
   std::string sizeName;   // Kind::Size: the size variable passed as int
   Arith localBytes;       // Kind::LocalBuffer: bytes of local memory to reserve
 };
@@ -61,6 +63,14 @@ struct CompiledProgram {
   int outputBuffer = -1;
   Type outputType;                    // the definition's result type
   std::vector<Arith> openSizes;       // size variables passed as kernel arguments
+
+  // The kernels that depend only on the inputs `inputIndices` (definition parameter indices,
+  // e.g. the weights): every buffer they read is one of those inputs or is written only by
+  // such kernels, and they do not write the output. Their results stay valid while those
+  // inputs do not change, so a drop-in or a measurement runs them once ("preparation", e.g.
+  // the weight re-layout of the register-blocked vector family) and times them apart from
+  // the per-inference kernels. One flag per kernel, in launch order.
+  std::vector<bool> preparationKernels(const std::set<int>& inputIndices) const;
 
   // Bytes of global memory all buffers take under a binding (inputs, output, temporaries).
   int64_t globalBytes(const ArithBinding& sizes) const;

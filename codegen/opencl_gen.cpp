@@ -426,6 +426,7 @@ class Generator {
       KernelArg arg;
       arg.kind = KernelArg::Kind::Buffer;
       arg.buffer = buffer;
+      arg.written = !readOnly;
       plan.args.push_back(arg);
     }
     for (const auto& [name, bytes, element] : localArgs_) {

@@ -308,8 +308,15 @@ Json measurementJson(const Measurement& m) {
   if (m.spaceBytes) out["space"] = *m.spaceBytes;
   if (m.buildMs) out["buildMs"] = *m.buildMs;
   if (m.medianNs) out["median"] = *m.medianNs;
+  if (m.preparationNs) out["preparationNs"] = *m.preparationNs;
+  out["timedOnce"] = m.timedOnce;
+  out["generateMs"] = m.generateMs;
   Json kernels = Json::array();
-  for (const auto& [name, ns] : m.kernelNs) kernels.push_back({{"name", name}, {"ns", ns}});
+  for (size_t k = 0; k < m.kernelNs.size(); ++k) {
+    Json kernel{{"name", m.kernelNs[k].first}, {"ns", m.kernelNs[k].second}};
+    if (k < m.preparationKernels.size() && m.preparationKernels[k]) kernel["preparation"] = true;
+    kernels.push_back(std::move(kernel));
+  }
   out["kernels"] = kernels;
   return out;
 }
@@ -361,6 +368,12 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
   }
   target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
   target.reference = convListing3Definition();
+  const std::vector<Expr>& params = target.reference->function.params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].paramName() == "weights" || params[i].paramName() == "biases") {
+      target.constantInputs.insert(static_cast<int>(i));
+    }
+  }
   return target;
 }
 
@@ -813,7 +826,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   };
 
   double runSeconds = 0;
+  summary.weftSeconds = prep.samplingSeconds;
   for (size_t position = 0; position < pending.size(); ++position) {
+    const auto iterationStart = Clock::now();
     const size_t index = pending[position];
     PrebuildPool::Result prebuilt;
     if (jobs > 1) {
@@ -881,8 +896,14 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
               options.tamperProgram(index, program);
             };
           }
+          MeasurementOptions measurementOptions = options.measurement;
+          measurementOptions.constantInputs = prep.target.constantInputs;
+          if (best && options.timeOnceFactor > 0) {
+            measurementOptions.timeOnceAboveNs =
+                static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(*best));
+          }
           Measurement m = measureVariant(context, prep.programOf(index), binding, prep.workload,
-                                         options.measurement, events);
+                                         measurementOptions, events);
           sendLine(fd, measurementJson(m));
         },
         after(cap), onLine);
@@ -902,7 +923,10 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"maxError", result.value("maxError", 0.0)},
                    {"allowedError", result.value("allowedError", 0.0)},
                    {"tolerance", options.measurement.tolerance},
-                   {"childSeconds", outcome.seconds}};
+                   {"childSeconds", outcome.seconds},
+                   {"generateMs", result.value("generateMs", 0.0)},
+                   {"timedOnce", result.value("timedOnce", false)}};
+      if (result.contains("preparationNs")) details["preparationNs"] = result["preparationNs"];
       if (prebuilt.ran) {
         // build_ms is the pre-build's (the uncached build); the measuring child's build, a
         // cache hit when the implementation caches builds (PoCL), is kept in the details.
@@ -915,6 +939,12 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                                {"message", prebuilt.message},
                                {"waitedSeconds", prebuilt.waitedSeconds}};
       }
+      // weft's own time for this variant: code generation in the child plus the explorer's
+      // work around the child (everything in this iteration but the child and the wait for
+      // its pre-build), up to here.
+      const double aroundChild = std::chrono::duration<double>(Clock::now() - iterationStart).count() -
+                                 outcome.seconds - prebuilt.waitedSeconds;
+      details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + result.value("generateMs", 0.0);
       record.details = details.dump();
     } else {
       if (outcome.timedOut) {
@@ -936,6 +966,11 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
     }
     db.record(record);
+    summary.weftSeconds +=
+        std::max(std::chrono::duration<double>(Clock::now() - iterationStart).count() -
+                     outcome.seconds - prebuilt.waitedSeconds,
+                 0.0) +
+        1e-3 * (result.is_object() ? result.value("generateMs", 0.0) : 0.0);
 
     ++summary.ran;
     ++summary.statusCounts[statusName(record.status)];

@@ -84,6 +84,10 @@ struct ExploreTarget {
   // Structural choices made before sampling (conv-direct's v and unroll): part of each
   // variant's recorded parameters.
   std::map<std::string, int64_t> fixedParameters;
+  // Inputs that stay the same across inferences (a layer's weights and biases; parameter
+  // indices): kernels depending only on them are timed apart as preparation
+  // (MeasurementOptions::constantInputs).
+  std::set<int> constantInputs;
   // A high-level program computing the same result, default-lowered and run on the device as
   // the reference (layers: Listing 3). None: every variant is checked with the interpreter.
   std::optional<Definition> reference;
@@ -166,6 +170,9 @@ struct ExploreOptions {
   double timeoutSeconds = 120;  // the absolute cap per phase
   double slowdownCutoff = 10;   // k: a warm-up run slower than k × best + margin is cut off
   double marginSeconds = 5;
+  // A variant whose warm-up run is slower than this many times the best time so far is timed by
+  // one run (MeasurementOptions::timeOnceAboveNs); 0 times every variant fully.
+  double timeOnceFactor = 10;
   MeasurementOptions measurement;
   SamplerOptions sampler;
   std::function<void(const ProgressUpdate&)> progress;
@@ -223,6 +230,10 @@ struct ExploreSummary {
   std::optional<uint64_t> bestNs;           // over the database (this program and device)
   std::string bestParameters;
   double seconds = 0;
+  // weft's own time over the variants run now: sampling, generating code, and the explorer's
+  // bookkeeping (process set-up, messages, database writes) — everything but the OpenCL
+  // builds, the device runs and the verification.
+  double weftSeconds = 0;
 };
 
 // Queries the device and runs the reference (in a child), builds the space and samples it.

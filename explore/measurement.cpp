@@ -78,24 +78,37 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
   host::RunOptions run;
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
-  const int maxRepeats = std::max(options.maxRepeats, 1);
+  measurement.timedOnce =
+      options.timeOnceAboveNs > 0 && measurement.warmUpNs > options.timeOnceAboveNs;
+  const int maxRepeats = measurement.timedOnce ? 1 : std::max(options.maxRepeats, 1);
   const int minRepeats = std::clamp(options.minRepeats, 1, maxRepeats);
+  const uint64_t minMeasuredNs = measurement.timedOnce ? 0 : options.minMeasuredNs;
+  if (!options.constantInputs.empty()) {
+    measurement.preparationKernels = program.preparationKernels(options.constantInputs);
+  }
+  const std::vector<bool>& preparation = measurement.preparationKernels;
+  std::vector<uint64_t> preparationSamples;
   uint64_t measured = 0;
   while (static_cast<int>(measurement.samplesNs.size()) < maxRepeats) {
     const int done = static_cast<int>(measurement.samplesNs.size());
-    if (done >= minRepeats && measured >= options.minMeasuredNs) break;
+    if (done >= minRepeats && measured >= minMeasuredNs) break;
     uint64_t estimate = done == 0 ? measurement.warmUpNs : medianOf(measurement.samplesNs);
     estimate = std::max<uint64_t>(estimate, 1000);
     int64_t wanted = std::max<int64_t>(minRepeats - done, 0);
-    if (measured < options.minMeasuredNs) {
+    if (measured < minMeasuredNs) {
       wanted = std::max<int64_t>(
-          wanted, static_cast<int64_t>((options.minMeasuredNs - measured + estimate - 1) / estimate));
+          wanted, static_cast<int64_t>((minMeasuredNs - measured + estimate - 1) / estimate));
     }
     run.repeats = static_cast<int>(std::clamp<int64_t>(wanted, 1, maxRepeats - done));
     host::RunResult result = runProgram(context, program, inputs, sizes, run);
-    for (uint64_t sample : result.repeatNanoseconds) {
-      measurement.samplesNs.push_back(sample);
-      measured += sample;
+    for (const std::vector<uint64_t>& kernels : result.repeatKernelNanoseconds) {
+      uint64_t perInference = 0, prepared = 0;
+      for (size_t k = 0; k < kernels.size(); ++k) {
+        (k < preparation.size() && preparation[k] ? prepared : perInference) += kernels[k];
+      }
+      measurement.samplesNs.push_back(perInference);
+      preparationSamples.push_back(prepared);
+      measured += perInference + prepared;
     }
     if (measurement.kernelNs.empty()) {
       for (const host::KernelTime& kernel : result.kernels) {
@@ -109,6 +122,9 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
     }
   }
   measurement.medianNs = medianOf(measurement.samplesNs);
+  if (std::find(preparation.begin(), preparation.end(), true) != preparation.end()) {
+    measurement.preparationNs = medianOf(preparationSamples);
+  }
 }
 
 }  // namespace
@@ -219,6 +235,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
   std::optional<CompiledProgram> program;
   std::vector<float> expected;
   try {
+    const auto generationStart = std::chrono::steady_clock::now();
     Definition instance = instantiate(parametric, point);
     CodegenOptions codegen;
     codegen.specialize = full;
@@ -226,6 +243,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     applyLocalSizeParameters(*program, point);
     measurement.sourceHash = sourceHash(program->source);
     measurement.spaceBytes = program->globalBytes(full);
+    measurement.generateMs = millisecondsSince(generationStart);
     if (workload.expected) {
       expected = *workload.expected;
     } else {

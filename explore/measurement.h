@@ -9,8 +9,10 @@
 // memory every buffer takes (inputs, padded copies, partial results, output).
 //
 // Timing: after the warm-up, runs repeat until at least `minRepeats` runs and `minMeasuredNs`
-// of measured time (capped at `maxRepeats` runs); each run's time is the sum of its kernels'
-// cl_event times, the variant's time is the median, and every run's time is kept. runProgram
+// of measured time (capped at `maxRepeats` runs; one run for a variant slower than
+// `timeOnceAboveNs`); each run's time is the sum of its per-inference kernels' cl_event times
+// (all kernels unless `constantInputs` names inputs whose preparation kernels are timed apart),
+// the variant's time is the median, and every run's time is kept. runProgram
 // zero-fills the output and temporaries before every run, so a variant that leaves outputs
 // unwritten fails verification. The warm-up run (only it: the timed runs do not pay for the
 // check) puts canary regions around the output and the temporaries (host::RunOptions::guards,
@@ -29,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,17 @@ struct MeasurementOptions {
   // Generate and build only (status ok once built): the explorer's pre-build children use it
   // to fill the OpenCL build cache (PoCL's POCL_CACHE_DIR) ahead of the measuring child.
   bool stopAfterBuild = false;
+  // Inputs that stay the same from one inference to the next (a layer's weights and biases,
+  // definition parameter indices). The kernels that depend only on them
+  // (CompiledProgram::preparationKernels, e.g. the vector family's weight re-layout) are what
+  // a drop-in runs once at create time: each timed run's time is then the sum over the other,
+  // per-inference kernels, and the preparation kernels' time is reported apart
+  // (Measurement::preparationNs). Empty: every kernel counts.
+  std::set<int> constantInputs;
+  // A variant whose warm-up run takes longer than this (0: no limit) is timed by one run
+  // instead of minRepeats / minMeasuredNs: the explorer passes a multiple of the best time so
+  // far, so variants that cannot be near the front's fast end do not cost repeated long runs.
+  uint64_t timeOnceAboveNs = 0;
 };
 
 // What every variant computes on: the inputs, the size binding, and the expected output
@@ -85,6 +99,12 @@ struct Measurement {
   std::vector<uint64_t> samplesNs;      // every timed run
   std::optional<uint64_t> medianNs;     // ok only
   std::vector<std::pair<std::string, uint64_t>> kernelNs;  // fastest per kernel
+  // With MeasurementOptions::constantInputs: which kernels are preparation kernels (one flag
+  // per kernel) and the median over the timed runs of their summed time (not in samplesNs).
+  std::vector<bool> preparationKernels;
+  std::optional<uint64_t> preparationNs;
+  bool timedOnce = false;               // slower than MeasurementOptions::timeOnceAboveNs
+  double generateMs = 0;                // weft's own work: instantiate, lower, generate OpenCL
   double maxError = 0;                  // of the verification
   double allowedError = 0;
 };

@@ -321,8 +321,10 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     }
     context.finish();
     uint64_t total = 0;
+    std::vector<uint64_t>& perKernel = result.repeatKernelNanoseconds.emplace_back();
     for (size_t k = 0; k < events.size(); ++k) {
       uint64_t time = events[k].durationNs();
+      perKernel.push_back(time);
       total += time;
       if (repeat == 0 || time < result.kernels[k].nanoseconds) result.kernels[k].nanoseconds = time;
     }

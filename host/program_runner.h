@@ -95,6 +95,7 @@ struct RunResult {
   std::vector<KernelTime> kernels;          // in launch order
   uint64_t totalNanoseconds = 0;            // the fastest repeat's sum over its kernels
   std::vector<uint64_t> repeatNanoseconds;  // each repeat's sum over its kernels
+  std::vector<std::vector<uint64_t>> repeatKernelNanoseconds;  // [repeat][kernel]
   std::vector<GuardViolation> guardViolations;  // empty without RunOptions::guards
 };
 
