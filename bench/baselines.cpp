@@ -4,7 +4,8 @@
 // best explored variants can be compared with all three (issue 6's and issue 8's targets).
 //
 // Layers with the same shape (conv3_2/conv3_3, conv4_2/conv4_3, conv5_x) are measured once and
-// reported under every name, so the sums cover all 13 layers. For each distinct shape:
+// reported under every name, so the sums cover all 13 layers. For each distinct shape (the
+// measuring code is bench/baseline_runners.h, shared with weft_bench_table3):
 //
 //  - naive: weft's built-in layer with the default lowering (bench/bench_support.h
 //    runNaiveConv, the same code as weft_bench_naive_conv); time = the kernel's cl_event time,
@@ -31,26 +32,19 @@
 // Exit code 1 when an output is wrong or a method failed (the JSON is still written).
 //
 //   build/bench/weft_bench_baselines [--device pocl] [--layer vgg16:N]... [--no-torch] ...
-#define CL_TARGET_OPENCL_VERSION 120
-#include <clblast.h>
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <array>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "bench/baseline_runners.h"
 #include "bench/bench_support.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
@@ -74,17 +68,10 @@ struct Options {
   std::string device;
   std::string out;
   std::vector<std::string> layers;  // empty: the 13 VGG-16 layers
-  int minRepeats = 5;
-  double minSeconds = 1.0;
-  int samples = 2000;
-  int64_t fullCheckFlops = 400'000'000;
-  unsigned seed = 1;
+  BaselineSettings settings{.torchScript = WEFT_BENCH_TORCH_SCRIPT};
   bool naive = true;
   bool clblast = true;
   bool torch = true;
-  std::string python = "/usr/bin/python3";
-  std::string torchScript = WEFT_BENCH_TORCH_SCRIPT;
-  int threads = 2;
 };
 
 // One layer of the report: its spelling, the paper's number (-1 for a layer given by its
@@ -94,184 +81,6 @@ struct NamedLayer {
   int paperNumber = -1;
   ConvLayer layer;
 };
-
-using ShapeKey = std::array<int64_t, 7>;
-ShapeKey shapeKey(const ConvLayer& l) { return {l.C, l.H, l.W, l.M, l.K, l.stride, l.pad}; }
-
-nlohmann::ordered_json timeJson(const std::vector<double>& milliseconds) {
-  return {{"median", median(milliseconds)},
-          {"min", *std::min_element(milliseconds.begin(), milliseconds.end())},
-          {"samples", milliseconds}};
-}
-
-double gflopsPerSecond(const ConvLayer& layer, double milliseconds) {
-  return static_cast<double>(layer.flops()) / (milliseconds * 1e-3) / 1e9;
-}
-
-// ---- naive ------------------------------------------------------------------------------------
-
-nlohmann::ordered_json measureNaive(const ConvLayer& layer, const LayerData& data,
-                                    host::Context& context, const Options& options) {
-  NaiveConvRun run = runNaiveConv(layer, data, context, options.minRepeats, options.minSeconds);
-  Verification check = verifyOutput(layer, data, run.warmUpOutput, options.samples,
-                                    options.fullCheckFlops, options.seed);
-  const double ms = median(run.repeatMs);
-  return {{"time_ms", timeJson(run.repeatMs)},
-          {"gflops_per_s", gflopsPerSecond(layer, ms)},
-          {"memory_bytes", run.globalBytes},
-          {"timing", "sum of the kernels' cl_event times"},
-          {"warmup_ms", run.warmUpMs},
-          {"verified", check.passed},
-          {"verification", verificationJson(check, layer, "C++ loops on the host, double")}};
-}
-
-// ---- CLBlast im2col + SGEMM -------------------------------------------------------------------
-
-// Writes b[m] into every element of row m of y[M][pixels]; global size (pixels, M).
-constexpr const char* kBiasSource = R"CL(
-__kernel void broadcast_bias(__global const float* bias, __global float* y, int pixels) {
-  y[(size_t)get_global_id(1) * pixels + get_global_id(0)] = bias[get_global_id(1)];
-}
-)CL";
-
-void checkClblast(clblast::StatusCode status, const char* call) {
-  if (status != clblast::StatusCode::kSuccess) {
-    throw std::runtime_error(
-        fmt::format("{} failed: CLBlast status {}", call, static_cast<int>(status)));
-  }
-}
-
-nlohmann::ordered_json measureClblast(const ConvLayer& l, const LayerData& data,
-                                      host::Context& context, const Options& options) {
-  const size_t pixels = static_cast<size_t>(l.outH() * l.outW());
-  const size_t window = static_cast<size_t>(l.C * l.K * l.K);
-  const size_t kernels = static_cast<size_t>(l.M);
-  cl_command_queue queue = context.queue();
-
-  host::Buffer input = context.createBuffer(std::span<const float>(data.x));
-  host::Buffer weights = context.createBuffer(std::span<const float>(data.w));
-  host::Buffer bias = context.createBuffer(std::span<const float>(data.b));
-  host::Buffer columns = context.createBuffer(window * pixels * sizeof(float));
-  host::Buffer output = context.createBuffer(kernels * pixels * sizeof(float));
-  size_t tempBytes = 0;
-  checkClblast(clblast::GemmTempBufferSize<float>(
-                   clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
-                   kernels, pixels, window, 0, window, 0, pixels, 0, pixels, &queue, tempBytes),
-               "clblast::GemmTempBufferSize");
-  std::optional<host::Buffer> temp;
-  if (tempBytes > 0) temp = context.createBuffer(tempBytes);
-
-  host::Program program = context.build(kBiasSource);
-  host::Kernel broadcast(program, "broadcast_bias");
-  broadcast.setArgs(bias, output, static_cast<int32_t>(pixels));
-
-  using Clock = std::chrono::steady_clock;
-  auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
-  // One run; returns the wall-clock milliseconds of im2col, bias and GEMM.
-  auto runOnce = [&]() {
-    const Clock::time_point start = Clock::now();
-    checkClblast(
-        clblast::Im2col<float>(clblast::KernelMode::kCrossCorrelation, static_cast<size_t>(l.C),
-                               static_cast<size_t>(l.H), static_cast<size_t>(l.W),
-                               static_cast<size_t>(l.K), static_cast<size_t>(l.K),
-                               static_cast<size_t>(l.pad), static_cast<size_t>(l.pad),
-                               static_cast<size_t>(l.stride), static_cast<size_t>(l.stride), 1, 1,
-                               input.get(), 0, columns.get(), 0, &queue, nullptr),
-        "clblast::Im2col");
-    context.finish();
-    const Clock::time_point afterIm2col = Clock::now();
-    context.enqueue(broadcast, host::NDRange(pixels, kernels));
-    context.finish();
-    const Clock::time_point afterBias = Clock::now();
-    checkClblast(
-        clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
-                             clblast::Transpose::kNo, kernels, pixels, window, 1.0f, weights.get(),
-                             0, window, columns.get(), 0, pixels, 1.0f, output.get(), 0, pixels,
-                             &queue, nullptr, temp ? temp->get() : nullptr),
-        "clblast::Gemm");
-    context.finish();
-    const Clock::time_point end = Clock::now();
-    return std::array<double, 4>{ms(start, end), ms(start, afterIm2col), ms(afterIm2col, afterBias),
-                                 ms(afterBias, end)};
-  };
-
-  const std::array<double, 4> warmUp = runOnce();  // compiles CLBlast's kernels
-  Verification check = verifyOutput(l, data, context.read<float>(output), options.samples,
-                                    options.fullCheckFlops, options.seed);
-  std::vector<double> total, im2col, biasMs, gemm;
-  double elapsed = 0;
-  while (static_cast<int>(total.size()) < options.minRepeats ||
-         (elapsed < options.minSeconds * 1e3 && total.size() < 1000)) {
-    std::array<double, 4> run = runOnce();
-    total.push_back(run[0]);
-    im2col.push_back(run[1]);
-    biasMs.push_back(run[2]);
-    gemm.push_back(run[3]);
-    elapsed += run[0];
-  }
-  const double medianMs = median(total);
-  const int64_t memory = static_cast<int64_t>(input.bytes() + columns.bytes() + weights.bytes() +
-                                              bias.bytes() + output.bytes() + tempBytes);
-  return {{"time_ms", timeJson(total)},
-          {"gflops_per_s", gflopsPerSecond(l, medianMs)},
-          {"memory_bytes", memory},
-          {"timing",
-           "wall clock from the im2col call to clFinish after the GEMM (clFinish after each "
-           "phase)"},
-          {"phases_median_ms",
-           {{"im2col", median(im2col)}, {"bias", median(biasMs)}, {"gemm", median(gemm)}}},
-          {"buffers_bytes",
-           {{"input", input.bytes()},
-            {"im2col", columns.bytes()},
-            {"weights", weights.bytes()},
-            {"bias", bias.bytes()},
-            {"output", output.bytes()},
-            {"gemm_temp", tempBytes}}},
-          {"gemm", fmt::format("row-major M={} N={} K={}", kernels, pixels, window)},
-          {"warmup_ms", warmUp[0]},
-          {"verified", check.passed},
-          {"verification", verificationJson(check, l, "C++ loops on the host, double")}};
-}
-
-// ---- PyTorch --------------------------------------------------------------------------------
-
-std::string shellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// Runs bench/baselines_torch.py on `layers` (distinct shapes) and returns its JSON report.
-nlohmann::json measureTorch(const std::vector<const NamedLayer*>& layers, const Options& options) {
-  std::string command = shellQuote(options.python) + " " + shellQuote(options.torchScript);
-  for (const NamedLayer* named : layers) {
-    const ConvLayer& l = named->layer;
-    command += " --layer " + shellQuote(fmt::format("{}={},{},{},{},{},{},{}", l.name, l.C, l.H,
-                                                    l.W, l.M, l.K, l.stride, l.pad));
-  }
-  command += fmt::format(" --threads {} --min-repeats {} --min-seconds {} --samples {} --seed {}",
-                         options.threads, options.minRepeats, options.minSeconds, options.samples,
-                         options.seed);
-  std::fprintf(stderr, "pytorch: %s\n", command.c_str());
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + options.python);
-  std::string text;
-  char buffer[4096];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
-  const int status = pclose(pipe);
-  if (status != 0) {
-    throw std::runtime_error(
-        fmt::format("{} exited with status {} (is python3-torch installed? "
-                    "scripts/setup-bench.sh)",
-                    options.torchScript, status));
-  }
-  return nlohmann::json::parse(text);
-}
-
-// ---- the report -----------------------------------------------------------------------------
 
 std::vector<NamedLayer> chosenLayers(const Options& options) {
   std::vector<NamedLayer> layers;
@@ -349,7 +158,7 @@ int run(const Options& options) {
   std::map<std::string, nlohmann::ordered_json> measured;  // method + "/" + layer name
   for (const NamedLayer* named : distinct) {
     const ConvLayer& layer = named->layer;
-    const LayerData data = randomLayerData(layer, options.seed);
+    const LayerData data = randomLayerData(layer, options.settings.seed);
     auto attempt = [&](const char* method, auto&& measure) {
       std::fprintf(stderr, "%s: %s\n", method, layer.describe().c_str());
       try {
@@ -360,24 +169,19 @@ int run(const Options& options) {
       }
     };
     if (options.naive)
-      attempt("naive", [&] { return measureNaive(layer, data, context, options); });
+      attempt("naive", [&] { return measureNaive(layer, data, context, options.settings); });
     if (options.clblast) {
-      attempt("clblast", [&] { return measureClblast(layer, data, context, options); });
+      attempt("clblast", [&] { return measureClblast(layer, data, context, options.settings); });
     }
   }
   nlohmann::json torchReport;
   if (options.torch) {
     try {
-      torchReport = measureTorch(distinct, options);
+      std::vector<ConvLayer> shapes;
+      for (const NamedLayer* named : distinct) shapes.push_back(named->layer);
+      torchReport = measureTorch(shapes, options.settings);
       for (const auto& entry : torchReport["layers"]) {
-        nlohmann::ordered_json m;
-        for (const char* key : {"time_ms", "gflops_per_s", "memory_bytes", "tensor_bytes",
-                                "warmup_ms", "verified", "verification"}) {
-          m[key] = entry[key];
-        }
-        m["timing"] = "time.perf_counter around each conv2d call";
-        m["memory"] = "growth of ru_maxrss in a fresh process (tensor_bytes: x + w + b + y)";
-        measured["pytorch/" + entry["layer"].get<std::string>()] = m;
+        measured["pytorch/" + entry["layer"].get<std::string>()] = torchLayerJson(entry);
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "pytorch failed: %s\n", e.what());
@@ -461,18 +265,17 @@ int run(const Options& options) {
   report["weft_version"] = WEFT_VERSION;
   report["date"] = utcNow();
   report["device"] = deviceJson(device, profile);
-  report["clblast_version"] =
-      fmt::format("{}.{}.{}", CLBLAST_VERSION_MAJOR, CLBLAST_VERSION_MINOR, CLBLAST_VERSION_PATCH);
+  report["clblast_version"] = clblastVersion();
   if (!torchReport.is_null()) {
     report["torch"] = {{"version", torchReport.value("torch_version", "")},
                        {"mkldnn", torchReport.value("mkldnn", false)},
                        {"threads", torchReport.value("threads", 0)},
                        {"python", torchReport.value("python", "")}};
   }
-  report["settings"] = {{"min_repeats", options.minRepeats},
-                        {"min_seconds", options.minSeconds},
-                        {"samples", options.samples},
-                        {"seed", options.seed}};
+  report["settings"] = {{"min_repeats", options.settings.minRepeats},
+                        {"min_seconds", options.settings.minSeconds},
+                        {"samples", options.settings.samples},
+                        {"seed", options.settings.seed}};
   report["layers"] = layerRows;
   report["sums"] = sumJson;
 
@@ -507,23 +310,25 @@ int main(int argc, char** argv) {
   app.add_option("--layer", options.layers,
                  "layers: vgg16:N (the LIFT paper's numbering) or C,H,W,M,K,stride,pad "
                  "(default: the 13 VGG-16 layers)");
-  app.add_option("--min-repeats", options.minRepeats, "timed runs at least")
+  app.add_option("--min-repeats", options.settings.minRepeats, "timed runs at least")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--min-seconds", options.minSeconds, "timed runs until they add up to this")
+  app.add_option("--min-seconds", options.settings.minSeconds,
+                 "timed runs until they add up to this")
       ->capture_default_str();
-  app.add_option("--samples", options.samples,
+  app.add_option("--samples", options.settings.samples,
                  "outputs verified on layers above 4e8 flops (PyTorch: on every layer)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--seed", options.seed, "seed of the random data")->capture_default_str();
+  app.add_option("--seed", options.settings.seed, "seed of the random data")->capture_default_str();
   app.add_flag("!--no-naive", options.naive, "skip the naive direct convolution");
   app.add_flag("!--no-clblast", options.clblast, "skip CLBlast im2col + SGEMM");
   app.add_flag("!--no-torch", options.torch, "skip PyTorch");
-  app.add_option("--python", options.python, "the Python with torch")->capture_default_str();
-  app.add_option("--torch-script", options.torchScript, "bench/baselines_torch.py")
+  app.add_option("--python", options.settings.python, "the Python with torch")
       ->capture_default_str();
-  app.add_option("--threads", options.threads, "PyTorch's threads")->capture_default_str();
+  app.add_option("--torch-script", options.settings.torchScript, "bench/baselines_torch.py")
+      ->capture_default_str();
+  app.add_option("--threads", options.settings.threads, "PyTorch's threads")->capture_default_str();
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_baselines",
                                   [&] { return weft::bench::run(options); });
 }

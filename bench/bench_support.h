@@ -2,14 +2,16 @@
 // reference and the verification of a device's output against it, the naive direct convolution
 // (weft's built-in layer with the default lowering, run and timed on a device), medians, the
 // date and the device's description in the results JSON, writing that JSON, and the command
-// line's parse-and-run with the benchmarks' exit codes.
+// line's parse-and-run with the benchmarks' exit codes, and the layer's data in the layouts of
+// the explored programs (Listing 3, channels innermost).
 //
 // The reference is conv2d's definition accumulated in double,
 //   y[m][oy][ox] = b[m] + Σ_c,ky,kx x[c][oy·s + ky − p][ox·s + kx − p] · w[m][c][ky][kx],
 // x reading 0 outside the image; an output passes when |y − reference| / max(|reference|, 1)
 // ≤ 10⁻³ (kVerifyTolerance). Large layers are checked on a random sample of outputs (the first
-// and the last always among them). Header-only: bench/ has no library, each benchmark is one
-// executable (bench/CMakeLists.txt).
+// and the last always among them). Header-only: each benchmark is one executable
+// (bench/CMakeLists.txt); only the baselines' measuring code is a small static library
+// (bench/baseline_runners.h).
 #pragma once
 
 #include <fmt/core.h>
@@ -216,6 +218,38 @@ inline void addLayerShape(nlohmann::ordered_json& out, const ConvLayer& layer) {
   out["outH"] = layer.outH();
   out["outW"] = layer.outW();
   out["flops"] = layer.flops();
+}
+
+// The layer's data in the layouts of the LIFT paper's Listing 3 (ir/conv_layer.h
+// convListing3Definition, the program exploration rewrites: weights [M][K][K][C], biases [M],
+// input [H][W][C], channels innermost), as values in that definition's parameter order
+// (weights, biases, input) under convListing3Sizes(layer). The output keeps PyTorch's layout
+// [M][outH][outW], so verifyOutput applies to it unchanged.
+inline std::vector<Value> listing3Inputs(const ConvLayer& l, const LayerData& data) {
+  const size_t C = static_cast<size_t>(l.C), H = static_cast<size_t>(l.H),
+               W = static_cast<size_t>(l.W), M = static_cast<size_t>(l.M),
+               K = static_cast<size_t>(l.K);
+  std::vector<float> input(data.x.size()), weights(data.w.size());
+  for (size_t c = 0; c < C; ++c) {
+    for (size_t y = 0; y < H; ++y) {
+      for (size_t x = 0; x < W; ++x) input[(y * W + x) * C + c] = data.x[(c * H + y) * W + x];
+    }
+  }
+  for (size_t m = 0; m < M; ++m) {
+    for (size_t c = 0; c < C; ++c) {
+      for (size_t ky = 0; ky < K; ++ky) {
+        for (size_t kx = 0; kx < K; ++kx) {
+          weights[((m * K + ky) * K + kx) * C + c] = data.w[((m * C + c) * K + ky) * K + kx];
+        }
+      }
+    }
+  }
+  const Definition listing3 = convListing3Definition();
+  const ArithBinding sizes = convListing3Sizes(l);
+  const std::vector<Expr>& params = listing3.function.params();
+  return {valueFromFlat(params[0].paramType(), sizes, weights),
+          valueFromFlat(params[1].paramType(), sizes, data.b),
+          valueFromFlat(params[2].paramType(), sizes, input)};
 }
 
 // ---- the naive direct convolution ----------------------------------------------------------

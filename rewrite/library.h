@@ -31,5 +31,6 @@ void addInterchangeRules(std::vector<Rule>& rules);   // rules_interchange.cpp
 void addConvolutionRules(std::vector<Rule>& rules);   // rules_convolution.cpp
 void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
 void addVectorBlockingRules(std::vector<Rule>& rules);  // rules_vector_blocking.cpp
+void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.cpp
 
 }  // namespace weft::rewrite

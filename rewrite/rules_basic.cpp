@@ -331,6 +331,7 @@ const std::vector<Rule>& ruleLibrary() {
     addConvolutionRules(all);
     addBlockingRules(all);
     addVectorBlockingRules(all);
+  addStencilFusionRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

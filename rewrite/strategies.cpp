@@ -67,6 +67,7 @@
 #include "ir/builders.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/strategy_pipeline_fusion.h"
 
 namespace weft::rewrite {
 
@@ -715,6 +716,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "groups and row groups, mapLcl 1/0 over rows and pixel blocks)",
        {"kappa", "sigma", "rows"},
        convRegisterBlockedVector},
+      pipelineFusedLocalStrategy(),
   };
   return strategies;
 }

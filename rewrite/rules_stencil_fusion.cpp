@@ -1,0 +1,410 @@
+// The stencil-fusion rules: what it takes to fuse a stencil stage into the stencil stage that
+// consumes it by overlapped tiling, Forma's Algorithm 1 (Ravishankar et al., "Forma: a DSL for
+// image processing applications to target GPUs and multi-core CPUs", GPGPU 2015) in the terms
+// of LIFT/RISE (Hagedorn et al., "High performance stencil code generation with Lift", CGO
+// 2018: slide and pad commute with a pointwise map, the producer being recomputed per window).
+//
+// A "pixel stage" P(f, x) is a per-element function applied to a 2D array, in one of the forms
+// the pipelines of examples/pipelines/ use:
+//   plain   map(row -> map(f, row), x)                           (map2D(f, x))
+//   joined  map(row -> join(row), map(row -> map(f, row), x))    f returns a one-element array
+//           map(row -> join(map(f, row)), x)                     (the same after map fusion)
+// (f never mentions the row). Rewritten stages are always built in the first two forms.
+//
+//  let-inline                let(x -> b, e) => b[x := e]     (x used at most once in b)
+//  pad-map-interchange       pad(l, r, B) ∘ map(f) => map(f) ∘ pad(l, r, B)    [B clamp or mirror]
+//  pad2d-map2d-interchange   pad2D(l, r, t, b, B) ∘ P(f) => P(f) ∘ pad2D(l, r, t, b, B)
+//                            [B clamp or mirror]
+//  slide-map-fusion          slide(s, t) ∘ map(f) => map(map(f)) ∘ slide(s, t)   (also strict)
+//  slide2d-map2d-fusion      slide2D(s1, s2, t1, t2) ∘ P(f) => map2D(P(f)) ∘ slide2D(..)
+//  overlapped-tiling-fusion  map2D(g) ∘ slide2D(s1, s2, t1, t2) ∘ P(f)
+//                              => untile ∘ map2D(tile -> map2D(g)(slideStrict2D(s1, s2, t1, t2,
+//                                 P(f, tile)))) ∘ slideStrict2D(θ1, θ2, θ1 - (s1 - t1),
+//                                 θ2 - (s2 - t2))
+//                            factors theta1, theta2: a tile's rows and columns of the producer's
+//                            input (its halo included), as map2d-slide-tiling
+//  compute-to-local          map(f, x) => toLocal(y -> map(f, y), x)    directly in a mapWrg
+//
+// Why they hold (the interpreter is the reference, ir/interp.cpp): clamp and mirror padding
+// only repeat elements of the array, so applying f before or after gives the same array;
+// constant padding adds the value itself, which f would change, so pad-map-interchange and
+// pad2d-map2d-interchange refuse it. A window of map(f, x) holds f of the elements of the same
+// window of x, so slide commutes with a pointwise map when the windows' elements are mapped
+// (slide-map-fusion is map-slide-interchange read backwards; applied to a producer stage it is
+// recomputation: an element shared by k windows is computed k times). overlapped-tiling-fusion
+// is map2d-slide-tiling followed by slide2d-map2d-fusion on the tiles' slide and two map
+// fusions: the producer is computed once per element of each tile (halo included: the halo is
+// computed by both neighbouring tiles), and the consumer's windows are taken inside that tile.
+// compute-to-local changes nothing in the interpreter (toLocal(f, x) = f(x)); it asks code
+// generation to keep the map's value in local memory, and is only offered where a work-group
+// runs the code (inside a mapWrg's function, not inside a mapLcl or a sequential map).
+// Each rule is checked against the interpreter by tests/rewrite/property_rules_stencil_fusion.cpp.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/builders.h"
+#include "rewrite/library.h"
+#include "rewrite/rule.h"
+#include "rewrite/rule_helpers.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+// ---- matching the 2D forms --------------------------------------------------------------
+
+struct PixelStage {
+  Expr f;
+  Expr x;
+  bool joined = false;
+};
+
+// The element function f of `row -> map(f, row)` when f does not mention the row.
+std::optional<Expr> rowMapped(const Expr& rowFun) {
+  if (!isUnaryLambda(rowFun)) return std::nullopt;
+  const Expr& row = rowFun.params()[0];
+  const Expr& body = rowFun.body();
+  if (!body.isPrim(Op::Map) || !isParamNode(body.args()[0], row)) return std::nullopt;
+  if (mentionsParam(body.funs()[0], row)) return std::nullopt;
+  return body.funs()[0];
+}
+
+// True when the array type `t` has length 1 (f's result in a joined stage).
+bool isSingleton(const Type& t) {
+  if (!t.isArray()) return false;
+  std::optional<int64_t> n = t.arrayLength().constant();
+  return n && *n == 1;
+}
+
+// One of the three forms of the file comment. `typeOf` is used to check that a joined stage's
+// f returns one-element arrays (row -> join(row) on longer arrays would change the shape).
+std::optional<PixelStage> matchPixelStage(const Expr& node, const TypeLookup& typeOf) {
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  const Expr& rowFun = node.funs()[0];
+  if (!isUnaryLambda(rowFun)) return std::nullopt;
+  if (std::optional<Expr> f = rowMapped(rowFun)) return PixelStage{*f, node.args()[0], false};
+  const Expr& row = rowFun.params()[0];
+  const Expr& body = rowFun.body();
+  if (!body.isPrim(Op::Join)) return std::nullopt;
+  const Expr& joined = body.args()[0];
+  if (isParamNode(joined, row)) {
+    // map(row -> join(row), map(row' -> map(f, row'), x))
+    const Expr& inner = node.args()[0];
+    if (!inner.isPrim(Op::Map)) return std::nullopt;
+    std::optional<Expr> f = rowMapped(inner.funs()[0]);
+    if (!f) return std::nullopt;
+    const Type innerType = typeOf(inner);
+    if (!innerType.isArray() || !innerType.arrayElement().isArray() ||
+        !isSingleton(innerType.arrayElement().arrayElement())) {
+      return std::nullopt;
+    }
+    return PixelStage{*f, inner.args()[0], true};
+  }
+  // map(row -> join(map(f, row)), x)
+  if (!joined.isPrim(Op::Map) || !isParamNode(joined.args()[0], row)) return std::nullopt;
+  const Expr& f = joined.funs()[0];
+  if (mentionsParam(f, row)) return std::nullopt;
+  const Type joinedType = typeOf(joined);
+  if (!joinedType.isArray() || !isSingleton(joinedType.arrayElement())) return std::nullopt;
+  return PixelStage{f, node.args()[0], true};
+}
+
+Expr map2DOf(const Expr& f, Expr x) {
+  return map(lam("row", [&](Expr row) { return map(f, std::move(row)); }), std::move(x));
+}
+
+Expr buildPixelStage(const PixelStage& stage, Expr x) {
+  Expr mapped = map2DOf(stage.f, std::move(x));
+  if (!stage.joined) return mapped;
+  return map(lam("row", [](Expr row) { return join(std::move(row)); }), std::move(mapped));
+}
+
+// The expansion of slide2D (ir/builders.h), each level slide or slideStrict.
+struct Slide2D {
+  Op outerOp, innerOp;
+  Arith size1, step1, size2, step2;
+  Expr x;
+};
+std::optional<Slide2D> matchSlide2D(const Expr& node) {
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  const Expr& windowFun = node.funs()[0];
+  if (!isUnaryLambda(windowFun) || !windowFun.body().isPrim(Op::Transpose) ||
+      !isParamNode(windowFun.body().args()[0], windowFun.params()[0])) {
+    return std::nullopt;
+  }
+  const Expr& slid = node.args()[0];
+  if (!slid.isPrim(Op::Slide) && !slid.isPrim(Op::SlideStrict)) return std::nullopt;
+  const Expr& rows = slid.args()[0];
+  if (!rows.isPrim(Op::Map) || !isUnaryLambda(rows.funs()[0])) return std::nullopt;
+  const Expr& rowFun = rows.funs()[0];
+  const Expr& rowSlide = rowFun.body();
+  if ((!rowSlide.isPrim(Op::Slide) && !rowSlide.isPrim(Op::SlideStrict)) ||
+      !isParamNode(rowSlide.args()[0], rowFun.params()[0])) {
+    return std::nullopt;
+  }
+  return Slide2D{slid.primOp(),      rowSlide.primOp(),  slid.nats()[0], slid.nats()[1],
+                 rowSlide.nats()[0], rowSlide.nats()[1], rows.args()[0]};
+}
+
+Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith step1, Arith step2,
+                  Expr x) {
+  Expr rows = map(lam("row",
+                      [&](Expr row) {
+                        return Expr::prim(innerOp, {size2, step2}, {}, {std::move(row)});
+                      }),
+                  std::move(x));
+  return map(lam("windowRows", [](Expr w) { return transpose(std::move(w)); }),
+             Expr::prim(outerOp, {size1, step1}, {}, {std::move(rows)}));
+}
+
+// The expansion of pad2D: transpose(map(col -> pad(t, b, B, col), transpose(map(row -> pad(l,
+// r, B', row), x)))).
+struct Pad2D {
+  Arith left, right, top, bottom;
+  PrimAttribute columnBoundary, rowBoundary;
+  Expr x;
+};
+std::optional<Pad2D> matchPad2D(const Expr& node) {
+  auto padOfParam = [](const Expr& fun) -> const Expr* {
+    if (!isUnaryLambda(fun)) return nullptr;
+    const Expr& body = fun.body();
+    if (!body.isPrim(Op::Pad) || !isParamNode(body.args()[0], fun.params()[0])) return nullptr;
+    return &body;
+  };
+  if (!node.isPrim(Op::Transpose)) return std::nullopt;
+  const Expr& columns = node.args()[0];
+  if (!columns.isPrim(Op::Map)) return std::nullopt;
+  const Expr* columnPad = padOfParam(columns.funs()[0]);
+  if (!columnPad || !columns.args()[0].isPrim(Op::Transpose)) return std::nullopt;
+  const Expr& rows = columns.args()[0].args()[0];
+  if (!rows.isPrim(Op::Map)) return std::nullopt;
+  const Expr* rowPad = padOfParam(rows.funs()[0]);
+  if (!rowPad) return std::nullopt;
+  return Pad2D{rowPad->nats()[0],    rowPad->nats()[1],      columnPad->nats()[0],
+               columnPad->nats()[1], columnPad->attribute(), rowPad->attribute(),
+               rows.args()[0]};
+}
+
+Expr buildPad2D(const Pad2D& p, Expr x) {
+  Expr rows = map(lam("row", [&](Expr row) { return pad(p.left, p.right, p.rowBoundary, row); }),
+                  std::move(x));
+  return transpose(
+      map(lam("col", [&](Expr col) { return pad(p.top, p.bottom, p.columnBoundary, col); }),
+          transpose(std::move(rows))));
+}
+
+bool copiesElements(const PrimAttribute& boundary) {
+  return boundary.boundary == Boundary::Clamp || boundary.boundary == Boundary::Mirror;
+}
+
+// ---- the rules ----------------------------------------------------------------------------
+
+// How many times `e` mentions `param`.
+int occurrences(const Expr& e, const Expr& param) {
+  int n = 0;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isParam() && node.paramId() == param.paramId()) ++n;
+  });
+  return n;
+}
+
+// let(x -> b, e) => b[x := e]
+std::optional<Expr> letInline(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Let) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& f = node.funs()[0];
+  // Inlining a value used twice would compute it twice and bind its params in two places.
+  if (occurrences(f.body(), f.params()[0]) > 1) return std::nullopt;
+  return substituteParams(f.body(), {{f.params()[0], node.args()[0]}});
+}
+
+// pad(l, r, B, map(f, x)) => map(f, pad(l, r, B, x))   for B clamp or mirror
+std::optional<Expr> padMapInterchange(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Pad) || !node.args()[0].isPrim(Op::Map)) return std::nullopt;
+  if (!copiesElements(node.attribute())) return std::nullopt;
+  const Expr& mapped = node.args()[0];
+  return map(mapped.funs()[0], node.withChildren(node.nats(), {}, {mapped.args()[0]}));
+}
+
+// pad2D(l, r, t, b, B, P(f, x)) => P(f, pad2D(l, r, t, b, B, x))   for B clamp or mirror
+std::optional<Expr> pad2DMap2DInterchange(const RuleApplication& a) {
+  std::optional<Pad2D> padded = matchPad2D(a.node);
+  if (!padded) return std::nullopt;
+  if (!copiesElements(padded->columnBoundary) || !copiesElements(padded->rowBoundary)) {
+    return std::nullopt;
+  }
+  std::optional<PixelStage> stage = matchPixelStage(padded->x, a.typeOf);
+  if (!stage) return std::nullopt;
+  return buildPixelStage(*stage, buildPad2D(*padded, stage->x));
+}
+
+// slide(s, t, map(f, x)) => map(w -> map(f, w), slide(s, t, x))   (slide or slideStrict)
+std::optional<Expr> slideMapFusion(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Slide) && !node.isPrim(Op::SlideStrict)) return std::nullopt;
+  if (!node.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& mapped = node.args()[0];
+  const Expr f = mapped.funs()[0];
+  return map(lam("window", [&](Expr window) { return map(f, std::move(window)); }),
+             node.withChildren(node.nats(), {}, {mapped.args()[0]}));
+}
+
+// slide2D(s1, s2, t1, t2, P(f, x)) => map2D(w -> P(f, w), slide2D(s1, s2, t1, t2, x))
+std::optional<Expr> slide2DMap2DFusion(const RuleApplication& a) {
+  std::optional<Slide2D> slid = matchSlide2D(a.node);
+  if (!slid) return std::nullopt;
+  std::optional<PixelStage> stage = matchPixelStage(slid->x, a.typeOf);
+  if (!stage) return std::nullopt;
+  Expr windows = buildSlide2D(slid->outerOp, slid->innerOp, slid->size1, slid->size2, slid->step1,
+                              slid->step2, stage->x);
+  return map2DOf(lam("window", [&](Expr window) { return buildPixelStage(*stage, window); }),
+                 std::move(windows));
+}
+
+// map2D(g, slide2D(s1, s2, t1, t2, P(f, x)))
+//   => untile(map2D(tile -> map2D(g, slideStrict2D(s1, s2, t1, t2, P(f, tile))),
+//                   slideStrict2D(θ1, θ2, θ1 - (s1 - t1), θ2 - (s2 - t2), x)))
+std::optional<Expr> overlappedTilingFusion(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  std::optional<Expr> g = rowMapped(node.funs()[0]);
+  if (!g) return std::nullopt;
+  std::optional<Slide2D> slid = matchSlide2D(node.args()[0]);
+  if (!slid) return std::nullopt;
+  std::optional<PixelStage> stage = matchPixelStage(slid->x, a.typeOf);
+  if (!stage) return std::nullopt;
+  const Type xType = a.typeOf(stage->x);
+  if (!xType.isArray() || !xType.arrayElement().isArray()) return std::nullopt;
+  const Arith height = xType.arrayLength();
+  const Arith width = xType.arrayElement().arrayLength();
+  Arith theta1 = a.factor("theta1", [&](RewriteContext& context) {
+    return context.freshTuning("theta", slid->size1, height);
+  });
+  Arith theta2 = a.factor("theta2", [&](RewriteContext& context) {
+    return context.freshTuning("theta", slid->size2, width);
+  });
+  Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
+                            theta1 - (slid->size1 - slid->step1),
+                            theta2 - (slid->size2 - slid->step2), stage->x);
+  const Slide2D windowShape = *slid;
+  const Expr consumer = *g;
+  // Each tile: the producer on every element of the tile (halo included), then the consumer
+  // on the windows of that.
+  Expr computedTiles =
+      map(lam("tileRow",
+              [&](Expr tileRow) {
+                return map(lam("tile",
+                               [&](Expr tile) {
+                                 Expr produced = buildPixelStage(*stage, std::move(tile));
+                                 Expr windows = buildSlide2D(Op::SlideStrict, Op::SlideStrict,
+                                                             windowShape.size1, windowShape.size2,
+                                                             windowShape.step1, windowShape.step2,
+                                                             std::move(produced));
+                                 return map(lam("windowRow",
+                                                [&](Expr windowRow) {
+                                                  return map(consumer, std::move(windowRow));
+                                                }),
+                                            std::move(windows));
+                               }),
+                           std::move(tileRow));
+              }),
+          std::move(tiles));
+  // Tile (a, b), window (i, j) -> output (a·w1 + i, b·w2 + j), as map2d-slide-tiling.
+  return join(map(lam("tileRow",
+                      [](Expr tileRow) {
+                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
+                                   transpose(std::move(tileRow)));
+                      }),
+                  std::move(computedTiles)));
+}
+
+bool isParallel(const Expr& e) {
+  return e.isPrim(Op::MapGlb) || e.isPrim(Op::MapWrg) || e.isPrim(Op::MapLcl);
+}
+bool isSequentialOp(const Expr& e) {
+  return e.isPrim(Op::MapSeq) || e.isPrim(Op::MapSeqUnroll) || e.isPrim(Op::ReduceSeq) ||
+         e.isPrim(Op::ReduceSeqUnroll) || e.isPrim(Op::Reduce);
+}
+
+// map(f, x) => toLocal(y -> map(f, y), x), where the map runs in work-group code: some
+// enclosing function is a mapWrg's, none is a mapLcl's or a sequential loop's, and it computes
+// (f is not a pure layout function) and holds no parallel map already.
+std::optional<Expr> computeToLocal(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || isLayoutFunction(node.funs()[0])) return std::nullopt;
+  bool parallelInside = false;
+  forEachNode(node.funs()[0],
+              [&](const Expr& e) { parallelInside = parallelInside || isParallel(e); });
+  if (parallelInside) return std::nullopt;
+  bool inWorkGroup = false;
+  for (size_t i = 0; i < a.ancestors.size(); ++i) {
+    const Expr& ancestor = a.ancestors[i];
+    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
+    if (!ancestor.isPrim()) continue;
+    if (ancestor.isPrim(Op::ToLocal) || ancestor.isPrim(Op::ToPrivate) ||
+        ancestor.isPrim(Op::ToGlobal)) {
+      return std::nullopt;  // already placed
+    }
+    bool inFunction = false;
+    for (const Expr& fun : ancestor.funs()) inFunction = inFunction || fun.node() == child.node();
+    if (!inFunction) continue;
+    if (ancestor.isPrim(Op::MapWrg)) inWorkGroup = true;
+    if (ancestor.isPrim(Op::MapLcl) || ancestor.isPrim(Op::MapGlb) || isSequentialOp(ancestor) ||
+        ancestor.isPrim(Op::Map)) {
+      return std::nullopt;
+    }
+  }
+  if (!inWorkGroup) return std::nullopt;
+  const Expr f = node.funs()[0];
+  return toLocal(lam("localTile", [&](Expr y) { return map(f, std::move(y)); }), node.args()[0]);
+}
+
+}  // namespace
+
+void addStencilFusionRules(std::vector<Rule>& rules) {
+  rules.push_back(Rule{"let-inline",
+                       "let(x -> b, e) => b[x := e]   [x used at most once in b]",
+                       RuleFamily::Fusion,
+                       {},
+                       letInline});
+  rules.push_back(Rule{"pad-map-interchange",
+                       "pad(l, r, B) ∘ map(f) => map(f) ∘ pad(l, r, B)   [B clamp or mirror]",
+                       RuleFamily::Fusion,
+                       {},
+                       padMapInterchange});
+  rules.push_back(Rule{"pad2d-map2d-interchange",
+                       "pad2D(l, r, t, b, B) ∘ map2D(f) => map2D(f) ∘ pad2D(l, r, t, b, B)   "
+                       "[B clamp or mirror; also map(join) ∘ map2D(f) with f giving [T]1]",
+                       RuleFamily::Fusion,
+                       {},
+                       pad2DMap2DInterchange});
+  rules.push_back(Rule{"slide-map-fusion",
+                       "slide(s, t) ∘ map(f) => map(map(f)) ∘ slide(s, t)   [also slideStrict; "
+                       "f recomputed per window]",
+                       RuleFamily::Fusion,
+                       {},
+                       slideMapFusion});
+  rules.push_back(Rule{"slide2d-map2d-fusion",
+                       "slide2D(s1, s2, t1, t2) ∘ map2D(f) => map2D(map2D(f)) ∘ slide2D(s1, s2, "
+                       "t1, t2)   [also map(join) ∘ map2D(f) with f giving [T]1]",
+                       RuleFamily::Fusion,
+                       {},
+                       slide2DMap2DFusion});
+  rules.push_back(Rule{"overlapped-tiling-fusion",
+                       "map2D(g) ∘ slide2D(s1, s2, t1, t2) ∘ map2D(f) => untile ∘ "
+                       "map2D(map2D(g) ∘ slideStrict2D(s1, s2, t1, t2) ∘ map2D(f)) ∘ "
+                       "slideStrict2D(θ1, θ2, θ1 - (s1 - t1), θ2 - (s2 - t2))   [Forma "
+                       "Algorithm 1: f computed per tile with its halo]",
+                       RuleFamily::Tiling,
+                       {"theta1", "theta2"},
+                       overlappedTilingFusion});
+  rules.push_back(Rule{"compute-to-local",
+                       "map(f)(x) => toLocal(map(f))(x)   (in a mapWrg, outside mapLcl)",
+                       RuleFamily::AddressSpace,
+                       {},
+                       computeToLocal});
+}
+
+}  // namespace weft::rewrite

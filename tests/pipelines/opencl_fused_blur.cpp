@@ -1,0 +1,123 @@
+// The blur pipeline fused by the pipeline-fused-local strategy (rewrite/strategy_pipeline_fusion.h)
+// on OpenCL: one kernel in which every work-group computes a tile of blurx with its halo into
+// local memory and then blury on it. On small images (borders included, several tile sizes,
+// sizes symbolic and specialised, canary regions around the output) its output equals the
+// unfused program's two kernels exactly and the C++ reference of
+// tests/support/pipeline_reference.h. The last test case is a measurement, not a test: skipped
+// unless asked for (`test_pipelines_opencl_fused_blur --no-skip -tc='*4096*'`), it times the
+// unfused and the fused blur at 4096×4096 (best of 5 cl_event sums) and prints both.
+// Label opencl: skipped where no OpenCL platform exists.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "host/program_runner.h"
+#include "ir/interp.h"
+#include "ir/parser.h"
+#include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_reference.h"
+
+using namespace weft;
+using namespace weft::testing::pipelines;
+
+namespace {
+
+host::Context& context() {
+  static host::Context ctx(host::selectDevice(""));
+  return ctx;
+}
+
+host::ProgramCache& cache() {
+  static host::ProgramCache programs;
+  return programs;
+}
+
+Definition loadBlur() {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
+      .definitions.back();
+}
+
+Definition fusedBlur(int theta1, int theta2) {
+  rewrite::RewriteContext rewriting;
+  rewrite::StrategyResult result = rewrite::pipelineFusedLocal(
+      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadBlur(), rewriting);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return lowerDefault(*result.definition);
+}
+
+host::RunResult run(const Definition& lowered, const Image& image, bool specialise, int repeats = 1,
+                    bool guards = true) {
+  const ArithBinding sizes{{"W", image.width}, {"H", image.height}};
+  CodegenOptions options;
+  if (specialise) options.specialize = sizes;
+  const CompiledProgram program = generateOpenCL(lowered, options);
+  REQUIRE(program.kernels.size() >= 1);
+  const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
+  host::RunOptions runOptions;
+  runOptions.cache = &cache();
+  runOptions.repeats = repeats;
+  runOptions.guards = guards;
+  host::RunResult result = host::runProgram(context(), program, {input}, sizes, runOptions);
+  for (const host::GuardViolation& v : result.guardViolations) FAIL(v.describe());
+  return result;
+}
+
+std::string milliseconds(uint64_t nanoseconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(nanoseconds) / 1e6);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
+  const Definition unfused = lowerDefault(loadBlur());
+  struct Tiling {
+    int theta1, theta2, width, height;
+  };
+  const std::vector<Tiling> tilings = {
+      {10, 8, 32, 32}, {18, 16, 48, 32}, {3, 1, 7, 5}, {6, 4, 12, 8}, {34, 32, 64, 32}};
+  for (const Tiling& t : tilings) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    const Definition fused = fusedBlur(t.theta1, t.theta2);
+    CHECK(generateOpenCL(fused).kernels.size() == 1);
+    for (bool specialise : {false, true}) {
+      CAPTURE(specialise);
+      const Image image =
+          specialise ? blockyImage(t.width, t.height, 1, 3) : randomImage(t.width, t.height, 1, 2);
+      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+      const std::vector<float> got = flattenToFloats(run(fused, image, specialise).output);
+      CHECK(got == expected);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
+      CHECK_MESSAGE(agreement.mismatches == 0,
+                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+    }
+  }
+}
+
+TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
+  const int size = 4096;
+  const Image image = randomImage(size, size, 1, 11);
+  const host::RunResult unfused = run(lowerDefault(loadBlur()), image, true, 5, false);
+  MESSAGE(
+      "unfused blur 4096x4096, 2 kernels, best of 5: " << milliseconds(unfused.totalNanoseconds));
+  const std::vector<float> expected = flattenToFloats(unfused.output);
+  struct Tiling {
+    int theta1, theta2;
+  };
+  for (const Tiling& t : std::vector<Tiling>{
+           {10, 8}, {18, 16}, {34, 32}, {18, 64}, {34, 64}, {10, 128}, {6, 256}, {10, 256}}) {
+    const host::RunResult fused = run(fusedBlur(t.theta1, t.theta2), image, true, 5, false);
+    MESSAGE("fused blur 4096x4096, tile "
+            << t.theta1 - 2 << "x" << t.theta2 << " outputs (theta1=" << t.theta1
+            << ", theta2=" << t.theta2 << "), best of 5: " << milliseconds(fused.totalNanoseconds));
+    CHECK(flattenToFloats(fused.output) == expected);
+  }
+}

@@ -1,0 +1,151 @@
+// The pipeline-fused-local strategy (rewrite/strategy_pipeline_fusion.h) on the blur pipeline of
+// examples/pipelines/blur.weft: the fused program equals, in the interpreter, both the unfused
+// program and the C++ reference of tests/support/pipeline_reference.h on small random images,
+// for several tile sizes (given as numbers, and as tuning variables substituted afterwards);
+// it is one kernel (code generation gives a single kernel with one local buffer: the producer's
+// tile with its halo) where the unfused program is two; the tiles' constraints name the tuning
+// variables; and a program that is not a stencil over a stencil is refused.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "ir/interp.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_reference.h"
+#include "typecheck/typecheck.h"
+
+using namespace weft;
+using namespace weft::rewrite;
+using namespace weft::testing::pipelines;
+
+namespace {
+
+Definition loadBlur() {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
+      .definitions.back();
+}
+
+Definition fused(const Definition& blur, const RuleArguments& factors, RewriteContext& context) {
+  StrategyResult result = pipelineFusedLocal(factors)(blur, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return *result.definition;
+}
+
+Value run(const Definition& definition, const Image& image, const ArithBinding& extra = {}) {
+  const Type inputType = definition.function.params()[0].paramType();
+  ArithBinding sizes{{"W", image.width}, {"H", image.height}};
+  Value input = valueFromFlat(inputType, sizes, image.data);
+  return interpret(definition, {input}, bindSizes(definition, {input}, extra));
+}
+
+int count(const Expr& e, Op op) {
+  int n = 0;
+  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fused blur equals the unfused blur and the reference for several tile sizes") {
+  const Definition blur = loadBlur();
+  struct Tiling {
+    int theta1, theta2;  // producer tile with halo: theta1 - 2 output rows, theta2 columns
+    int width, height;
+  };
+  const std::vector<Tiling> tilings = {{3, 1, 5, 7},    {4, 4, 8, 6}, {6, 3, 9, 8},
+                                       {10, 8, 16, 16}, {5, 2, 6, 9}, {34, 32, 32, 32}};
+  int compared = 0;
+  for (const Tiling& t : tilings) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    RewriteContext context;
+    const Definition program =
+        fused(blur, {{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context);
+    for (uint64_t seed : {1, 2}) {
+      const Image image = seed == 1 ? randomImage(t.width, t.height, 1, seed)
+                                    : blockyImage(t.width, t.height, 1, seed);
+      const std::vector<float> unfused = flattenToFloats(run(blur, image));
+      const std::vector<float> got = flattenToFloats(run(program, image));
+      REQUIRE(got.size() == unfused.size());
+      // The same operations in the same order: the fused program's floats are identical.
+      CHECK(got == unfused);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
+      CHECK(agreement.mismatches == 0);
+      ++compared;
+    }
+  }
+  CHECK(compared == 12);
+}
+
+TEST_CASE("with tile sizes left open the fused blur has tuning variables and their constraints") {
+  const Definition blur = loadBlur();
+  RewriteContext context;
+  const Definition program = fused(blur, {}, context);
+  const std::vector<Arith>& tuning = context.tuningVariables();
+  REQUIRE(tuning.size() == 2);
+  const TypedDefinition typed = typecheck(program);
+  CHECK(typed.type.toString() == "[[float]W]H");
+  std::string constraints;
+  for (const Constraint& c : typed.constraints) constraints += c.formula() + "\n";
+  CAPTURE(constraints);
+  CHECK(constraints.find(tuning[0].varName()) != std::string::npos);
+  CHECK(constraints.find(tuning[1].varName()) != std::string::npos);
+  // Values satisfying them: theta1 - 2 divides H, theta2 divides W.
+  for (auto [theta1, theta2, width, height] :
+       std::vector<std::array<int, 4>>{{4, 3, 6, 4}, {7, 2, 4, 10}, {3, 4, 8, 3}}) {
+    const ArithBinding binding{{tuning[0].varName(), theta1}, {tuning[1].varName(), theta2}};
+    const Image image = randomImage(width, height, 1, 7 + theta1);
+    const std::vector<float> expected = flattenToFloats(run(blur, image));
+    CHECK(flattenToFloats(run(program, image, binding)) == expected);
+  }
+}
+
+TEST_CASE("the fused blur is one kernel with the producer's tile in local memory") {
+  const Definition blur = loadBlur();
+  RewriteContext context;
+  const Definition program = fused(blur, {{"theta1", Arith(10)}, {"theta2", Arith(8)}}, context);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  // The stage let is inlined; the two lets left name a window inside each stage's function.
+  CHECK_FALSE(body.isPrim(Op::Let));
+  CHECK(count(body, Op::Let) == 2);
+  CHECK(count(body, Op::MapWrg) == 2);
+  CHECK(count(body, Op::MapLcl) == 4);
+  CHECK(count(body, Op::ToLocal) == 1);
+  CHECK(count(body, Op::MapGlb) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 64}, {"H", 64}};
+  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  CAPTURE(compiled.source);
+  CHECK(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("local float") != std::string::npos);
+  CHECK(compiled.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
+  // The unfused program is two kernels.
+  CHECK(generateOpenCL(lowerDefault(blur), options).kernels.size() == 2);
+}
+
+TEST_CASE("pipeline-fused-local refuses a single stencil stage") {
+  const Definition single = parseProgram(R"(
+fun mean3(a: float, b: float, c: float): float = (a + b + c) / 3.0f
+def blurx(input: [[float]W]H): [[float]W]H =
+  map(row -> join(row),
+    map2D(nbh -> let(w -> map(t -> mean3(t._0, t._1, t._2),
+                              zip(crop(0, 2, w), crop(1, 1, w), crop(2, 0, w))),
+                     join(nbh)),
+          slide2D(1, 3, 1, 1, pad2D(1, 1, 0, 0, clamp, input))))
+)",
+                                         "single")
+                                .definitions.back();
+  RewriteContext context;
+  StrategyResult result = pipelineFusedLocal({})(single, context);
+  CHECK_FALSE(result.success());
+  CHECK(result.failure.find("pipeline-fused-local") != std::string::npos);
+}

@@ -1,0 +1,352 @@
+// Property tests of the stencil-fusion rules (rewrite/rules_stencil_fusion.cpp) against the
+// interpreter: let-inline, pad-map-interchange, pad2d-map2d-interchange, slide-map-fusion,
+// slide2d-map2d-fusion, overlapped-tiling-fusion and compute-to-local.
+//
+// For each rule a generator builds a random well-typed left side over int data with random
+// concrete sizes chosen so that the rule's size conditions hold (strict slides cover their input
+// exactly, tiles cover the producer's input): element functions are random scalar terms
+// (tests/support/rule_check.h's randomTerm), the pixel stages come in all three forms the rules
+// accept (map2D(f), map(join) ∘ map2D(f) with f giving a one-element array, and the map-fused
+// map(row -> join(map(f, row)))), over plain images or over the windows of a slide2D (so f may
+// be a window sum, as in the pipelines), with clamp or mirror padding. The rule is applied
+// through the engine (applyAt re-type-checks the result), both programs run in the interpreter
+// on the same random inputs, and the results must be equal exactly; a left side the interpreter
+// or the type checker rejects (mirror padding wider than the array) is not counted. Each property
+// counts its applications (at least 50 of 100 cases; printed with MESSAGE). Unit tests check the
+// cases where a rule must not match (constant padding, a let whose value is used twice, a map
+// outside any work-group).
+#include <doctest/doctest.h>
+#include <rapidcheck.h>
+
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/builders.h"
+#include "ir/interp.h"
+#include "ir/printer.h"
+#include "rewrite/engine.h"
+#include "rewrite/library.h"
+#include "rewrite/rule.h"
+#include "tests/support/random_values.h"
+#include "tests/support/rule_check.h"
+#include "typecheck/typecheck.h"
+
+using namespace weft;
+using namespace weft::rewrite;
+using weft::testing::arrayOf;
+using weft::testing::checkRuleOverRandomPrograms;
+using weft::testing::positionOf;
+using weft::testing::randomTerm;
+using weft::testing::uniformInt;
+
+namespace {
+
+// The rule from the library when registered there, else from addStencilFusionRules.
+const Rule& stencilRule(const std::string& name) {
+  if (const Rule* r = findRule(name)) return *r;
+  static const std::vector<Rule> rules = [] {
+    std::vector<Rule> all;
+    addStencilFusionRules(all);
+    return all;
+  }();
+  for (const Rule& r : rules) {
+    if (r.name == name) return r;
+  }
+  throw std::runtime_error("no rule " + name);
+}
+
+std::optional<Definition> tryRule(const Definition& d, const std::string& name, const Expr& target,
+                                  const RuleArguments& arguments = {}) {
+  RewriteContext context;
+  return applyAt(d, stencilRule(name), positionOf(d, target), arguments, context);
+}
+
+bool chance(std::mt19937_64& rng, int oneIn) { return uniformInt(rng, 1, oneIn) == 1; }
+
+const Type kInt = Type::intType();
+Type image(int width, int height) { return arrayOf(arrayOf(kInt, width), height); }
+
+// Applies the rule at `target` (it must match), runs both programs on random inputs and asserts
+// equal results; false (nothing checked) when the interpreter rejects the original.
+bool checkRewrite(const Definition& original, const std::string& rule, const Expr& target,
+                  std::mt19937_64& rng, const RuleArguments& arguments = {}) {
+  try {
+    typecheck(original);
+  } catch (const std::exception&) {
+    return false;  // e.g. mirror padding wider than the array: not a program
+  }
+  std::optional<Definition> rewritten = tryRule(original, rule, target, arguments);
+  if (!rewritten) RC_FAIL(rule + " did not match\n" + printDefinition(original));
+  std::vector<Value> inputs;
+  for (const Expr& p : original.function.params()) {
+    inputs.push_back(testing::randomValue(p.paramType(), {}, rng));
+  }
+  Value expected;
+  try {
+    expected = interpret(original, inputs, {});
+  } catch (const InterpError&) {
+    return false;
+  }
+  Value actual = interpret(*rewritten, inputs, {});
+  if (!(expected == actual)) {
+    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
+            "\nrewritten: " + printDefinition(*rewritten) + "\nexpected " + expected.toString() +
+            "\nfound    " + actual.toString());
+  }
+  return true;
+}
+
+Boundary copyingBoundary(std::mt19937_64& rng) {
+  return chance(rng, 2) ? Boundary::Clamp : Boundary::Mirror;
+}
+
+Expr intFunction(std::mt19937_64& rng, bool allowIdentity = true) {
+  return lam("x", [&](Expr x) { return randomTerm(rng, ScalarKind::Int, x, allowIdentity); });
+}
+
+// ---- random pixel stages ----
+
+// The input of a stage: the image itself (elements int) or the windows of a slide2D over it
+// (elements [[int]a2]a1). `height`/`width` are the sizes of the stage's input.
+struct StageInput {
+  Expr x;
+  Type inputType;  // the definition's input
+  bool windows;
+};
+StageInput randomStageInput(std::mt19937_64& rng, int width, int height) {
+  if (chance(rng, 2)) {
+    Expr input = Expr::param("input", image(width, height));
+    return {input, image(width, height), false};
+  }
+  const int a1 = uniformInt(rng, 1, 2), a2 = uniformInt(rng, 1, 2);
+  Type t = image(width + a2 - 1, height + a1 - 1);
+  Expr input = Expr::param("input", t);
+  return {slide2D(a1, a2, 1, 1, input), t, true};
+}
+
+// The sum of a window's ints as a one-element array: reduce(0, +, join(w)).
+Expr windowSum(const Expr& w, bool nestedSingleton) {
+  Expr flat = join(w);
+  if (nestedSingleton) flat = join(flat);
+  return reduce(lit(0), lam2("acc", "v", [](Expr acc, Expr v) { return acc + v; }), flat);
+}
+
+// A random pixel stage over `in`: (stage, whether its elements are [int]1 rather than int).
+struct Stage {
+  Expr expr;
+  bool singletonElements;
+};
+Stage randomStage(std::mt19937_64& rng, const StageInput& in) {
+  const int form = uniformInt(rng, 0, 2);  // 0 plain, 1 map(join) ∘ map2D, 2 map(join ∘ map)
+  Expr f;
+  bool resultIsSingleton;
+  if (!in.windows) {
+    if (form == 0) {
+      f = intFunction(rng);
+      resultIsSingleton = false;
+    } else {
+      Expr g = intFunction(rng);
+      f = lam("x", [&](Expr x) { return map(g, fill(1, x)); });
+      resultIsSingleton = true;
+    }
+  } else {
+    Expr g = intFunction(rng);
+    f = lam("w", [&](Expr w) { return map(g, windowSum(w, false)); });
+    resultIsSingleton = true;
+  }
+  if (form == 0) {
+    return {map(lam("row", [&](Expr row) { return map(f, row); }), in.x), resultIsSingleton};
+  }
+  if (form == 1) {
+    Expr mapped = map(lam("row", [&](Expr row) { return map(f, row); }), in.x);
+    return {map(lam("row", [](Expr row) { return join(row); }), mapped), false};
+  }
+  return {map(lam("row", [&](Expr row) { return join(map(f, row)); }), in.x), false};
+}
+
+// A definition over the stage input's param whose body is body(x) (x: the image or its windows).
+Definition defOver(const StageInput& in, const std::function<Expr(const Expr&)>& body) {
+  Expr param = in.x;
+  while (!param.isParam()) param = param.args().back();  // slide2D(..., input): its innermost arg
+  return Definition{"f", Expr::lambda({param}, body(in.x)), Type(), {}};
+}
+
+}  // namespace
+
+TEST_CASE("let-inline preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("let-inline", [](std::mt19937_64& rng) {
+    const int n = uniformInt(rng, 1, 6);
+    Expr input = Expr::param("input", arrayOf(kInt, n));
+    Expr value = map(intFunction(rng), input);
+    Expr consumer = intFunction(rng);
+    const int use = uniformInt(rng, 0, 2);
+    Expr binder = lam("x", [&](Expr x) {
+      if (use == 0) return map(consumer, x);
+      if (use == 1) return pad(1, 2, copyingBoundary(rng), x);
+      return x;
+    });
+    Expr let_ = let(binder, value);
+    Definition d{"f", Expr::lambda({input}, map(intFunction(rng), let_)), Type(), {}};
+    return checkRewrite(d, "let-inline", let_, rng);
+  });
+}
+
+TEST_CASE("pad-map-interchange preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("pad-map-interchange", [](std::mt19937_64& rng) {
+    const int n = uniformInt(rng, 1, 6);
+    const bool nested = chance(rng, 3);
+    Type element = nested ? arrayOf(kInt, uniformInt(rng, 1, 3)) : kInt;
+    Expr input = Expr::param("input", arrayOf(element, n));
+    Expr f = nested ? lam("r", [&](Expr r) { return map(intFunction(rng), r); }) : intFunction(rng);
+    Expr target =
+        pad(uniformInt(rng, 0, 3), uniformInt(rng, 0, 3), copyingBoundary(rng), map(f, input));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "pad-map-interchange", target, rng);
+  });
+}
+
+TEST_CASE("pad2d-map2d-interchange preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("pad2d-map2d-interchange", [](std::mt19937_64& rng) {
+    const StageInput in = randomStageInput(rng, uniformInt(rng, 1, 5), uniformInt(rng, 1, 5));
+    const Boundary boundary = copyingBoundary(rng);
+    const int l = uniformInt(rng, 0, 2), r = uniformInt(rng, 0, 2), t = uniformInt(rng, 0, 2),
+              b = uniformInt(rng, 0, 2);
+    Expr target;
+    Definition d = defOver(in, [&](const Expr& x) {
+      Stage stage = randomStage(rng, StageInput{x, in.inputType, in.windows});
+      target = pad2D(l, r, t, b, boundary, stage.expr);
+      return target;
+    });
+    return checkRewrite(d, "pad2d-map2d-interchange", target, rng);
+  });
+}
+
+TEST_CASE("slide-map-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("slide-map-fusion", [](std::mt19937_64& rng) {
+    const int size = uniformInt(rng, 1, 3), step = uniformInt(rng, 1, 3);
+    const bool strict = chance(rng, 2);
+    // Strict slides cover the input exactly: n = size + k·step.
+    const int n = strict ? size + step * uniformInt(rng, 0, 3) : uniformInt(rng, size, size + 5);
+    Expr input = Expr::param("input", arrayOf(kInt, n));
+    Expr mapped = map(intFunction(rng), input);
+    Expr target = strict ? slideStrict(size, step, mapped) : slide(size, step, mapped);
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "slide-map-fusion", target, rng);
+  });
+}
+
+TEST_CASE("slide2d-map2d-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("slide2d-map2d-fusion", [](std::mt19937_64& rng) {
+    const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+    const int t1 = uniformInt(rng, 1, 2), t2 = uniformInt(rng, 1, 2);
+    const StageInput in =
+        randomStageInput(rng, s2 + t2 * uniformInt(rng, 0, 3), s1 + t1 * uniformInt(rng, 0, 3));
+    Expr target;
+    Definition d = defOver(in, [&](const Expr& x) {
+      Stage stage = randomStage(rng, StageInput{x, in.inputType, in.windows});
+      target = slide2D(s1, s2, t1, t2, stage.expr);
+      return target;
+    });
+    return checkRewrite(d, "slide2d-map2d-fusion", target, rng);
+  });
+}
+
+TEST_CASE("overlapped-tiling-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("overlapped-tiling-fusion", [](std::mt19937_64& rng) {
+    const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+    const int t1 = uniformInt(rng, 1, std::min(2, s1)), t2 = uniformInt(rng, 1, std::min(2, s2));
+    // k windows per tile, m tiles: theta = s + (k - 1)·t, the tiles' step k·t, the input
+    // theta + (m - 1)·k·t.
+    const int k1 = uniformInt(rng, 1, 3), k2 = uniformInt(rng, 1, 3);
+    const int m1 = uniformInt(rng, 1, 3), m2 = uniformInt(rng, 1, 3);
+    const int theta1 = s1 + (k1 - 1) * t1, theta2 = s2 + (k2 - 1) * t2;
+    const StageInput in =
+        randomStageInput(rng, theta2 + (m2 - 1) * k2 * t2, theta1 + (m1 - 1) * k1 * t1);
+    Expr target;
+    Definition d = defOver(in, [&](const Expr& x) {
+      Stage stage = randomStage(rng, StageInput{x, in.inputType, in.windows});
+      Expr g0 = intFunction(rng);
+      const bool singleton = stage.singletonElements;
+      Expr g = lam("w", [&](Expr w) { return map(g0, windowSum(w, singleton)); });
+      target = map(lam("row", [&](Expr row) { return map(g, row); }),
+                   slide2D(s1, s2, t1, t2, stage.expr));
+      return target;
+    });
+    return checkRewrite(d, "overlapped-tiling-fusion", target, rng,
+                        {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}});
+  });
+}
+
+TEST_CASE("compute-to-local preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("compute-to-local", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 4);
+    Expr input = Expr::param("input", image(width, height));
+    Expr f = intFunction(rng, false);  // computes (x -> x would be a layout function)
+    Expr target;
+    Expr g = intFunction(rng);
+    Expr body = mapWrg(0,
+                       lam("row",
+                           [&](Expr row) {
+                             target = map(f, row);
+                             return mapLcl(0, g, target);
+                           }),
+                       input);
+    Definition d{"f", Expr::lambda({input}, body), Type(), {}};
+    return checkRewrite(d, "compute-to-local", target, rng);
+  });
+}
+
+TEST_CASE("the stencil-fusion rules refuse what they must not rewrite") {
+  Expr input = Expr::param("input", arrayOf(kInt, 4));
+  Expr f = lam("x", [](Expr x) { return x * lit(2) + lit(1); });
+  SUBCASE("constant padding does not commute with a map") {
+    Expr target = padConstant(1, 1, 0.0, map(f, input));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "pad-map-interchange", target));
+  }
+  SUBCASE("constant 2D padding does not commute with a map2D") {
+    Expr images = Expr::param("input", image(3, 3));
+    Expr target =
+        pad2DConstant(1, 0.0, map(lam("row", [&](Expr row) { return map(f, row); }), images));
+    Definition d{"f", Expr::lambda({images}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "pad2d-map2d-interchange", target));
+  }
+  SUBCASE("a let whose value is used twice is not inlined") {
+    Expr target = let(lam("x", [](Expr x) { return zip(x, x); }), map(f, input));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "let-inline", target));
+  }
+  SUBCASE("a joined stage whose function gives more than one element is not a pixel stage") {
+    Expr images = Expr::param("input", image(3, 3));
+    Expr two = lam("x", [](Expr x) { return fill(2, x); });
+    Expr stage = map(lam("row", [](Expr row) { return join(row); }),
+                     map(lam("row", [&](Expr row) { return map(two, row); }), images));
+    Expr target = slide2D(2, 2, 1, 1, stage);
+    Definition d{"f", Expr::lambda({images}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "slide2d-map2d-fusion", target));
+  }
+  SUBCASE("compute-to-local only in work-group code") {
+    Expr images = Expr::param("input", image(3, 3));
+    Expr outside;
+    Expr inLocal;
+    Expr body = tuple(map(lam("row", [&](Expr row) { return map(f, row); }), images),
+                      mapWrg(0,
+                             lam("row",
+                                 [&](Expr row) {
+                                   return mapLcl(0,
+                                                 lam("x",
+                                                     [&](Expr x) {
+                                                       inLocal = map(f, fill(2, x));
+                                                       return inLocal;
+                                                     }),
+                                                 row);
+                                 }),
+                             images));
+    outside = body.args()[0];
+    Definition d{"f", Expr::lambda({images}, body), Type(), {}};
+    CHECK_FALSE(tryRule(d, "compute-to-local", outside));
+    CHECK_FALSE(tryRule(d, "compute-to-local", inLocal));
+  }
+}
