@@ -22,10 +22,12 @@
 // size outW/σ × R; its JSON adds relayout_ms (kernel 0, the weights' re-layout, a one-off
 // step) and per_inference_ms (median minus relayout_ms). "rules k=κ s=σ r=R" (--vector κ,σ,R)
 // is the same family as the rules produce it (the conv-register-blocked-vector strategy on
-// Listing 3), reported the same way.
+// Listing 3), reported the same way. A fourth number PADLOADS = 1 (--vector 16,7,2,1) is the
+// strategy's pad_in_loads: no pad kernel, the convolution reads the unpadded input through
+// guarded loads (names end in " pl"); 0 or absent: the padded copy made by a pad kernel.
 //
 //   build/bench/weft_bench_conv_blocked [--layer vgg16:10 --layer vgg16:19] [--variant 8,8 ...]
-//                                       [--hand 16,7,2 ...] [--vector 16,7,2 ...]
+//                                       [--hand 16,7,2 ...] [--vector 16,7,2[,1] ...]
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -141,6 +143,7 @@ struct Variant {
   std::string name;
   int kappa = 0, sigma = 0;  // 0: the default lowering
   int rows = 1;              // VectorByHand: output rows per work-group
+  int padInLoads = 0;        // vector variants: 1 = no pad kernel, guarded loads of the input
 };
 
 
@@ -149,15 +152,17 @@ Definition lowered(const ConvLayer& layer, const Variant& v) {
   const Definition listing3 = convListing3Definition();
   if (v.kind == Variant::Kind::Default) return lowerDefault(listing3);
   if (v.kind == Variant::Kind::VectorByHand) {
-    return lowerDefault(
-        rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma, v.rows));
+    return lowerDefault(rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma,
+                                                                     v.rows, v.padInLoads != 0));
   }
   if (v.kind == Variant::Kind::VectorByRules) {
     rewrite::RewriteContext context;
     rewrite::StrategyResult result =
         rewrite::findStrategy("conv-register-blocked-vector")
-            ->make({{"kappa", Arith(v.kappa)}, {"sigma", Arith(v.sigma)}, {"rows", Arith(v.rows)}})(
-                listing3, context);
+            ->make({{"kappa", Arith(v.kappa)},
+                    {"sigma", Arith(v.sigma)},
+                    {"rows", Arith(v.rows)},
+                    {"pad_in_loads", Arith(v.padInLoads)}})(listing3, context);
     if (!result.success()) {
       throw std::runtime_error("conv-register-blocked-vector: " + result.failure);
     }
@@ -182,6 +187,10 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& 
   result["variant"] = variant.name;
   result["kappa"] = variant.kappa;
   result["sigma"] = variant.sigma;
+  if (variant.kind == Variant::Kind::VectorByHand || variant.kind == Variant::Kind::VectorByRules) {
+    result["rows"] = variant.rows;
+    result["pad_in_loads"] = variant.padInLoads;
+  }
   try {
     const ArithBinding sizes = convListing3Sizes(layer);
     const auto start = std::chrono::steady_clock::now();
@@ -194,14 +203,15 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& 
       std::filesystem::create_directories(options.sourceDir);
       std::ofstream(std::filesystem::path(options.sourceDir) /
                     fmt::format("{}_{}.cl", layer.name,
-                                variant.kappa ? fmt::format("{}k{}_s{}_r{}",
+                                variant.kappa ? fmt::format("{}k{}_s{}_r{}{}",
                                                             variant.kind == Variant::Kind::VectorByHand
                                                                 ? "hand_"
                                                             : variant.kind == Variant::Kind::VectorByRules
                                                                 ? "rules_"
                                                                 : "",
                                                             variant.kappa, variant.sigma,
-                                                            variant.rows)
+                                                            variant.rows,
+                                                            variant.padInLoads ? "_padloads" : "")
                                               : std::string("default")))
           << program.source;
     }
@@ -273,6 +283,23 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& 
   return result;
 }
 
+// A vector variant from KAPPA,SIGMA,ROWS[,PADLOADS] (PADLOADS 0 or 1, default 0).
+Variant vectorVariant(const std::string& spec, Variant::Kind kind, const char* option,
+                      const char* prefix) {
+  Variant v;
+  v.kind = kind;
+  char trailing = 0;
+  const int read = std::sscanf(spec.c_str(), "%d,%d,%d,%d%c", &v.kappa, &v.sigma, &v.rows,
+                               &v.padInLoads, &trailing);
+  if ((read != 3 && read != 4) || (v.padInLoads != 0 && v.padInLoads != 1)) {
+    throw std::invalid_argument(std::string(option) + " wants KAPPA,SIGMA,ROWS[,PADLOADS] " +
+                                "(PADLOADS 0 or 1), not " + spec);
+  }
+  v.name = fmt::format("{} k={} s={} r={}{}", prefix, v.kappa, v.sigma, v.rows,
+                       v.padInLoads ? " pl" : "");
+  return v;
+}
+
 int run(const Options& options) {
   host::Device device = host::selectDevice(options.device);
   host::DeviceProfile profile = host::queryProfile(device);
@@ -282,6 +309,7 @@ int run(const Options& options) {
   std::vector<Variant> variants;
   if (!options.skipDefault) variants.push_back({Variant::Kind::Default, "default", 0, 0});
   for (const std::string& spec : options.variants) {
+    if (spec.empty() || spec == "none") continue;  // --variant none: no register-blocked variant
     const size_t comma = spec.find(',');
     if (comma == std::string::npos) throw std::invalid_argument("--variant wants KAPPA,SIGMA");
     Variant v;
@@ -292,27 +320,17 @@ int run(const Options& options) {
     variants.push_back(v);
   }
   for (const std::string& spec : options.handVariants) {
-    Variant v;
-    v.kind = Variant::Kind::VectorByHand;
-    if (std::sscanf(spec.c_str(), "%d,%d,%d", &v.kappa, &v.sigma, &v.rows) != 3) {
-      throw std::invalid_argument("--hand wants KAPPA,SIGMA,ROWS");
-    }
-    v.name = fmt::format("hand k={} s={} r={}", v.kappa, v.sigma, v.rows);
-    variants.push_back(v);
+    variants.push_back(vectorVariant(spec, Variant::Kind::VectorByHand, "--hand", "hand"));
   }
   for (const std::string& spec : options.vectorVariants) {
-    Variant v;
-    v.kind = Variant::Kind::VectorByRules;
-    if (std::sscanf(spec.c_str(), "%d,%d,%d", &v.kappa, &v.sigma, &v.rows) != 3) {
-      throw std::invalid_argument("--vector wants KAPPA,SIGMA,ROWS");
-    }
-    v.name = fmt::format("rules k={} s={} r={}", v.kappa, v.sigma, v.rows);
-    variants.push_back(v);
+    variants.push_back(vectorVariant(spec, Variant::Kind::VectorByRules, "--vector", "rules"));
   }
 
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   bool allVerified = true;
-  std::printf("%-8s %-16s %10s %9s %s\n", "layer", "variant", "median ms", "GFLOP/s", "verified");
+  // Vector variants add the per-inference figures (without the weights' re-layout, kernel 0).
+  std::printf("%-8s %-24s %10s %9s %8s %10s %9s\n", "layer", "variant", "median ms", "GFLOP/s",
+              "verified", "per-inf ms", "GFLOP/s");
   for (const std::string& spec : options.layers) {
     ConvLayer layer = parseConvLayer(spec);
     const Listing3Data data = randomData(layer, options.seed);
@@ -327,12 +345,17 @@ int run(const Options& options) {
       nlohmann::ordered_json r = benchVariant(layer, data, v, context, options);
       allVerified = allVerified && r["verified"].get<bool>();
       if (r.contains("error")) {
-        std::printf("%-8s %-16s error: %s\n", layer.name.c_str(), v.name.c_str(),
+        std::printf("%-8s %-24s error: %s\n", layer.name.c_str(), v.name.c_str(),
                     r["error"].get<std::string>().c_str());
       } else {
-        std::printf("%-8s %-16s %10.2f %9.2f %s\n", layer.name.c_str(), v.name.c_str(),
+        std::printf("%-8s %-24s %10.2f %9.2f %8s", layer.name.c_str(), v.name.c_str(),
                     r["kernel_ms"]["median"].get<double>(), r["gflops_per_s"].get<double>(),
                     r["verified"].get<bool>() ? "yes" : "NO");
+        if (r.contains("per_inference_ms")) {
+          std::printf(" %10.2f %9.2f", r["per_inference_ms"].get<double>(),
+                      r["per_inference_gflops_per_s"].get<double>());
+        }
+        std::printf("\n");
       }
       std::fflush(stdout);
       entry["variants"].push_back(r);
@@ -375,13 +398,16 @@ int main(int argc, char** argv) {
   app.add_option("--source-dir", options.sourceDir, "write each variant's OpenCL source here");
   app.add_option("--layer", options.layers, "vgg16:N or C,H,W,M,K,stride,pad")
       ->capture_default_str();
-  app.add_option("--variant", options.variants, "register-blocked variants KAPPA,SIGMA")
+  app.add_option("--variant", options.variants,
+                 "register-blocked variants KAPPA,SIGMA (none: no such variant)")
       ->capture_default_str();
   app.add_option("--hand", options.handVariants,
-                 "hand-written float-vector variants KAPPA,SIGMA,ROWS (issue 8 step 1)");
+                 "hand-written float-vector variants KAPPA,SIGMA,ROWS[,PADLOADS] (issue 8 step "
+                 "1; PADLOADS 1: no pad kernel, guarded loads)");
   app.add_option("--vector", options.vectorVariants,
-                 "conv-register-blocked-vector strategy variants KAPPA,SIGMA,ROWS (the same "
-                 "family produced by the rules)");
+                 "conv-register-blocked-vector strategy variants KAPPA,SIGMA,ROWS[,PADLOADS] (the "
+                 "same family produced by the rules; PADLOADS 1 = pad_in_loads: no pad kernel, "
+                 "the convolution reads the input through guarded loads)");
   app.add_flag("--skip-default", options.skipDefault, "do not run the default lowering");
   app.add_option("--min-repeats", options.minRepeats, "timed runs at least")->capture_default_str();
   app.add_option("--min-seconds", options.minSeconds, "timed runs until this much kernel time")

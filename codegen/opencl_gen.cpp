@@ -14,6 +14,9 @@
 //  - launch sizes come from a pre-pass over the kernel's parallel maps: a parallel map whose
 //    trip count equals its dimension's launch size has no loop, a sequential map of one
 //    iteration has no loop, and mapSeqUnroll/reduceSeqUnroll repeat their body.
+//  - loop unswitching of pad guards: an innermost sequential loop whose body reads several
+//    elements through constant-pad guards that do not depend on the loop's index is emitted
+//    twice under one check before it: unguarded when no such guard fires, guarded otherwise.
 //  - barriers follow writes of local (or global) memory by mapLcl that other work-items
 //    of the group read, and are placed only where every work-item of the group reaches them;
 //    a program that would need one elsewhere is rejected.
@@ -925,6 +928,7 @@ class Generator {
         pop();
         return;
       }
+      ++loopsEmitted_;
       emitter_.open("for (int " + name + " = " + idFunction + "(" + std::to_string(dim) + "); " +
                     name + " < " + c(tripCount) + "; " + name + " += " + sizeFunction + "(" +
                     std::to_string(dim) + "))");
@@ -943,11 +947,79 @@ class Generator {
     }
     std::string name = fresh("i");
     Arith index = Arith::var(name, VarKind::LoopIndex, 0, tripCount - 1);
-    emitter_.open("for (int " + name + " = 0; " + name + " < " + c(tripCount) + "; ++" + name +
-                  ")");
-    push(index);
-    body(index);
-    pop();
+    const std::string header =
+        "for (int " + name + " = 0; " + name + " < " + c(tripCount) + "; ++" + name + ")";
+    // The body once into a scratch emitter, recording the guards of constant pads it reads.
+    PadGuardRecorder recorder;
+    Emitter saved = std::move(emitter_);
+    emitter_ = Emitter{};
+    emitter_.indent = saved.indent + 1;
+    const int loopsBefore = loopsEmitted_;
+    const size_t privateBefore = privateArrays_.size(), localBefore = localDeclarations_.size(),
+                 localArgsBefore = localArgs_.size();
+    {
+      PadGuardScope scope(recorder);
+      push(index);
+      body(index);
+      pop();
+    }
+    Emitter guarded = std::move(emitter_);
+    emitter_ = std::move(saved);
+    ++loopsEmitted_;
+    // Loop unswitching: guards that do not depend on this loop's index (nor on any index
+    // bound inside it) are checked once before the loop; when none fires, the loop runs a
+    // second copy of the body that reads without them (e.g. a convolution's channel loop
+    // over a zero-padded image: the window position's validity does not depend on the
+    // channel). Only for innermost loops whose body allocates nothing (it is generated twice)
+    // and reads at least two elements through guards (a register block's loads: one guarded
+    // read alone gains too little for a second copy of the loop).
+    std::vector<std::string> hoisted;
+    std::set<std::string> keys;
+    const bool simpleBody = recorder.guardedReads >= 2 && loopsEmitted_ == loopsBefore + 1 &&
+                            privateArrays_.size() == privateBefore &&
+                            localDeclarations_.size() == localBefore &&
+                            localArgs_.size() == localArgsBefore;
+    if (simpleBody) {
+      for (const PadGuard& guard : recorder.seen) {
+        bool outside = true;
+        for (const Arith& v : guard.index.vars()) {
+          if (v.varKind() != VarKind::LoopIndex && v.varKind() != VarKind::ThreadIndex) continue;
+          bool bound = false;
+          for (const LoopFrame& frame : loops_) bound = bound || frame.index.mentions(v.varName());
+          outside = outside && bound;
+        }
+        if (outside && keys.insert(guard.key()).second) hoisted.push_back(guard.conditionC());
+      }
+    }
+    auto emitGuarded = [&](int extraIndent) {
+      emitter_.open(header);
+      const std::string pad(2 * static_cast<size_t>(extraIndent), ' ');
+      for (const std::string& text : guarded.lines) emitter_.lines.push_back(pad + text);
+      emitter_.close();
+    };
+    if (hoisted.empty()) {
+      emitGuarded(0);
+      return;
+    }
+    std::string anyFires;
+    for (const std::string& condition : hoisted) {
+      anyFires += (anyFires.empty() ? "(" : " || (") + condition + ")";
+    }
+    emitter_.open("if (!(" + anyFires + "))");
+    emitter_.open(header);
+    {
+      PadGuardRecorder assume;
+      assume.assumedInBounds = keys;
+      PadGuardScope scope(assume);
+      push(index);
+      body(index);
+      pop();
+    }
+    emitter_.close();
+    --emitter_.indent;
+    emitter_.line("} else {");
+    ++emitter_.indent;
+    emitGuarded(1);
     emitter_.close();
   }
 
@@ -1322,6 +1394,7 @@ class Generator {
   std::vector<LocalArg> localArgs_;
   LaunchPlan launch_;
   std::vector<LoopFrame> loops_;
+  int loopsEmitted_ = 0;  // `for` loops emitted so far (loop unswitching: innermost loops only)
   std::string kernelName_;
   std::vector<Arith> mentionedSizes_;
   std::vector<Arith> allSizeVars_;

@@ -1,6 +1,10 @@
 // Implementation of views (codegen/views.h): constructors that record the viewed type, and
 // the resolution of a view to one element as a C expression with a simplified index.
 //
+// Constant pads whose index may leave the array read through a guard (the pad value when it
+// fires); a PadGuardScope records those guards, or takes the ones the caller checked outside
+// a loop as satisfied (codegen's loop unswitching).
+//
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
 // `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it.
@@ -54,6 +58,9 @@ std::string literalC(double value, ScalarKind kind) {
 
 ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vector<int>& path,
                         std::optional<Arith> lane);
+
+// The innermost live PadGuardScope's recorder on this thread (null: none).
+thread_local PadGuardRecorder* activePadGuards = nullptr;
 
 ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
                              std::optional<Arith> lane, size_t child = 0) {
@@ -222,6 +229,14 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       Arith k = i - view.a;
       bool aboveZero = proveNonNegative(k);
       bool belowEnd = proveLess(k, n);
+      if (view.boundary == Boundary::Constant && !(aboveZero && belowEnd) && activePadGuards) {
+        PadGuard guard{k, n, !aboveZero, !belowEnd};
+        if (activePadGuards->assumedInBounds.count(guard.key())) {
+          aboveZero = belowEnd = true;  // checked by the caller outside the loop
+        } else {
+          activePadGuards->seen.push_back(std::move(guard));
+        }
+      }
       if (aboveZero && belowEnd) {
         indices.insert(indices.begin(), k);
         return resolveChild(view, indices, path, lane);
@@ -503,9 +518,33 @@ ViewPtr mapView(ViewPtr array, Type elementType,
   return make(std::move(v));
 }
 
+std::string PadGuard::key() const {
+  return index.toString() + (checkLow ? " <0" : "") + (checkHigh ? " >=" + length.toString() : "");
+}
+
+std::string PadGuard::conditionC() const {
+  std::string condition;
+  if (checkLow) condition = "(" + index.toC() + ") < 0";
+  if (checkHigh) {
+    if (!condition.empty()) condition += " || ";
+    condition += "(" + index.toC() + ") >= " + length.toC();
+  }
+  return condition;
+}
+
+PadGuardScope::PadGuardScope(PadGuardRecorder& recorder) : previous_(activePadGuards) {
+  activePadGuards = &recorder;
+}
+
+PadGuardScope::~PadGuardScope() { activePadGuards = previous_; }
+
 ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
                                std::vector<int> tuplePath, std::optional<Arith> lane) {
-  return resolve(*view, indices, tuplePath, std::move(lane));
+  if (!activePadGuards) return resolve(*view, indices, tuplePath, std::move(lane));
+  const size_t guardsBefore = activePadGuards->seen.size();
+  ResolvedElement element = resolve(*view, indices, tuplePath, std::move(lane));
+  if (activePadGuards->seen.size() > guardsBefore) ++activePadGuards->guardedReads;
+  return element;
 }
 
 std::string cTypeName(const Type& type) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,33 @@ struct ResolvedElement {
   AddressSpace space = AddressSpace::Global;
   bool isVariable = false;   // a private variable (expression is its name or a lane of it)
   int vectorWidth = 0;       // a whole vector element of this width (0: a scalar)
+};
+
+// Guards of constant pads whose index may leave the padded array, for code generation's loop
+// unswitching (opencl_gen.cpp): while a PadGuardScope is alive on this thread, resolving such a
+// pad records its guard in the recorder, and a pad whose guard key is in `assumedInBounds`
+// reads the element without a guard (the caller has checked the guard outside the loop).
+struct PadGuard {
+  Arith index;   // the position in the unpadded array
+  Arith length;  // the unpadded array's length
+  bool checkLow = false, checkHigh = false;
+  std::string key() const;         // identifies the guard (index, length, sides)
+  std::string conditionC() const;  // C: true when the index is outside [0, length)
+};
+struct PadGuardRecorder {
+  std::vector<PadGuard> seen;
+  int guardedReads = 0;  // resolveElement calls that recorded at least one guard
+  std::set<std::string> assumedInBounds;
+};
+class PadGuardScope {
+ public:
+  explicit PadGuardScope(PadGuardRecorder& recorder);
+  ~PadGuardScope();
+  PadGuardScope(const PadGuardScope&) = delete;
+  PadGuardScope& operator=(const PadGuardScope&) = delete;
+
+ private:
+  PadGuardRecorder* previous_;
 };
 
 // Resolves a view to one scalar or vector element. `indices` must address down to an element

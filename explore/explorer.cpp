@@ -393,7 +393,7 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   if (vectorFamily) {
     std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer);
     target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
-                          " structures (kappa, sigma)";
+                          " structures (kappa, sigma, pad_in_loads)";
     for (ExploreTarget::Structure& structure : vector) {
       target.structures.push_back(std::move(structure));
     }
@@ -401,13 +401,14 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   return target;
 }
 
-ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma) {
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
   rewrite::RewriteContext context;
   rewrite::StrategyResult rewritten =
-      strategy->make({{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}})(convListing3Definition(),
-                                                                         context);
+      strategy->make({{"kappa", Arith(kappa)},
+                      {"sigma", Arith(sigma)},
+                      {"pad_in_loads", Arith(padInLoads)}})(convListing3Definition(), context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
@@ -415,15 +416,23 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma) {
   target.description = layer.describe() + "; conv-register-blocked-vector";
   target.parametric = *rewritten.definition;
   target.switches.clear();
-  target.fixedParameters = {{"vector_kappa", kappa}, {"vector_sigma", sigma}};
+  target.fixedParameters = {
+      {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
   return target;
 }
 
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixed) {
   if (fixed.count("vector_kappa") && fixed.count("vector_sigma")) {
-    return layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
-                             static_cast<int>(fixed.at("vector_sigma")));
+    // Records made before pad_in_loads existed lack it: 0, the padded copy (a pad kernel).
+    const int64_t padInLoads =
+        fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
+    ExploreTarget target =
+        layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
+                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads));
+    // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
+    if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
+    return target;
   }
   if (fixed.count("v") && fixed.count("unroll")) {
     return layerTarget(layer, static_cast<int>(fixed.at("v")),
@@ -440,12 +449,15 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
     if (layer.M % kappa != 0) continue;
     for (int sigma : {2, 4, 7, 8, 14, 16}) {
       if (outWidth % sigma != 0) continue;
-      try {
-        ExploreTarget one = layerVectorTarget(layer, kappa, sigma);
-        structures.push_back(
-            {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
-      } catch (const std::exception&) {
-        // The strategy does not apply to this layer with these blocks: not a structure.
+      // The padded input as a kernel of its own (0), or read through guarded loads (1).
+      for (int padInLoads : {0, 1}) {
+        try {
+          ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads);
+          structures.push_back(
+              {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
+        } catch (const std::exception&) {
+          // The strategy does not apply to this layer with these blocks: not a structure.
+        }
       }
     }
   }
@@ -529,9 +541,11 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
     out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return out;
   }
-  // The union of the structures' spaces: a multinomial split of the sample count over the
-  // structures, each family getting an equal share and, within it, each structure a share in
-  // proportion to its count of valid points; then uniform points of each structure.
+  // The union of the structures' spaces: each family gets an equal share of the sample count
+  // (an exact split: k / F each, the remainder to families drawn at random, and what a family
+  // cannot take for lack of points goes to the others), and within a family the share is split
+  // over its structures multinomially in proportion to their counts of valid points; then
+  // uniform points of each structure.
   std::vector<uint64_t> counts;
   std::vector<std::string> families;
   for (size_t i = 0; i < target.structures.size(); ++i) {
@@ -575,15 +589,42 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
   for (uint64_t c : counts) total += c;
   out.validPoints = total;
   const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, total));
-  for (size_t assigned = 0; assigned < targetCount;) {
-    std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
-    size_t i = pick(rng);
-    if (wanted[i] >= counts[i]) {
-      weights[i] = 0;
-      continue;
+  // The families' shares.
+  std::vector<std::string> familyNames;
+  for (const auto& [name, points] : familyTotals) familyNames.push_back(name);
+  std::shuffle(familyNames.begin(), familyNames.end(), rng);
+  std::map<std::string, uint64_t> familyShare;
+  for (size_t left = targetCount; left > 0;) {
+    std::vector<std::string> open;
+    for (const std::string& name : familyNames) {
+      if (familyShare[name] < static_cast<uint64_t>(familyTotals[name])) open.push_back(name);
     }
-    ++wanted[i];
-    ++assigned;
+    if (open.empty()) break;
+    const size_t each = std::max<size_t>(left / open.size(), 1);
+    for (const std::string& name : open) {
+      if (left == 0) break;
+      const uint64_t room = static_cast<uint64_t>(familyTotals[name]) - familyShare[name];
+      const uint64_t given = std::min<uint64_t>({each, room, left});
+      familyShare[name] += given;
+      left -= given;
+    }
+  }
+  // Each family's share over its structures.
+  for (const std::string& name : familyNames) {
+    std::vector<double> familyWeights(weights.size(), 0.0);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (families[i] == name) familyWeights[i] = weights[i];
+    }
+    for (uint64_t assigned = 0; assigned < familyShare[name];) {
+      std::discrete_distribution<size_t> pick(familyWeights.begin(), familyWeights.end());
+      size_t i = pick(rng);
+      if (wanted[i] >= counts[i]) {
+        familyWeights[i] = 0;
+        continue;
+      }
+      ++wanted[i];
+      ++assigned;
+    }
   }
   std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
   for (size_t i = 0; i < out.spaces.size(); ++i) {

@@ -251,13 +251,17 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
       throw PickError(what + ": parameter " + name + " is not an integer");
     }
   }
-  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa and
-  // vector_sigma (the register-blocked vector family).
+  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa,
+  // vector_sigma and vector_pad_in_loads (the register-blocked vector family; records made
+  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own).
   const bool vectorFamily =
       parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
-  const std::vector<std::string> structural =
+  std::vector<std::string> structural =
       vectorFamily ? std::vector<std::string>{"vector_kappa", "vector_sigma"}
                    : std::vector<std::string>{"v", "unroll"};
+  if (vectorFamily && parameters.contains("vector_pad_in_loads")) {
+    structural.push_back("vector_pad_in_loads");
+  }
   if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
     throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "
                            "vector_sigma among its parameters)");

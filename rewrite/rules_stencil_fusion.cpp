@@ -24,6 +24,9 @@
 //                            factors theta1, theta2: a tile's rows and columns of the producer's
 //                            input (its halo included), as map2d-slide-tiling
 //  compute-to-local          map(f, x) => toLocal(y -> map(f, y), x)    directly in a mapWrg
+//  compute-to-private        map(f, x) => toPrivate(y -> map(f, y), x)  directly in a mapGlb
+//                            (one work-item computes the whole array into private memory;
+//                            its lengths constants or tuning variables)
 //
 // Why they hold (the interpreter is the reference, ir/interp.cpp): clamp and mirror padding
 // only repeat elements of the array, so applying f before or after gives the same array;
@@ -38,7 +41,12 @@
 // compute-to-local changes nothing in the interpreter (toLocal(f, x) = f(x)); it asks code
 // generation to keep the map's value in local memory, and is only offered where a work-group
 // runs the code (inside a mapWrg's function, not inside a mapLcl or a sequential map).
+// compute-to-private is the same for one work-item: offered directly in a mapGlb's function
+// (no mapLcl, mapWrg or sequential loop in between) on an array of constant size (private
+// arrays are sized at compile time), so a work-item's producer tile with its halo stays in
+// registers instead of going through local memory and a barrier.
 // Each rule is checked against the interpreter by tests/rewrite/property_rules_stencil_fusion.cpp.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -361,6 +369,58 @@ std::optional<Expr> computeToLocal(const RuleApplication& a) {
   return toLocal(lam("localTile", [&](Expr y) { return map(f, std::move(y)); }), node.args()[0]);
 }
 
+// map(f, x) => toPrivate(y -> map(f, y), x), where the map runs directly in a work-item (the
+// nearest enclosing function is a mapGlb's; no map, mapLcl, mapWrg or sequential loop in
+// between), computes, holds no parallel map, and its result has constant size.
+std::optional<Expr> computeToPrivate(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || isLayoutFunction(node.funs()[0])) return std::nullopt;
+  bool parallelInside = false;
+  forEachNode(node.funs()[0],
+              [&](const Expr& e) { parallelInside = parallelInside || isParallel(e); });
+  if (parallelInside) return std::nullopt;
+  bool inWorkItem = false;
+  for (size_t i = 0; i < a.ancestors.size(); ++i) {
+    const Expr& ancestor = a.ancestors[i];
+    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
+    if (!ancestor.isPrim()) continue;
+    if (ancestor.isPrim(Op::ToLocal) || ancestor.isPrim(Op::ToPrivate) ||
+        ancestor.isPrim(Op::ToGlobal)) {
+      return std::nullopt;  // already placed
+    }
+    bool inFunction = false;
+    for (const Expr& fun : ancestor.funs()) inFunction = inFunction || fun.node() == child.node();
+    if (!inFunction) continue;
+    inWorkItem = ancestor.isPrim(Op::MapGlb);
+    if (ancestor.isPrim(Op::MapLcl) || ancestor.isPrim(Op::MapWrg) || isSequentialOp(ancestor) ||
+        ancestor.isPrim(Op::Map)) {
+      return std::nullopt;
+    }
+  }
+  if (!inWorkItem) return std::nullopt;
+  // Private arrays have sizes known at compile time: constants, or tuning variables (a
+  // parametric program is generated once its parameters are chosen).
+  auto knownLength = [](const Arith& n) {
+    for (const Arith& v : n.vars()) {
+      if (v.varKind() != VarKind::Tuning) return false;
+    }
+    return true;
+  };
+  std::function<bool(const Type&)> constantSized = [&](const Type& t) {
+    if (t.isArray()) return knownLength(t.arrayLength()) && constantSized(t.arrayElement());
+    if (t.isTuple()) {
+      for (const Type& e : t.tupleElements()) {
+        if (!constantSized(e)) return false;
+      }
+    }
+    return true;
+  };
+  if (!constantSized(a.typeOf(node))) return std::nullopt;
+  const Expr f = node.funs()[0];
+  return toPrivate(lam("privateTile", [&](Expr y) { return map(f, std::move(y)); }),
+                   node.args()[0]);
+}
+
 }  // namespace
 
 void addStencilFusionRules(std::vector<Rule>& rules) {
@@ -405,6 +465,11 @@ void addStencilFusionRules(std::vector<Rule>& rules) {
                        RuleFamily::AddressSpace,
                        {},
                        computeToLocal});
+  rules.push_back(Rule{"compute-to-private",
+                       "map(f)(x) => toPrivate(map(f))(x)   (directly in a mapGlb; constant size)",
+                       RuleFamily::AddressSpace,
+                       {},
+                       computeToPrivate});
 }
 
 }  // namespace weft::rewrite

@@ -51,13 +51,16 @@
 //   2. vectorize-block-accumulators: the block's σ × κ sums as σ float<κ> accumulators
 //      initialised with the κ biases, each step one vector of weights times a broadcast input
 //      value (the window's [K][K][C] levels kept);
-//   3. materialize the padded input and let-hoist it (the pad kernel);
+//   3. materialize the padded input and let-hoist it (the pad kernel) — skipped when
+//      pad_in_loads = 1: the convolution then reads the unpadded input through the pad view,
+//      whose loads code generation guards (no pad kernel, no padded buffer);
 //   4. hoist-relayout: the kernel groups' weights [M/κ][K][K][C][κ] copied once (first kernel);
 //   5. mapWrg 2/1 over kernel groups and row groups, mapLcl 1/0 over rows and blocks (an
 //      explicit local size outW/σ × R);
 //   6. the copy nests: mapGlb 1 and 0 over their outer levels, mapSeq below;
 //   7. the accumulators' update mapSeqUnroll (each vector a variable), the reduce reduceSeq.
-//   Three kernels: re-layout, pad, convolution (code generation emits the update as fma).
+//   Three kernels: re-layout, pad, convolution (code generation emits the update as fma);
+//   two with pad_in_loads = 1.
 #include "rewrite/strategies.h"
 
 #include <algorithm>
@@ -497,11 +500,11 @@ NodePredicate computingMapOver(const std::string& name) {
 }
 
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"kappa", "sigma", "rows"};
+  static const std::vector<std::string> known = {"kappa", "sigma", "rows", "pad_in_loads"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw std::invalid_argument("conv-register-blocked-vector takes kappa, sigma and rows, not " +
-                                  name);
+      throw std::invalid_argument(
+          "conv-register-blocked-vector takes kappa, sigma, rows and pad_in_loads, not " + name);
     }
   }
   // κ is the accumulators' vector width and σ the number of unrolled accumulators: numbers.
@@ -520,6 +523,15 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
     throw std::invalid_argument("conv-register-blocked-vector: kappa must be 2, 3, 4, 8 or 16");
   }
   if (sigma < 1) throw std::invalid_argument("conv-register-blocked-vector: sigma must be >= 1");
+  // pad_in_loads = 1: no pad kernel, the convolution reads the unpadded input through the pad
+  // view (guarded loads); 0 (the default): the padded input materialized by a kernel of its own.
+  int64_t padInLoads = 0;
+  if (factorValue(arguments, "pad_in_loads")) {
+    padInLoads = number("pad_in_loads");
+    if (padInLoads != 0 && padInLoads != 1) {
+      throw std::invalid_argument("conv-register-blocked-vector: pad_in_loads must be 0 or 1");
+    }
+  }
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
   if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
 
@@ -537,13 +549,16 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         // The block's σ × κ scalar accumulators as σ vectors of width κ.
         required(topDown(rule("vectorize-block-accumulators")),
                  "the block's reduction is not acc + window * weight"),
-        // The padded input as a kernel of its own (as conv-direct).
-        topDownWhere(rule("materialize"),
-                     [](const Expr& n) {
-                       return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
-                              n.args()[0].funs()[0].isLambda() &&
-                              n.args()[0].funs()[0].body().isPrim(Op::Pad);
-                     }),
+        // The padded input as a kernel of its own (as conv-direct), unless it is read through
+        // the pad view by the convolution (pad_in_loads = 1).
+        padInLoads != 0 ? identity()
+                        : topDownWhere(rule("materialize"),
+                                       [](const Expr& n) {
+                                         return n.isPrim(Op::Transpose) &&
+                                                n.args()[0].isPrim(Op::Map) &&
+                                                n.args()[0].funs()[0].isLambda() &&
+                                                n.args()[0].funs()[0].body().isPrim(Op::Pad);
+                                       }),
         repeat(topDown(rule("let-hoist")), 4),
         // The kernel groups' weights re-laid out once, [M/κ][K][K][C][κ], by a first kernel.
         required(topDown(rule("hoist-relayout")), "no weight view to re-lay out"),
@@ -566,7 +581,8 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
 }  // namespace
 
 Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappaValue,
-                                               int64_t sigmaValue, const Arith& rowsValue) {
+                                               int64_t sigmaValue, const Arith& rowsValue,
+                                               bool padInLoads) {
   const auto& params = listing3.function.params();
   const Expr& weights = params[0];
   const Expr& biases = params[1];
@@ -603,12 +619,10 @@ Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64
                           split(kappa, weights));
   Expr relayout = mapGlb(1, lam("g", [&](Expr g) { return mapGlb(0, lam("r", copy1), g); }),
                          relayoutView);
-  Expr padCopy = mapGlb(1,
-                        lam("row", [&](Expr row) { return mapGlb(0, lam("px", copy1), row); }),
-                        pad2DConstant(P, P, P, P, 0.0, input));
+  Expr padView = pad2DConstant(P, P, P, P, 0.0, input);
   Expr body = let(lam("relaid",
                    [&](Expr relaid) {
-                     return let(lam("padded", [&](Expr padded) {
+                     auto convolution = [&](Expr padded) {
                        Expr windows = slide2D(K, K, S, S, padded);  // [OH][OW][K][K][C]
                        auto block = [&](Expr group, Expr wb) {
                          // [K][K][C][σ]: the σ windows' values at each window position.
@@ -670,8 +684,13 @@ Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64
                                      lam("r", [](Expr r) { return transpose(join(r)); }), cg));
                                }),
                            computed));
-                     }),
-                         padCopy);
+                     };
+                     // pad_in_loads: the convolution reads the input through the pad view.
+                     if (padInLoads) return convolution(padView);
+                     Expr padCopy = mapGlb(
+                         1, lam("row", [&](Expr row) { return mapGlb(0, lam("px", copy1), row); }),
+                         padView);
+                     return let(lam("padded", convolution), padCopy);
                    }),
                relayout);
   Definition byHand = listing3;
@@ -713,10 +732,12 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "in sigma float<kappa> accumulators over the whole window (fma with the input value "
        "broadcast), rows output rows per work-group (a number or a tuning variable); kernels: "
        "weights re-laid out [M/kappa][K][K][C][kappa], pad, convolution (mapWrg 2/1 over kernel "
-       "groups and row groups, mapLcl 1/0 over rows and pixel blocks)",
-       {"kappa", "sigma", "rows"},
+       "groups and row groups, mapLcl 1/0 over rows and pixel blocks); pad_in_loads = 1 (0 by "
+       "default): no pad kernel, the convolution reads the input through guarded loads",
+       {"kappa", "sigma", "rows", "pad_in_loads"},
        convRegisterBlockedVector},
       pipelineFusedLocalStrategy(),
+      pipelineFusedPrivateStrategy(),
   };
   return strategies;
 }

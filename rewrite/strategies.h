@@ -10,7 +10,9 @@
 // conv-register-blocked-vector — issue 8's vector shape from the rules: σ float<κ>
 // accumulators per work-item, weights re-laid out once by a first kernel, R output rows per
 // work-group (κ, σ numbers; R a number or a tuning variable), the same OpenCL as
-// convRegisterBlockedVectorDefinition below. strategies.cpp lists their steps.
+// convRegisterBlockedVectorDefinition below; pad_in_loads = 1 (a number, default 0) leaves the
+// padding as a view read by the convolution (no pad kernel, no padded buffer).
+// strategies.cpp lists their steps.
 #pragma once
 
 #include <string>
@@ -52,7 +54,10 @@ const NamedStrategy* findStrategy(const std::string& name);
 //       views, lane by lane, to [M][outH][outW].
 // Needs κ | M, σ | outW and rows | outH (typecheck records them as constraints). κ and σ are
 // numbers (a vector width, unrolled accumulators); rows may be a tuning variable.
+// padInLoads: no k1 — k2 reads the unpadded input through the pad view (code generation's
+// guarded loads), two kernels and no padded buffer (the strategy's pad_in_loads = 1).
 Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappa,
-                                               int64_t sigma, const Arith& rows);
+                                               int64_t sigma, const Arith& rows,
+                                               bool padInLoads = false);
 
 }  // namespace weft::rewrite

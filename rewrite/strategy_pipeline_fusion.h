@@ -1,8 +1,9 @@
-// The pipeline-fused-local strategy (issue 9): a pipeline of two 2D stencil stages, written
-// unfused as in examples/pipelines/blur.weft (the producer let-bound, each stage a map2D over
-// slide2D windows of its clamp-padded input), becomes ONE kernel computed by overlapped tiling
-// (Forma's Algorithm 1): every work-group computes a tile of the producer, halo included, into
-// local memory, waits at a barrier, and computes the consumer's tile from it.
+// The pipeline-fused-local and pipeline-fused-private strategies (issue 9). pipeline-fused-local:
+// a pipeline of two 2D stencil stages, written unfused as in examples/pipelines/blur.weft (the
+// producer let-bound, each stage a map2D over slide2D windows of its clamp-padded input),
+// becomes ONE kernel computed by overlapped tiling (Forma's Algorithm 1): every work-group computes
+// a tile of the producer, halo included, into local memory, waits at a barrier, and computes the
+// consumer's tile from it.
 //
 // Steps (rules of rewrite/rules_stencil_fusion.cpp and the library):
 //   1. let-inline until no let is left (a stage used once is substituted into its consumer);
@@ -15,6 +16,19 @@
 //      rows and elements (the work-group computes the tile cooperatively into local memory);
 //   6. map-to-maplcl dim 1 / dim 0 on the consumer's rows of windows and windows;
 //   7. every other computing map mapSeq, every reduce reduceSeq (views stay maps).
+//
+// The pipeline-fused-private strategy (the shape that is fast on CPUs, bench/pipelines.cpp):
+// steps 1 to 3 as above, then
+//   4'. map-to-mapglb dim 1 / dim 0 on the maps over tile rows and tiles (a work-item a tile);
+//   5'. compute-to-private on the producer's map over the tile: the theta1 x theta2 producer
+//       tile with its halo is a private array of the work-item (no local memory, no barrier);
+//   6'. map-to-mapseq-unroll on every computing map left (the work-item's loops over the tile's
+//       rows and columns and a window's taps all have constant trip counts: unrolled, the
+//       private tile stays in registers and the OpenCL compiler vectorises along a row);
+//   7.  every reduce reduceSeq.
+// The local size is left open (explore makes it a launch parameter, local_k0_d<d>). Measured
+// on PoCL (bench/pipelines.cpp) the best tiles are a few rows by 16-32 columns with 4-16
+// work-items per work-group, as fast as hand-written float16 code with the same tile.
 // Constraints from typecheck: slideStrict's exact coverage, (H + t - θ1) % (θ1 - (s1 - 1)) = 0
 // and the same for the width (for blur: θ1 - 2 divides H, θ2 divides W).
 #pragma once
@@ -30,5 +44,11 @@ Strategy pipelineFusedLocal(const RuleArguments& arguments);
 
 // Its entry for the strategy library (name pipeline-fused-local, factors theta1 and theta2).
 NamedStrategy pipelineFusedLocalStrategy();
+
+// The pipeline-fused-private strategy for the given factors (theta1, theta2 as above).
+Strategy pipelineFusedPrivate(const RuleArguments& arguments);
+
+// Its entry for the strategy library (name pipeline-fused-private, factors theta1, theta2).
+NamedStrategy pipelineFusedPrivateStrategy();
 
 }  // namespace weft::rewrite

@@ -160,7 +160,9 @@ TEST_CASE("SIGKILL half-way, then the same command: 30 variants, none lost or me
       CHECK(row.attempts == 1);
     }
     if (row.status == VariantStatus::Ok) {
-      CHECK(row.samplesNs.size() >= 3);
+      // Timed once when over 10x the best so far (details "timedOnce"), else at least 3 times.
+      const bool timedOnce = row.details.find("\"timedOnce\":true") != std::string::npos;
+      CHECK(row.samplesNs.size() >= (timedOnce ? 1u : 3u));
       CHECK(row.medianNs.value_or(0) > 0);
     }
   }

@@ -1,8 +1,9 @@
 // Tests of explore::sampleTarget over a layer's structure union with two families (conv-direct
-// and the register-blocked vector family): each family present gets about half the samples
+// and the register-blocked vector family): each family present gets exactly half the samples
 // (one family's far larger count must not crowd the other out), samples are valid points of
 // their structure's space, distinct, and reproducible from the seed; vector structures record
-// vector_kappa and vector_sigma and rebuild through layerStructureTarget.
+// vector_kappa, vector_sigma and vector_pad_in_loads (both 0 and 1 offered) and rebuild through
+// layerStructureTarget, also from records without vector_pad_in_loads (older ones: 0).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -10,6 +11,7 @@
 #include "explore/explorer.h"
 #include "host/device_profile.h"
 #include "ir/conv_layer.h"
+#include "ir/printer.h"
 
 using namespace weft;
 using namespace weft::explore;
@@ -19,17 +21,32 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
   ExploreTarget target = layerTargetStructures(layer, {4}, {0}, /*vectorFamily=*/true);
   REQUIRE(target.structures.size() > 1);
   size_t vectorStructures = 0;
+  std::set<int64_t> padInLoadsSeen;
   for (const ExploreTarget::Structure& s : target.structures) {
     if (s.family == "register-blocked-vector") {
       ++vectorStructures;
       CHECK(s.fixedParameters.count("vector_kappa"));
       CHECK(s.fixedParameters.count("vector_sigma"));
+      REQUIRE(s.fixedParameters.count("vector_pad_in_loads"));
+      padInLoadsSeen.insert(s.fixedParameters.at("vector_pad_in_loads"));
       // The recorded fixed parameters rebuild the same structure.
       ExploreTarget rebuilt = layerStructureTarget(layer, s.fixedParameters);
       CHECK(rebuilt.fixedParameters == s.fixedParameters);
+      CHECK(printDefinition(rebuilt.parametric) == printDefinition(s.parametric));
+      if (s.fixedParameters.at("vector_pad_in_loads") == 0) {
+        // A record made before pad_in_loads existed (no such key) means 0: the same program.
+        std::map<std::string, int64_t> old = s.fixedParameters;
+        old.erase("vector_pad_in_loads");
+        ExploreTarget fromOld = layerStructureTarget(layer, old);
+        CHECK(fromOld.fixedParameters == old);
+        CHECK(printDefinition(fromOld.parametric) == printDefinition(s.parametric));
+      }
     }
   }
   REQUIRE(vectorStructures > 0);
+  // Both settings of pad_in_loads are structures of the family, for every (κ, σ).
+  CHECK(padInLoadsSeen == std::set<int64_t>{0, 1});
+  CHECK(vectorStructures % 2 == 0);
   host::DeviceProfile profile = host::loadProfile("pocl-cpu");
   SampledTarget sampled = sampleTarget(target, profile, 60, 5);
   REQUIRE(sampled.points.size() == 60);
@@ -43,9 +60,18 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
     distinct.insert({space, sampled.points[j]});
   }
   CHECK(distinct.size() == sampled.points.size());
-  // A multinomial split with equal family weights: 30 expected of 60; allow a wide margin.
-  CHECK(inVector >= 15);
-  CHECK(inVector <= 45);
+  // An exact equal split between the two families (both have far more than 30 points).
+  CHECK(inVector == 30);
+  // An odd count: the extra sample goes to one family.
+  SampledTarget odd = sampleTarget(target, profile, 7, 11);
+  size_t oddVector = 0;
+  for (size_t j = 0; j < odd.points.size(); ++j) {
+    const ExploreTarget::Structure& structure =
+        target.structures[odd.spaceStructure[odd.pointSpace[j]]];
+    if (structure.family == "register-blocked-vector") ++oddVector;
+  }
+  CHECK(odd.points.size() == 7);
+  CHECK((oddVector == 3 || oddVector == 4));
   SampledTarget again = sampleTarget(target, profile, 60, 5);
   CHECK(again.points == sampled.points);
   CHECK(again.pointSpace == sampled.pointSpace);

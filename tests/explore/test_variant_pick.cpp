@@ -2,11 +2,14 @@
 // within-budget variant from a results database written in a temporary folder (checked against
 // brute force over the rows), with every error naming what the database holds; and rebuilding
 // a layer variant from its recorded parameters (the interpreter on the rebuilt program equals
-// the interpreter on Listing 3), the Table 4 layout of its parameters.
+// the interpreter on Listing 3) — conv-direct's and the register-blocked vector family's, with
+// vector_pad_in_loads 0 and 1 and, as in records made before it existed, without it (0) —
+// the Table 4 layout of its parameters.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
@@ -199,6 +202,63 @@ TEST_CASE("a recorded layer variant is rebuilt into a program that computes the 
     }
   }
   CHECK(checked >= 8);
+}
+
+TEST_CASE("recorded register-blocked vector variants rebuild, with and without pad_in_loads") {
+  // 8 kernels (κ = 4 divides them), a 4×4 output (σ = 2 divides its width).
+  const ConvLayer layer{2, 4, 4, 8, 3, 1, 1, ""};
+  const ArithBinding sizes = convListing3Sizes(layer);
+  const Definition listing3 = convListing3Definition();
+  std::mt19937_64 rng(9);
+  std::vector<Value> inputs;
+  for (const Expr& param : listing3.function.params()) {
+    inputs.push_back(testing::randomValue(param.paramType(), sizes, rng));
+  }
+  const Value expected = interpret(listing3, inputs, sizes);
+  auto lets = [](const Definition& d) {
+    int n = 0;
+    forEachNode(d.function.body(), [&](const Expr& e) { n += e.isPrim(Op::Let) ? 1 : 0; });
+    return n;
+  };
+  int checked = 0;
+  for (int padInLoads : {0, 1}) {
+    CAPTURE(padInLoads);
+    ExploreTarget target = layerVectorTarget(layer, 4, 2, padInLoads);
+    CHECK(target.fixedParameters.at("vector_pad_in_loads") == padInLoads);
+    ParameterSpace space = buildParameterSpace(target.parametric, target.sizes, SpaceOptions{});
+    Sampler sampler(space);
+    SampleSet samples = sampler.sample(2, 3);
+    REQUIRE(!samples.points.empty());
+    for (const std::vector<int64_t>& point : samples.points) {
+      const std::string recorded = parametersJson(space, point, target.fixedParameters);
+      CAPTURE(recorded);
+      CHECK(has(recorded, "\"vector_pad_in_loads\":" + std::to_string(padInLoads)));
+      std::vector<std::string> forms = {recorded};
+      if (padInLoads == 0) {
+        // A record written before pad_in_loads existed: no such key, meaning 0.
+        nlohmann::json old = nlohmann::json::parse(recorded);
+        old.erase("vector_pad_in_loads");
+        forms.push_back(old.dump());
+      }
+      for (const std::string& parameters : forms) {
+        CAPTURE(parameters);
+        VariantRecord record;
+        record.key = {"conv_2_4_4_8_3_1_1", "dev", compilerVersion(), parameters};
+        Definition rebuilt = variantDefinition(layer, record);
+        // The padded copy is a let-bound stage of its own only without pad_in_loads.
+        CHECK(lets(rebuilt) == (padInLoads ? 1 : 2));
+        Value actual = interpret(rebuilt, inputs, sizes);
+        CHECK(approximatelyEqual(expected, actual, 1e-4, 1e-4));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked >= 3);
+  // Any other value of the switch is no structure of the family.
+  VariantRecord bad;
+  bad.key = {"conv_2_4_4_8_3_1_1", "dev", compilerVersion(),
+             "{\"rows\":1,\"vector_kappa\":4,\"vector_pad_in_loads\":2,\"vector_sigma\":2}"};
+  CHECK(has(messageOf([&] { variantDefinition(layer, bad); }), "fails"));
 }
 
 TEST_CASE("records that are no variant of the layer are refused") {

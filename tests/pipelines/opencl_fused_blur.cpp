@@ -1,11 +1,14 @@
-// The blur pipeline fused by the pipeline-fused-local strategy (rewrite/strategy_pipeline_fusion.h)
-// on OpenCL: one kernel in which every work-group computes a tile of blurx with its halo into
-// local memory and then blury on it. On small images (borders included, several tile sizes,
-// sizes symbolic and specialised, canary regions around the output) its output equals the
-// unfused program's two kernels exactly and the C++ reference of
+// The blur pipeline fused by the pipeline-fused-local and pipeline-fused-private strategies
+// (rewrite/strategy_pipeline_fusion.h) on OpenCL: one kernel in which every work-group computes
+// a tile of blurx with its halo into local memory and then blury on it (local), or every
+// work-item computes its tile of blurx with its halo in private memory and then blury
+// (private). On small images (borders included, several tile sizes, sizes symbolic and
+// specialised, explicit local sizes for the private kernel, canary regions around the output)
+// the output equals the unfused program's two kernels exactly and the C++ reference of
 // tests/support/pipeline_reference.h. The last test case is a measurement, not a test: skipped
 // unless asked for (`test_pipelines_opencl_fused_blur --no-skip -tc='*4096*'`), it times the
-// unfused and the fused blur at 4096×4096 (best of 5 cl_event sums) and prints both.
+// unfused and the fused blurs at 4096×4096 (best of 5 cl_event sums) and prints them
+// (bench/pipelines.cpp compares them with hand-written OpenCL).
 // Label opencl: skipped where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
@@ -51,13 +54,28 @@ Definition fusedBlur(int theta1, int theta2) {
   return lowerDefault(*result.definition);
 }
 
+Definition privatelyFusedBlur(int theta1, int theta2) {
+  rewrite::RewriteContext rewriting;
+  rewrite::StrategyResult result = rewrite::pipelineFusedPrivate(
+      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadBlur(), rewriting);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return lowerDefault(*result.definition);
+}
+
+// `localX` > 0: every kernel runs in work-groups of localX x 1 (as explore's local_k0_d0).
 host::RunResult run(const Definition& lowered, const Image& image, bool specialise, int repeats = 1,
-                    bool guards = true) {
+                    bool guards = true, int localX = 0) {
   const ArithBinding sizes{{"W", image.width}, {"H", image.height}};
   CodegenOptions options;
   if (specialise) options.specialize = sizes;
-  const CompiledProgram program = generateOpenCL(lowered, options);
+  CompiledProgram program = generateOpenCL(lowered, options);
   REQUIRE(program.kernels.size() >= 1);
+  if (localX > 0) {
+    for (KernelPlan& kernel : program.kernels) {
+      kernel.hasLocalSize = true;
+      kernel.localSize = {Arith(localX), Arith(1), Arith(1)};
+    }
+  }
   const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
   host::RunOptions runOptions;
   runOptions.cache = &cache();
@@ -102,6 +120,36 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
   }
 }
 
+TEST_CASE(
+    "privately fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
+  const Definition unfused = lowerDefault(loadBlur());
+  struct Tiling {
+    int theta1, theta2, width, height, localX;
+  };
+  // Kept small: the private tile is unrolled, and code generation grows with theta1 x theta2.
+  const std::vector<Tiling> tilings = {{10, 8, 32, 32, 0}, {18, 8, 48, 32, 3}, {3, 1, 7, 5, 7},
+                                       {6, 4, 12, 8, 1},   {34, 4, 64, 32, 2}, {4, 16, 64, 6, 4}};
+  for (const Tiling& t : tilings) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    CAPTURE(t.localX);
+    const Definition fused = privatelyFusedBlur(t.theta1, t.theta2);
+    for (bool specialise : {false, true}) {
+      CAPTURE(specialise);
+      const Image image =
+          specialise ? blockyImage(t.width, t.height, 1, 5) : randomImage(t.width, t.height, 1, 6);
+      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+      const host::RunResult result = run(fused, image, specialise, 1, true, t.localX);
+      CHECK(result.kernels.size() == 1);
+      const std::vector<float> got = flattenToFloats(result.output);
+      CHECK(got == expected);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
+      CHECK_MESSAGE(agreement.mismatches == 0,
+                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+    }
+  }
+}
+
 TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   const int size = 4096;
   const Image image = randomImage(size, size, 1, 11);
@@ -118,6 +166,19 @@ TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
     MESSAGE("fused blur 4096x4096, tile "
             << t.theta1 - 2 << "x" << t.theta2 << " outputs (theta1=" << t.theta1
             << ", theta2=" << t.theta2 << "), best of 5: " << milliseconds(fused.totalNanoseconds));
+    CHECK(flattenToFloats(fused.output) == expected);
+  }
+  struct PrivateTiling {
+    int theta1, theta2, localX;
+  };
+  for (const PrivateTiling& t : std::vector<PrivateTiling>{
+           {10, 16, 8}, {10, 32, 4}, {18, 16, 4}, {18, 16, 16}, {18, 32, 4}, {34, 16, 4}}) {
+    const host::RunResult fused =
+        run(privatelyFusedBlur(t.theta1, t.theta2), image, true, 5, false, t.localX);
+    MESSAGE("privately fused blur 4096x4096, tile "
+            << t.theta1 - 2 << "x" << t.theta2 << " outputs per work-item (theta1=" << t.theta1
+            << ", theta2=" << t.theta2 << "), local " << t.localX
+            << "x1, best of 5: " << milliseconds(fused.totalNanoseconds));
     CHECK(flattenToFloats(fused.output) == expected);
   }
 }

@@ -1,10 +1,12 @@
-// The pipeline-fused-local strategy (rewrite/strategy_pipeline_fusion.h) on the blur pipeline of
-// examples/pipelines/blur.weft: the fused program equals, in the interpreter, both the unfused
-// program and the C++ reference of tests/support/pipeline_reference.h on small random images,
-// for several tile sizes (given as numbers, and as tuning variables substituted afterwards);
-// it is one kernel (code generation gives a single kernel with one local buffer: the producer's
-// tile with its halo) where the unfused program is two; the tiles' constraints name the tuning
-// variables; and a program that is not a stencil over a stencil is refused.
+// The pipeline-fused-local and pipeline-fused-private strategies (rewrite/
+// strategy_pipeline_fusion.h) on the blur pipeline of examples/pipelines/blur.weft: the fused
+// program equals, in the interpreter, both the unfused program and the C++ reference of
+// tests/support/pipeline_reference.h on small random images, for several tile sizes (given as
+// numbers, and as tuning variables substituted afterwards); it is one kernel (local: one local
+// buffer holding the producer's tile with its halo and a barrier; private: the tile a private
+// array of the work-item, no local memory, no barrier) where the unfused program is two; the
+// tiles' constraints name the tuning variables; and a program that is not a stencil over a
+// stencil is refused by both.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -33,8 +35,13 @@ Definition loadBlur() {
       .definitions.back();
 }
 
-Definition fused(const Definition& blur, const RuleArguments& factors, RewriteContext& context) {
-  StrategyResult result = pipelineFusedLocal(factors)(blur, context);
+enum class Placement { Local, Private };
+
+Definition fused(const Definition& blur, const RuleArguments& factors, RewriteContext& context,
+                 Placement placement = Placement::Local) {
+  StrategyResult result = placement == Placement::Local
+                              ? pipelineFusedLocal(factors)(blur, context)
+                              : pipelineFusedPrivate(factors)(blur, context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
@@ -63,48 +70,54 @@ TEST_CASE("fused blur equals the unfused blur and the reference for several tile
   const std::vector<Tiling> tilings = {{3, 1, 5, 7},    {4, 4, 8, 6}, {6, 3, 9, 8},
                                        {10, 8, 16, 16}, {5, 2, 6, 9}, {34, 32, 32, 32}};
   int compared = 0;
-  for (const Tiling& t : tilings) {
-    CAPTURE(t.theta1);
-    CAPTURE(t.theta2);
-    RewriteContext context;
-    const Definition program =
-        fused(blur, {{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context);
-    for (uint64_t seed : {1, 2}) {
-      const Image image = seed == 1 ? randomImage(t.width, t.height, 1, seed)
-                                    : blockyImage(t.width, t.height, 1, seed);
-      const std::vector<float> unfused = flattenToFloats(run(blur, image));
-      const std::vector<float> got = flattenToFloats(run(program, image));
-      REQUIRE(got.size() == unfused.size());
-      // The same operations in the same order: the fused program's floats are identical.
-      CHECK(got == unfused);
-      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
-      CHECK(agreement.mismatches == 0);
-      ++compared;
+  for (const Placement placement : {Placement::Local, Placement::Private})
+    for (const Tiling& t : tilings) {
+      CAPTURE(placement == Placement::Local);
+      CAPTURE(t.theta1);
+      CAPTURE(t.theta2);
+      RewriteContext context;
+      const Definition program = fused(
+          blur, {{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context, placement);
+      for (uint64_t seed : {1, 2}) {
+        const Image image = seed == 1 ? randomImage(t.width, t.height, 1, seed)
+                                      : blockyImage(t.width, t.height, 1, seed);
+        const std::vector<float> unfused = flattenToFloats(run(blur, image));
+        const std::vector<float> got = flattenToFloats(run(program, image));
+        REQUIRE(got.size() == unfused.size());
+        // The same operations in the same order: the fused program's floats are identical.
+        CHECK(got == unfused);
+        const Agreement agreement =
+            compareFloats(got, blurReference(image).data, t.width, t.height);
+        CHECK(agreement.mismatches == 0);
+        ++compared;
+      }
     }
-  }
-  CHECK(compared == 12);
+  CHECK(compared == 24);
 }
 
 TEST_CASE("with tile sizes left open the fused blur has tuning variables and their constraints") {
   const Definition blur = loadBlur();
-  RewriteContext context;
-  const Definition program = fused(blur, {}, context);
-  const std::vector<Arith>& tuning = context.tuningVariables();
-  REQUIRE(tuning.size() == 2);
-  const TypedDefinition typed = typecheck(program);
-  CHECK(typed.type.toString() == "[[float]W]H");
-  std::string constraints;
-  for (const Constraint& c : typed.constraints) constraints += c.formula() + "\n";
-  CAPTURE(constraints);
-  CHECK(constraints.find(tuning[0].varName()) != std::string::npos);
-  CHECK(constraints.find(tuning[1].varName()) != std::string::npos);
-  // Values satisfying them: theta1 - 2 divides H, theta2 divides W.
-  for (auto [theta1, theta2, width, height] :
-       std::vector<std::array<int, 4>>{{4, 3, 6, 4}, {7, 2, 4, 10}, {3, 4, 8, 3}}) {
-    const ArithBinding binding{{tuning[0].varName(), theta1}, {tuning[1].varName(), theta2}};
-    const Image image = randomImage(width, height, 1, 7 + theta1);
-    const std::vector<float> expected = flattenToFloats(run(blur, image));
-    CHECK(flattenToFloats(run(program, image, binding)) == expected);
+  for (const Placement placement : {Placement::Local, Placement::Private}) {
+    CAPTURE(placement == Placement::Local);
+    RewriteContext context;
+    const Definition program = fused(blur, {}, context, placement);
+    const std::vector<Arith>& tuning = context.tuningVariables();
+    REQUIRE(tuning.size() == 2);
+    const TypedDefinition typed = typecheck(program);
+    CHECK(typed.type.toString() == "[[float]W]H");
+    std::string constraints;
+    for (const Constraint& c : typed.constraints) constraints += c.formula() + "\n";
+    CAPTURE(constraints);
+    CHECK(constraints.find(tuning[0].varName()) != std::string::npos);
+    CHECK(constraints.find(tuning[1].varName()) != std::string::npos);
+    // Values satisfying them: theta1 - 2 divides H, theta2 divides W.
+    for (auto [theta1, theta2, width, height] :
+         std::vector<std::array<int, 4>>{{4, 3, 6, 4}, {7, 2, 4, 10}, {3, 4, 8, 3}}) {
+      const ArithBinding binding{{tuning[0].varName(), theta1}, {tuning[1].varName(), theta2}};
+      const Image image = randomImage(width, height, 1, 7 + theta1);
+      const std::vector<float> expected = flattenToFloats(run(blur, image));
+      CHECK(flattenToFloats(run(program, image, binding)) == expected);
+    }
   }
 }
 
@@ -132,6 +145,37 @@ TEST_CASE("the fused blur is one kernel with the producer's tile in local memory
   CHECK(generateOpenCL(lowerDefault(blur), options).kernels.size() == 2);
 }
 
+TEST_CASE("the privately fused blur is one kernel with the producer's tile in private memory") {
+  const Definition blur = loadBlur();
+  RewriteContext context;
+  const Definition program =
+      fused(blur, {{"theta1", Arith(6)}, {"theta2", Arith(4)}}, context, Placement::Private);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  CHECK_FALSE(body.isPrim(Op::Let));
+  CHECK(count(body, Op::MapGlb) == 2);
+  CHECK(count(body, Op::ToPrivate) == 1);
+  CHECK(count(body, Op::ToLocal) == 0);
+  CHECK(count(body, Op::MapWrg) + count(body, Op::MapLcl) == 0);
+  // Every loop of the work-item is unrolled (constant trip counts).
+  CHECK(count(body, Op::MapSeq) == 0);
+  CHECK(count(body, Op::MapSeqUnroll) > 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 64}, {"H", 64}};
+  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  CAPTURE(compiled.source);
+  CHECK(compiled.kernels.size() == 1);
+  // The producer's tile with its halo: theta1 x theta2 = 24 private floats (unrolled, code
+  // generation names them one by one).
+  CHECK(compiled.kernels[0].privateScalars >= 24);
+  CHECK(compiled.source.find("_23 = ") != std::string::npos);
+  CHECK(compiled.source.find("local float") == std::string::npos);
+  CHECK(compiled.source.find("barrier(") == std::string::npos);
+  // A work-item per tile: (H / (theta1 - 2)) x (W / theta2) work-items.
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
+  CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 64 / 4);
+}
+
 TEST_CASE("pipeline-fused-local refuses a single stencil stage") {
   const Definition single = parseProgram(R"(
 fun mean3(a: float, b: float, c: float): float = (a + b + c) / 3.0f
@@ -148,4 +192,7 @@ def blurx(input: [[float]W]H): [[float]W]H =
   StrategyResult result = pipelineFusedLocal({})(single, context);
   CHECK_FALSE(result.success());
   CHECK(result.failure.find("pipeline-fused-local") != std::string::npos);
+  StrategyResult privately = pipelineFusedPrivate({})(single, context);
+  CHECK_FALSE(privately.success());
+  CHECK(privately.failure.find("pipeline-fused-private") != std::string::npos);
 }

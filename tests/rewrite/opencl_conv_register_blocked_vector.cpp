@@ -9,7 +9,10 @@
 // step, the convolution kernel has an explicit local size (outW/σ × rows), and the register
 // estimate KernelPlan::privateScalars is σ·κ accumulators + 2κ (the widest vector temporary).
 // Small random layers with κ ∈ {4, 8, 16}, σ up to 8, stride 1 and 2, with and without
-// padding. Label opencl.
+// padding. With pad_in_loads = 1 (the strategy's factor, convRegisterBlockedVectorDefinition's
+// padInLoads) there are two kernels and no padded buffer, and the convolution checks the
+// window position's guards outside its channel loop (an unguarded copy of the loop, code
+// generation's loop unswitching). Label opencl.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -37,18 +40,23 @@ host::Context& context() {
 }
 
 // The conv-register-blocked-vector strategy's definition for (κ, σ, R).
-Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int rows) {
+Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int rows,
+                              int padInLoads) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
   rewrite::RewriteContext rewriting;
-  rewrite::StrategyResult result = strategy->make(
-      {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}, {"rows", Arith(rows)}})(conv, rewriting);
+  rewrite::StrategyResult result = strategy->make({{"kappa", Arith(kappa)},
+                                                   {"sigma", Arith(sigma)},
+                                                   {"rows", Arith(rows)},
+                                                   {"pad_in_loads", Arith(padInLoads)}})(
+      conv, rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
 
 struct Block {
   int kappa, sigma, rows;
+  int padInLoads = 0;  // 1: no pad kernel, guarded loads of the unpadded input
 };
 
 // C channels, an H×H image, M kernels of 3×3, padding P, stride S.
@@ -67,8 +75,9 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
     for (const bool byRules : {false, true}) {
       CAPTURE(byRules);
       const Definition vector =
-          byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows)
-                  : rewrite::convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma, b.rows);
+          byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows, b.padInLoads)
+                  : rewrite::convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma, b.rows,
+                                                                 b.padInLoads != 0);
       CAPTURE(printDefinition(vector));
       const Value interpreted = interpret(vector, layer.inputs, layer.sizes);
       CHECK_MESSAGE(approximatelyEqual(interpreted, expected, kTolerance, kTolerance),
@@ -78,8 +87,16 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
       options.specialize = layer.sizes;
       const CompiledProgram compiled = generateOpenCL(lowerDefault(vector), options);
       CAPTURE(compiled.source);
-      REQUIRE(compiled.kernels.size() == 3);
-      const KernelPlan& convolution = compiled.kernels[2];
+      // Re-layout, pad, convolution; without the pad kernel (and its buffer) for pad_in_loads.
+      REQUIRE(compiled.kernels.size() == (b.padInLoads ? 2u : 3u));
+      CHECK(compiled.buffers.size() == (b.padInLoads ? 5u : 6u));  // 3 inputs, out, temporaries
+      const KernelPlan& convolution = compiled.kernels.back();
+      if (b.padInLoads && padding > 0) {
+        // The window position's guards checked once per position, outside the channel loop:
+        // an unguarded copy of that loop (loop unswitching) besides the guarded one.
+        CHECK(std::regex_search(compiled.source, std::regex("if \\(!\\(\\(")));
+        CHECK(compiled.source.find("} else {") != std::string::npos);
+      }
       CHECK(convolution.hasLocalSize);
       CHECK(convolution.localSize[0].constant() == outW / b.sigma);
       CHECK(convolution.localSize[1].constant() == b.rows);
@@ -107,6 +124,23 @@ TEST_CASE("vector register-blocked convolution: padded layer, kappa 4, 8 and 16"
 
 TEST_CASE("vector register-blocked convolution: stride 2, no padding") {
   checkLayer(2, 9, 8, 0, 2, {{4, 2, 1}, {8, 4, 2}, {8, 1, 4}}, 12);
+}
+
+TEST_CASE("vector register-blocked convolution with pad_in_loads: guarded loads, 2 kernels") {
+  //                         kappa sigma rows pad_in_loads
+  checkLayer(3, 8, 16, 1, 1, {{4, 4, 2, 1}, {8, 8, 1, 1}, {16, 2, 4, 1}}, 31);
+  checkLayer(2, 9, 8, 0, 2, {{4, 2, 1, 1}}, 32);
+  std::mt19937_64 rng(2028);
+  for (int trial = 0; trial < 3; ++trial) {
+    const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
+    const int kernels = 4 * std::uniform_int_distribution<int>(1, 4)(rng);
+    const int padding = std::uniform_int_distribution<int>(1, 2)(rng);
+    const int size = 6 - 2 * padding + 2;  // outW = 6
+    CAPTURE(channels);
+    CAPTURE(kernels);
+    CAPTURE(padding);
+    checkLayer(channels, size, kernels, padding, 1, {{4, 3, 2, 1}, {4, 6, 3, 1}}, rng());
+  }
 }
 
 TEST_CASE("vector register-blocked convolution: random small layers") {

@@ -1,6 +1,6 @@
 // Property tests of the stencil-fusion rules (rewrite/rules_stencil_fusion.cpp) against the
 // interpreter: let-inline, pad-map-interchange, pad2d-map2d-interchange, slide-map-fusion,
-// slide2d-map2d-fusion, overlapped-tiling-fusion and compute-to-local.
+// slide2d-map2d-fusion, overlapped-tiling-fusion, compute-to-local and compute-to-private.
 //
 // For each rule a generator builds a random well-typed left side over int data with random
 // concrete sizes chosen so that the rule's size conditions hold (strict slides cover their input
@@ -14,7 +14,7 @@
 // or the type checker rejects (mirror padding wider than the array) is not counted. Each property
 // counts its applications (at least 50 of 100 cases; printed with MESSAGE). Unit tests check the
 // cases where a rule must not match (constant padding, a let whose value is used twice, a map
-// outside any work-group).
+// outside any work-group or work-item, a private array of a size unknown at compile time).
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -298,6 +298,41 @@ TEST_CASE("compute-to-local preserves the interpreter's result") {
   });
 }
 
+TEST_CASE("compute-to-private preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("compute-to-private", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 4);
+    const int images = uniformInt(rng, 1, 3);
+    Expr f = intFunction(rng, false);  // computes (x -> x would be a layout function)
+    Expr g = intFunction(rng);
+    Expr target;
+    if (uniformInt(rng, 0, 1) == 0) {
+      // One row per work-item: map(f, row) in private memory, then g over it.
+      Expr input = Expr::param("input", image(width, height));
+      Expr body = mapGlb(0,
+                         lam("row",
+                             [&](Expr row) {
+                               target = map(f, row);
+                               return mapSeq(g, target);
+                             }),
+                         input);
+      Definition d{"f", Expr::lambda({input}, body), Type(), {}};
+      return checkRewrite(d, "compute-to-private", target, rng);
+    }
+    // One image per work-item (a tile): the 2D map over it in private memory.
+    Expr input = Expr::param("input", arrayOf(image(width, height), images));
+    Expr body =
+        mapGlb(0,
+               lam("tile",
+                   [&](Expr tile) {
+                     target = map(lam("row", [&](Expr row) { return map(f, row); }), tile);
+                     return mapSeq(lam("row", [&](Expr row) { return mapSeq(g, row); }), target);
+                   }),
+               input);
+    Definition d{"f", Expr::lambda({input}, body), Type(), {}};
+    return checkRewrite(d, "compute-to-private", target, rng);
+  });
+}
+
 TEST_CASE("the stencil-fusion rules refuse what they must not rewrite") {
   Expr input = Expr::param("input", arrayOf(kInt, 4));
   Expr f = lam("x", [](Expr x) { return x * lit(2) + lit(1); });
@@ -348,5 +383,61 @@ TEST_CASE("the stencil-fusion rules refuse what they must not rewrite") {
     Definition d{"f", Expr::lambda({images}, body), Type(), {}};
     CHECK_FALSE(tryRule(d, "compute-to-local", outside));
     CHECK_FALSE(tryRule(d, "compute-to-local", inLocal));
+  }
+  SUBCASE("compute-to-private only directly in a work-item, on constant sizes") {
+    Expr images = Expr::param("input", image(3, 3));
+    Expr outside, inSeq, inLocal;
+    Expr body = tuple(map(lam("row", [&](Expr row) { return map(f, row); }), images),
+                      mapGlb(0,
+                             lam("row",
+                                 [&](Expr row) {
+                                   return mapSeq(lam("x",
+                                                     [&](Expr x) {
+                                                       inSeq = map(f, fill(2, x));
+                                                       return inSeq;
+                                                     }),
+                                                 row);
+                                 }),
+                             images),
+                      mapWrg(0,
+                             lam("row",
+                                 [&](Expr row) {
+                                   return mapLcl(0,
+                                                 lam("x",
+                                                     [&](Expr x) {
+                                                       inLocal = map(f, fill(2, x));
+                                                       return inLocal;
+                                                     }),
+                                                 row);
+                                 }),
+                             images));
+    outside = body.args()[0];
+    Definition d{"f", Expr::lambda({images}, body), Type(), {}};
+    CHECK_FALSE(tryRule(d, "compute-to-private", outside));
+    CHECK_FALSE(tryRule(d, "compute-to-private", inSeq));
+    CHECK_FALSE(tryRule(d, "compute-to-private", inLocal));
+    // A row of symbolic length N cannot be a private array.
+    Expr rows = Expr::param("input", Type::array(Type::array(kInt, Arith::size("N")), Arith(3)));
+    Expr symbolic;
+    Expr glb = mapGlb(0,
+                      lam("row",
+                          [&](Expr row) {
+                            symbolic = map(f, row);
+                            return mapSeq(f, symbolic);
+                          }),
+                      rows);
+    Definition s{"f", Expr::lambda({rows}, glb), Type(), {}};
+    CHECK_FALSE(tryRule(s, "compute-to-private", symbolic));
+    // ... and the same row in a work-item is accepted (the rule is not refusing everything).
+    Expr fixed;
+    Expr ok = mapGlb(0,
+                     lam("row",
+                         [&](Expr row) {
+                           fixed = map(f, row);
+                           return mapSeq(f, fixed);
+                         }),
+                     images);
+    Definition accepted{"f", Expr::lambda({images}, ok), Type(), {}};
+    CHECK(tryRule(accepted, "compute-to-private", fixed));
   }
 }

@@ -6,8 +6,11 @@
 // groups, mapLcl 1/0 over rows and blocks of σ pixels, one reduceSeq over the whole window whose
 // accumulator is [float<κ>]σ, updated by one mapSeqUnroll) and computes the original layer in
 // the interpreter within 1e-4 absolute + 1e-4 relative on real-valued random inputs. R left
-// out becomes a tuning variable (bound to a divisor of the output height to run). Wrong
-// factors are refused.
+// out becomes a tuning variable (bound to a divisor of the output height to run). With
+// pad_in_loads = 1 there is no padded copy: two stages (the re-layout, then the convolution
+// reading the input through the pad view), checked the same way on random small layers (3×3
+// and 5×5, padding 0-2, stride 1-2). convRegisterBlockedVectorDefinition with the same
+// factors computes the same. Wrong factors are refused.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -35,6 +38,7 @@ int countOp(const Expr& e, Op op) {
 
 struct Block {
   int kappa, sigma, rows;  // rows 0: left symbolic
+  int padInLoads = 0;      // 1: no padded copy, the convolution reads through the pad view
 };
 
 // The strategy's definition for a block, checked for its shape.
@@ -43,6 +47,10 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
   REQUIRE(strategy != nullptr);
   RuleArguments arguments = {{"kappa", Arith(b.kappa)}, {"sigma", Arith(b.sigma)}};
   if (b.rows > 0) arguments.push_back({"rows", Arith(b.rows)});
+  // pad_in_loads 0 given explicitly half the time (it is the default).
+  if (b.padInLoads != 0 || b.kappa == 8) {
+    arguments.push_back({"pad_in_loads", Arith(b.padInLoads)});
+  }
   StrategyResult result = strategy->make(arguments)(conv, context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   const Definition rewritten = *result.definition;
@@ -50,11 +58,20 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
   TypedDefinition typed = typecheck(rewritten);
   CHECK(typed.type == typecheck(conv).type);
   const Expr& body = rewritten.function.body();
-  // Two let-bound stages (re-layout, padding) around the convolution.
   REQUIRE(body.isPrim(Op::Let));
-  REQUIRE(body.funs()[0].body().isPrim(Op::Let));
-  CHECK(countOp(body, Op::Let) == 2);
-  CHECK(countOp(body, Op::MapGlb) == 4);
+  if (b.padInLoads == 0) {
+    // Two let-bound stages (re-layout, padding) around the convolution.
+    REQUIRE(body.funs()[0].body().isPrim(Op::Let));
+    CHECK(countOp(body, Op::Let) == 2);
+    CHECK(countOp(body, Op::MapGlb) == 4);
+    // The pads (rows, then pixels of a row) are read only by the padding's copy nest.
+    CHECK(countOp(body.funs()[0].body().funs()[0].body(), Op::Pad) == 0);
+  } else {
+    // One let-bound stage (re-layout); the convolution reads the input through the pads.
+    CHECK(countOp(body, Op::Let) == 1);
+    CHECK(countOp(body, Op::MapGlb) == 2);
+    CHECK(countOp(body.funs()[0].body(), Op::Pad) == 2);
+  }
   CHECK(countOp(body, Op::MapWrg) == 2);
   CHECK(countOp(body, Op::MapLcl) == 2);
   CHECK(countOp(body, Op::Reduce) == 0);
@@ -120,6 +137,15 @@ void checkLayer(int channels, int size, int kernels, int kernelSize, int padding
       CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
                     "max difference " << maxAbsDifference(actual, expected));
     }
+    if (b.rows > 0) {
+      // The hand-built reference of the same shape computes the same.
+      const Definition byHand = convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma,
+                                                                    Arith(b.rows), b.padInLoads != 0);
+      CHECK(countOp(byHand.function.body(), Op::Let) == (b.padInLoads ? 1 : 2));
+      const Value actual = interpret(byHand, layer.inputs, layer.sizes);
+      CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
+                    "by hand: max difference " << maxAbsDifference(actual, expected));
+    }
   }
 }
 
@@ -162,6 +188,41 @@ TEST_CASE("conv-register-blocked-vector: random small layers") {
   }
 }
 
+TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: no padded copy") {
+  //                            kappa sigma rows pad_in_loads
+  checkLayer(3, 8, 16, 3, 1, 1, {{4, 4, 2, 1}, {16, 8, 8, 1}, {4, 2, 0, 1}}, 21);
+  checkLayer(2, 9, 8, 3, 0, 2, {{8, 4, 2, 1}}, 22);  // no padding: the pad view is empty
+}
+
+TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: random small layers") {
+  std::mt19937_64 rng(2027);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
+    const int kappa = trial % 2 == 0 ? 4 : 8;
+    const int kernels = kappa * std::uniform_int_distribution<int>(1, 3)(rng);
+    const int padding = std::uniform_int_distribution<int>(0, 2)(rng);
+    const int stride = std::uniform_int_distribution<int>(1, 2)(rng);
+    const int kernelSize = trial % 3 == 0 ? 5 : 3;
+    const int size = std::uniform_int_distribution<int>(kernelSize, 9)(rng);
+    const int out = (size + 2 * padding - kernelSize) / stride + 1;
+    std::vector<int> divisors;
+    for (int d = 1; d <= out; ++d) {
+      if (out % d == 0) divisors.push_back(d);
+    }
+    std::uniform_int_distribution<size_t> pick(0, divisors.size() - 1);
+    const int sigma = divisors[pick(rng)];
+    const int rows = divisors[pick(rng)];
+    CAPTURE(channels);
+    CAPTURE(kernels);
+    CAPTURE(padding);
+    CAPTURE(stride);
+    CAPTURE(size);
+    CAPTURE(kernelSize);
+    checkLayer(channels, size, kernels, kernelSize, padding, stride, {{kappa, sigma, rows, 1}},
+               rng());
+  }
+}
+
 TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and sigma") {
   const NamedStrategy* strategy = findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
@@ -170,4 +231,11 @@ TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and si
       {{"kappa", Arith::var("k", VarKind::Tuning, Arith(1), Arith(16))}, {"sigma", Arith(2)}}));
   CHECK_THROWS(strategy->make({{"kappa", Arith(4)}}));
   CHECK_THROWS(strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"theta", Arith(2)}}));
+  CHECK_THROWS(
+      strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"pad_in_loads", Arith(2)}}));
+  CHECK_THROWS(strategy->make({{"kappa", Arith(4)},
+                               {"sigma", Arith(2)},
+                               {"pad_in_loads", Arith::var("p", VarKind::Tuning, 0, 1)}}));
+  CHECK_NOTHROW(
+      strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"pad_in_loads", Arith(1)}}));
 }

@@ -1,0 +1,103 @@
+// The parameter spaces of the fused blur (rewrite/strategy_pipeline_fusion.h) for the pocl-cpu
+// device profile at 4096x4096 (explore/parameter_space.h), issue 9's point that tiles must fit
+// the device: pipeline-fused-local runs a work-group of theta1 x theta2 work-items (the
+// producer's tile with its halo, mapLcl over both dimensions), so its space carries the
+// hardware constraint "work-group size <= maxWorkGroupSize" over theta1 and theta2 and rejects
+// tiles over 4096 work-items that the algorithmic constraints alone allow (the previous
+// measurements ran into launches that failed). pipeline-fused-private leaves the local size
+// open: its space has no work-group constraint on the tile, and the tile sizes obey the
+// algorithmic constraints (theta1 - 2 divides H, theta2 divides W).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "explore/parameter_space.h"
+#include "host/device_profile.h"
+#include "ir/parser.h"
+#include "rewrite/strategy_pipeline_fusion.h"
+
+using namespace weft;
+
+namespace {
+
+Definition loadBlur() {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
+      .definitions.back();
+}
+
+// The point (values in the space's parameter order) with theta1 = a, theta2 = b; every other
+// parameter (there are none for these programs) at its lowest value.
+std::vector<int64_t> point(const explore::ParameterSpace& space, int64_t a, int64_t b) {
+  std::vector<int64_t> values;
+  for (const explore::Parameter& p : space.parameters) {
+    if (p.name == "theta1") {
+      values.push_back(a);
+    } else if (p.name == "theta2") {
+      values.push_back(b);
+    } else {
+      values.push_back(p.lo);
+    }
+  }
+  return values;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline-fused-local's space keeps the work-group within the device's limit") {
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult fused = rewrite::pipelineFusedLocal({})(loadBlur(), context);
+  REQUIRE_MESSAGE(fused.success(), fused.failure);
+  explore::SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  REQUIRE(options.device->maxWorkGroupSize == 4096);
+  const explore::ParameterSpace space =
+      explore::buildParameterSpace(*fused.definition, {{"W", 4096}, {"H", 4096}}, options);
+  REQUIRE_MESSAGE(space.hardwareConstraints, space.hardwareNote);
+  REQUIRE(space.find("theta1"));
+  REQUIRE(space.find("theta2"));
+  bool workGroupConstraint = false;
+  for (const explore::SpaceConstraint& c : space.constraints) {
+    const std::string text = c.constraint.formula();
+    if (c.source == explore::ConstraintSource::Hardware && text.find("4096") != std::string::npos &&
+        text.find("theta") != std::string::npos &&
+        c.constraint.origin.find("work-group size") != std::string::npos) {
+      workGroupConstraint = true;
+    }
+  }
+  CHECK(workGroupConstraint);
+  // 34 x 64 = 2176 work-items fit (32 | 4096 and 64 | 4096).
+  CHECK(space.violations(point(space, 34, 64)).empty());
+  // 66 x 128 = 8448 work-items: algorithmically fine (64 | 4096, 128 | 4096), too big a group.
+  const std::vector<std::string> tooBig = space.violations(point(space, 66, 128));
+  CAPTURE(joined(tooBig));
+  CHECK_FALSE(tooBig.empty());
+  bool namesGroup = false;
+  for (const std::string& v : tooBig)
+    namesGroup = namesGroup || v.find("work-group") != std::string::npos;
+  CHECK(namesGroup);
+}
+
+TEST_CASE(
+    "pipeline-fused-private's space has the tiling constraints and no work-group limit on the "
+    "tile") {
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult fused = rewrite::pipelineFusedPrivate({})(loadBlur(), context);
+  REQUIRE_MESSAGE(fused.success(), fused.failure);
+  const explore::ParameterSpace space =
+      explore::buildParameterSpace(*fused.definition, {{"W", 4096}, {"H", 4096}}, {});
+  REQUIRE(space.find("theta1"));
+  REQUIRE(space.find("theta2"));
+  CHECK(space.violations(point(space, 66, 128)).empty());
+  CHECK(space.violations(point(space, 10, 16)).empty());
+  CHECK_FALSE(space.violations(point(space, 11, 16)).empty());  // 9 does not divide 4096
+  CHECK_FALSE(space.violations(point(space, 10, 24)).empty());  // 24 does not divide 4096
+}
