@@ -2,11 +2,13 @@
 //
 //   weft emit FILE [--def NAME] [--size N=..]... --params kappa=4,omega=8 --out DIR
 //   weft emit --layer vgg16:N|C,H,W,M,K,stride,pad --params v=4,unroll=0,theta=..,... --out DIR
+//   weft emit --layer ... --params vector_kappa=4,vector_sigma=8,... --out DIR
 //   weft emit --db results.db --layer ... --pick fastest|smallest|knee|budget=25MB --out DIR
 //
 // The point is checked before any code is generated. For a layer, the parametric program is
 // conv-direct's output for the structure (v, unroll) the parameters choose (explore/explorer.h
-// layerTarget, the program `weft explore --layer` measures); the other parameters may be
+// layerTarget, the program `weft explore --layer` measures), or conv-register-blocked-vector's
+// for (vector_kappa, vector_sigma) (layerVectorTarget); the other parameters may be
 // given by their names without the rewrite's numeric suffix (theta for theta2), as the results
 // database records them. For a file, every size variable the definition mentions needs a
 // value, from --size (sizes) or --params (tuning parameters). Unknown and missing names, values
@@ -17,6 +19,11 @@
 // and are checked against the generated kernels (they must divide the global size).
 // With --pick the variant comes from the results database (explore/variant_pick.h), and the
 // device and the pick go into the emitted header comments.
+// --constant-inputs names the inputs that stay the same from run to run; the kernels that
+// depend only on them become the emitted PREFIX_prepare (host/dropin_export.h). Layers default
+// to their weights and biases (the register-blocked vector family's weight re-layout is then a
+// one-off step), files to none.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -55,6 +62,7 @@ struct EmitOptions {
   std::string out;
   std::string name;  // --name: the prefix
   std::string buildOptions;
+  std::string constantInputs;  // --constant-inputs: "NAME,..." or "none"; "" = the default
 };
 
 // "a=1,b=2" (several --params options add up) as ordered name -> value.
@@ -258,6 +266,43 @@ std::vector<std::string> parameterNames(const Definition& definition) {
   return names;
 }
 
+// The definition parameter indices --constant-inputs names ("none": no constant input), or
+// those of `defaults` when the option is not given. An unknown or repeated name is an error
+// that lists the parameters.
+std::set<int> constantInputIndices(const EmitOptions& options,
+                                   const std::vector<std::string>& parameters,
+                                   const std::vector<std::string>& defaults) {
+  std::vector<std::string> names = defaults;
+  if (!options.constantInputs.empty()) {
+    names.clear();
+    if (options.constantInputs != "none") {
+      size_t start = 0;
+      while (start <= options.constantInputs.size()) {
+        size_t end = options.constantInputs.find(',', start);
+        if (end == std::string::npos) end = options.constantInputs.size();
+        names.push_back(options.constantInputs.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  }
+  std::set<int> indices;
+  for (const std::string& name : names) {
+    auto found = std::find(parameters.begin(), parameters.end(), name);
+    if (found == parameters.end()) {
+      throw std::runtime_error(
+          "--constant-inputs: '" + name +
+          "' is not an input of the program (its inputs: " + joined(parameters) + "; or none)");
+    }
+    if (!indices.insert(static_cast<int>(found - parameters.begin())).second) {
+      throw std::runtime_error("--constant-inputs: " + name + " is given twice");
+    }
+  }
+  return indices;
+}
+
+// A layer's constant inputs by default: its weights and biases.
+const std::vector<std::string> kLayerConstantInputs = {"weights", "biases"};
+
 // What a layer's emitted files say about its layouts.
 std::vector<std::string> layerNotes(const ConvLayer& layer) {
   return {
@@ -280,21 +325,60 @@ void writeAndReport(const CompiledProgram& compiled, const ArithBinding& sizes,
   host::writeDropin(options.out, files);
   std::string names;
   for (const host::DropinFile& file : files) names += " " + file.name;
-  std::printf("%s: %zu kernel(s), %lld bytes of buffers; wrote%s to %s\n", metadata.program.c_str(),
-              compiled.kernels.size(), static_cast<long long>(compiled.globalBytes(sizes)),
+  size_t preparation = 0;
+  if (!metadata.constantInputs.empty()) {
+    for (bool once : compiled.preparationKernels(metadata.constantInputs)) preparation += once;
+  }
+  std::printf("%s: %zu kernel(s) (%zu in %s_prepare), %lld bytes of buffers; wrote%s to %s\n",
+              metadata.program.c_str(), compiled.kernels.size(), preparation,
+              metadata.prefix.c_str(), static_cast<long long>(compiled.globalBytes(sizes)),
               names.c_str(), options.out.c_str());
 }
 
-void emitLayerPoint(const EmitOptions& options) {
-  ConvLayer layer = layerOption(options.layer);
-  std::map<std::string, int64_t> given = parseParams(options.params);
+// The structure --params chooses for a layer: the register-blocked vector family when it gives
+// vector_kappa and vector_sigma, else conv-direct's (v, unroll), which are then required.
+// Returns the target and its structural parameters in the order to list them.
+std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> layerStructure(
+    const ConvLayer& layer, const std::map<std::string, int64_t>& given) {
+  if (given.count("vector_kappa") || given.count("vector_sigma")) {
+    if (!given.count("vector_kappa") || !given.count("vector_sigma")) {
+      throw std::runtime_error(
+          "--params: the register-blocked vector family needs both vector_kappa and "
+          "vector_sigma");
+    }
+    int64_t kappa = given.at("vector_kappa"), sigma = given.at("vector_sigma");
+    // The structures weft explore samples (explore/explorer.h layerVectorStructures).
+    const std::set<int64_t> kappas = {4, 8, 16}, sigmas = {2, 4, 7, 8, 14, 16};
+    if (!kappas.count(kappa) || layer.M % kappa != 0 || !sigmas.count(sigma) ||
+        layer.outW() % sigma != 0) {
+      throw std::runtime_error("--params: vector_kappa=" + std::to_string(kappa) +
+                               ", vector_sigma=" + std::to_string(sigma) +
+                               " is not a register-blocked vector structure of this layer "
+                               "(vector_kappa in {4, 8, 16} dividing M=" +
+                               std::to_string(layer.M) + ", vector_sigma in {2, 4, 7, 8, 14, 16} " +
+                               "dividing the output width " + std::to_string(layer.outW()) + ")");
+    }
+    const int64_t padInLoads =
+        given.count("vector_pad_in_loads") ? given.at("vector_pad_in_loads") : 0;
+    if (padInLoads != 0 && padInLoads != 1) {
+      throw std::runtime_error("--params: vector_pad_in_loads=" + std::to_string(padInLoads) +
+                               " is not 0 or 1");
+    }
+    return {explore::layerVectorTarget(layer, static_cast<int>(kappa), static_cast<int>(sigma),
+                                       static_cast<int>(padInLoads)),
+            {{"vector_kappa", kappa},
+             {"vector_sigma", sigma},
+             {"vector_pad_in_loads", padInLoads}}};
+  }
   std::vector<std::string> structural;
   for (const char* name : {"v", "unroll"}) {
     if (!given.count(name)) structural.push_back(name);
   }
   if (!structural.empty()) {
     throw std::runtime_error("--params: no value for " + joined(structural) +
-                             " (conv-direct's structure: v in {1, 2, 4, 8, 16}, unroll in {0, 1})");
+                             " (conv-direct's structure: v in {1, 2, 4, 8, 16}, unroll in {0, 1}; "
+                             "or vector_kappa and vector_sigma for the register-blocked vector "
+                             "family)");
   }
   int64_t v = given.at("v"), unroll = given.at("unroll");
   if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
@@ -304,18 +388,26 @@ void emitLayerPoint(const EmitOptions& options) {
   if (unroll != 0 && unroll != 1) {
     throw std::runtime_error("--params: unroll=" + std::to_string(unroll) + " is not 0 or 1");
   }
-  explore::ExploreTarget target =
-      explore::layerTarget(layer, static_cast<int>(v), static_cast<int>(unroll));
+  return {explore::layerTarget(layer, static_cast<int>(v), static_cast<int>(unroll)),
+          {{"v", v}, {"unroll", unroll}}};
+}
+
+void emitLayerPoint(const EmitOptions& options) {
+  ConvLayer layer = layerOption(options.layer);
+  std::map<std::string, int64_t> given = parseParams(options.params);
+  auto [target, fixed] = layerStructure(layer, given);
+  const bool vectorFamily = fixed.front().first == "vector_kappa";
+  std::string structureText = vectorFamily ? "conv-register-blocked-vector" : "conv-direct";
+  for (const auto& [name, value] : fixed) structureText += " " + name + "=" + std::to_string(value);
   explore::SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
   spaceOptions.device = profileOption(options);
   explore::ParameterSpace space =
       explore::buildParameterSpace(target.parametric, target.sizes, spaceOptions);
-  const std::set<std::string> reserved = {"v", "unroll"};
+  std::set<std::string> reserved;
+  for (const auto& [name, value] : fixed) reserved.insert(name);
   std::vector<int64_t> values =
-      checkedPoint(space, given, reserved,
-                   target.program + " (conv-direct v=" + std::to_string(v) +
-                       " unroll=" + std::to_string(unroll) + ")");
+      checkedPoint(space, given, reserved, target.program + " (" + structureText + ")");
 
   ArithBinding binding = space.binding(values);
   std::map<std::string, int64_t> local = extraLocalSizes(space, given);
@@ -325,9 +417,12 @@ void emitLayerPoint(const EmitOptions& options) {
 
   host::DropinMetadata metadata;
   metadata.prefix = host::dropinPrefix(target.program);
-  metadata.program = layer.describe() + "; conv-direct";
+  metadata.program =
+      layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
   metadata.inputNames = parameterNames(target.parametric);
-  metadata.parameters = {{"v", v}, {"unroll", unroll}};
+  metadata.constantInputs =
+      constantInputIndices(options, metadata.inputNames, kLayerConstantInputs);
+  metadata.parameters = fixed;
   for (size_t i = 0; i < space.parameters.size(); ++i) {
     metadata.parameters.push_back(
         {displayName(space, space.parameters[i].name, reserved), values[i]});
@@ -388,6 +483,7 @@ void emitFilePoint(const EmitOptions& options) {
   metadata.prefix = host::dropinPrefix(definition.name);
   metadata.program = "definition " + definition.name + " of " + options.file;
   metadata.inputNames = parameterNames(definition);
+  metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
   for (size_t i = 0; i < space.parameters.size(); ++i) {
     metadata.parameters.push_back({space.parameters[i].name, values[i]});
   }
@@ -420,17 +516,24 @@ void emitPicked(const EmitOptions& options) {
 
   host::DropinMetadata metadata;
   metadata.prefix = host::dropinPrefix(target.program);
-  metadata.program = layer.describe() + "; conv-direct";
   metadata.inputNames = parameterNames(convListing3Definition());
+  metadata.constantInputs =
+      constantInputIndices(options, metadata.inputNames, kLayerConstantInputs);
   nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
+  const bool vectorFamily = recorded.is_object() && recorded.contains("vector_kappa");
+  metadata.program =
+      layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
   if (recorded.is_object()) {
-    for (const char* first : {"v", "unroll"}) {
+    const std::set<std::string> structural = {"v", "unroll", "vector_kappa", "vector_sigma",
+                                              "vector_pad_in_loads"};
+    for (const char* first :
+         {"v", "unroll", "vector_kappa", "vector_sigma", "vector_pad_in_loads"}) {
       if (recorded.contains(first) && recorded[first].is_number_integer()) {
         metadata.parameters.push_back({first, recorded[first].get<int64_t>()});
       }
     }
     for (const auto& [name, value] : recorded.items()) {
-      if (name == "v" || name == "unroll" || !value.is_number_integer()) continue;
+      if (structural.count(name) || !value.is_number_integer()) continue;
       metadata.parameters.push_back({name, value.get<int64_t>()});
     }
   }
@@ -531,6 +634,10 @@ void registerEmit(CLI::App& app) {
   command->add_option("--name", options->name,
                       "the prefix of every emitted name and file (a C identifier; default "
                       "weft_<layer or definition>)");
+  command->add_option("--constant-inputs", options->constantInputs,
+                      "the inputs that stay the same from run to run, NAME,... or none: the "
+                      "kernels depending only on them run once, in PREFIX_prepare (default: a "
+                      "layer's weights,biases; for a FILE none)");
   command->add_option("--build-options", options->buildOptions,
                       "OpenCL build options baked into the host code (e.g. -cl-fast-relaxed-math)");
   command->callback([options] { emit(*options); });

@@ -2,7 +2,10 @@
 // program once, then writes the kernel source, the C99 host code, the manifest, the CMake
 // snippet and the README as text. The host code is straight-line C generated per program (one
 // clSetKernelArg per argument, launch sizes as constant tables), so an application's compiler
-// sees nothing weft-specific and no loop over an empty table can warn.
+// sees nothing weft-specific and no loop over an empty table can warn. The kernels are split
+// after the metadata's constant inputs (CompiledProgram::preparationKernels): the one-off ones
+// go into P_prepare/P_prepare_buffers, the rest into P_run/P_run_buffers, which waits for the
+// preparation's last event and refuses an unprepared handle.
 #include "host/dropin_export.h"
 
 #include <fmt/format.h>
@@ -69,6 +72,8 @@ bool isCIdentifier(const std::string& text) {
 std::string commentSafe(std::string text) {
   size_t at = 0;
   while ((at = text.find("*/", at)) != std::string::npos) text.replace(at, 2, "* /");
+  at = 0;  // "/*" inside a comment is legal but warned about (-Wcomment)
+  while ((at = text.find("/*", at)) != std::string::npos) text.replace(at, 2, "/ *");
   return text;
 }
 
@@ -109,6 +114,42 @@ std::vector<int64_t> shapeOf(Type type, const ArithBinding& sizes, const std::st
   if (!type || type.isTuple()) return {};
   if (type.isVector()) shape.push_back(type.vectorWidth());
   return shape;
+}
+
+// Splits the kernels of `out` into preparation and per-inference ones (the constant inputs'
+// kernels, CompiledProgram::preparationKernels) and records which buffers each side reads.
+void markPreparation(const CompiledProgram& program, const DropinMetadata& metadata,
+                     int parameterCount, Emitted& out) {
+  for (int index : metadata.constantInputs) {
+    if (index < 0 || index >= parameterCount) {
+      throw DropinError(
+          fmt::format("constant input {} does not exist: the definition has {} "
+                      "parameter(s)",
+                      index, parameterCount));
+    }
+    out.inputs[static_cast<size_t>(index)].constant = true;
+  }
+  std::vector<bool> preparation(program.kernels.size(), false);
+  if (!metadata.constantInputs.empty()) {
+    preparation = program.preparationKernels(metadata.constantInputs);
+  }
+  for (size_t k = 0; k < out.kernels.size(); ++k) {
+    EmittedKernel& kernel = out.kernels[k];
+    kernel.preparation = k < preparation.size() && preparation[k];
+    for (size_t a = 0; a < kernel.args.size(); ++a) {
+      const EmittedArg& arg = kernel.args[a];
+      if (arg.kind != KernelArg::Kind::Buffer) continue;
+      EmittedBuffer& buffer = out.buffers[static_cast<size_t>(arg.buffer)];
+      if (kernel.preparation && buffer.role == BufferPlan::Role::Temporary &&
+          program.kernels[k].args[a].written) {
+        buffer.prepared = true;
+      }
+      for (EmittedInput& input : out.inputs) {
+        if (input.buffer != arg.buffer) continue;
+        (kernel.preparation ? input.readByPreparation : input.readByRun) = true;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -252,8 +293,16 @@ Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& size
     }
     out.kernels.push_back(kernel);
   }
+  markPreparation(program, metadata, parameterCount, out);
   return out;
 }
+
+size_t Emitted::preparationKernelCount() const {
+  return static_cast<size_t>(std::count_if(kernels.begin(), kernels.end(),
+                                           [](const EmittedKernel& k) { return k.preparation; }));
+}
+
+size_t Emitted::runKernelCount() const { return kernels.size() - preparationKernelCount(); }
 
 namespace {
 
@@ -321,15 +370,24 @@ std::vector<std::string> describeLines(const Emitted& emitted, const DropinMetad
                   (metadata.buildOptions.empty() ? std::string("none") : metadata.buildOptions));
   lines.push_back("kernels (launch order):");
   for (const EmittedKernel& kernel : emitted.kernels) {
-    lines.push_back("  " + kernel.name + ": global " + launchText(kernel, false) + ", local " +
-                    (kernel.hasLocal ? launchText(kernel, true) : "chosen by the driver"));
+    lines.push_back(
+        "  " + kernel.name + ": global " + launchText(kernel, false) + ", local " +
+        (kernel.hasLocal ? launchText(kernel, true) : "chosen by the driver") +
+        (kernel.preparation ? " (preparation: once, in " + metadata.prefix + "_prepare)" : ""));
   }
   lines.push_back("buffers (row-major):");
   for (const EmittedBuffer& buffer : emitted.buffers) {
-    lines.push_back(fmt::format("  {} ({}, {}): {} bytes, shape {}", buffer.name,
-                                roleName(buffer.role), buffer.elementType, buffer.bytes,
-                                shapeText(buffer.shape)));
+    lines.push_back(fmt::format(
+        "  {} ({}, {}): {} bytes, shape {}{}", buffer.name, roleName(buffer.role),
+        buffer.elementType, buffer.bytes, shapeText(buffer.shape),
+        buffer.prepared ? ", written by " + metadata.prefix + "_prepare" : std::string()));
   }
+  std::string constants;
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant) constants += (constants.empty() ? "" : ", ") + input.name;
+  }
+  lines.push_back("constant inputs (" + metadata.prefix +
+                  "_prepare): " + (constants.empty() ? std::string("none") : constants));
   for (const std::string& note : metadata.notes) lines.push_back("note: " + note);
   return lines;
 }
@@ -470,6 +528,36 @@ const std::vector<std::pair<int, const char*>>& openclErrorNames() {
 
 namespace {
 
+// P_ERROR_NOT_PREPARED: far from the codes Khronos assigns (0 to -72 and the extensions' -1000s).
+constexpr int kNotPreparedCode = -20001;
+
+size_t constantInputCount(const Emitted& emitted) {
+  return static_cast<size_t>(std::count_if(emitted.inputs.begin(), emitted.inputs.end(),
+                                           [](const EmittedInput& i) { return i.constant; }));
+}
+
+// "weights, biases, " (each constant input followed by ", ") for a call in comments.
+std::string constantArgumentText(const Emitted& emitted) {
+  std::string text;
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant) text += input.name + ", ";
+  }
+  return text;
+}
+
+std::string constantNamesText(const Emitted& emitted) {
+  std::string text = constantArgumentText(emitted);
+  return text.empty() ? "none" : text.substr(0, text.size() - 2);
+}
+
+std::string preparedNamesText(const Emitted& emitted) {
+  std::string text;
+  for (const EmittedBuffer& buffer : emitted.buffers) {
+    if (buffer.prepared) text += (text.empty() ? "" : ", ") + buffer.name;
+  }
+  return text.empty() ? "none" : text;
+}
+
 std::string clSource(const CompiledProgram& program, const Emitted& emitted,
                      const DropinMetadata& metadata) {
   std::vector<std::string> lines = describeLines(emitted, metadata);
@@ -490,7 +578,9 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
       "",
       "Use:  " + p + "_t* handle;",
       "      cl_int err = " + p + "_create(context, device, &handle);",
-      "      err = " + p + "_run(handle, queue, <inputs...>, output, NULL);",
+      "      err = " + p + "_prepare(handle, queue, " + constantArgumentText(emitted) +
+          "NULL);  -- once, again when those change",
+      "      err = " + p + "_run(handle, queue, <inputs...>, output, NULL);  -- per inference",
       "      " + p + "_destroy(handle);",
       "Buffers belong to the application: create them with " + P +
           "_BYTES_* bytes (row-major; element types below).",
@@ -519,7 +609,16 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
   h << "#define " << P << "_INPUT_COUNT " << emitted.inputs.size() << " /* arguments of " << p
     << "_run before the output */\n";
   h << "#define " << P << "_OUTPUT_BUFFER " << emitted.buffers[emitted.output].enumName << "\n";
+  h << "#define " << P << "_CONSTANT_INPUT_COUNT " << constantInputCount(emitted)
+    << " /* arguments of " << p << "_prepare */\n";
   h << "#define " << P << "_KERNEL_COUNT " << emitted.kernels.size() << "\n";
+  h << "#define " << P << "_PREPARE_KERNEL_COUNT " << emitted.preparationKernelCount()
+    << " /* launched by " << p << "_prepare */\n";
+  h << "#define " << P << "_RUN_KERNEL_COUNT " << emitted.runKernelCount() << " /* launched by "
+    << p << "_run */\n";
+  h << "/* Returned by " << p << "_run before " << p
+    << "_prepare has run (outside OpenCL's error codes). */\n";
+  h << "#define " << P << "_ERROR_NOT_PREPARED ((cl_int)" << kNotPreparedCode << ")\n";
   h << "#define " << P << "_MAX_RANK " << maxRank << "\n\n";
   h << "/* Bytes of every buffer (shape in the comment). */\n";
   for (const EmittedBuffer& buffer : emitted.buffers) {
@@ -544,19 +643,52 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
     << "_t** out);\n\n";
   h << "/* The compiler's log of the build (\"\" when it said nothing or handle is NULL). */\n";
   h << "const char* " << p << "_build_log(const " << p << "_t* handle);\n\n";
-  h << "/* Enqueues the kernels on `queue` (in-order or not: each waits for the previous one).\n"
-       "   Inputs are read, output is written; all are application-owned buffers of at least\n"
-       "   "
-    << P
-    << "_BYTES_* bytes. event_out (optional) receives the last kernel's event: the run\n"
-       "   is complete when it is; release it with clReleaseEvent. Not thread-safe for one\n"
-       "   handle (kernel arguments live in the handle): use one handle per thread. */\n";
+  h << "/* The one-off part: enqueues the kernels that depend only on the constant inputs\n"
+       "   ("
+    << constantNamesText(emitted)
+    << ") on `queue`; their results stay in buffers the\n"
+       "   handle owns";
+  if (emitted.preparationKernelCount() == 0) {
+    h << ". This program has no such kernel: it only marks the handle prepared,\n"
+         "   and "
+      << p << "_run works without it";
+  } else {
+    h << " (" << preparedNamesText(emitted) << "). Call it once after " << p
+      << "_create and\n   again whenever those inputs change (not while a run is in flight); " << p
+      << "_run\n   refuses the handle until it has been called (" << P
+      << "_ERROR_NOT_PREPARED) and waits for\n   its kernels";
+  }
+  h << ". event_out (optional, NULL when nothing was enqueued) receives the\n   last kernel's "
+       "event; release it with clReleaseEvent. */\n";
+  h << "cl_int " << p << "_prepare(" << p << "_t* handle, cl_command_queue queue";
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant) h << ", cl_mem " << input.name;
+  }
+  h << ",\n    cl_event* event_out);\n\n";
+  h << "/* The same with all inputs as an array (" << P << "_INPUT_COUNT entries, as for " << p
+    << "_run_buffers; only the\n   constant ones are read) and, optionally, one event per kernel ("
+    << P << "_PREPARE_KERNEL_COUNT\n   entries, each to be released). */\n";
+  h << "cl_int " << p << "_prepare_buffers(" << p
+    << "_t* handle, cl_command_queue queue, const cl_mem* inputs,\n    cl_event* "
+       "kernel_events);\n\n";
+  h << "/* Enqueues the per-inference kernels on `queue` (in-order or not: each waits for the\n"
+       "   previous one). Inputs are read, output is written; all are application-owned buffers\n"
+       "   of at least "
+    << P << "_BYTES_* bytes";
+  bool anyPrepareOnly = false;
+  for (const EmittedInput& input : emitted.inputs) {
+    anyPrepareOnly = anyPrepareOnly || (input.buffer >= 0 && !input.readByRun);
+  }
+  if (anyPrepareOnly) h << " (inputs only " << p << "_prepare reads may be NULL)";
+  h << ". event_out (optional) receives the last\n   kernel's event: the run is complete when it "
+       "is; release it with clReleaseEvent. Not\n   thread-safe for one handle (kernel arguments "
+       "live in the handle): use one handle per\n   thread. */\n";
   h << "cl_int " << p << "_run(" << p << "_t* handle, cl_command_queue queue";
   for (const EmittedInput& input : emitted.inputs) h << ", cl_mem " << input.name;
   h << ",\n    cl_mem output, cl_event* event_out);\n\n";
   h << "/* The same with the inputs as an array (" << P
     << "_INPUT_COUNT entries) and, optionally, one\n   event per kernel (" << P
-    << "_KERNEL_COUNT entries, each to be released) for per-kernel timing. */\n";
+    << "_RUN_KERNEL_COUNT entries, each to be released) for per-kernel timing. */\n";
   h << "cl_int " << p << "_run_buffers(" << p
     << "_t* handle, cl_command_queue queue, const cl_mem* inputs,\n    cl_mem output, cl_event* "
        "kernel_events);\n\n";
@@ -566,6 +698,150 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
   h << "const char* " << p << "_error_name(cl_int code);\n\n";
   h << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << P << "_H */\n";
   return h.str();
+}
+
+enum class EnqueuePart { Prepare, Run };
+
+// P_prepare_buffers or P_run_buffers: checks, buffer arguments of `kernels` (indices in launch
+// order), then one clEnqueueNDRangeKernel each, every kernel waiting for the one before; the
+// first run kernel waits for the last preparation kernel (handle->prepared_event) when the
+// program has preparation kernels.
+std::string enqueueFunction(const Emitted& emitted, const DropinMetadata& metadata,
+                            EnqueuePart part, const std::vector<size_t>& kernels,
+                            bool needsPreparation) {
+  const std::string& p = metadata.prefix;
+  const std::string P = upper(p);
+  const bool prepare = part == EnqueuePart::Prepare;
+  const std::string function = p + (prepare ? "_prepare_buffers" : "_run_buffers");
+  std::ostringstream c;
+  c << "cl_int " << function << "(" << p
+    << "_t* handle, cl_command_queue queue, const cl_mem* inputs,\n    "
+    << (prepare ? "" : "cl_mem output, ") << "cl_event* kernel_events) {\n";
+  if (!kernels.empty()) {
+    c << "  cl_mem buffers[" << emitted.buffers.size() << "];\n";
+    c << "  cl_event events[" << kernels.size() << "];\n";
+    c << "  cl_int err = CL_SUCCESS;\n";
+  }
+  c << "  if (handle == NULL || queue == NULL" << (prepare ? "" : " || output == NULL")
+    << ") return CL_INVALID_VALUE;\n";
+  c << "  if (!handle->ready) return CL_INVALID_PROGRAM_EXECUTABLE;\n";
+  if (!prepare && needsPreparation) {
+    c << "  if (!handle->prepared) return " << P << "_ERROR_NOT_PREPARED; /* call " << p
+      << "_prepare first */\n";
+  }
+  if (kernels.empty()) {
+    c << "  (void)inputs;\n  (void)kernel_events;\n";
+    if (prepare) {
+      c << "  /* no kernel depends only on the constant inputs: nothing to prepare */\n";
+      c << "  handle->prepared = 1;\n";
+    } else {
+      c << "  (void)output;\n";
+    }
+    c << "  return CL_SUCCESS;\n}\n\n";
+    return c.str();
+  }
+  bool readsInputs = false;
+  for (const EmittedInput& input : emitted.inputs) {
+    readsInputs = readsInputs || (prepare ? input.readByPreparation : input.readByRun);
+  }
+  c << (readsInputs ? "  if (inputs == NULL) return CL_INVALID_VALUE;\n" : "  (void)inputs;\n");
+  for (size_t i = 0; i < emitted.inputs.size(); ++i) {
+    const EmittedInput& input = emitted.inputs[i];
+    if (!(prepare ? input.readByPreparation : input.readByRun)) {
+      c << "  /* input " << i << " (" << input.name << ") is not read here */\n";
+      continue;
+    }
+    c << "  if (inputs[" << i << "] == NULL) return CL_INVALID_MEM_OBJECT;\n";
+    c << "  buffers[" << emitted.buffers[static_cast<size_t>(input.buffer)].enumName
+      << "] = inputs[" << i << "];\n";
+  }
+  if (!prepare) c << "  buffers[" << emitted.buffers[emitted.output].enumName << "] = output;\n";
+  size_t temporary = 0;
+  for (const EmittedBuffer& buffer : emitted.buffers) {
+    if (buffer.role != BufferPlan::Role::Temporary) continue;
+    c << "  buffers[" << buffer.enumName << "] = handle->temporaries[" << temporary++ << "];\n";
+  }
+  for (size_t k : kernels) {
+    const EmittedKernel& kernel = emitted.kernels[k];
+    for (size_t a = 0; a < kernel.args.size(); ++a) {
+      const EmittedArg& arg = kernel.args[a];
+      if (arg.kind != KernelArg::Kind::Buffer) continue;
+      c << "  err = clSetKernelArg(handle->kernels[" << k << "], " << a
+        << ", sizeof(cl_mem), &buffers["
+        << emitted.buffers[static_cast<size_t>(arg.buffer)].enumName << "]);\n";
+      c << "  if (err != CL_SUCCESS) return err;\n";
+    }
+  }
+  if (prepare) {
+    c << "  /* A failed preparation leaves the handle unprepared. */\n";
+    c << "  handle->prepared = 0;\n";
+    c << "  if (handle->prepared_event != NULL) {\n    clReleaseEvent(handle->prepared_event);\n"
+      << "    handle->prepared_event = NULL;\n  }\n";
+  }
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    const size_t k = kernels[j];
+    std::string waitList = j > 0                            ? fmt::format("1, &events[{}]", j - 1)
+                           : (!prepare && needsPreparation) ? "1, &handle->prepared_event"
+                                                            : "0, NULL";
+    c << "  /* " << emitted.kernels[k].name << " */\n";
+    c << "  err = clEnqueueNDRangeKernel(queue, handle->kernels[" << k << "], " << p
+      << "_dimensions[" << k << "], NULL, " << p << "_global_sizes[" << k << "],\n"
+      << "                               " << p << "_has_local_size[" << k << "] ? " << p
+      << "_local_sizes[" << k << "] : NULL, " << waitList << ", &events[" << j << "]);\n";
+    c << "  if (err != CL_SUCCESS) {\n";
+    for (size_t i = 0; i < j; ++i) c << "    clReleaseEvent(events[" << i << "]);\n";
+    c << "    return err;\n  }\n";
+  }
+  const size_t last = kernels.size() - 1;
+  if (prepare) {
+    c << "  err = clRetainEvent(events[" << last << "]);\n";
+    c << "  if (err != CL_SUCCESS) {\n";
+    for (size_t i = 0; i < kernels.size(); ++i) c << "    clReleaseEvent(events[" << i << "]);\n";
+    c << "    return err;\n  }\n";
+    c << "  handle->prepared_event = events[" << last << "];\n  handle->prepared = 1;\n";
+  }
+  c << "  if (kernel_events != NULL) {\n";
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    c << "    kernel_events[" << j << "] = events[" << j << "];\n";
+  }
+  c << "  } else {\n";
+  for (size_t j = 0; j < kernels.size(); ++j) c << "    clReleaseEvent(events[" << j << "]);\n";
+  c << "  }\n  return CL_SUCCESS;\n}\n\n";
+  return c.str();
+}
+
+// P_prepare or P_run: the named-argument form of the array function, handing out only the
+// last kernel's event (`kernelCount` kernels).
+std::string namedArgumentsFunction(const Emitted& emitted, const DropinMetadata& metadata,
+                                   EnqueuePart part, size_t kernelCount) {
+  const std::string& p = metadata.prefix;
+  const bool prepare = part == EnqueuePart::Prepare;
+  std::ostringstream c;
+  c << "cl_int " << p << (prepare ? "_prepare(" : "_run(") << p
+    << "_t* handle, cl_command_queue queue";
+  for (const EmittedInput& input : emitted.inputs) {
+    if (!prepare || input.constant) c << ", cl_mem " << input.name;
+  }
+  c << ",\n    " << (prepare ? "" : "cl_mem output, ") << "cl_event* event_out) {\n";
+  if (!emitted.inputs.empty()) c << "  cl_mem inputs[" << emitted.inputs.size() << "];\n";
+  if (kernelCount > 0) c << "  cl_event events[" << kernelCount << "];\n";
+  c << "  cl_int err;\n";
+  for (size_t i = 0; i < emitted.inputs.size(); ++i) {
+    const EmittedInput& input = emitted.inputs[i];
+    c << "  inputs[" << i << "] = " << (!prepare || input.constant ? input.name : "NULL") << ";\n";
+  }
+  c << "  if (event_out != NULL) *event_out = NULL;\n";
+  c << "  err = " << p << (prepare ? "_prepare_buffers" : "_run_buffers") << "(handle, queue, "
+    << (emitted.inputs.empty() ? "NULL" : "inputs") << ", " << (prepare ? "" : "output, ")
+    << (kernelCount > 0 ? "events" : "NULL") << ");\n";
+  c << "  if (err != CL_SUCCESS) return err;\n";
+  for (size_t k = 0; k + 1 < kernelCount; ++k) c << "  clReleaseEvent(events[" << k << "]);\n";
+  if (kernelCount > 0) {
+    c << "  if (event_out != NULL) {\n    *event_out = events[" << kernelCount - 1
+      << "];\n  } else {\n    clReleaseEvent(events[" << kernelCount - 1 << "]);\n  }\n";
+  }
+  c << "  return CL_SUCCESS;\n}\n\n";
+  return c.str();
 }
 
 std::string source(const Emitted& emitted, const std::string& clText,
@@ -648,7 +924,9 @@ std::string source(const Emitted& emitted, const std::string& clText,
   c << "struct " << p << " {\n  cl_context context;\n  cl_program program;\n";
   c << "  cl_kernel kernels[" << std::max<size_t>(kernelCount, 1) << "];\n";
   c << "  cl_mem temporaries[" << std::max<size_t>(temporaries, 1) << "];\n";
-  c << "  char* build_log;\n  int ready; /* built, kernels and temporaries created */\n};\n\n";
+  c << "  char* build_log;\n  int ready; /* built, kernels and temporaries created */\n"
+    << "  int prepared; /* the preparation kernels were enqueued */\n"
+    << "  cl_event prepared_event; /* the last preparation kernel's (retained), or NULL */\n};\n\n";
 
   // Queries.
   c << "size_t " << p << "_buffer_bytes(" << p << "_buffer buffer) {\n"
@@ -672,6 +950,7 @@ std::string source(const Emitted& emitted, const std::string& clText,
   for (const auto& [code, name] : openclErrorNames()) {
     c << "    case " << code << ": return \"" << name << "\";\n";
   }
+  c << "    case " << kNotPreparedCode << ": return \"" << P << "_ERROR_NOT_PREPARED\";\n";
   c << "    default: return \"unknown OpenCL error\";\n  }\n}\n\n";
 
   // Destroy.
@@ -681,6 +960,7 @@ std::string source(const Emitted& emitted, const std::string& clText,
     << "    if (handle->kernels[i] != NULL) clReleaseKernel(handle->kernels[i]);\n  }\n";
   c << "  for (i = 0; i < sizeof handle->temporaries / sizeof handle->temporaries[0]; ++i) {\n"
     << "    if (handle->temporaries[i] != NULL) clReleaseMemObject(handle->temporaries[i]);\n  }\n";
+  c << "  if (handle->prepared_event != NULL) clReleaseEvent(handle->prepared_event);\n";
   c << "  if (handle->program != NULL) clReleaseProgram(handle->program);\n";
   c << "  if (handle->context != NULL) clReleaseContext(handle->context);\n";
   c << "  free(handle->build_log);\n  free(handle);\n}\n\n";
@@ -720,7 +1000,7 @@ std::string source(const Emitted& emitted, const std::string& clText,
   c << "  handle = (" << p << "_t*)malloc(sizeof *handle);\n";
   c << "  if (handle == NULL) return CL_OUT_OF_HOST_MEMORY;\n";
   c << "  handle->context = NULL;\n  handle->program = NULL;\n  handle->build_log = NULL;\n"
-    << "  handle->ready = 0;\n";
+    << "  handle->ready = 0;\n  handle->prepared = 0;\n  handle->prepared_event = NULL;\n";
   c << "  for (i = 0; i < sizeof handle->kernels / sizeof handle->kernels[0]; ++i) "
        "handle->kernels[i] = NULL;\n";
   c << "  for (i = 0; i < sizeof handle->temporaries / sizeof handle->temporaries[0]; ++i) {\n"
@@ -760,97 +1040,19 @@ std::string source(const Emitted& emitted, const std::string& clText,
   }
   c << "  err = " << p << "_set_constant_args(handle);\n";
   c << "  if (err != CL_SUCCESS) {\n    " << p << "_destroy(handle);\n    return err;\n  }\n";
-  c << "  /* A one-off re-layout of constant inputs (weights) would run here, into buffers the\n"
-       "     handle owns; this program reads every input in its own layout. */\n";
   c << "  handle->ready = 1;\n  *out = handle;\n  return CL_SUCCESS;\n}\n\n";
 
-  // Run with arrays.
-  c << "cl_int " << p << "_run_buffers(" << p
-    << "_t* handle, cl_command_queue queue, const cl_mem* inputs,\n    cl_mem output, cl_event* "
-       "kernel_events) {\n";
-  c << "  cl_mem buffers[" << emitted.buffers.size() << "];\n";
-  if (kernelCount > 0) c << "  cl_event events[" << kernelCount << "];\n";
-  c << "  cl_int err = CL_SUCCESS;\n";
-  c << "  if (handle == NULL || queue == NULL || output == NULL) return CL_INVALID_VALUE;\n";
-  c << "  if (!handle->ready) return CL_INVALID_PROGRAM_EXECUTABLE;\n";
-  if (!emitted.inputs.empty()) {
-    c << "  if (inputs == NULL) return CL_INVALID_VALUE;\n";
-  } else {
-    c << "  (void)inputs;\n";
-  }
-  for (size_t i = 0; i < emitted.inputs.size(); ++i) {
-    const EmittedInput& input = emitted.inputs[i];
-    if (input.buffer < 0) {
-      c << "  /* input " << i << " (" << input.name << ") is not read by the kernels */\n";
-      continue;
-    }
-    c << "  if (inputs[" << i << "] == NULL) return CL_INVALID_MEM_OBJECT;\n";
-    c << "  buffers[" << emitted.buffers[input.buffer].enumName << "] = inputs[" << i << "];\n";
-  }
-  c << "  buffers[" << emitted.buffers[emitted.output].enumName << "] = output;\n";
-  for (size_t t = 0; t < temporaries; ++t) {
-    c << "  buffers[" << emitted.buffers[firstTemporary + t].enumName << "] = handle->temporaries["
-      << t << "];\n";
-  }
+  // Prepare and run, each with arrays then with named arguments.
+  std::vector<size_t> preparationKernels, runKernels;
   for (size_t k = 0; k < kernelCount; ++k) {
-    const EmittedKernel& kernel = emitted.kernels[k];
-    for (size_t a = 0; a < kernel.args.size(); ++a) {
-      const EmittedArg& arg = kernel.args[a];
-      if (arg.kind != KernelArg::Kind::Buffer) continue;
-      c << "  err = clSetKernelArg(handle->kernels[" << k << "], " << a
-        << ", sizeof(cl_mem), &buffers["
-        << emitted.buffers[static_cast<size_t>(arg.buffer)].enumName << "]);\n";
-      c << "  if (err != CL_SUCCESS) return err;\n";
-    }
+    (emitted.kernels[k].preparation ? preparationKernels : runKernels).push_back(k);
   }
-  for (size_t k = 0; k < kernelCount; ++k) {
-    c << "  /* " << emitted.kernels[k].name << " */\n";
-    c << "  err = clEnqueueNDRangeKernel(queue, handle->kernels[" << k << "], " << p
-      << "_dimensions[" << k << "], NULL, " << p << "_global_sizes[" << k << "],\n"
-      << "                               " << p << "_has_local_size[" << k << "] ? " << p
-      << "_local_sizes[" << k << "] : NULL, "
-      << (k == 0 ? "0, NULL" : fmt::format("1, &events[{}]", k - 1)) << ", &events[" << k
-      << "]);\n";
-    c << "  if (err != CL_SUCCESS) {\n";
-    for (size_t j = 0; j < k; ++j) c << "    clReleaseEvent(events[" << j << "]);\n";
-    c << "    return err;\n  }\n";
-  }
-  if (kernelCount > 0) {
-    c << "  if (kernel_events != NULL) {\n";
-    for (size_t k = 0; k < kernelCount; ++k) {
-      c << "    kernel_events[" << k << "] = events[" << k << "];\n";
-    }
-    c << "  } else {\n";
-    for (size_t k = 0; k < kernelCount; ++k) c << "    clReleaseEvent(events[" << k << "]);\n";
-    c << "  }\n";
-  } else {
-    c << "  (void)kernel_events;\n  (void)buffers;\n";
-  }
-  c << "  return CL_SUCCESS;\n}\n\n";
-
-  // Run with named arguments.
-  c << "cl_int " << p << "_run(" << p << "_t* handle, cl_command_queue queue";
-  for (const EmittedInput& input : emitted.inputs) c << ", cl_mem " << input.name;
-  c << ",\n    cl_mem output, cl_event* event_out) {\n";
-  if (!emitted.inputs.empty()) {
-    c << "  cl_mem inputs[" << emitted.inputs.size() << "];\n";
-  }
-  if (kernelCount > 0) c << "  cl_event events[" << kernelCount << "];\n";
-  c << "  cl_int err;\n";
-  for (size_t i = 0; i < emitted.inputs.size(); ++i) {
-    c << "  inputs[" << i << "] = " << emitted.inputs[i].name << ";\n";
-  }
-  c << "  if (event_out != NULL) *event_out = NULL;\n";
-  c << "  err = " << p << "_run_buffers(handle, queue, "
-    << (emitted.inputs.empty() ? "NULL" : "inputs") << ", output, "
-    << (kernelCount > 0 ? "events" : "NULL") << ");\n";
-  c << "  if (err != CL_SUCCESS) return err;\n";
-  for (size_t k = 0; k + 1 < kernelCount; ++k) c << "  clReleaseEvent(events[" << k << "]);\n";
-  if (kernelCount > 0) {
-    c << "  if (event_out != NULL) {\n    *event_out = events[" << kernelCount - 1
-      << "];\n  } else {\n    clReleaseEvent(events[" << kernelCount - 1 << "]);\n  }\n";
-  }
-  c << "  return CL_SUCCESS;\n}\n";
+  const bool needsPreparation = !preparationKernels.empty();
+  c << enqueueFunction(emitted, metadata, EnqueuePart::Prepare, preparationKernels,
+                       needsPreparation);
+  c << namedArgumentsFunction(emitted, metadata, EnqueuePart::Prepare, preparationKernels.size());
+  c << enqueueFunction(emitted, metadata, EnqueuePart::Run, runKernels, needsPreparation);
+  c << namedArgumentsFunction(emitted, metadata, EnqueuePart::Run, runKernels.size());
   (void)P;
   return c.str();
 }
@@ -875,6 +1077,21 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
   Json inputs = Json::array();
   for (const EmittedInput& input : emitted.inputs) inputs.push_back(input.name);
   out["runArguments"] = inputs;
+  Json constants = Json::array();
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant) constants.push_back(input.name);
+  }
+  out["constantInputs"] = constants;  // the arguments of PREFIX_prepare
+  Json preparationKernels = Json::array(), preparedBuffers = Json::array();
+  for (const EmittedKernel& kernel : emitted.kernels) {
+    if (kernel.preparation) preparationKernels.push_back(kernel.name);
+  }
+  for (const EmittedBuffer& buffer : emitted.buffers) {
+    if (buffer.prepared) preparedBuffers.push_back(buffer.name);
+  }
+  out["preparation"] = {{"function", metadata.prefix + "_prepare"},
+                        {"kernels", preparationKernels},
+                        {"buffers", preparedBuffers}};
   Json buffers = Json::array();
   for (const EmittedBuffer& buffer : emitted.buffers) {
     buffers.push_back({{"name", buffer.name},
@@ -883,7 +1100,8 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
                        {"elements", buffer.elements},
                        {"bytes", buffer.bytes},
                        {"shape", buffer.shape},
-                       {"macro", buffer.bytesMacro}});
+                       {"macro", buffer.bytesMacro},
+                       {"prepared", buffer.prepared}});
   }
   out["buffers"] = buffers;
   Json kernels = Json::array();
@@ -912,7 +1130,8 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
                        {"dimensions", kernel.dimensions},
                        {"globalSize", global},
                        {"localSize", local},
-                       {"arguments", args}});
+                       {"arguments", args},
+                       {"preparation", kernel.preparation}});
   }
   out["kernels"] = kernels;
   out["notes"] = metadata.notes;
@@ -958,8 +1177,9 @@ std::string readme(const Emitted& emitted, const DropinMetadata& metadata) {
   r << "- `" << p << ".h`, `" << p
     << ".c`: C99 host code; needs only `<CL/cl.h>` and the OpenCL ICD loader.\n";
   r << "- `" << p
-    << ".json`: the manifest (kernels with launch sizes and arguments, buffers, "
-       "build options, parameters, device fingerprint, compiler version).\n";
+    << ".json`: the manifest (kernels with launch sizes and arguments, buffers, the "
+       "preparation kernels and the buffers they write, build options, parameters, device "
+       "fingerprint, compiler version).\n";
   r << "- `" << p << ".cmake`: adds the static library target `" << p << "`.\n\n";
   r << "## Use\n\n```cmake\ninclude(path/to/" << p
     << ".cmake)\ntarget_link_libraries(my_app PRIVATE " << p << ")\n```\n\n";
@@ -971,6 +1191,8 @@ std::string readme(const Emitted& emitted, const DropinMetadata& metadata) {
     << "if (err != CL_SUCCESS) {\n  fprintf(stderr, \"%s\\n%s\\n\", " << p << "_error_name(err), "
     << p << "_build_log(handle));\n  " << p << "_destroy(handle);  /* NULL is fine */\n}\n";
   r << "/* application-owned buffers of " << P << "_BYTES_* bytes */\n";
+  r << "err = " << p << "_prepare(handle, queue, " << constantArgumentText(emitted)
+    << "NULL);  /* once */\n";
   r << "err = " << p << "_run(handle, queue";
   for (const EmittedInput& input : emitted.inputs) r << ", " << input.name;
   r << ", output, NULL);\n" << p << "_destroy(handle);\n```\n\n";
@@ -993,9 +1215,29 @@ std::string readme(const Emitted& emitted, const DropinMetadata& metadata) {
     << p << "_error_name` names it); after a failed build `" << p
     << "_build_log` has the compiler's log. One handle per thread (kernel arguments live in "
        "it).\n\n";
+  r << "## Preparation\n\n";
+  r << "Constant inputs (the same in every run, e.g. a layer's weights and biases): "
+    << constantNamesText(emitted) << ". `" << p
+    << "_prepare` takes them and launches the kernels that depend only on them";
+  if (emitted.preparationKernelCount() == 0) {
+    r << "; this program has none, so it does nothing (it only marks the handle prepared) and `"
+      << p << "_run` does not need it.\n\n";
+  } else {
+    std::string names;
+    for (const EmittedKernel& kernel : emitted.kernels) {
+      if (kernel.preparation) names += (names.empty() ? "`" : ", `") + kernel.name + "`";
+    }
+    r << ": " << names << ", writing " << preparedNamesText(emitted)
+      << " (temporaries the handle owns). Call it once after `" << p
+      << "_create` and again whenever those inputs change (not while a run is in flight). `" << p
+      << "_run` launches only the other " << emitted.runKernelCount() << " kernel(s); before `" << p
+      << "_prepare` it returns `" << P
+      << "_ERROR_NOT_PREPARED`, and its first kernel waits for the last preparation "
+         "kernel.\n\n";
+  }
   r << "Layouts: each input is read in the layout of the weft definition's parameter (the "
-       "shapes above). A future version may re-lay weights out once, in `"
-    << p << "_create`, into a buffer the handle owns; the run signature would stay the same.\n";
+       "shapes above); any re-layout the kernels need happens on the device, in `"
+    << p << "_prepare` when it concerns constant inputs only.\n";
   for (const std::string& note : metadata.notes) r << "\nNote: " << note << "\n";
   return r.str();
 }

@@ -7,27 +7,36 @@
 //            parameters with their values, the program, the device it was tuned on (or "not
 //            tuned") and weft's compiler version;
 //   P.h/P.c  C99 host code that needs only <CL/cl.h> and the ICD loader: P_create (embedded
-//            source, build, kernels, temporary buffers), P_run on application-owned cl_mem
-//            buffers in the definition's parameter order then the output, P_buffer_bytes and
-//            P_BYTES_* for every buffer (temporaries included), P_destroy, P_error_name and
-//            P_build_log; launch sizes are constants;
-//   P.json   the manifest: kernels (global/local sizes, arguments), buffers (name, role, bytes,
-//            shape), build options, parameters, sizes, device fingerprint, compiler version;
+//            source, build, kernels, temporary buffers), P_prepare on the constant inputs (the
+//            one-off kernels, see below), P_run on application-owned cl_mem buffers in the
+//            definition's parameter order then the output, P_buffer_bytes and P_BYTES_* for
+//            every buffer (temporaries included), P_destroy, P_error_name and P_build_log;
+//            launch sizes are constants;
+//   P.json   the manifest: kernels (global/local sizes, arguments, preparation or not), buffers
+//            (name, role, bytes, shape, prepared or not), the constant inputs, build options,
+//            parameters, sizes, device fingerprint, compiler version;
 //   P.cmake  a snippet adding the static library target P; README.md for the application.
 // Every symbolic size of the program (buffer sizes, launch sizes, local memory, size arguments)
 // is evaluated with the binding given here; a variable left unbound is an error (DropinError),
 // so the emitted code never depends on a run-time size.
 //
 // The emitter knows nothing of exploration: the parameters, the device and the compiler
-// version arrive as metadata (cli/cmd_emit.cpp gathers them from explore/). Weight re-layout:
-// the run function takes every input in the layout of the definition's parameters; a later
-// re-layout (e.g. from PyTorch's weight order) would run once from P_create, which is why
-// temporaries and kernels are all owned by the handle.
+// version arrive as metadata (cli/cmd_emit.cpp gathers them from explore/).
+//
+// Preparation (create-time weight re-layout): the metadata names the constant inputs (a
+// layer's weights and biases), and the kernels that depend only on them
+// (CompiledProgram::preparationKernels, e.g. the register-blocked vector family's weight
+// re-layout into [M/kappa][C][K][K][kappa]) are launched by P_prepare into temporaries the handle
+// owns ("prepared" buffers), once after P_create and again whenever those inputs change; P_run
+// launches only the other kernels and refuses a handle whose preparation has not run
+// (P_ERROR_NOT_PREPARED). Without constant inputs, or when no kernel depends only on them,
+// P_prepare still exists and does nothing. The run function keeps every input in its signature.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -58,6 +67,10 @@ struct DropinMetadata {
   std::string compilerVersion;     // "weft 0.1.0"
   std::string buildOptions;        // clBuildProgram options baked into P_create
   std::vector<std::string> notes;  // extra lines for the comments and the README (layouts, ...)
+  // The definition parameter indices of the inputs that stay the same from run to run (a
+  // layer's weights and biases). Kernels reading only these (and what such kernels wrote) run
+  // once, in P_prepare. Empty: no preparation (P_prepare takes no buffer and does nothing).
+  std::set<int> constantInputs;
 };
 
 struct DropinFile {
@@ -78,6 +91,9 @@ struct EmittedBuffer {
   int64_t elements = 0;
   int64_t bytes = 0;           // max(elements, 1) * 4: OpenCL forbids empty buffers
   std::vector<int64_t> shape;  // of the data (row-major); temporaries: {elements}
+  // A temporary written by preparation kernels: it holds their result from P_prepare until the
+  // next P_prepare (runs only read it).
+  bool prepared = false;
 };
 
 struct EmittedArg {
@@ -95,6 +111,7 @@ struct EmittedKernel {
   bool hasLocal = false;
   std::array<int64_t, 3> local{1, 1, 1};
   std::vector<EmittedArg> args;
+  bool preparation = false;  // launched by P_prepare (once), not by P_run
 };
 
 // An input argument of P_run: a definition parameter and the buffer that holds it (-1: the
@@ -102,6 +119,9 @@ struct EmittedKernel {
 struct EmittedInput {
   std::string name;
   int buffer = -1;
+  bool constant = false;           // one of the metadata's constantInputs: an argument of P_prepare
+  bool readByPreparation = false;  // some preparation kernel reads it
+  bool readByRun = false;          // some per-inference kernel reads it (else P_run may get NULL)
 };
 
 struct Emitted {
@@ -110,12 +130,16 @@ struct Emitted {
   int output = -1;
   std::vector<EmittedKernel> kernels;
   std::string source;  // the .cl file: header comment + kernels
+
+  size_t preparationKernelCount() const;  // kernels launched by P_prepare
+  size_t runKernelCount() const;          // kernels launched by P_run
 };
 
-
 // Evaluates every size of `program` under `sizes` and names its buffers for C (inputs after
-// metadata.inputNames, enum and macro names after metadata.prefix). Throws DropinError as
-// emitDropin does (unbound or non-positive sizes, no output buffer).
+// metadata.inputNames, enum and macro names after metadata.prefix), and splits the kernels into
+// preparation and per-inference ones after metadata.constantInputs. Throws DropinError as
+// emitDropin does (unbound or non-positive sizes, no output buffer, a constant input index the
+// definition does not have).
 Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& sizes,
                         const DropinMetadata& metadata);
 
@@ -125,7 +149,7 @@ const std::vector<std::pair<int, const char*>>& openclErrorNames();
 // "input", "output" or "temporary".
 const char* bufferRoleName(BufferPlan::Role role);
 
-// Text safe inside a /* */ comment ("*/" broken up).
+// Text safe inside a /* */ comment ("*/" and "/*" broken up).
 std::string commentSafe(std::string text);
 
 // A C identifier from any text: lower case, every run of other characters one '_', a leading

@@ -3,11 +3,15 @@
  * the emitted program (in the order of its run function), runs the kernels on an OpenCL device
  * and writes the output as .npy.
  *
- *   dropin [--device TEXT] [--repeat N] input1.npy ... inputN.npy output.npy
+ *   dropin [--device TEXT] [--repeat N] [--no-prepare] input1.npy ... inputN.npy output.npy
  *
  * --device picks the first device whose name or platform name contains TEXT (default: the
  * first device of the first platform); --repeat runs the program N times on the same buffers
- * (the output is the last run's) and prints the kernel time of the last run from the events.
+ * (the output is the last run's). The one-off part (PREFIX_prepare: the kernels that depend
+ * only on the constant inputs, e.g. a weight re-layout) runs once before the runs; the program
+ * prints its kernel time and the last run's, both from the events
+ * ("prepare X ms, run Y ms"). --no-prepare leaves PREFIX_prepare out, to see the run refuse
+ * an unprepared handle (PREFIX_ERROR_NOT_PREPARED) where the program has preparation kernels.
  * The shapes of the .npy files must be the emitted buffers' shapes (the README next to the
  * emitted files lists them).
  *
@@ -169,6 +173,20 @@ static void print_shape(FILE* out, const size_t* dims, int rank) {
   fputs(rank == 1 ? ",)" : ")", out);
 }
 
+/* The summed kernel time of `count` finished events, in milliseconds; releases them. */
+static double kernel_ms(cl_event* events, int count) {
+  cl_ulong total = 0;
+  int k;
+  for (k = 0; k < count; ++k) {
+    cl_ulong start = 0, end = 0;
+    clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    total += end - start;
+    clReleaseEvent(events[k]);
+  }
+  return (double)total / 1e6;
+}
+
 /* The first device whose name or platform name contains `wanted` (any device when NULL). */
 static int pick_device(const char* wanted, cl_platform_id* platform_out, cl_device_id* device_out) {
   cl_platform_id platforms[16];
@@ -204,6 +222,7 @@ int main(int argc, char** argv) {
   const char* paths[DROPIN_UPPER(INPUT_COUNT) + 1];
   int path_count = 0;
   int repeat = 1;
+  int prepare = 1;
   int i;
   int status = 1;
   cl_platform_id platform;
@@ -214,6 +233,8 @@ int main(int argc, char** argv) {
   cl_mem inputs[DROPIN_UPPER(INPUT_COUNT) + 1];
   cl_mem output = NULL;
   cl_event events[DROPIN_UPPER(KERNEL_COUNT) + 1];
+  double prepare_ms = 0.0;
+  double run_ms = 0.0;
   float* result = NULL;
   size_t out_dims[DROPIN_UPPER(MAX_RANK)];
   int out_rank;
@@ -224,6 +245,8 @@ int main(int argc, char** argv) {
       wanted = argv[++i];
     } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       repeat = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--no-prepare") == 0) {
+      prepare = 0;
     } else if (path_count < DROPIN_UPPER(INPUT_COUNT) + 1) {
       paths[path_count++] = argv[i];
     } else {
@@ -232,7 +255,7 @@ int main(int argc, char** argv) {
     }
   }
   if (path_count != DROPIN_UPPER(INPUT_COUNT) + 1 || repeat < 1) {
-    fprintf(stderr, "usage: %s [--device TEXT] [--repeat N]", argv[0]);
+    fprintf(stderr, "usage: %s [--device TEXT] [--repeat N] [--no-prepare]", argv[0]);
     for (i = 0; i < DROPIN_UPPER(INPUT_COUNT); ++i) {
       fprintf(stderr, " %s.npy", DROPIN(buffer_name)((dropin_buffer)i));
     }
@@ -296,25 +319,29 @@ int main(int argc, char** argv) {
                           DROPIN(buffer_bytes)(DROPIN_UPPER(OUTPUT_BUFFER)), NULL, &err);
   if (err != CL_SUCCESS) goto cl_error;
 
+  /* Once: the kernels that depend only on the constant inputs (none: nothing is enqueued). */
+  if (prepare) {
+    err = DROPIN(prepare_buffers)(handle, queue, inputs, events);
+    if (err != CL_SUCCESS) goto cl_error;
+    err = clFinish(queue);
+    if (err != CL_SUCCESS) goto cl_error;
+    prepare_ms = kernel_ms(events, DROPIN_UPPER(PREPARE_KERNEL_COUNT));
+  }
+
   for (i = 0; i < repeat; ++i) {
-    int k;
-    cl_ulong total = 0;
     err = DROPIN(run_buffers)(handle, queue, inputs, output, events);
     if (err != CL_SUCCESS) goto cl_error;
     err = clFinish(queue);
     if (err != CL_SUCCESS) goto cl_error;
-    for (k = 0; k < DROPIN_UPPER(KERNEL_COUNT); ++k) {
-      cl_ulong start = 0, end = 0;
-      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
-      clGetEventProfilingInfo(events[k], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
-      total += end - start;
-      clReleaseEvent(events[k]);
-    }
+    run_ms = kernel_ms(events, DROPIN_UPPER(RUN_KERNEL_COUNT));
     if (i + 1 == repeat) {
-      fprintf(stderr, "run %d of %d: %.3f ms kernel time (%d kernels)\n", i + 1, repeat,
-              (double)total / 1e6, DROPIN_UPPER(KERNEL_COUNT));
+      fprintf(stderr, "run %d of %d: %.3f ms kernel time (%d kernels)\n", i + 1, repeat, run_ms,
+              DROPIN_UPPER(RUN_KERNEL_COUNT));
     }
   }
+  fprintf(stderr, "prepare %.3f ms (%d kernels, once), run %.3f ms (%d kernels, last of %d)\n",
+          prepare_ms, DROPIN_UPPER(PREPARE_KERNEL_COUNT), run_ms, DROPIN_UPPER(RUN_KERNEL_COUNT),
+          repeat);
 
   out_rank = DROPIN(buffer_shape)(DROPIN_UPPER(OUTPUT_BUFFER), out_dims);
   result = (float*)malloc(DROPIN(buffer_bytes)(DROPIN_UPPER(OUTPUT_BUFFER)));

@@ -3,7 +3,10 @@
 // emitted C compiled warning-free as C99 by gcc and clang (when installed) and as C++ by g++,
 // and the errors for bad input (unknown layer, missing values, unknown names, a point that
 // violates a constraint, a local size that does not divide the global size, --pick without
-// --db). The drop-in example running on PoCL is tests/cli/opencl_emit.cpp.
+// --db, unknown constant inputs, a vector structure the layer does not have). The constant
+// inputs: a layer's weights and biases by default, whose register-blocked vector variant has its
+// weight re-layout kernel in PREFIX_prepare; --constant-inputs for a file. The drop-in example
+// running on PoCL is tests/cli/opencl_emit.cpp (and opencl_dropin_explored.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -69,6 +72,7 @@ TEST_CASE("weft emit --layer --params writes kernels, host code, manifest, CMake
         runWeft({"emit", "--layer", kLayer, "--params", point, "--out", out.string()});
     REQUIRE_MESSAGE(result.exitCode == 0, result.output);
     CHECK(contains(result.output, "4 kernel(s)"));
+    CHECK(contains(result.output, "in " + std::string(kPrefix) + "_prepare"));
     for (const char* ext : {".cl", ".h", ".c", ".json", ".cmake"}) {
       CHECK(fs::exists(out / (std::string(kPrefix) + ext)));
     }
@@ -99,6 +103,7 @@ TEST_CASE("weft emit --layer --params writes kernels, host code, manifest, CMake
     CHECK(manifest["buffers"][3]["role"] == "output");
     CHECK(manifest["buffers"][3]["shape"] == nlohmann::json({8, 16, 16}));
     CHECK(manifest["parameters"]["v"] == (std::string(point).substr(0, 3) == "v=1" ? 1 : 4));
+    CHECK(manifest["constantInputs"] == nlohmann::json({"weights", "biases"}));
     for (const auto& kernel : manifest["kernels"]) {
       for (const auto& size : kernel["globalSize"]) CHECK(size.get<int64_t>() > 0);
       if (!kernel["localSize"].is_null()) {
@@ -110,6 +115,46 @@ TEST_CASE("weft emit --layer --params writes kernels, host code, manifest, CMake
     }
     checkCompiles(out, kPrefix);
   }
+}
+
+TEST_CASE("a register-blocked vector point re-lays the weights out in PREFIX_prepare") {
+  TempDir dir("weft_cli_emit_vector");
+  fs::path out = dir.path / "out";
+  CommandResult result = runWeft({"emit", "--layer", kLayer, "--params",
+                                  "vector_kappa=4,vector_sigma=8,rows=4", "--out", out.string()});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  CHECK(contains(result.output, "conv-register-blocked-vector"));
+  CHECK(contains(result.output, "3 kernel(s) (1 in " + std::string(kPrefix) + "_prepare)"));
+  auto manifest = nlohmann::json::parse(readTextFile(out / (std::string(kPrefix) + ".json")));
+  CHECK(manifest["parameters"]["vector_kappa"] == 4);
+  REQUIRE(manifest["kernels"].size() == 3);
+  // k0 reads only the weights (and biases) and writes the re-laid-out weights: M/kappa groups of
+  // C x K x K x kappa floats.
+  CHECK(manifest["kernels"][0]["preparation"] == true);
+  CHECK(manifest["kernels"][1]["preparation"] == false);
+  CHECK(manifest["kernels"][2]["preparation"] == false);
+  REQUIRE(manifest["preparation"]["buffers"].size() == 1);
+  std::string relaid = manifest["preparation"]["buffers"][0];
+  for (const auto& buffer : manifest["buffers"]) {
+    if (buffer["name"] == relaid) CHECK(buffer["elements"] == 8 * 8 * 3 * 3);
+    CHECK(buffer["prepared"] == (buffer["name"] == relaid));
+  }
+  std::string header = readTextFile(out / (std::string(kPrefix) + ".h"));
+  CHECK(contains(header,
+                 "_prepare(weft_conv_8_16_16_8_3_1_1_t* handle, cl_command_queue queue, "
+                 "cl_mem weights, cl_mem biases,\n    cl_event* event_out);"));
+  CHECK(contains(header, "#define WEFT_CONV_8_16_16_8_3_1_1_PREPARE_KERNEL_COUNT 1"));
+  checkCompiles(out, kPrefix);
+
+  // --constant-inputs none: no preparation, every kernel in the run.
+  fs::path none = dir.path / "none";
+  result = runWeft({"emit", "--layer", kLayer, "--params", "vector_kappa=4,vector_sigma=8,rows=4",
+                    "--constant-inputs", "none", "--out", none.string()});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  auto plain = nlohmann::json::parse(readTextFile(none / (std::string(kPrefix) + ".json")));
+  CHECK(plain["constantInputs"].empty());
+  CHECK(plain["preparation"]["kernels"].empty());
+  checkCompiles(none, kPrefix);
 }
 
 TEST_CASE("weft emit FILE --size --params exports a program's point; --name sets the prefix") {
@@ -124,7 +169,22 @@ TEST_CASE("weft emit FILE --size --params exports a program's point; --name sets
   CHECK(contains(header, "sizes:    N=64"));
   CHECK(contains(header, "cl_mem xs,"));
   CHECK(contains(header, "#define CHUNKED_DOUBLE_BYTES_XS ((size_t)256u)"));
+  CHECK(contains(header,
+                 "cl_int chunked_double_prepare(chunked_double_t* handle, "
+                 "cl_command_queue queue,\n    cl_event* event_out);"));  // none by default
   checkCompiles(out, "chunked_double");
+
+  // xs constant: the one kernel also writes the output, so there is still nothing to prepare,
+  // but the prepare function takes xs.
+  fs::path constant = dir.path / "constant";
+  result = runWeft({"emit", file, "--size", "N=64", "--params", "kappa=8", "--constant-inputs",
+                    "xs", "--out", constant.string()});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  auto manifest = nlohmann::json::parse(readTextFile(constant / "weft_g.json"));
+  CHECK(manifest["constantInputs"] == nlohmann::json({"xs"}));
+  CHECK(manifest["preparation"]["kernels"].empty());
+  CHECK(contains(readTextFile(constant / "weft_g.h"), "cl_mem xs,\n    cl_event* event_out);"));
+  checkCompiles(constant, "weft_g");
 }
 
 TEST_CASE("weft emit rejects bad input with messages that name the problem") {
@@ -156,6 +216,14 @@ TEST_CASE("weft emit rejects bad input with messages that name the problem") {
        {"local_k0_d0=4", "must divide the global size 18"}},
       {{"--layer", kLayer, "--params", "v=1,unroll=zero"}, {"unroll=zero", "NAME=INTEGER"}},
       {{"--layer", kLayer, "--pick", "fastest"}, {"--pick needs --db"}},
+      {{"--layer", kLayer, "--params", "vector_kappa=4"}, {"needs both vector_kappa and"}},
+      {{"--layer", kLayer, "--params", "vector_kappa=16,vector_sigma=8,rows=1"},
+       {"vector_kappa=16", "not a register-blocked vector structure", "M=8"}},
+      {{"--layer", kLayer, "--params", "vector_kappa=4,vector_sigma=8"}, {"no value for rows"}},
+      {{"--layer", kLayer, "--params", kScalarPoint, "--constant-inputs", "weights,bias"},
+       {"'bias' is not an input", "weights, biases, input"}},
+      {{file, "--size", "N=64", "--params", "kappa=8", "--constant-inputs", "xs,xs"},
+       {"xs is given twice"}},
       {{file, "--size", "N=64"}, {"no value for kappa"}},
       {{file, "--size", "N=64", "--params", "kappa=7"},
        {"not a valid variant", "split by kappa requires"}},

@@ -4,6 +4,8 @@
 // float4 vectors), and for the fastest and the smallest variant of a results database written
 // here (two recorded variants with made-up times and sizes, so that the picks differ and the
 // device fingerprint in the emitted comments is known). The example links nothing from weft.
+// These conv-direct variants have no preparation kernels (PREFIX_prepare does nothing);
+// tests/cli/opencl_dropin_explored.cpp covers one with a weight re-layout.
 // Also: an empty database and an impossible budget give clear errors.
 #include <doctest/doctest.h>
 
@@ -18,6 +20,7 @@
 #include "ir/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
+#include "tests/support/dropin_example.h"
 #include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
@@ -35,59 +38,17 @@ const char* kPrefix = "weft_conv_8_16_16_8_3_1_1";
 const char* kScalarPoint = "v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=10";
 const char* kVectorPoint = "v=4,unroll=1,coalesce=0,kappa=4,omega=8,rho=8,sigma=24,theta=14";
 
-int shell(const std::string& command, const fs::path& log) {
-  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-  return status == -1 ? -1 : WEXITSTATUS(status);
-}
-
-std::string quoted(const fs::path& path) { return weft::testing::shellQuote(path.string()); }
-
-// The layer's data in PyTorch's layouts, written as the emitted program reads it (Listing 3:
-// weights (M, K, K, C), input (H, W, C)): the transposes the emitted README describes.
-void writeInputs(const ConvLayer& l, const testing::ConvLayerData& data, const fs::path& dir) {
-  NpyArray weights{NpyDType::Float32, {l.M, l.K, l.K, l.C}, {}, {}};
-  for (int64_t m = 0; m < l.M; ++m)
-    for (int64_t ky = 0; ky < l.K; ++ky)
-      for (int64_t kx = 0; kx < l.K; ++kx)
-        for (int64_t c = 0; c < l.C; ++c)
-          weights.f32.push_back(data.w[static_cast<size_t>(((m * l.C + c) * l.K + ky) * l.K + kx)]);
-  NpyArray biases{NpyDType::Float32, {l.M}, data.b, {}};
-  NpyArray input{NpyDType::Float32, {l.H, l.W, l.C}, {}, {}};
-  for (int64_t y = 0; y < l.H; ++y)
-    for (int64_t x = 0; x < l.W; ++x)
-      for (int64_t c = 0; c < l.C; ++c)
-        input.f32.push_back(data.x[static_cast<size_t>((c * l.H + y) * l.W + x)]);
-  writeNpy((dir / "w.npy").string(), weights);
-  writeNpy((dir / "b.npy").string(), biases);
-  writeNpy((dir / "x.npy").string(), input);
-}
-
-// Configures (once per build folder) and builds examples/dropin against `emitted`, runs it twice
-// on the inputs (the second run must give the same answer: no state left over) and compares
+// Builds the example against `emitted`, runs it twice on the inputs (the second run must give
+// the same answer: no state left over; the preparation runs once before both) and compares
 // y.npy with the reference.
 void buildRunAndCompare(const fs::path& emitted, const fs::path& build, const fs::path& data,
                         const ConvLayer& layer, const testing::ConvLayerData& values) {
-  const fs::path log = build.parent_path() / (build.filename().string() + ".log");
-  if (!fs::exists(build / "CMakeCache.txt")) {
-    std::string generator =
-        std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-    REQUIRE_MESSAGE(shell("cmake -S examples/dropin -B " + quoted(build) + generator +
-                              " -DWEFT_DROPIN_DIR=" + quoted(emitted),
-                          log) == 0,
-                    readTextFile(log));
-  }
-  REQUIRE_MESSAGE(shell("cmake --build " + quoted(build), log) == 0, readTextFile(log));
-  fs::remove(data / "y.npy");
-  REQUIRE_MESSAGE(shell(quoted(build / "dropin") + " --repeat 2 " + quoted(data / "w.npy") + " " +
-                            quoted(data / "b.npy") + " " + quoted(data / "x.npy") + " " +
-                            quoted(data / "y.npy"),
-                        log) == 0,
-                  readTextFile(log));
-  CHECK(contains(readTextFile(log), "run 2 of 2"));
-  NpyArray y = readNpy((data / "y.npy").string());
-  CHECK(y.shape == std::vector<int64_t>{layer.M, layer.outH(), layer.outW()});
-  testing::ConvMismatches mismatches = testing::compareWithReference(layer, values, y.f32);
-  CHECK_MESSAGE(mismatches.count == 0, mismatches.first);
+  testing::buildDropinExample(emitted, kPrefix, build);
+  testing::DropinRun run = testing::runDropinExample(build, data, "--repeat 2");
+  REQUIRE_MESSAGE(run.exitCode == 0, run.output);
+  CHECK(contains(run.output, "run 2 of 2"));
+  CHECK_MESSAGE(contains(run.output, "prepare "), run.output);
+  testing::checkDropinOutput(data, layer, values);
 }
 
 std::string canonical(const nlohmann::json& object) { return object.dump(); }
@@ -110,7 +71,7 @@ TEST_CASE("the drop-in example runs two emitted parameter points and matches the
   TempDir dir("weft_opencl_emit");
   ConvLayer layer = parseConvLayer(kLayer);
   testing::ConvLayerData values = testing::randomConvLayerData(layer, 7);
-  writeInputs(layer, values, dir.path);
+  testing::writeListing3Inputs(layer, values, dir.path);
   const fs::path emitted = dir.path / "emitted";
   const fs::path build = dir.path / "build";
   for (const char* point : {kScalarPoint, kVectorPoint}) {
@@ -139,7 +100,7 @@ TEST_CASE("weft emit --db --pick exports the fastest and the smallest variant wi
     results.record(okRecord(program, device, vector, 3'000'000, 200'000));  // slow, small
   }
   testing::ConvLayerData values = testing::randomConvLayerData(layer, 11);
-  writeInputs(layer, values, dir.path);
+  testing::writeListing3Inputs(layer, values, dir.path);
   const fs::path emitted = dir.path / "emitted";
   const fs::path build = dir.path / "build";
   for (const std::string pick : {"fastest", "smallest"}) {

@@ -6,13 +6,18 @@
 // with gcc -std=c99 -Wall -Wextra -Werror -pedantic, clang (when installed) and g++; a small C
 // program linked against it checks the error names against <CL/cl.h>'s own macros, the buffer
 // sizes and shapes, and the argument checks of create and run (none of which needs a device).
+// The preparation split: with constant inputs, the kernels that depend only on them are
+// launched by P_prepare and not by P_run (checked in the generated function bodies, the
+// manifest, the header and the README), for each choice of constant inputs of the program.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "host/dropin_export.h"
 #include "tests/support/export_check.h"
@@ -21,8 +26,8 @@
 namespace fs = std::filesystem;
 using weft::testing::contains;
 using weft::testing::haveCompiler;
-using weft::testing::runLogged;
 using weft::testing::readTextFile;
+using weft::testing::runLogged;
 using weft::testing::TempDir;
 
 namespace weft {
@@ -186,38 +191,143 @@ TEST_CASE("a size left unbound, a bad prefix or a missing output is an error") {
                        doctest::Contains("no output buffer"), host::DropinError);
 }
 
-TEST_CASE("the emitted C compiles warning-free as C99 (gcc, clang) and as C++") {
-  TempDir dir("weft_dropin_compile");
-  host::writeDropin(dir.path,
-                    host::emitDropin(twoKernelProgram(), kBinding, metadataFor("weft_scale_add")));
-  const std::string source = (dir.path / "weft_scale_add.c").string();
-  const fs::path log = dir.path / "log.txt";
-  std::string flags = " -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" + source +
-                      "' -o '" + (dir.path / "out.o").string() + "'";
-  INFO(readTextFile(log));
-  REQUIRE(haveCompiler("gcc"));
-  CHECK_MESSAGE(runLogged("gcc -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
-  if (haveCompiler("clang")) {
-    CHECK_MESSAGE(runLogged("clang -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
-  } else {
-    MESSAGE("clang is not installed; its check is skipped");
+// The text of the emitted C function `name` (from its definition line to the closing brace at
+// the start of a line); "" when there is none.
+std::string functionBody(const std::string& c, const std::string& name) {
+  size_t start = c.find("\ncl_int " + name + "(");
+  if (start == std::string::npos) return "";
+  size_t end = c.find("\n}\n", start);
+  return c.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The indices of the kernels a generated function launches ("handle->kernels[K], ...").
+std::vector<int> launchedKernels(const std::string& body) {
+  std::vector<int> kernels;
+  const std::string marker = "clEnqueueNDRangeKernel(queue, handle->kernels[";
+  for (size_t at = body.find(marker); at != std::string::npos; at = body.find(marker, at + 1)) {
+    kernels.push_back(std::atoi(body.c_str() + at + marker.size()));
   }
-  REQUIRE(haveCompiler("g++"));
-  CHECK_MESSAGE(runLogged("g++ -x c++ -std=c++17" + flags, log) == 0, readTextFile(log));
-  // The header alone, included from C++.
-  std::ofstream(dir.path / "use.cpp") << "#include \"weft_scale_add.h\"\nint main() { return "
-                                         "WEFT_SCALE_ADD_INPUT_COUNT == 2 ? 0 : 1; }\n";
-  CHECK_MESSAGE(
-      runLogged("g++ -std=c++17 -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" +
-                (dir.path / "use.cpp").string() + "' -o '" + (dir.path / "use.o").string() + "'",
-            log) == 0,
-      readTextFile(log));
+  return kernels;
+}
+
+host::DropinMetadata withConstants(std::set<int> constants) {
+  host::DropinMetadata metadata = metadataFor("weft_scale_add");
+  metadata.constantInputs = std::move(constants);
+  return metadata;
+}
+
+TEST_CASE("constant inputs split the kernels into prepare and run") {
+  // a is constant: k0 (tmp = 2a) reads only a, so it is the preparation; tmp1 is prepared.
+  CompiledProgram program = twoKernelProgram();
+  auto files = host::emitDropin(program, kBinding, withConstants({0}));
+  std::string c = fileOf(files, "weft_scale_add.c");
+  CHECK(launchedKernels(functionBody(c, "weft_scale_add_prepare_buffers")) == std::vector<int>{0});
+  CHECK(launchedKernels(functionBody(c, "weft_scale_add_run_buffers")) == std::vector<int>{1});
+  std::string run = functionBody(c, "weft_scale_add_run_buffers");
+  CHECK(contains(run, "if (!handle->prepared) return WEFT_SCALE_ADD_ERROR_NOT_PREPARED;"));
+  CHECK(contains(run, "1, &handle->prepared_event"));  // the first run kernel waits for prepare
+  CHECK_FALSE(contains(run, "inputs[0] == NULL"));     // a is read only by prepare
+  CHECK(contains(run, "inputs[1] == NULL"));
+  std::string prepare = functionBody(c, "weft_scale_add_prepare_buffers");
+  CHECK(contains(prepare, "inputs[0] == NULL"));
+  CHECK(contains(prepare, "handle->prepared = 1;"));
+  CHECK_FALSE(contains(prepare, "output"));
+
+  std::string h = fileOf(files, "weft_scale_add.h");
+  CHECK(contains(h,
+                 "cl_int weft_scale_add_prepare(weft_scale_add_t* handle, cl_command_queue "
+                 "queue, cl_mem a,\n    cl_event* event_out);"));
+  CHECK(contains(h, "#define WEFT_SCALE_ADD_PREPARE_KERNEL_COUNT 1"));
+  CHECK(contains(h, "#define WEFT_SCALE_ADD_RUN_KERNEL_COUNT 1"));
+  CHECK(contains(h, "#define WEFT_SCALE_ADD_CONSTANT_INPUT_COUNT 1"));
+  CHECK(contains(h, "k0: global 64, local 8 (preparation: once, in weft_scale_add_prepare)"));
+  CHECK(contains(h, "written by weft_scale_add_prepare"));
+
+  auto manifest = nlohmann::json::parse(fileOf(files, "weft_scale_add.json"));
+  CHECK(manifest["constantInputs"] == nlohmann::json({"a"}));
+  CHECK(manifest["preparation"]["function"] == "weft_scale_add_prepare");
+  CHECK(manifest["preparation"]["kernels"] == nlohmann::json({"k0"}));
+  CHECK(manifest["preparation"]["buffers"] == nlohmann::json({"tmp1"}));
+  CHECK(manifest["kernels"][0]["preparation"] == true);
+  CHECK(manifest["kernels"][1]["preparation"] == false);
+  for (const auto& buffer : manifest["buffers"]) {
+    CHECK(buffer["prepared"] == (buffer["name"] == "tmp1"));
+  }
+  std::string readme = fileOf(files, "README.md");
+  CHECK(contains(readme, "weft_scale_add_prepare(handle, queue, a, NULL);"));
+  CHECK(contains(readme, "`k0`, writing tmp1"));
+}
+
+TEST_CASE("without a kernel that depends only on the constant inputs, prepare does nothing") {
+  CompiledProgram program = twoKernelProgram();
+  // No constant input; b alone (k1 also reads tmp1 from k0, which reads a, and writes the
+  // output); a and b together (k1 still writes the output).
+  for (std::set<int> constants : {std::set<int>{}, std::set<int>{1}, std::set<int>{0, 1}}) {
+    CAPTURE(constants.size());
+    auto files = host::emitDropin(program, kBinding, withConstants(constants));
+    std::string c = fileOf(files, "weft_scale_add.c");
+    std::string prepare = functionBody(c, "weft_scale_add_prepare_buffers");
+    std::string run = functionBody(c, "weft_scale_add_run_buffers");
+    auto manifest = nlohmann::json::parse(fileOf(files, "weft_scale_add.json"));
+    CHECK(manifest["constantInputs"].size() == constants.size());
+    if (constants.count(0)) {
+      // a and b: k0 is still a preparation kernel (it reads only a); k1 writes the output.
+      CHECK(launchedKernels(prepare) == std::vector<int>{0});
+      CHECK(launchedKernels(run) == std::vector<int>{1});
+      continue;
+    }
+    CHECK(launchedKernels(prepare).empty());
+    CHECK(launchedKernels(run) == std::vector<int>{0, 1});
+    CHECK(contains(prepare, "handle->prepared = 1;"));
+    CHECK_FALSE(contains(run, "ERROR_NOT_PREPARED"));
+    CHECK(manifest["preparation"]["kernels"].empty());
+    CHECK(manifest["preparation"]["buffers"].empty());
+    CHECK(contains(fileOf(files, "weft_scale_add.h"),
+                   "#define WEFT_SCALE_ADD_PREPARE_KERNEL_COUNT 0"));
+  }
+  auto none = host::emitDropin(program, kBinding, withConstants({}));
+  CHECK(contains(fileOf(none, "weft_scale_add.h"),
+                 "cl_int weft_scale_add_prepare(weft_scale_add_t* handle, cl_command_queue "
+                 "queue,\n    cl_event* event_out);"));
+  CHECK(contains(fileOf(none, "README.md"), "this program has none"));
+  CHECK_THROWS_WITH_AS(host::emitDropin(program, kBinding, withConstants({2})),
+                       doctest::Contains("constant input 2 does not exist"), host::DropinError);
+}
+
+TEST_CASE("the emitted C compiles warning-free as C99 (gcc, clang) and as C++") {
+  for (std::set<int> constants : {std::set<int>{}, std::set<int>{0}}) {
+    CAPTURE(constants.size());
+    TempDir dir("weft_dropin_compile");
+    host::writeDropin(dir.path,
+                      host::emitDropin(twoKernelProgram(), kBinding, withConstants(constants)));
+    const std::string source = (dir.path / "weft_scale_add.c").string();
+    const fs::path log = dir.path / "log.txt";
+    std::string flags = " -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" + source +
+                        "' -o '" + (dir.path / "out.o").string() + "'";
+    INFO(readTextFile(log));
+    REQUIRE(haveCompiler("gcc"));
+    CHECK_MESSAGE(runLogged("gcc -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
+    if (haveCompiler("clang")) {
+      CHECK_MESSAGE(runLogged("clang -std=c99 -pedantic" + flags, log) == 0, readTextFile(log));
+    } else {
+      MESSAGE("clang is not installed; its check is skipped");
+    }
+    REQUIRE(haveCompiler("g++"));
+    CHECK_MESSAGE(runLogged("g++ -x c++ -std=c++17" + flags, log) == 0, readTextFile(log));
+    // The header alone, included from C++.
+    std::ofstream(dir.path / "use.cpp") << "#include \"weft_scale_add.h\"\nint main() { return "
+                                           "WEFT_SCALE_ADD_INPUT_COUNT == 2 ? 0 : 1; }\n";
+    CHECK_MESSAGE(runLogged("g++ -std=c++17 -Wall -Wextra -Werror -I'" + dir.path.string() +
+                                "' -c '" + (dir.path / "use.cpp").string() + "' -o '" +
+                                (dir.path / "use.o").string() + "'",
+                            log) == 0,
+                  readTextFile(log));
+  }
 }
 
 TEST_CASE("the emitted queries and argument checks work without a device") {
   TempDir dir("weft_dropin_check");
-  host::writeDropin(dir.path,
-                    host::emitDropin(twoKernelProgram(), kBinding, metadataFor("weft_scale_add")));
+  host::writeDropin(dir.path, host::emitDropin(twoKernelProgram(), kBinding, withConstants({0})));
   // Error names are compared with <CL/cl.h>'s macros, written independently of the emitter.
   std::ofstream(dir.path / "check.c") << R"(#include "weft_scale_add.h"
 #include <stdio.h>
@@ -247,6 +357,12 @@ int main(void) {
   }
   if (weft_scale_add_create(NULL, NULL, NULL) != CL_INVALID_VALUE) failures++;
   if (weft_scale_add_run(NULL, NULL, NULL, NULL, NULL, NULL) != CL_INVALID_VALUE) failures++;
+  if (weft_scale_add_prepare(NULL, NULL, NULL, NULL) != CL_INVALID_VALUE) failures++;
+  if (weft_scale_add_prepare_buffers(NULL, NULL, NULL, NULL) != CL_INVALID_VALUE) failures++;
+  if (strcmp(weft_scale_add_error_name(WEFT_SCALE_ADD_ERROR_NOT_PREPARED),
+             "WEFT_SCALE_ADD_ERROR_NOT_PREPARED") != 0) {
+    failures++;
+  }
   if (strcmp(weft_scale_add_build_log(NULL), "") != 0) failures++;
   weft_scale_add_destroy(NULL);
   printf("%d failures\n", failures);

@@ -20,8 +20,27 @@
 
 namespace weft::testing {
 
-inline KernelArg bufferArgument(int buffer) {
-  return {KernelArg::Kind::Buffer, buffer, "", Arith(0)};
+// A buffer argument; `written`: the kernel writes it (KernelArg::written), else only reads it.
+inline KernelArg bufferArgument(int buffer, bool written = false) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Buffer;
+  arg.buffer = buffer;
+  arg.written = written;
+  return arg;
+}
+
+inline KernelArg sizeArgument(const std::string& name) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::Size;
+  arg.sizeName = name;
+  return arg;
+}
+
+inline KernelArg localBufferArgument(const Arith& bytes) {
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::LocalBuffer;
+  arg.localBytes = bytes;
+  return arg;
 }
 
 // A 1D kernel over n work-items without a local size whose arguments are three buffers (two
@@ -30,22 +49,20 @@ inline KernelPlan threeBufferKernel(const std::string& name, int first, int seco
                                     const Arith& n) {
   KernelPlan kernel;
   kernel.name = name;
-  kernel.args = {bufferArgument(first), bufferArgument(second), bufferArgument(output)};
+  kernel.args = {bufferArgument(first), bufferArgument(second), bufferArgument(output, true)};
   kernel.dimensions = 1;
   kernel.globalSize = {n, Arith(1), Arith(1)};
   return kernel;
 }
 
 // k0(global const float* in, global float* tmp, int n, local float* scratch) over n work-items
-// in work-groups of L: the buffers `input` and `temporary`, the size N and 4 * L bytes of local
-// memory.
+// in work-groups of L: the buffers `input` (read) and `temporary` (written), the size N and
+// 4 * L bytes of local memory.
 inline KernelPlan localMemoryKernel(int input, int temporary, const Arith& n) {
   KernelPlan kernel;
   kernel.name = "k0";
-  kernel.args = {bufferArgument(input),
-                 bufferArgument(temporary),
-                 {KernelArg::Kind::Size, -1, "N", Arith(0)},
-                 {KernelArg::Kind::LocalBuffer, -1, "", Arith(4) * Arith::size("L")}};
+  kernel.args = {bufferArgument(input), bufferArgument(temporary, true), sizeArgument("N"),
+                 localBufferArgument(Arith(4) * Arith::size("L"))};
   kernel.dimensions = 1;
   kernel.globalSize = {n, Arith(1), Arith(1)};
   kernel.hasLocalSize = true;
