@@ -208,4 +208,25 @@ nlohmann::ordered_json torchLayerJson(const nlohmann::json& entry) {
   return m;
 }
 
+void addBaselineOptions(CLI::App& app, BaselineSettings& settings, bool& naive, bool& clblast,
+                        bool& torch) {
+  app.add_option("--min-repeats", settings.minRepeats, "timed runs at least")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-seconds", settings.minSeconds, "timed runs until they add up to this")
+      ->capture_default_str();
+  app.add_option("--samples", settings.samples,
+                 "outputs verified on layers above 4e8 flops (PyTorch: on every layer)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", settings.seed, "seed of the random data")->capture_default_str();
+  app.add_flag("!--no-naive", naive, "skip the naive direct convolution");
+  app.add_flag("!--no-clblast", clblast, "skip CLBlast im2col + SGEMM");
+  app.add_flag("!--no-torch", torch, "skip PyTorch");
+  app.add_option("--python", settings.python, "the Python with torch")->capture_default_str();
+  app.add_option("--torch-script", settings.torchScript, "bench/baselines_torch.py")
+      ->capture_default_str();
+  app.add_option("--threads", settings.threads, "PyTorch's threads")->capture_default_str();
+}
+
 }  // namespace weft::bench

@@ -23,6 +23,8 @@
 // This file needs CLBlast (libclblast-dev): bench/CMakeLists.txt builds it only when found.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -45,6 +47,11 @@ struct BaselineSettings {
   std::string torchScript;  // bench/baselines_torch.py
   int threads = 2;          // PyTorch's threads
 };
+
+// The options both benchmarks take for the baselines: --min-repeats, --min-seconds, --samples,
+// --seed, --no-naive, --no-clblast, --no-torch, --python, --torch-script, --threads.
+void addBaselineOptions(CLI::App& app, BaselineSettings& settings, bool& naive, bool& clblast,
+                        bool& torch);
 
 // Layers with equal numbers (conv3_2 and conv3_3, ...) are measured once: the key of a shape.
 using ShapeKey = std::array<int64_t, 7>;

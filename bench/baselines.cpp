@@ -310,25 +310,8 @@ int main(int argc, char** argv) {
   app.add_option("--layer", options.layers,
                  "layers: vgg16:N (the LIFT paper's numbering) or C,H,W,M,K,stride,pad "
                  "(default: the 13 VGG-16 layers)");
-  app.add_option("--min-repeats", options.settings.minRepeats, "timed runs at least")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--min-seconds", options.settings.minSeconds,
-                 "timed runs until they add up to this")
-      ->capture_default_str();
-  app.add_option("--samples", options.settings.samples,
-                 "outputs verified on layers above 4e8 flops (PyTorch: on every layer)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--seed", options.settings.seed, "seed of the random data")->capture_default_str();
-  app.add_flag("!--no-naive", options.naive, "skip the naive direct convolution");
-  app.add_flag("!--no-clblast", options.clblast, "skip CLBlast im2col + SGEMM");
-  app.add_flag("!--no-torch", options.torch, "skip PyTorch");
-  app.add_option("--python", options.settings.python, "the Python with torch")
-      ->capture_default_str();
-  app.add_option("--torch-script", options.settings.torchScript, "bench/baselines_torch.py")
-      ->capture_default_str();
-  app.add_option("--threads", options.settings.threads, "PyTorch's threads")->capture_default_str();
+  weft::bench::addBaselineOptions(app, options.settings, options.naive, options.clblast,
+                                  options.torch);
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_baselines",
                                   [&] { return weft::bench::run(options); });
 }
