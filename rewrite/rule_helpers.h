@@ -1,11 +1,13 @@
 // Small predicates and builders on expressions that the rule files share (which param a node is,
 // whether a subtree mentions a param, one-parameter lambdas, whether a rule applies at a
-// top-level stage, the params free in a subtree, an element-by-element copy of an array). Only
+// top-level stage, the params free in a subtree, an element-by-element copy of an array, slide2D's
+// expansion matched and built). Only
 // rules_*.cpp include it.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/builders.h"
@@ -81,6 +83,47 @@ inline Expr copyOf(const Type& type, const Expr& x) {
   if (!type.isArray()) return id(x);
   const Type element = type.arrayElement();
   return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
+}
+
+// slide2D's expansion (ir/builders.h):
+//   map(w -> transpose(w), S1(size1, step1, map(row -> S2(size2, step2, row), x)))
+// with S1 and S2 each slide or slideStrict.
+struct Slide2DExpansion {
+  Op outerOp, innerOp;
+  Arith size1, step1, size2, step2;
+  Expr x;
+};
+inline std::optional<Slide2DExpansion> matchSlide2D(const Expr& node) {
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  const Expr& windowFun = node.funs()[0];
+  if (!isUnaryLambda(windowFun) || !windowFun.body().isPrim(Op::Transpose) ||
+      !isParamNode(windowFun.body().args()[0], windowFun.params()[0])) {
+    return std::nullopt;
+  }
+  const Expr& slid = node.args()[0];
+  if (!slid.isPrim(Op::Slide) && !slid.isPrim(Op::SlideStrict)) return std::nullopt;
+  const Expr& rows = slid.args()[0];
+  if (!rows.isPrim(Op::Map) || !isUnaryLambda(rows.funs()[0])) return std::nullopt;
+  const Expr& rowFun = rows.funs()[0];
+  const Expr& rowSlide = rowFun.body();
+  if ((!rowSlide.isPrim(Op::Slide) && !rowSlide.isPrim(Op::SlideStrict)) ||
+      !isParamNode(rowSlide.args()[0], rowFun.params()[0])) {
+    return std::nullopt;
+  }
+  return Slide2DExpansion{slid.primOp(),      rowSlide.primOp(),  slid.nats()[0], slid.nats()[1],
+                          rowSlide.nats()[0], rowSlide.nats()[1], rows.args()[0]};
+}
+
+// The same expansion built with fresh params.
+inline Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith step1,
+                         Arith step2, Expr x) {
+  Expr rows = map(lam("row",
+                      [&](Expr row) {
+                        return Expr::prim(innerOp, {size2, step2}, {}, {std::move(row)});
+                      }),
+                  std::move(x));
+  return map(lam("window", [](Expr w) { return transpose(std::move(w)); }),
+             Expr::prim(outerOp, {size1, step1}, {}, {std::move(rows)}));
 }
 
 }  // namespace weft::rewrite

@@ -83,32 +83,6 @@ std::optional<Crop2D> matchCrop2D(const Expr& node) {
   return Crop2D{node.nats()[0], node.nats()[1], inner.nats()[0], inner.nats()[1], rows.args()[0]};
 }
 
-// map(w -> transpose(w), slide(s1, t1, map(row -> slide(s2, t2, row), x))), slide or
-// slideStrict: the expansion of slide2D (ir/builders.h).
-struct Slide2D {
-  Arith size1, step1, size2, step2;
-  Expr x;
-};
-std::optional<Slide2D> matchSlide2D(const Expr& node) {
-  if (!node.isPrim(Op::Map)) return std::nullopt;
-  const Expr& outerFun = node.funs()[0];
-  if (!isUnaryLambda(outerFun) || !outerFun.body().isPrim(Op::Transpose) ||
-      !isParamNode(outerFun.body().args()[0], outerFun.params()[0])) {
-    return std::nullopt;
-  }
-  const Expr& slid = node.args()[0];
-  if (!slid.isPrim(Op::Slide) && !slid.isPrim(Op::SlideStrict)) return std::nullopt;
-  const Expr& rows = slid.args()[0];
-  if (!rows.isPrim(Op::Map) || !isUnaryLambda(rows.funs()[0])) return std::nullopt;
-  const Expr& rowFun = rows.funs()[0];
-  const Expr& rowSlide = rowFun.body();
-  if ((!rowSlide.isPrim(Op::Slide) && !rowSlide.isPrim(Op::SlideStrict)) ||
-      !isParamNode(rowSlide.args()[0], rowFun.params()[0])) {
-    return std::nullopt;
-  }
-  return Slide2D{slid.nats()[0], slid.nats()[1], rowSlide.nats()[0], rowSlide.nats()[1],
-                 rows.args()[0]};
-}
 
 Expr slideStrict2D(Arith size1, Arith size2, Arith step1, Arith step2, Expr x) {
   Expr rows = map(lam("row", [&](Expr row) { return slideStrict(size2, step2, std::move(row)); }),

@@ -39,39 +39,6 @@ std::optional<Expr> unaryPrimOnParam(const Expr& f, Op op) {
 
 // ---- pad-for-tiling-2d --------------------------------------------------------------------
 
-// The parts of slide2D's expansion
-//   map(w -> transpose(w), slide(s1, t1, map(row -> slide(s2, t2, row), x)))
-// (slide or slideStrict, the same in both dimensions).
-struct Slide2DParts {
-  Op slideOp;
-  Arith size1, size2, step1, step2;
-  Expr input;
-};
-
-std::optional<Slide2DParts> matchSlide2D(const Expr& node) {
-  if (!node.isPrim(Op::Map)) return std::nullopt;
-  if (!unaryPrimOnParam(node.funs()[0], Op::Transpose)) return std::nullopt;
-  const Expr& slid = node.args()[0];
-  if (!slid.isPrim(Op::Slide) && !slid.isPrim(Op::SlideStrict)) return std::nullopt;
-  const Expr& rows = slid.args()[0];
-  if (!rows.isPrim(Op::Map)) return std::nullopt;
-  std::optional<Expr> rowSlide = unaryPrimOnParam(rows.funs()[0], slid.primOp());
-  if (!rowSlide) return std::nullopt;
-  return Slide2DParts{slid.primOp(),  slid.nats()[0],      rowSlide->nats()[0],
-                      slid.nats()[1], rowSlide->nats()[1], rows.args()[0]};
-}
-
-// The same expansion built with `slideOp`, with fresh params.
-Expr buildSlide2D(Op slideOp, Arith size1, Arith size2, Arith step1, Arith step2, Expr x) {
-  Expr rows = map(lam("row",
-                      [&](Expr row) {
-                        return Expr::prim(slideOp, {size2, step2}, {}, {std::move(row)});
-                      }),
-                  std::move(x));
-  Expr slid = Expr::prim(slideOp, {size1, step1}, {}, {std::move(rows)});
-  return map(lam("window", [](Expr window) { return transpose(std::move(window)); }),
-             std::move(slid));
-}
 
 // The parts of pad2D's expansion
 //   transpose(map(col -> pad(t, b, B, col), transpose(map(row -> pad(l, r, B, row), x))))
@@ -115,9 +82,11 @@ Expr crop2D(Arith first, Arith last, Expr y) {
 // window and its boundary does not matter. Mirror padding may reflect at most once, so a
 // mirror pad2D is kept and a clamp pad2D added around it instead of widened.
 std::optional<Expr> padForTiling2D(const RuleApplication& application) {
-  std::optional<Slide2DParts> slide2D = matchSlide2D(application.node);
+  // slide2D's expansion with the same slide primitive in both dimensions.
+  std::optional<Slide2DExpansion> slide2D = matchSlide2D(application.node);
+  if (slide2D && slide2D->outerOp != slide2D->innerOp) slide2D.reset();
   if (!slide2D) return std::nullopt;
-  const Type inputType = application.typeOf(slide2D->input);
+  const Type inputType = application.typeOf(slide2D->x);
   if (!inputType.isArray() || !inputType.arrayElement().isArray()) return std::nullopt;
   const Arith height = inputType.arrayLength();
   Arith rho = application.factor(
@@ -125,15 +94,15 @@ std::optional<Expr> padForTiling2D(const RuleApplication& application) {
   const Arith extraRight = rho * slide2D->step2;
   const Arith extraBottom = rho * slide2D->step1;
   Expr padded;
-  std::optional<Pad2DParts> pad2DParts = matchPad2D(slide2D->input);
+  std::optional<Pad2DParts> pad2DParts = matchPad2D(slide2D->x);
   if (pad2DParts && pad2DParts->boundary.boundary != Boundary::Mirror) {
     padded = pad2D(pad2DParts->left, pad2DParts->right + extraRight, pad2DParts->top,
                    pad2DParts->bottom + extraBottom, pad2DParts->boundary, pad2DParts->input);
   } else {
-    padded = pad2D(Arith(0), extraRight, Arith(0), extraBottom, Boundary::Clamp, slide2D->input);
+    padded = pad2D(Arith(0), extraRight, Arith(0), extraBottom, Boundary::Clamp, slide2D->x);
   }
   return crop2D(0, rho,
-                buildSlide2D(slide2D->slideOp, slide2D->size1, slide2D->size2, slide2D->step1,
+                buildSlide2D(slide2D->outerOp, slide2D->innerOp, slide2D->size1, slide2D->size2, slide2D->step1,
                              slide2D->step2, std::move(padded)));
 }
 

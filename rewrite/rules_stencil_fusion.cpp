@@ -128,43 +128,7 @@ Expr buildPixelStage(const PixelStage& stage, Expr x) {
   return map(lam("row", [](Expr row) { return join(std::move(row)); }), std::move(mapped));
 }
 
-// The expansion of slide2D (ir/builders.h), each level slide or slideStrict.
-struct Slide2D {
-  Op outerOp, innerOp;
-  Arith size1, step1, size2, step2;
-  Expr x;
-};
-std::optional<Slide2D> matchSlide2D(const Expr& node) {
-  if (!node.isPrim(Op::Map)) return std::nullopt;
-  const Expr& windowFun = node.funs()[0];
-  if (!isUnaryLambda(windowFun) || !windowFun.body().isPrim(Op::Transpose) ||
-      !isParamNode(windowFun.body().args()[0], windowFun.params()[0])) {
-    return std::nullopt;
-  }
-  const Expr& slid = node.args()[0];
-  if (!slid.isPrim(Op::Slide) && !slid.isPrim(Op::SlideStrict)) return std::nullopt;
-  const Expr& rows = slid.args()[0];
-  if (!rows.isPrim(Op::Map) || !isUnaryLambda(rows.funs()[0])) return std::nullopt;
-  const Expr& rowFun = rows.funs()[0];
-  const Expr& rowSlide = rowFun.body();
-  if ((!rowSlide.isPrim(Op::Slide) && !rowSlide.isPrim(Op::SlideStrict)) ||
-      !isParamNode(rowSlide.args()[0], rowFun.params()[0])) {
-    return std::nullopt;
-  }
-  return Slide2D{slid.primOp(),      rowSlide.primOp(),  slid.nats()[0], slid.nats()[1],
-                 rowSlide.nats()[0], rowSlide.nats()[1], rows.args()[0]};
-}
 
-Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith step1, Arith step2,
-                  Expr x) {
-  Expr rows = map(lam("row",
-                      [&](Expr row) {
-                        return Expr::prim(innerOp, {size2, step2}, {}, {std::move(row)});
-                      }),
-                  std::move(x));
-  return map(lam("windowRows", [](Expr w) { return transpose(std::move(w)); }),
-             Expr::prim(outerOp, {size1, step1}, {}, {std::move(rows)}));
-}
 
 // The expansion of pad2D: transpose(map(col -> pad(t, b, B, col), transpose(map(row -> pad(l,
 // r, B', row), x)))).
@@ -261,7 +225,7 @@ std::optional<Expr> slideMapFusion(const RuleApplication& a) {
 
 // slide2D(s1, s2, t1, t2, P(f, x)) => map2D(w -> P(f, w), slide2D(s1, s2, t1, t2, x))
 std::optional<Expr> slide2DMap2DFusion(const RuleApplication& a) {
-  std::optional<Slide2D> slid = matchSlide2D(a.node);
+  std::optional<Slide2DExpansion> slid = matchSlide2D(a.node);
   if (!slid) return std::nullopt;
   std::optional<PixelStage> stage = matchPixelStage(slid->x, a.typeOf);
   if (!stage) return std::nullopt;
@@ -279,7 +243,7 @@ std::optional<Expr> overlappedTilingFusion(const RuleApplication& a) {
   if (!node.isPrim(Op::Map)) return std::nullopt;
   std::optional<Expr> g = rowMapped(node.funs()[0]);
   if (!g) return std::nullopt;
-  std::optional<Slide2D> slid = matchSlide2D(node.args()[0]);
+  std::optional<Slide2DExpansion> slid = matchSlide2D(node.args()[0]);
   if (!slid) return std::nullopt;
   std::optional<PixelStage> stage = matchPixelStage(slid->x, a.typeOf);
   if (!stage) return std::nullopt;
@@ -296,7 +260,7 @@ std::optional<Expr> overlappedTilingFusion(const RuleApplication& a) {
   Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
                             theta1 - (slid->size1 - slid->step1),
                             theta2 - (slid->size2 - slid->step2), stage->x);
-  const Slide2D windowShape = *slid;
+  const Slide2DExpansion windowShape = *slid;
   const Expr consumer = *g;
   // Each tile: the producer on every element of the tile (halo included), then the consumer
   // on the windows of that.
@@ -339,14 +303,18 @@ bool isSequentialOp(const Expr& e) {
 // map(f, x) => toLocal(y -> map(f, y), x), where the map runs in work-group code: some
 // enclosing function is a mapWrg's, none is a mapLcl's or a sequential loop's, and it computes
 // (f is not a pure layout function) and holds no parallel map already.
-std::optional<Expr> computeToLocal(const RuleApplication& a) {
+// The primitives whose function encloses a computing map that compute-to-local/private may
+// place (a map whose function is not a pure layout function and holds no parallel map),
+// outermost first; nullopt when the node is not such a map or an enclosing toLocal, toPrivate
+// or toGlobal has placed it already.
+std::optional<std::vector<Expr>> placeableMapOwners(const RuleApplication& a) {
   const Expr& node = a.node;
   if (!node.isPrim(Op::Map) || isLayoutFunction(node.funs()[0])) return std::nullopt;
   bool parallelInside = false;
   forEachNode(node.funs()[0],
               [&](const Expr& e) { parallelInside = parallelInside || isParallel(e); });
   if (parallelInside) return std::nullopt;
-  bool inWorkGroup = false;
+  std::vector<Expr> owners;
   for (size_t i = 0; i < a.ancestors.size(); ++i) {
     const Expr& ancestor = a.ancestors[i];
     const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
@@ -357,7 +325,17 @@ std::optional<Expr> computeToLocal(const RuleApplication& a) {
     }
     bool inFunction = false;
     for (const Expr& fun : ancestor.funs()) inFunction = inFunction || fun.node() == child.node();
-    if (!inFunction) continue;
+    if (inFunction) owners.push_back(ancestor);
+  }
+  return owners;
+}
+
+std::optional<Expr> computeToLocal(const RuleApplication& a) {
+  const Expr& node = a.node;
+  std::optional<std::vector<Expr>> owners = placeableMapOwners(a);
+  if (!owners) return std::nullopt;
+  bool inWorkGroup = false;
+  for (const Expr& ancestor : *owners) {
     if (ancestor.isPrim(Op::MapWrg)) inWorkGroup = true;
     if (ancestor.isPrim(Op::MapLcl) || ancestor.isPrim(Op::MapGlb) || isSequentialOp(ancestor) ||
         ancestor.isPrim(Op::Map)) {
@@ -374,23 +352,10 @@ std::optional<Expr> computeToLocal(const RuleApplication& a) {
 // between), computes, holds no parallel map, and its result has constant size.
 std::optional<Expr> computeToPrivate(const RuleApplication& a) {
   const Expr& node = a.node;
-  if (!node.isPrim(Op::Map) || isLayoutFunction(node.funs()[0])) return std::nullopt;
-  bool parallelInside = false;
-  forEachNode(node.funs()[0],
-              [&](const Expr& e) { parallelInside = parallelInside || isParallel(e); });
-  if (parallelInside) return std::nullopt;
+  std::optional<std::vector<Expr>> owners = placeableMapOwners(a);
+  if (!owners) return std::nullopt;
   bool inWorkItem = false;
-  for (size_t i = 0; i < a.ancestors.size(); ++i) {
-    const Expr& ancestor = a.ancestors[i];
-    const Expr& child = i + 1 < a.ancestors.size() ? a.ancestors[i + 1] : a.node;
-    if (!ancestor.isPrim()) continue;
-    if (ancestor.isPrim(Op::ToLocal) || ancestor.isPrim(Op::ToPrivate) ||
-        ancestor.isPrim(Op::ToGlobal)) {
-      return std::nullopt;  // already placed
-    }
-    bool inFunction = false;
-    for (const Expr& fun : ancestor.funs()) inFunction = inFunction || fun.node() == child.node();
-    if (!inFunction) continue;
+  for (const Expr& ancestor : *owners) {
     inWorkItem = ancestor.isPrim(Op::MapGlb);
     if (ancestor.isPrim(Op::MapLcl) || ancestor.isPrim(Op::MapWrg) || isSequentialOp(ancestor) ||
         ancestor.isPrim(Op::Map)) {
