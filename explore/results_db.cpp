@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <utility>
@@ -148,12 +149,30 @@ ReferenceRecord readReference(const Statement& row) {
   return reference;
 }
 
+// Binds a variant's key to ?1..?4 (program, device, compiler, parameters).
+void bindKey(Statement& statement, const VariantKey& key) {
+  statement.bind(1, key.program);
+  statement.bind(2, key.device);
+  statement.bind(3, key.compiler);
+  statement.bind(4, key.parameters);
+}
+
+// Binds a reference run's columns to ?1..?8 (program, device, compiler, description, flops,
+// samples, median_ns, space_bytes).
+void bindReference(Statement& statement, const ReferenceRecord& reference) {
+  statement.bind(1, reference.program);
+  statement.bind(2, reference.device);
+  statement.bind(3, reference.compiler);
+  statement.bind(4, reference.description);
+  statement.bind(5, reference.flops);
+  statement.bind(6, samplesToJson(reference.samplesNs));
+  statement.bind(7, static_cast<int64_t>(reference.medianNs));
+  statement.bind(8, reference.spaceBytes);
+}
+
 // Binds a variant's columns to ?1..?13 in kVariantColumns order.
 void bindVariant(Statement& statement, const VariantRecord& record) {
-  statement.bind(1, record.key.program);
-  statement.bind(2, record.key.device);
-  statement.bind(3, record.key.compiler);
-  statement.bind(4, record.key.parameters);
+  bindKey(statement, record.key);
   statement.bind(5, std::string(statusName(record.status)));
   statement.bind(6, record.sourceHash);
   statement.bind(7, samplesToJson(record.samplesNs));
@@ -303,9 +322,20 @@ void ResultsDb::execute(const std::string& sql) {
   }
 }
 
-int ResultsDb::markRunning(const VariantKey& key) {
+void ResultsDb::inTransaction(const std::function<void()>& body) {
   execute("BEGIN IMMEDIATE");
   try {
+    body();
+  } catch (...) {
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  execute("COMMIT");
+}
+
+int ResultsDb::markRunning(const VariantKey& key) {
+  int attempts = 0;
+  inTransaction([&] {
     {
       Statement insert(db_,
                        "INSERT INTO variants (program, device, compiler, parameters, status, "
@@ -313,35 +343,21 @@ int ResultsDb::markRunning(const VariantKey& key) {
                        "ON CONFLICT (program, device, compiler, parameters) DO UPDATE SET "
                        "status = 'running', attempts = attempts + 1, written = datetime('now')",
                        path_);
-      insert.bind(1, key.program);
-      insert.bind(2, key.device);
-      insert.bind(3, key.compiler);
-      insert.bind(4, key.parameters);
+      bindKey(insert, key);
       insert.step();
     }
-    int attempts = 0;
-    {
-      Statement query(db_,
-                      "SELECT attempts FROM variants WHERE program = ?1 AND device = ?2 AND "
-                      "compiler = ?3 AND parameters = ?4",
-                      path_);
-      query.bind(1, key.program);
-      query.bind(2, key.device);
-      query.bind(3, key.compiler);
-      query.bind(4, key.parameters);
-      if (query.step()) attempts = static_cast<int>(query.integer(0));
-    }
-    execute("COMMIT");
-    return attempts;
-  } catch (...) {
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+    Statement query(db_,
+                    "SELECT attempts FROM variants WHERE program = ?1 AND device = ?2 AND "
+                    "compiler = ?3 AND parameters = ?4",
+                    path_);
+    bindKey(query, key);
+    if (query.step()) attempts = static_cast<int>(query.integer(0));
+  });
+  return attempts;
 }
 
 void ResultsDb::record(const VariantRecord& record) {
-  execute("BEGIN IMMEDIATE");
-  try {
+  inTransaction([&] {
     Statement insert(
         db_,
         "INSERT INTO variants (program, device, compiler, parameters, status, source_hash, "
@@ -355,11 +371,7 @@ void ResultsDb::record(const VariantRecord& record) {
         path_);
     bindVariant(insert, record);
     insert.step();
-  } catch (...) {
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-  execute("COMMIT");
+  });
 }
 
 std::optional<VariantRecord> ResultsDb::find(const VariantKey& key) const {
@@ -368,10 +380,7 @@ std::optional<VariantRecord> ResultsDb::find(const VariantKey& key) const {
                       " FROM variants WHERE program = ?1 AND device = ?2 AND compiler = ?3 AND "
                       "parameters = ?4",
                   path_);
-  query.bind(1, key.program);
-  query.bind(2, key.device);
-  query.bind(3, key.compiler);
-  query.bind(4, key.parameters);
+  bindKey(query, key);
   if (!query.step()) return std::nullopt;
   return readVariant(query);
 }
@@ -401,27 +410,15 @@ std::vector<std::string> ResultsDb::programs() const {
 }
 
 void ResultsDb::recordReference(const ReferenceRecord& reference) {
-  execute("BEGIN IMMEDIATE");
-  try {
+  inTransaction([&] {
     Statement insert(db_,
                      "INSERT OR REPLACE INTO reference_runs (program, device, compiler, "
                      "description, flops, samples, median_ns, space_bytes) VALUES "
                      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                      path_);
-    insert.bind(1, reference.program);
-    insert.bind(2, reference.device);
-    insert.bind(3, reference.compiler);
-    insert.bind(4, reference.description);
-    insert.bind(5, reference.flops);
-    insert.bind(6, samplesToJson(reference.samplesNs));
-    insert.bind(7, static_cast<int64_t>(reference.medianNs));
-    insert.bind(8, reference.spaceBytes);
+    bindReference(insert, reference);
     insert.step();
-  } catch (...) {
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-  execute("COMMIT");
+  });
 }
 
 std::optional<ReferenceRecord> ResultsDb::reference(const std::string& program,
@@ -525,8 +522,7 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
                            ": is the database merged into; give other files as sources");
     }
   }
-  execute("BEGIN IMMEDIATE");
-  try {
+  inTransaction([&] {
     for (const ResultsSnapshot& source : sources) {
       for (size_t i = 0; i < source.variants.size(); ++i) {
         const VariantRecord& incoming = source.variants[i];
@@ -581,14 +577,7 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
                          "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(nullif(?9, ''), "
                          "datetime('now')))",
                          path_);
-        insert.bind(1, incoming.program);
-        insert.bind(2, incoming.device);
-        insert.bind(3, incoming.compiler);
-        insert.bind(4, incoming.description);
-        insert.bind(5, incoming.flops);
-        insert.bind(6, samplesToJson(incoming.samplesNs));
-        insert.bind(7, static_cast<int64_t>(incoming.medianNs));
-        insert.bind(8, incoming.spaceBytes);
+        bindReference(insert, incoming);
         insert.bind(9, written);
         insert.step();
         if (sqlite3_changes(db_) > 0) {
@@ -598,11 +587,7 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
         }
       }
     }
-  } catch (...) {
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-  execute("COMMIT");
+  });
   return summary;
 }
 

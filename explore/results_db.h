@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -178,6 +179,8 @@ class ResultsDb {
 
  private:
   void execute(const std::string& sql);
+  // Runs body between BEGIN IMMEDIATE and COMMIT; rolls back and rethrows if it throws.
+  void inTransaction(const std::function<void()>& body);
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
 };
