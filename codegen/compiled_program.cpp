@@ -1,6 +1,7 @@
-// Queries over a compiled program (codegen/compiled_program.h): the global memory its buffers
-// take under a size binding, and a readable summary of kernels, launch sizes and buffers for
-// `weft compile` and error reports.
+// Queries over a compiled program (codegen/compiled_program.h): which kernels are preparation
+// for constant inputs, the global memory its buffers take under a size binding (all of them, or
+// those that stay allocated at inference time once prepared), and a readable summary of
+// kernels, launch sizes and buffers for `weft compile` and error reports.
 #include "codegen/compiled_program.h"
 
 #include <algorithm>
@@ -74,6 +75,37 @@ std::vector<bool> CompiledProgram::preparationKernels(const std::set<int>& input
 int64_t CompiledProgram::globalBytes(const ArithBinding& sizes) const {
   int64_t total = 0;
   for (const BufferPlan& buffer : buffers) total += evaluate(buffer.elementCount, sizes) * 4;
+  return total;
+}
+
+std::vector<bool> CompiledProgram::inferenceBuffers(const std::set<int>& constantInputs) const {
+  std::vector<bool> kept(buffers.size(), true);
+  if (constantInputs.empty()) return kept;
+  const std::vector<bool> preparation = preparationKernels(constantInputs);
+  std::vector<bool> takenByInference(buffers.size(), false);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (preparation[k]) continue;
+    for (const KernelArg& arg : kernels[k].args) {
+      if (arg.kind == KernelArg::Kind::Buffer) takenByInference[arg.buffer] = true;
+    }
+  }
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    const BufferPlan& buffer = buffers[b];
+    if (buffer.role == BufferPlan::Role::Input && constantInputs.count(buffer.inputIndex) &&
+        !takenByInference[b]) {
+      kept[b] = false;
+    }
+  }
+  return kept;
+}
+
+int64_t CompiledProgram::inferenceBytes(const ArithBinding& sizes,
+                                        const std::set<int>& constantInputs) const {
+  const std::vector<bool> kept = inferenceBuffers(constantInputs);
+  int64_t total = 0;
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    if (kept[b]) total += evaluate(buffers[b].elementCount, sizes) * 4;
+  }
   return total;
 }
 

@@ -74,6 +74,17 @@ struct CompiledProgram {
 
   // Bytes of global memory all buffers take under a binding (inputs, output, temporaries).
   int64_t globalBytes(const ArithBinding& sizes) const;
+  // The buffers that must stay allocated to run the per-inference kernels once the preparation
+  // kernels of `constantInputs` (preparationKernels above) have run, one flag per buffer: all
+  // of them except the constant inputs that no per-inference kernel takes as an argument (only
+  // preparation kernels read them, or none does), which an application may release after
+  // preparation. Prepared buffers (temporaries the preparation wrote), the other inputs,
+  // padded copies and other temporaries, and the output stay. Empty `constantInputs`: all.
+  std::vector<bool> inferenceBuffers(const std::set<int>& constantInputs) const;
+  // Bytes of global memory of inferenceBuffers under a binding: the memory a variant holds at
+  // inference time (what exploration records as a layer variant's space). Empty
+  // `constantInputs`: globalBytes.
+  int64_t inferenceBytes(const ArithBinding& sizes, const std::set<int>& constantInputs) const;
   // A human-readable summary: kernels with launch sizes, buffers with sizes.
   std::string describe(const ArithBinding& sizes = {}) const;
 };

@@ -21,6 +21,7 @@
 //    of the group read, and are placed only where every work-item of the group reaches them;
 //    a program that would need one elsewhere is rejected.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -419,9 +420,15 @@ class Generator {
     plan.hasLocalSize = launch_.usesGroups;
     plan.localSize = launch_.localSize;
 
+    // Only the buffers the kernel's text names become arguments: views record every buffer
+    // they could reach (a zip's other components, a let-bound array the kernel never reads),
+    // and a buffer passed to a kernel that does not touch it would keep it alive (the original
+    // weights in the per-inference kernel of the vector family, after their re-layout).
+    const std::set<std::string> named = identifiersIn(localDeclarations_, emitter_.lines);
     std::vector<std::string> parameters;
     for (int buffer : usedBuffers_) {
       const BufferPlan& b = program_.buffers[buffer];
+      if (named.count(b.name) == 0) continue;
       bool readOnly = writtenBuffers_.count(buffer) == 0;
       parameters.push_back(std::string(readOnly ? "const " : "") + "global " +
                            (b.element == ScalarKind::Float ? "float" : "int") + "* restrict " +
@@ -469,6 +476,33 @@ class Generator {
     text += "}\n";
     kernelSources_.push_back(text);
     program_.kernels.push_back(std::move(plan));
+  }
+
+  // Every C identifier in the lines (words of letters, digits and '_' not starting with a
+  // digit).
+  static std::set<std::string> identifiersIn(const std::vector<std::string>& declarations,
+                                             const std::vector<std::string>& lines) {
+    std::set<std::string> identifiers;
+    auto scan = [&](const std::string& line) {
+      auto word = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+      };
+      for (size_t i = 0; i < line.size();) {
+        if (!word(line[i])) {
+          ++i;
+          continue;
+        }
+        size_t end = i;
+        while (end < line.size() && word(line[end])) ++end;
+        if (std::isdigit(static_cast<unsigned char>(line[i])) == 0) {
+          identifiers.insert(line.substr(i, end - i));
+        }
+        i = end;
+      }
+    };
+    for (const std::string& line : declarations) scan(line);
+    for (const std::string& line : lines) scan(line);
+    return identifiers;
   }
 
   void rememberSizeVar(const Arith& v) {

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the benchmarks under bench/ need beyond scripts/setup.sh:
 # CLBlast (libclblast-dev, the im2col + SGEMM baseline of bench/baselines.cpp), PyTorch and
-# NumPy for Debian's /usr/bin/python3 (bench/baselines_torch.py). The baselines of the Table 3
-# benchmark (issue 6) are measured against these, never against pip wheels, so that the figures
-# come from the same packages on every machine. Idempotent: when every package is already
-# installed (per dpkg -s) apt-get is not touched at all and the script returns at once.
+# NumPy for Debian's /usr/bin/python3 (bench/baselines_torch.py), Halide 14 with its
+# autoscheduler plugins and OpenCV 4.6 (python3-halide; libhalide14-0-dev, which ships the
+# plugins libautoschedule_{adams2019,mullapudi2016,li2018}.so; python3-opencv: the peers of the
+# pipelines benchmark, bench/pipelines_peers.py, issue 9). The baselines of the Table 3
+# benchmark (issue 6) and the pipelines' peers are measured against these, never against pip
+# wheels, so that the figures come from the same packages on every machine. Idempotent: when
+# every package is already installed (per dpkg -s) apt-get is not touched at all and the
+# script returns at once.
 # It installs packages only; build with scripts/setup.sh (re-run it after this script so that
 # CMake finds CLBlast and adds the weft_bench_baselines target).
 set -euo pipefail
@@ -12,6 +16,7 @@ set -euo pipefail
 PACKAGES=(
   libclblast-dev
   python3 python3-torch python3-numpy
+  python3-halide libhalide14-0-dev python3-opencv
 )
 
 missing=()

@@ -161,48 +161,20 @@ TEST_CASE("conv-register-blocked-vector: stride 2, no padding, 5x5 kernels") {
   checkLayer(2, 9, 4, 5, 0, 1, {{4, 5, 5}, {2, 1, 1}}, 13);
 }
 
-TEST_CASE("conv-register-blocked-vector: random small layers") {
-  std::mt19937_64 rng(2026);
+namespace {
+
+// Eight random small layers (1-5 channels, kappa 4 or 8 dividing the kernels, padding 0-2,
+// stride 1-2, 3x3 windows, or 5x5 in every third trial when withFiveByFive), each with sigma and R
+// random divisors of the output width and height.
+void checkRandomLayers(uint64_t seed, int padInLoads, bool withFiveByFive) {
+  std::mt19937_64 rng(seed);
   for (int trial = 0; trial < 8; ++trial) {
     const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
     const int kappa = trial % 2 == 0 ? 4 : 8;
     const int kernels = kappa * std::uniform_int_distribution<int>(1, 3)(rng);
     const int padding = std::uniform_int_distribution<int>(0, 2)(rng);
     const int stride = std::uniform_int_distribution<int>(1, 2)(rng);
-    const int size = std::uniform_int_distribution<int>(3, 9)(rng);
-    const int out = (size + 2 * padding - 3) / stride + 1;
-    // σ and R: random divisors of the output width and height.
-    std::vector<int> divisors;
-    for (int d = 1; d <= out; ++d) {
-      if (out % d == 0) divisors.push_back(d);
-    }
-    std::uniform_int_distribution<size_t> pick(0, divisors.size() - 1);
-    const int sigma = divisors[pick(rng)];
-    const int rows = divisors[pick(rng)];
-    CAPTURE(channels);
-    CAPTURE(kernels);
-    CAPTURE(padding);
-    CAPTURE(stride);
-    CAPTURE(size);
-    checkLayer(channels, size, kernels, 3, padding, stride, {{kappa, sigma, rows}}, rng());
-  }
-}
-
-TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: no padded copy") {
-  //                            kappa sigma rows pad_in_loads
-  checkLayer(3, 8, 16, 3, 1, 1, {{4, 4, 2, 1}, {16, 8, 8, 1}, {4, 2, 0, 1}}, 21);
-  checkLayer(2, 9, 8, 3, 0, 2, {{8, 4, 2, 1}}, 22);  // no padding: the pad view is empty
-}
-
-TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: random small layers") {
-  std::mt19937_64 rng(2027);
-  for (int trial = 0; trial < 8; ++trial) {
-    const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
-    const int kappa = trial % 2 == 0 ? 4 : 8;
-    const int kernels = kappa * std::uniform_int_distribution<int>(1, 3)(rng);
-    const int padding = std::uniform_int_distribution<int>(0, 2)(rng);
-    const int stride = std::uniform_int_distribution<int>(1, 2)(rng);
-    const int kernelSize = trial % 3 == 0 ? 5 : 3;
+    const int kernelSize = withFiveByFive && trial % 3 == 0 ? 5 : 3;
     const int size = std::uniform_int_distribution<int>(kernelSize, 9)(rng);
     const int out = (size + 2 * padding - kernelSize) / stride + 1;
     std::vector<int> divisors;
@@ -218,9 +190,25 @@ TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: random small laye
     CAPTURE(stride);
     CAPTURE(size);
     CAPTURE(kernelSize);
-    checkLayer(channels, size, kernels, kernelSize, padding, stride, {{kappa, sigma, rows, 1}},
-               rng());
+    checkLayer(channels, size, kernels, kernelSize, padding, stride,
+               {{kappa, sigma, rows, padInLoads}}, rng());
   }
+}
+
+}  // namespace
+
+TEST_CASE("conv-register-blocked-vector: random small layers") {
+  checkRandomLayers(2026, 0, false);
+}
+
+TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: no padded copy") {
+  //                            kappa sigma rows pad_in_loads
+  checkLayer(3, 8, 16, 3, 1, 1, {{4, 4, 2, 1}, {16, 8, 8, 1}, {4, 2, 0, 1}}, 21);
+  checkLayer(2, 9, 8, 3, 0, 2, {{8, 4, 2, 1}}, 22);  // no padding: the pad view is empty
+}
+
+TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: random small layers") {
+  checkRandomLayers(2027, 1, true);
 }
 
 TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and sigma") {
