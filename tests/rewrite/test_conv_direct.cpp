@@ -18,6 +18,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
+#include "tests/support/expr_counting.h"
 #include "tests/support/listing3_layers.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
@@ -27,13 +28,9 @@ using namespace weft::rewrite;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
+using testing::countPrims;
 
-int countOp(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
-}
+constexpr double kTolerance = 1e-4;
 
 using Layer = testing::Listing3Layer;
 using testing::randomListing3Layer;
@@ -101,11 +98,11 @@ TEST_CASE("conv-direct on examples/conv.weft computes the same layer for valid p
     const Expr& body = rewritten.function.body();
     // Table 1: work-groups over tile rows, tiles and kernel groups; work-items over window
     // groups and chunks; the stages bound by lets; vectors and unrolling when asked for.
-    CHECK(countOp(body, Op::MapWrg) == 3);
-    CHECK(countOp(body, Op::MapLcl) == 2);
-    CHECK(countOp(body, Op::Let) >= 2);
-    CHECK((countOp(body, Op::Dot) > 0) == (p.v > 1));
-    CHECK((countOp(body, Op::ReduceSeqUnroll) > 0) == (p.unroll == 1));
+    CHECK(countPrims(body, Op::MapWrg) == 3);
+    CHECK(countPrims(body, Op::MapLcl) == 2);
+    CHECK(countPrims(body, Op::Let) >= 2);
+    CHECK((countPrims(body, Op::Dot) > 0) == (p.v > 1));
+    CHECK((countPrims(body, Op::ReduceSeqUnroll) > 0) == (p.unroll == 1));
     const Value actual = interpret(rewritten, layer.inputs, layer.sizes);
     CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
                   "max difference " << maxAbsDifference(actual, expected));

@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
+#include "tests/support/expr_counting.h"
 #include "tests/support/listing3_layers.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
@@ -25,13 +26,9 @@ using namespace weft::rewrite;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
+using testing::countPrims;
 
-int countOp(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
-}
+constexpr double kTolerance = 1e-4;
 
 using Layer = testing::Listing3Layer;
 using testing::randomListing3Layer;
@@ -76,8 +73,8 @@ void checkCases(const Definition& conv, const Layer& layer, const std::vector<Pa
     TypedDefinition typed = typecheck(rewritten);
     CHECK(context.tuningVariables().empty());
     const Expr& body = rewritten.function.body();
-    CHECK(countOp(body, Op::MapWrg) == 3);
-    CHECK(countOp(body, Op::MapLcl) == 1);
+    CHECK(countPrims(body, Op::MapWrg) == 3);
+    CHECK(countPrims(body, Op::MapLcl) == 1);
     // One reduce, over the whole window, with a [σ][κ] accumulator written by unrolled maps.
     std::vector<Expr> found = reduces(body);
     REQUIRE(found.size() == 1);
@@ -91,9 +88,9 @@ void checkCases(const Definition& conv, const Layer& layer, const std::vector<Pa
     const Type input = typed.types.at(reduce.args()[1].node());
     const ArithBinding& sizes = layer.sizes;
     CHECK(evaluate(input.arrayLength(), sizes) == sizes.at("K") * sizes.at("K") * sizes.at("C"));
-    CHECK(countOp(reduce.funs()[0], Op::MapSeqUnroll) == 2);
-    CHECK(countOp(reduce.funs()[0], Op::Map) == 0);
-    CHECK(countOp(reduce.args()[0], Op::MapSeqUnroll) == 2);
+    CHECK(countPrims(reduce.funs()[0], Op::MapSeqUnroll) == 2);
+    CHECK(countPrims(reduce.funs()[0], Op::Map) == 0);
+    CHECK(countPrims(reduce.args()[0], Op::MapSeqUnroll) == 2);
     const Value actual = interpret(rewritten, layer.inputs, layer.sizes);
     CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
                   "max difference " << maxAbsDifference(actual, expected));

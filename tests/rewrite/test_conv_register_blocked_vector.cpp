@@ -20,6 +20,7 @@
 #include "ir/interp.h"
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
+#include "tests/support/expr_counting.h"
 #include "tests/support/listing3_layers.h"
 #include "typecheck/typecheck.h"
 
@@ -28,13 +29,9 @@ using namespace weft::rewrite;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
+using testing::countPrims;
 
-int countOp(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
-}
+constexpr double kTolerance = 1e-4;
 
 struct Block {
   int kappa, sigma, rows;  // rows 0: left symbolic
@@ -62,20 +59,20 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
   if (b.padInLoads == 0) {
     // Two let-bound stages (re-layout, padding) around the convolution.
     REQUIRE(body.funs()[0].body().isPrim(Op::Let));
-    CHECK(countOp(body, Op::Let) == 2);
-    CHECK(countOp(body, Op::MapGlb) == 4);
+    CHECK(countPrims(body, Op::Let) == 2);
+    CHECK(countPrims(body, Op::MapGlb) == 4);
     // The pads (rows, then pixels of a row) are read only by the padding's copy nest.
-    CHECK(countOp(body.funs()[0].body().funs()[0].body(), Op::Pad) == 0);
+    CHECK(countPrims(body.funs()[0].body().funs()[0].body(), Op::Pad) == 0);
   } else {
     // One let-bound stage (re-layout); the convolution reads the input through the pads.
-    CHECK(countOp(body, Op::Let) == 1);
-    CHECK(countOp(body, Op::MapGlb) == 2);
-    CHECK(countOp(body.funs()[0].body(), Op::Pad) == 2);
+    CHECK(countPrims(body, Op::Let) == 1);
+    CHECK(countPrims(body, Op::MapGlb) == 2);
+    CHECK(countPrims(body.funs()[0].body(), Op::Pad) == 2);
   }
-  CHECK(countOp(body, Op::MapWrg) == 2);
-  CHECK(countOp(body, Op::MapLcl) == 2);
-  CHECK(countOp(body, Op::Reduce) == 0);
-  CHECK(countOp(body, Op::ReduceSeq) == 1);
+  CHECK(countPrims(body, Op::MapWrg) == 2);
+  CHECK(countPrims(body, Op::MapLcl) == 2);
+  CHECK(countPrims(body, Op::Reduce) == 0);
+  CHECK(countPrims(body, Op::ReduceSeq) == 1);
   // The re-laid-out weights: [M/κ][K][K][C][κ] (κ kernels innermost).
   Type relaid = typed.types.at(body.args()[0].node());
   int rank = 0;
@@ -94,8 +91,8 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
     REQUIRE(accumulator.isArray());
     CHECK(accumulator.arrayLength() == Arith(b.sigma));
     CHECK(accumulator.arrayElement() == Type::vector(ScalarKind::Float, b.kappa));
-    CHECK(countOp(node.funs()[0], Op::MapSeqUnroll) == 1);
-    CHECK(countOp(node.funs()[0], Op::Map) == 0);
+    CHECK(countPrims(node.funs()[0], Op::MapSeqUnroll) == 1);
+    CHECK(countPrims(node.funs()[0], Op::Map) == 0);
   });
   if (b.rows > 0) {
     CHECK(context.tuningVariables().empty());
@@ -141,7 +138,7 @@ void checkLayer(int channels, int size, int kernels, int kernelSize, int padding
       // The hand-built reference of the same shape computes the same.
       const Definition byHand = convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma,
                                                                     Arith(b.rows), b.padInLoads != 0);
-      CHECK(countOp(byHand.function.body(), Op::Let) == (b.padInLoads ? 1 : 2));
+      CHECK(countPrims(byHand.function.body(), Op::Let) == (b.padInLoads ? 1 : 2));
       const Value actual = interpret(byHand, layer.inputs, layer.sizes);
       CHECK_MESSAGE(approximatelyEqual(actual, expected, kTolerance, kTolerance),
                     "by hand: max difference " << maxAbsDifference(actual, expected));

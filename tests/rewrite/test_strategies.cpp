@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "rewrite/library.h"
 #include "rewrite/strategies.h"
+#include "tests/support/expr_counting.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
 
@@ -19,11 +20,7 @@ using namespace weft::rewrite;
 
 namespace {
 
-int countOp(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
-}
+using testing::countPrims;
 
 }  // namespace
 
@@ -46,17 +43,17 @@ TEST_CASE("stencil-tiled-local on stencil2d with concrete tiles equals the origi
     CAPTURE(printDefinition(tiled));
     CHECK_NOTHROW(typecheck(tiled));
     const Expr& body = tiled.function.body();
-    CHECK(countOp(body, Op::MapWrg) == 2);
-    CHECK(countOp(body, Op::ToLocal) == 1);
-    CHECK(countOp(body, Op::MapLcl) == 4);  // rows of windows and windows; two in the copy
-    CHECK(countOp(body, Op::MapGlb) == 0);
+    CHECK(countPrims(body, Op::MapWrg) == 2);
+    CHECK(countPrims(body, Op::ToLocal) == 1);
+    CHECK(countPrims(body, Op::MapLcl) == 4);  // rows of windows and windows; two in the copy
+    CHECK(countPrims(body, Op::MapGlb) == 0);
     // High-level maps remain only as views (map(transpose), map(join), the rows of a slide).
     int computingMaps = 0;
     forEachNode(body, [&](const Expr& node) {
       if (node.isPrim(Op::Map) && !isLayoutFunction(node.funs()[0])) ++computingMaps;
     });
     CHECK(computingMaps == 0);
-    CHECK(countOp(body, Op::Reduce) == 0);
+    CHECK(countPrims(body, Op::Reduce) == 0);
     CHECK(context.tuningVariables().empty());
 
     std::mt19937_64 rng(11);

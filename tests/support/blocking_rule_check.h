@@ -15,6 +15,7 @@
 #include <string>
 
 #include "ir/builders.h"
+#include "tests/support/expr_counting.h"
 #include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
 
@@ -29,15 +30,6 @@ inline ScalarKind randomKind(std::mt19937_64& rng) {
 }
 
 inline Expr zeroOf(ScalarKind kind) { return kind == ScalarKind::Float ? lit(0.0f) : lit(0); }
-
-// How many nodes of `e` are the primitive `op`.
-inline int countPrims(const Expr& e, Op op) {
-  int count = 0;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isPrim(op)) ++count;
-  });
-  return count;
-}
 
 // The sum of a 1D array of scalars, as a one-element array.
 inline Expr sumOf(Expr xs, ScalarKind kind) {
