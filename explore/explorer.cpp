@@ -21,6 +21,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
+#include "explore/cost_model.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
@@ -803,6 +804,41 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
 
 }  // namespace
 
+const char* sampleOrderName(SampleOrder order) {
+  return order == SampleOrder::Cost ? "cost" : "random";
+}
+
+std::optional<SampleOrder> parseSampleOrder(const std::string& text) {
+  if (text == "cost") return SampleOrder::Cost;
+  if (text == "random") return SampleOrder::Random;
+  return std::nullopt;
+}
+
+std::vector<std::optional<double>> predictedCosts(const Preparation& prep) {
+  std::vector<std::optional<double>> costs(prep.points.size());
+  const std::optional<ConvLayer> layer = convLayerFromSizes(prep.target.sizes);
+  if (!layer) return costs;
+  for (size_t i = 0; i < prep.points.size(); ++i) {
+    std::optional<CostPrediction> prediction = predictLayerVariantCost(
+        *layer, parseRecordedParameters(prep.parametersOf(i)), prep.device);
+    if (prediction && std::isfinite(prediction->seconds)) costs[i] = prediction->seconds;
+  }
+  return costs;
+}
+
+std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
+                                     const std::vector<std::optional<double>>& costs,
+                                     SampleOrder order) {
+  if (order == SampleOrder::Random) return pending;
+  std::vector<std::optional<double>> pendingCosts;
+  for (size_t index : pending) {
+    pendingCosts.push_back(index < costs.size() ? costs[index] : std::nullopt);
+  }
+  std::vector<size_t> ordered;
+  for (size_t position : orderByPredictedCost(pendingCosts)) ordered.push_back(pending[position]);
+  return ordered;
+}
+
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
   const auto start = Clock::now();
   ResultsDb db(options.db);
@@ -843,6 +879,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     }
     pending.push_back(i);
   }
+  // Measure the cheapest predicted first (ExploreOptions::order); the set stays `pending`.
+  const std::vector<std::optional<double>> costs = predictedCosts(prep);
+  pending = measurementOrder(pending, costs, options.order);
   progress.skipped = summary.skipped;
   progress.done = summary.skipped;
   if (options.progress) options.progress(progress);
@@ -968,6 +1007,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"generateMs", result.value("generateMs", 0.0)},
                    {"timedOnce", result.value("timedOnce", false)}};
       if (result.contains("preparationNs")) details["preparationNs"] = result["preparationNs"];
+      if (result.contains("allBuffersBytes")) details["allBuffersBytes"] = result["allBuffersBytes"];
       if (prebuilt.ran) {
         // build_ms is the pre-build's (the uncached build); the measuring child's build, a
         // cache hit when the implementation caches builds (PoCL), is kept in the details.
@@ -1005,6 +1045,15 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                          (result.is_object() ? ": " + result.value("message", "") : "");
       }
       record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
+    }
+    // The cost model's prediction and the order the variant was measured in.
+    {
+      Json details = Json::parse(record.details, nullptr, false);
+      if (!details.is_object()) details = Json::object();
+      if (costs[index]) details["predictedNs"] = std::llround(*costs[index] * 1e9);
+      details["order"] = sampleOrderName(options.order);
+      details["orderPosition"] = position;
+      record.details = details.dump();
     }
     db.record(record);
     summary.weftSeconds +=

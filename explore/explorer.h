@@ -25,6 +25,11 @@
 // Programs from files: against the interpreter on the instantiated program, per variant.
 // Tolerance: MeasurementOptions::tolerance (explore/measurement.h).
 //
+// Order. The pending points are measured in ascending predicted cost (ExploreOptions::order,
+// explore/cost_model.h) so that the cut-offs bite early; the predicted cost is recorded in
+// each row's details (predictedNs). Ordering happens after sharding and skipping, so neither
+// the set of points, nor a shard's share, nor what a resumed run skips depends on it.
+//
 // Shards. ExploreOptions::shardIndex/shardCount split one exploration over several machines:
 // every machine samples the same list of points (same seed, same space: the same device
 // profile, so give --profile when the machines' devices could differ) and keeps the points whose
@@ -164,6 +169,16 @@ struct ProgressUpdate {
   const VariantRecord* last = nullptr;  // the variant just recorded (null for the skip update)
 };
 
+// In which order runExploration measures the pending points. Cost: ascending predicted cost
+// (explore/cost_model.h; layers only — points without a prediction, e.g. of a program file,
+// keep the sampled order after the others), so that a fast variant sets the cut-offs (k × best
+// and the timed-once factor) early and the slow ones are cut off or timed once. Random: the
+// sampled order (already a seeded interleaving of the structures).
+enum class SampleOrder { Cost, Random };
+// "cost" / "random"; parseSampleOrder returns nullopt for anything else.
+const char* sampleOrderName(SampleOrder order);
+std::optional<SampleOrder> parseSampleOrder(const std::string& text);
+
 struct ExploreOptions {
   size_t samples = 100;
   uint64_t seed = 1;
@@ -196,6 +211,9 @@ struct ExploreOptions {
   // Let pre-builds go on while a variant is warmed up and timed (a GPU, where the builds use
   // the host's cores and the runs the device); by default they are stopped meanwhile.
   bool buildWhileTiming = false;
+  // The order in which the pending points are measured (see measurementOrder). The set of
+  // points, the shards and what a resumed run skips do not depend on it.
+  SampleOrder order = SampleOrder::Cost;
 };
 
 // What every variant of one exploration shares: the device, the space and its samples, the
@@ -246,6 +264,18 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
 
 // Runs every sampled point not yet in options.db. Throws ResultsDbError for a bad database.
 ExploreSummary runExploration(const Preparation& preparation, const ExploreOptions& options);
+
+// The predicted cost in seconds of each sampled point of `preparation` (explore/cost_model.h)
+// on its queried device, nullopt for points the model does not cover (the target is not a
+// convolution layer, or the structure is unknown).
+std::vector<std::optional<double>> predictedCosts(const Preparation& preparation);
+
+// The positions of `pending` (indices of preparation's points) in measuring order: for Cost,
+// stably sorted by predictedCosts (unknown last); for Random, unchanged. Always a permutation of
+// `pending`.
+std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
+                                     const std::vector<std::optional<double>>& costs,
+                                     SampleOrder order);
 
 // prepareExploration then runExploration.
 ExploreSummary explore(const ExploreTarget& target, const ExploreOptions& options);

@@ -1,0 +1,274 @@
+// The static cost model of explore/cost_model.h: per kernel, the largest of FMA issue time,
+// load time and FMA dependency-chain time over the work-items, times penalties, plus the
+// memory-copy kernels (pad, final reduction, crop) and a launch overhead per kernel.
+//
+// Facts used (the sources are named where the numbers are used):
+//  - AMD's Software Optimization Guide for Family 19h processors (Zen 4) and Agner Fog's
+//    instruction tables: two 256-bit FMA pipes (a 512-bit FMA occupies both for one cycle),
+//    FMA latency 4 cycles, two vector loads per cycle; so a chain of FMAs into one accumulator
+//    completes one per 4 cycles and a work-item needs ≥ latency × pipes independent
+//    accumulators to keep the pipes busy. The model reads the native vector width from the
+//    profile and assumes two pipes of half that width (Zen 4's organisation).
+//  - Issue 8's measurements on PoCL: 14–16 float16 accumulators per work-item are best, at
+//    ~28 the compiler spills and the speed halves (the profile's registersPerWorkItem, 384
+//    floats = 24 float16 registers, is that budget); explicit vectors are needed (PoCL does not
+//    vectorize a scalar reduction: ≈ 3.7 GFLOP/s); a separate pad kernel costs 4–7 ms on
+//    conv1_2 (3.3 M padded elements: ≈ 6 cycles per element on 2 cores at 2.6 GHz).
+//  - The LIFT direct-convolution paper (section 4.2): conv-direct's four kernels (pad, partial
+//    convolution over chunks of ω window elements, final reduction over the chunks, crop) and
+//    its parameters θ, ρ (extra windows per dimension), κ × σ blocks per work-item, ω, v.
+#include "explore/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <stdexcept>
+
+namespace weft::explore {
+
+namespace {
+
+// The nominal core the model assumes, from the profile and the facts above.
+struct CoreModel {
+  double clockHz = 1e9;
+  double cores = 1;
+  int64_t nativeLanes = 1;    // the profile's native float vector width
+  int64_t pipeLanes = 1;      // lanes of one FMA pipe (half the native width)
+  double fmaPipes = 2;        // FMA instructions issued per cycle at pipe width
+  double fmaLatency = 4;      // cycles from an FMA to the next one using its result
+  double loadsPerCycle = 2;   // vector or scalar loads per cycle
+  int64_t registerBudget = 1;  // accumulators (one vector register each) before spilling
+  double copyCyclesPerElement = 6;  // a generated copy kernel (pad, crop) per element
+  double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
+  bool cpu = true;
+};
+
+CoreModel coreModel(const host::DeviceProfile& device) {
+  CoreModel core;
+  core.clockHz = device.maxClockMHz > 0 ? device.maxClockMHz * 1e6 : 1e9;
+  core.cores = std::max(1, device.computeUnits);
+  core.nativeLanes = std::max(1, device.nativeFloatVectorWidth);
+  core.pipeLanes = std::max<int64_t>(1, core.nativeLanes / 2);
+  core.registerBudget = std::max<int64_t>(1, device.registersPerWorkItem / core.nativeLanes);
+  core.cpu = device.deviceType == "cpu";
+  return core;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+int64_t valueOr(const std::map<std::string, int64_t>& parameters, const std::string& name,
+                int64_t fallback) {
+  auto it = parameters.find(name);
+  return it == parameters.end() ? fallback : it->second;
+}
+
+// A copy-like kernel over `elements` values spread over the cores.
+PredictedKernel copyKernel(const std::string& name, double elements, const CoreModel& core) {
+  return {name,
+          elements * core.copyCyclesPerElement / core.cores / core.clockHz + core.launchSeconds,
+          "memory copy"};
+}
+
+// How much longer the last round of work-groups makes a kernel: ceil(g / cores) / (g / cores).
+double balance(double workGroups, const CoreModel& core) {
+  if (workGroups <= 0) return 1;
+  return std::ceil(workGroups / core.cores) / (workGroups / core.cores);
+}
+
+// Issue 8's register-blocked vector family: σ float<κ> accumulators per work-item, one weight
+// vector load and σ broadcast input loads per window element (K·K·C of them), R output rows per
+// work-group; a pad kernel unless the convolution pads in its loads.
+CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma,
+                                int64_t rows, int64_t padInLoads, const CoreModel& core) {
+  CostPrediction out;
+  out.family = "register-blocked-vector";
+  const int64_t outH = layer.outH(), outW = layer.outW();
+  const int64_t registersPerVector = ceilDiv(kappa, core.nativeLanes);
+  const int64_t lanes = std::min(kappa, core.nativeLanes);
+  out.laneUse = static_cast<double>(lanes) / static_cast<double>(core.nativeLanes);
+  // One window element: σ × (vector registers per accumulator) FMAs, each taking
+  // ceil(lanes / pipe lanes) pipe slots; σ broadcasts and one weight vector loaded; every
+  // accumulator's chain advances by one FMA (the latency bound).
+  const double fmaCycles = static_cast<double>(sigma * registersPerVector *
+                                               ceilDiv(lanes, core.pipeLanes)) /
+                           core.fmaPipes;
+  const double loadCycles = static_cast<double>(sigma + registersPerVector) / core.loadsPerCycle;
+  const double latencyCycles = core.fmaLatency;
+  double stepCycles = std::max({fmaCycles, loadCycles, latencyCycles});
+  std::string limit = stepCycles == latencyCycles ? "fma latency"
+                      : stepCycles == fmaCycles   ? "fma issue"
+                                                  : "loads";
+  out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) /
+                     static_cast<double>(sigma + registersPerVector);
+  // Issue 8: past the register budget the accumulators spill and the speed halves.
+  if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
+  const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
+                           static_cast<double>(outH) *
+                           static_cast<double>(outW / std::max<int64_t>(sigma, 1));
+  const double steps = static_cast<double>(layer.K * layer.K * layer.C);
+  const double workGroups = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
+                            static_cast<double>(ceilDiv(outH, std::max<int64_t>(rows, 1)));
+  out.balanceFactor = balance(workGroups, core);
+  // Guarded loads (pad_in_loads): code generation unswitches the guards, so only work-items
+  // whose window reaches the border pay them (about one extra compare per load).
+  double guardFactor = 1;
+  if (padInLoads != 0 && layer.pad > 0) {
+    const double borderRows = std::min(1.0, 2.0 * static_cast<double>(layer.pad) / outH);
+    const double borderBlocks =
+        std::min(1.0, 2.0 / std::max<double>(1.0, static_cast<double>(outW / sigma)));
+    const double border = 1 - (1 - borderRows) * (1 - borderBlocks);
+    guardFactor = 1 + 0.5 * border;
+  }
+  const double cycles =
+      workItems * steps * stepCycles * out.spillFactor * guardFactor * out.balanceFactor;
+  if (padInLoads == 0) {
+    out.kernels.push_back(copyKernel(
+        "pad",
+        static_cast<double>(layer.C * (layer.H + 2 * layer.pad) * (layer.W + 2 * layer.pad)),
+        core));
+  }
+  out.kernels.push_back(
+      {"convolution", cycles / core.cores / core.clockHz + core.launchSeconds, limit});
+  return out;
+}
+
+// conv-direct (the paper's section 4.2): κ × σ scalar accumulators (dot products of float<v>
+// over chunks of ω window elements), partial sums per chunk reduced by a second kernel; pad
+// and crop kernels around them.
+CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string, int64_t>& p,
+                              const CoreModel& core) {
+  CostPrediction out;
+  out.family = "conv-direct";
+  const int64_t v = std::max<int64_t>(1, valueOr(p, "v", 1));
+  const bool unrolled = valueOr(p, "unroll", 0) != 0;
+  const int64_t rho = std::max<int64_t>(0, valueOr(p, "rho", 0));
+  const int64_t kappa = std::max<int64_t>(1, valueOr(p, "kappa", 1));
+  const int64_t sigma = std::max<int64_t>(1, valueOr(p, "sigma", 1));
+  const int64_t windowElements = layer.K * layer.K * layer.C;
+  const int64_t omega = std::clamp<int64_t>(valueOr(p, "omega", windowElements), 1,
+                                            windowElements);
+  const bool coalesce = valueOr(p, "coalesce", 0) != 0;
+  const int64_t outH = layer.outH(), outW = layer.outW();
+  // ρ extra windows per dimension, computed and cropped away.
+  const double windows = static_cast<double>(outH + rho) * static_cast<double>(outW + rho);
+  const double chunks = static_cast<double>(ceilDiv(windowElements, omega));
+  const double dots =
+      static_cast<double>(layer.M) * windows * static_cast<double>(ceilDiv(windowElements, v));
+
+  const int64_t registersPerVector = ceilDiv(v, core.nativeLanes);
+  const int64_t lanes = std::min(v, core.nativeLanes);
+  out.laneUse = static_cast<double>(lanes) / static_cast<double>(core.nativeLanes);
+  // One dot product: the v-wide multiply(-add), a horizontal sum of log2(v) shuffle + add
+  // steps (each step one shuffle and one add), one scalar add into the accumulator.
+  const double log2v = std::log2(static_cast<double>(v));
+  const double issueCycles =
+      static_cast<double>(registersPerVector * ceilDiv(lanes, core.pipeLanes)) / core.fmaPipes +
+      log2v + 0.5;
+  // Loads per dot: the block's κ weight rows and σ inputs once per step when the block is
+  // unrolled and they fit the registers, two per dot otherwise; κ·σ scalar accumulators past
+  // the register budget live in memory (a load and a store per update).
+  const bool operandsHeld =
+      unrolled && (kappa + sigma) * registersPerVector <= core.registerBudget;
+  double loadsPerDot =
+      operandsHeld ? static_cast<double>(kappa + sigma) / static_cast<double>(kappa * sigma) : 2.0;
+  loadsPerDot *= registersPerVector;
+  if (kappa * sigma > core.registerBudget) {
+    loadsPerDot += 2;
+    out.spillFactor = 1 + 2 / std::max(loadsPerDot - 2, 1.0);
+  }
+  const double loadCycles = loadsPerDot / core.loadsPerCycle;
+  // The chain of one accumulator: multiply (FMA latency), log2(v) shuffle+add steps of about
+  // 3 cycles each, the final add; spread over the κ·σ independent accumulators.
+  const double chainCycles = core.fmaLatency + 3 * log2v + 3;
+  const double latencyCycles = chainCycles / static_cast<double>(kappa * sigma);
+  double dotCycles = std::max({issueCycles, loadCycles, latencyCycles});
+  const std::string limit = dotCycles == latencyCycles ? "fma latency"
+                            : dotCycles == issueCycles ? "fma issue"
+                                                       : "loads";
+  out.flopsPerLoad = 2.0 * static_cast<double>(v) / loadsPerDot;
+  // coalesce = 1 interleaves the chunks' elements across work-items: contiguous for a GPU's
+  // lock-step work-items, strided within one CPU work-item's loop (and the reverse).
+  const double layoutFactor = core.cpu == coalesce ? 1.25 : 1.0;
+  const double partialCycles = dots * dotCycles * layoutFactor;
+  out.kernels.push_back(copyKernel(
+      "pad",
+      static_cast<double>(layer.C) *
+          static_cast<double>(layer.H + 2 * layer.pad + rho * layer.stride) *
+          static_cast<double>(layer.W + 2 * layer.pad + rho * layer.stride),
+      core));
+  out.kernels.push_back(
+      {"partial convolution", partialCycles / core.cores / core.clockHz + core.launchSeconds,
+       limit});
+  // The final reduction reads every partial sum (M · windows · chunks) once.
+  out.kernels.push_back(
+      copyKernel("final reduction", static_cast<double>(layer.M) * windows * chunks, core));
+  out.kernels.push_back(
+      copyKernel("crop", static_cast<double>(layer.M * outH * outW), core));
+  return out;
+}
+
+}  // namespace
+
+std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
+  ConvLayer layer;
+  const std::pair<const char*, int64_t*> fields[] = {
+      {"C", &layer.C}, {"H", &layer.H}, {"W", &layer.W},      {"M", &layer.M},
+      {"K", &layer.K}, {"P", &layer.pad}, {"S", &layer.stride}};
+  for (const auto& [name, field] : fields) {
+    auto it = sizes.find(name);
+    if (it == sizes.end()) return std::nullopt;
+    *field = it->second;
+  }
+  if (layer.C < 1 || layer.H < 1 || layer.W < 1 || layer.M < 1 || layer.K < 1 ||
+      layer.stride < 1 || layer.pad < 0 || layer.outH() < 1 || layer.outW() < 1) {
+    return std::nullopt;
+  }
+  return layer;
+}
+
+std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) {
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
+  if (!parsed.is_object()) {
+    throw std::invalid_argument("recorded parameters are not a JSON object: " + json);
+  }
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, value] : parsed.items()) {
+    if (value.is_number_integer()) out[name] = value.get<int64_t>();
+  }
+  return out;
+}
+
+std::optional<CostPrediction> predictLayerVariantCost(
+    const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
+    const host::DeviceProfile& device) {
+  const CoreModel core = coreModel(device);
+  std::optional<CostPrediction> out;
+  if (parameters.count("vector_kappa") && parameters.count("vector_sigma")) {
+    out = vectorFamilyCost(layer, std::max<int64_t>(1, parameters.at("vector_kappa")),
+                           std::max<int64_t>(1, parameters.at("vector_sigma")),
+                           valueOr(parameters, "rows", 1),
+                           valueOr(parameters, "vector_pad_in_loads", 0), core);
+  } else if (parameters.count("v") && parameters.count("kappa") &&
+             parameters.count("sigma")) {
+    out = convDirectCost(layer, parameters, core);
+  }
+  if (!out) return std::nullopt;
+  out->seconds = 0;
+  for (const PredictedKernel& kernel : out->kernels) out->seconds += kernel.seconds;
+  return out;
+}
+
+std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs) {
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  // A cost that is missing or not finite (NaN would break the ordering) counts as unknown.
+  auto known = [&](size_t i) { return costs[i].has_value() && std::isfinite(*costs[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (!known(a) || !known(b)) return known(a) && !known(b);
+    return *costs[a] < *costs[b];
+  });
+  return order;
+}
+
+}  // namespace weft::explore

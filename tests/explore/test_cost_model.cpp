@@ -1,0 +1,240 @@
+// Tests of the static cost model (explore/cost_model.h) and of the explorer's measuring order
+// (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
+// is a stable ascending permutation with unknown (and NaN) costs last; the model prefers what
+// issue 8 measured fast (wide vectors, enough accumulators, no pad kernel) and penalises
+// spills; convLayerFromSizes inverts convListing3Sizes; and on a real sampled layer target the
+// cost order measures the same points as the sampled order, shard by shard.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "explore/cost_model.h"
+#include "explore/explorer.h"
+#include "host/device_profile.h"
+#include "ir/conv_layer.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+std::map<std::string, int64_t> vectorPoint(int64_t kappa, int64_t sigma, int64_t rows,
+                                           int64_t padInLoads = 0) {
+  return {{"vector_kappa", kappa}, {"vector_sigma", sigma}, {"rows", rows},
+          {"vector_pad_in_loads", padInLoads}, {"local_k0_d0", 1}, {"local_k1_d0", 1}};
+}
+
+double cost(const ConvLayer& layer, const std::map<std::string, int64_t>& point,
+            const host::DeviceProfile& profile) {
+  std::optional<CostPrediction> prediction = predictLayerVariantCost(layer, point, profile);
+  REQUIRE(prediction);
+  REQUIRE(std::isfinite(prediction->seconds));
+  REQUIRE(prediction->seconds > 0);
+  return prediction->seconds;
+}
+
+}  // namespace
+
+TEST_CASE("orderByPredictedCost: a stable ascending permutation, unknown costs last") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    const size_t n = rng() % 40;
+    std::vector<std::optional<double>> costs;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t kind = rng() % 6;
+      if (kind == 0) {
+        costs.push_back(std::nullopt);
+      } else if (kind == 1) {
+        costs.push_back(std::numeric_limits<double>::quiet_NaN());
+      } else {
+        costs.push_back(static_cast<double>(rng() % 5));  // many ties
+      }
+    }
+    std::vector<size_t> order = orderByPredictedCost(costs);
+    REQUIRE(order.size() == n);
+    std::vector<size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<size_t> identity(n);
+    std::iota(identity.begin(), identity.end(), size_t{0});
+    CHECK(sorted == identity);
+    auto known = [&](size_t i) { return costs[i] && std::isfinite(*costs[i]); };
+    for (size_t k = 1; k < n; ++k) {
+      const size_t a = order[k - 1], b = order[k];
+      if (known(a) && known(b)) {
+        CHECK(*costs[a] <= *costs[b]);
+        if (*costs[a] == *costs[b]) CHECK(a < b);  // ties keep the sampled order
+      } else if (!known(a) && !known(b)) {
+        CHECK(a < b);
+      } else {
+        CHECK(known(a));  // never an unknown before a known
+      }
+    }
+  }
+}
+
+TEST_CASE("the model prefers issue 8's fast shapes") {
+  const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");
+  const ConvLayer conv3_1 = parseConvLayer("vgg16:10");
+  // Wide vectors with enough independent accumulators beat narrow ones with few.
+  CHECK(cost(conv3_1, vectorPoint(16, 4, 7), pocl) < cost(conv3_1, vectorPoint(4, 4, 7), pocl));
+  CHECK(cost(conv3_1, vectorPoint(4, 4, 7), pocl) < cost(conv3_1, vectorPoint(4, 2, 7), pocl));
+  CHECK(cost(conv3_1, vectorPoint(8, 8, 7), pocl) < cost(conv3_1, vectorPoint(8, 2, 7), pocl));
+  // No pad kernel with pad_in_loads: one kernel fewer, and cheaper on a large image.
+  std::optional<CostPrediction> padded =
+      predictLayerVariantCost(conv3_1, vectorPoint(16, 4, 7, 0), pocl);
+  std::optional<CostPrediction> inLoads =
+      predictLayerVariantCost(conv3_1, vectorPoint(16, 4, 7, 1), pocl);
+  REQUIRE(padded);
+  REQUIRE(inLoads);
+  CHECK(inLoads->kernels.size() + 1 == padded->kernels.size());
+  CHECK(inLoads->family == "register-blocked-vector");
+  CHECK(inLoads->laneUse == doctest::Approx(1.0));
+  CHECK(predictLayerVariantCost(conv3_1, vectorPoint(4, 4, 7), pocl)->laneUse ==
+        doctest::Approx(0.25));
+  // Any vector point beats the paper's conv-direct points (scalar accumulators, partial sums).
+  const std::map<std::string, int64_t> direct{{"v", 4},     {"unroll", 1}, {"theta", 8},
+                                              {"rho", 0},   {"kappa", 8},  {"sigma", 4},
+                                              {"omega", 96}, {"coalesce", 0}};
+  std::optional<CostPrediction> directCost = predictLayerVariantCost(conv3_1, direct, pocl);
+  REQUIRE(directCost);
+  CHECK(directCost->family == "conv-direct");
+  CHECK(directCost->kernels.size() == 4);
+  CHECK(cost(conv3_1, vectorPoint(4, 2, 2), pocl) < directCost->seconds);
+  // Fewer, longer chunks (larger ω) mean fewer partial sums for the final reduction.
+  std::map<std::string, int64_t> longChunks = direct;
+  longChunks["omega"] = 1152;
+  CHECK(cost(conv3_1, longChunks, pocl) < directCost->seconds);
+  // More extra windows (ρ) is more work.
+  std::map<std::string, int64_t> padded2 = direct;
+  padded2["rho"] = 40;
+  CHECK(cost(conv3_1, padded2, pocl) > directCost->seconds);
+  // Neither family named: no prediction.
+  CHECK_FALSE(predictLayerVariantCost(conv3_1, {{"theta1", 4}}, pocl));
+}
+
+TEST_CASE("accumulators past the register budget spill") {
+  host::DeviceProfile small = host::loadProfile("pocl-cpu");
+  const ConvLayer conv3_1 = parseConvLayer("vgg16:10");
+  std::optional<CostPrediction> fits = predictLayerVariantCost(conv3_1, vectorPoint(16, 8, 7), small);
+  REQUIRE(fits);
+  CHECK(fits->spillFactor == 1);
+  small.registersPerWorkItem = 4 * small.nativeFloatVectorWidth;  // 4 vector accumulators
+  std::optional<CostPrediction> spills =
+      predictLayerVariantCost(conv3_1, vectorPoint(16, 8, 7), small);
+  REQUIRE(spills);
+  CHECK(spills->spillFactor > 1);
+  CHECK(spills->seconds > fits->seconds);
+}
+
+TEST_CASE("work-groups that leave a compute unit idle cost more") {
+  const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");  // 2 compute units
+  const ConvLayer tiny = parseConvLayer("8,14,14,16,3,1,1");
+  // κ = 16, rows = 14: one work-group for 2 compute units.
+  std::optional<CostPrediction> one = predictLayerVariantCost(tiny, vectorPoint(16, 7, 14), pocl);
+  std::optional<CostPrediction> two = predictLayerVariantCost(tiny, vectorPoint(16, 7, 7), pocl);
+  REQUIRE(one);
+  REQUIRE(two);
+  CHECK(one->balanceFactor == doctest::Approx(2.0));
+  CHECK(two->balanceFactor == doctest::Approx(1.0));
+}
+
+TEST_CASE("layer sizes and recorded parameters") {
+  for (const ConvLayer& layer : vgg16Layers()) {
+    std::optional<ConvLayer> back = convLayerFromSizes(convListing3Sizes(layer));
+    REQUIRE(back);
+    CHECK(back->C == layer.C);
+    CHECK(back->H == layer.H);
+    CHECK(back->W == layer.W);
+    CHECK(back->M == layer.M);
+    CHECK(back->K == layer.K);
+    CHECK(back->pad == layer.pad);
+    CHECK(back->stride == layer.stride);
+  }
+  ArithBinding missing = convListing3Sizes(parseConvLayer("vgg16:0"));
+  missing.erase("M");
+  CHECK_FALSE(convLayerFromSizes(missing));
+  CHECK_FALSE(convLayerFromSizes({{"N", 1024}}));
+  std::map<std::string, int64_t> parsed =
+      parseRecordedParameters(R"({"kappa":4,"v":2,"note":"x","f":1.5})");
+  CHECK(parsed == std::map<std::string, int64_t>{{"kappa", 4}, {"v", 2}});
+  CHECK_THROWS_AS(parseRecordedParameters("[1,2]"), std::invalid_argument);
+}
+
+TEST_CASE("predictions are cheap") {
+  const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");
+  const ConvLayer conv1_2 = parseConvLayer("vgg16:2");
+  const auto start = std::chrono::steady_clock::now();
+  double sum = 0;
+  for (int i = 0; i < 10000; ++i) sum += cost(conv1_2, vectorPoint(16, 4 + i % 4, 7), pocl);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(sum > 0);
+  CHECK(seconds / 10000 < 1e-3);  // far below a millisecond per point even on a loaded machine
+}
+
+TEST_CASE("measuring in cost order measures the same points, shard by shard") {
+  const ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");
+  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0}, /*vectorFamily=*/true);
+  const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  SampledTarget sampled = sampleTarget(target, profile, 40, 3);
+  REQUIRE(sampled.points.size() == 40);
+  Preparation prep;
+  prep.target = target;
+  prep.device = profile;
+  prep.spaces = sampled.spaces;
+  prep.spaceStructure = sampled.spaceStructure;
+  prep.pointSpace = sampled.pointSpace;
+  prep.points = sampled.points;
+  prep.space = prep.spaces.front();
+  const std::vector<std::optional<double>> costs = predictedCosts(prep);
+  REQUIRE(costs.size() == prep.points.size());
+  for (const std::optional<double>& c : costs) CHECK(c.has_value());
+  // Pending points as after a resume: some already done (every third).
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < prep.points.size(); ++i) {
+    if (i % 3 != 0) pending.push_back(i);
+  }
+  CHECK(measurementOrder(pending, costs, SampleOrder::Random) == pending);
+  std::vector<size_t> ordered = measurementOrder(pending, costs, SampleOrder::Cost);
+  std::vector<size_t> sortedBack = ordered;
+  std::sort(sortedBack.begin(), sortedBack.end());
+  CHECK(sortedBack == pending);  // the same set: nothing re-measured, nothing lost
+  for (size_t k = 1; k < ordered.size(); ++k) CHECK(*costs[ordered[k - 1]] <= *costs[ordered[k]]);
+  // The vector family (far cheaper) comes first.
+  const ExploreTarget::Structure& first =
+      target.structures[prep.spaceStructure[prep.pointSpace[ordered.front()]]];
+  CHECK(first.family == "register-blocked-vector");
+  // Shards split the sampled list before ordering: each shard's cost order is a permutation of
+  // exactly its share, and the shards together are the whole list.
+  std::set<size_t> covered;
+  for (size_t shard = 0; shard < 3; ++shard) {
+    std::vector<size_t> share;
+    for (size_t i = shard; i < prep.points.size(); i += 3) share.push_back(i);
+    std::vector<size_t> shardOrder = measurementOrder(share, costs, SampleOrder::Cost);
+    std::vector<size_t> back = shardOrder;
+    std::sort(back.begin(), back.end());
+    CHECK(back == share);
+    covered.insert(shardOrder.begin(), shardOrder.end());
+  }
+  CHECK(covered.size() == prep.points.size());
+  // A program that is not a layer: no prediction, the sampled order kept.
+  Preparation notLayer = prep;
+  notLayer.target.sizes = {{"N", 64}};
+  for (const std::optional<double>& c : predictedCosts(notLayer)) CHECK_FALSE(c.has_value());
+  CHECK(measurementOrder(pending, predictedCosts(notLayer), SampleOrder::Cost) == pending);
+}
+
+TEST_CASE("order names") {
+  CHECK(parseSampleOrder("cost") == SampleOrder::Cost);
+  CHECK(parseSampleOrder("random") == SampleOrder::Random);
+  CHECK_FALSE(parseSampleOrder("fastest"));
+  CHECK(std::string(sampleOrderName(SampleOrder::Cost)) == "cost");
+  CHECK(std::string(sampleOrderName(SampleOrder::Random)) == "random");
+  CHECK(ExploreOptions{}.order == SampleOrder::Cost);
+}
