@@ -4,6 +4,8 @@
 //   weft emit --layer vgg16:N|C,H,W,M,K,stride,pad --params v=4,unroll=0,theta=..,... --out DIR
 //   weft emit --layer ... --params vector_kappa=4,vector_sigma=8,... --out DIR
 //   weft emit --db results.db --layer ... --pick fastest|smallest|knee|budget=25MB --out DIR
+//   weft emit FILE --size W=..,H=.. --db results.db --pick ... --out DIR
+//   weft emit FILE --size ... --params fusion=1,theta1=..,theta2=.. --out DIR
 //
 // The point is checked before any code is generated. For a layer, the parametric program is
 // conv-direct's output for the structure (v, unroll) the parameters choose (explore/explorer.h
@@ -18,7 +20,9 @@
 // parameters of the space when a device profile is given; without one they may still be given
 // and are checked against the generated kernels (they must divide the global size).
 // With --pick the variant comes from the results database (explore/variant_pick.h), and the
-// device and the pick go into the emitted header comments.
+// device and the pick go into the emitted header comments. A pipeline explored over its fusion
+// choices records fusion=N (explore/pipeline_target.h: 0 as written, else a fusion strategy);
+// --params takes it too, and the tile sizes of that structure then.
 // --constant-inputs names the inputs that stay the same from run to run; the kernels that
 // depend only on them become the emitted PREFIX_prepare (host/dropin_export.h). Layers default
 // to their weights and biases (the register-blocked vector family's weight re-layout is then a
@@ -39,6 +43,7 @@
 #include "explore/explorer.h"
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
+#include "explore/pipeline_target.h"
 #include "explore/variant_pick.h"
 #include "host/device_profile.h"
 #include "host/dropin_export.h"
@@ -445,6 +450,14 @@ void emitFilePoint(const EmitOptions& options) {
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
   std::map<std::string, int64_t> given = parseParams(options.params);
+  // fusion=N picks a fusion structure of a pipeline (explore/pipeline_target.h): its tile
+  // sizes are the parameters then.
+  std::optional<explore::ExploreTarget> fused;
+  if (given.count("fusion")) {
+    fused = explore::pipelineStructureTarget(definition, sizes, {{"fusion", given.at("fusion")}});
+    given.erase("fusion");
+    for (const std::string& name : mentionedSizeNames(fused->parametric)) known.insert(name);
+  }
   std::vector<std::string> unknown, twice, missing;
   for (const auto& [name, value] : given) {
     if (!known.count(name) && !isLocalSizeName(name)) unknown.push_back(name);
@@ -467,7 +480,8 @@ void emitFilePoint(const EmitOptions& options) {
                              "parameters with --params NAME=..., sizes with --size NAME=...)");
   }
   // The --params names are the tuning parameters: check the point against the space.
-  Definition parametric = explore::tuneUnboundSizes(definition, sizes);
+  Definition parametric =
+      fused ? fused->parametric : explore::tuneUnboundSizes(definition, sizes);
   explore::SpaceOptions spaceOptions;
   spaceOptions.device = profileOption(options);
   explore::ParameterSpace space = explore::buildParameterSpace(parametric, sizes, spaceOptions);
@@ -481,9 +495,12 @@ void emitFilePoint(const EmitOptions& options) {
 
   host::DropinMetadata metadata;
   metadata.prefix = host::dropinPrefix(definition.name);
-  metadata.program = "definition " + definition.name + " of " + options.file;
+  metadata.program = "definition " + definition.name + " of " + options.file +
+                     (fused ? "; " + fused->description.substr(fused->description.rfind("; ") + 2)
+                            : std::string());
   metadata.inputNames = parameterNames(definition);
   metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
+  if (fused) metadata.parameters.push_back({"fusion", fused->fixedParameters.at("fusion")});
   for (size_t i = 0; i < space.parameters.size(); ++i) {
     metadata.parameters.push_back({space.parameters[i].name, values[i]});
   }
@@ -500,7 +517,8 @@ std::string describeNs(uint64_t ns) {
 
 void emitPicked(const EmitOptions& options) {
   if (options.layer.empty()) {
-    throw std::runtime_error("--db needs --layer: the layer whose explored variant to emit");
+    throw std::runtime_error(
+        "--db needs --layer or a weft FILE (with its --size values): what was explored");
   }
   if (!options.params.empty()) {
     throw std::runtime_error(
@@ -553,10 +571,58 @@ void emitPicked(const EmitOptions& options) {
   writeAndReport(compiled, target.sizes, metadata, options);
 }
 
+// --db with a FILE: the variant explored by `weft explore FILE --size ...` with the same sizes
+// (the program is recorded under its name and sizes), as written or fused.
+void emitPickedFile(const EmitOptions& options) {
+  if (!options.params.empty()) {
+    throw std::runtime_error("give --pick (a variant from --db) or --params (a chosen point), "
+                             "not both");
+  }
+  Program program = parseFile(options.file);
+  const Definition& definition =
+      chooseFunctionDefinition(program, options.file, options.definition, "emit");
+  std::set<std::string> known = mentionedSizeNames(definition);
+  for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
+  ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+  const explore::ExploreTarget target = explore::programTarget(definition, sizes);
+  explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
+  explore::PickedVariant picked =
+      explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
+  CompiledProgram compiled = explore::compileProgramVariant(definition, sizes, picked.record);
+
+  host::DropinMetadata metadata;
+  metadata.prefix = host::dropinPrefix(definition.name);
+  metadata.program = "definition " + definition.name + " of " + options.file;
+  metadata.inputNames = parameterNames(definition);
+  metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
+  nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
+  if (recorded.is_object()) {
+    for (const auto& [name, value] : recorded.items()) {
+      if (value.is_number_integer()) metadata.parameters.push_back({name, value.get<int64_t>()});
+    }
+  }
+  metadata.sizes = sizes;
+  metadata.deviceFingerprint = picked.record.key.device;
+  nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
+  if (details.is_object() && details.contains("device") && details["device"].is_string()) {
+    metadata.tunedOn = details["device"].get<std::string>();
+  }
+  metadata.tuning = "--pick " + spec.describe() + ": " + picked.why;
+  if (picked.record.medianNs) metadata.tuning += "; median " + describeNs(*picked.record.medianNs);
+  metadata.tuning += "; recorded by " + picked.record.key.compiler + " in " + options.db;
+  writeAndReport(compiled, sizes, metadata, options);
+}
+
 void emit(const EmitOptions& options) {
   if (!options.db.empty() || !options.pick.empty()) {
     if (options.db.empty()) throw std::runtime_error("--pick needs --db: the results database");
-    if (!options.file.empty()) throw std::runtime_error("--db works with --layer, not a FILE");
+    if (!options.file.empty()) {
+      if (!options.layer.empty()) {
+        throw std::runtime_error("give either a weft FILE or --layer, not both");
+      }
+      emitPickedFile(options);
+      return;
+    }
     emitPicked(options);
     return;
   }

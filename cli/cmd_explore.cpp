@@ -1,6 +1,7 @@
 // `weft explore --layer vgg16:N | --layer C,H,W,M,K,stride,pad | --all-vgg16 | FILE
 // [--size N=V]... --samples K --seed S --db results.db [--shard i/N] [--device D] [--profile P]
-// [--vector-width V] [--unroll 0|1] [--timeout SECONDS] [--jobs J] [--quiet] [--json]`: samples K variants
+// [--vector-width V] [--unroll 0|1] [--timeout SECONDS] [--jobs J] [--order cost|random] [--quiet]
+// [--json]`: samples K variants
 // of a layer (the conv-direct strategy on Listing 3, over every (v, unroll) structure unless
 // --vector-width / --unroll fix them) or of a program file (its unbound
 // size variables are the tuning parameters), and builds, runs, verifies and times each one in a
@@ -16,6 +17,9 @@
 // processes that fill the OpenCL build cache; the variants are still run and timed one at a
 // time, with the pre-builds stopped meanwhile (explore/explorer.h). --jobs 1 builds each
 // variant in its measuring process only.
+// --order cost (default) measures the sampled variants of a layer in ascending predicted cost
+// (explore/cost_model.h), so that the fast ones set the cut-offs before the slow ones run;
+// --order random keeps the sampled order. The set of variants is the same either way.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
 // variant when stderr is not a terminal); --quiet leaves it out. The summary goes to stdout;
@@ -38,6 +42,7 @@
 #include "cli/commands.h"
 #include "cli/program_loading.h"
 #include "explore/explorer.h"
+#include "explore/pipeline_target.h"
 #include "ir/conv_layer.h"
 #include "ir/parser.h"
 
@@ -66,6 +71,8 @@ struct ExploreCommandOptions {
   int minRepeats = 3;
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   bool buildWhileTiming = false;
+  std::string order = "cost";
+  std::string fusion = "auto";  // FILE: auto, none or strategy names (explore/pipeline_target.h)
   bool quiet = false;
   bool json = false;
 };
@@ -144,7 +151,19 @@ std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& 
     std::set<std::string> known = mentionedSizeNames(definition);
     for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
     ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
-    return {explore::programTarget(definition, sizes)};
+    if (options.fusion == "none") return {explore::programTarget(definition, sizes)};
+    // An image pipeline is explored as written and fused by every fusion strategy that
+    // applies; a program none applies to is explored as written, as before.
+    explore::PipelineTargetOptions fusion;
+    if (options.fusion != "auto") fusion.strategies = splitCommaList(options.fusion);
+    std::vector<std::string> notApplied;
+    explore::ExploreTarget target =
+        explore::pipelineTarget(definition, sizes, fusion, &notApplied);
+    if (options.fusion != "auto" && !notApplied.empty()) {
+      throw std::invalid_argument("--fusion: " + notApplied.front());
+    }
+    if (target.structures.size() <= 1) return {explore::programTarget(definition, sizes)};
+    return {target};
   }
   if (!options.sizes.empty()) {
     throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
@@ -278,6 +297,7 @@ void runExplore(const ExploreCommandOptions& options) {
   if (options.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
   explore.jobs = options.jobs;
   explore.buildWhileTiming = options.buildWhileTiming;
+  explore.order = *explore::parseSampleOrder(options.order);  // checked by CLI11
   explore.measurement.minMeasuredNs = static_cast<uint64_t>(options.minTimeMs * 1e6);
   explore.measurement.minRepeats = options.minRepeats;
   const bool terminal = isatty(STDERR_FILENO);
@@ -393,6 +413,19 @@ void registerExplore(CLI::App& app) {
   command->add_flag("--build-while-timing", options->buildWhileTiming,
                     "let those builds go on while a variant is timed (for GPUs; by default "
                     "they stop, so that they do not compete with kernels on a CPU device)");
+  command->add_option("--order", options->order,
+                      "in which order the sampled variants are measured: cost (default; layers: "
+                      "ascending predicted cost, so that cut-offs bite early) or random (the "
+                      "sampled order); the set of variants is the same")
+      ->check(CLI::IsMember({"cost", "random"}))
+      ->type_name("cost|random");
+  command->add_option("--fusion", options->fusion,
+                      "FILE: which fusions of an image pipeline to explore besides the program "
+                      "as written: auto (default: every fusion strategy that applies, "
+                      "pipeline-fused-private and pipeline-fused-local, each a structure whose "
+                      "tile sizes are sampled; recorded as fusion=1, 2; 0 is the program as "
+                      "written), none, or a comma-separated list of strategy names")
+      ->type_name("auto|none|NAME,...");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--json", options->json,
                     "one JSON line per variant on stdout, then a JSON summary");

@@ -28,4 +28,7 @@ std::set<std::string> mentionedSizeNames(const Definition& definition);
 ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
                               const std::set<std::string>& known);
 
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated option value, empty items dropped.
+std::vector<std::string> splitCommaList(const std::string& text);
+
 }  // namespace weft::cli

@@ -18,6 +18,7 @@
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
 #include "explore/pareto.h"
+#include "explore/pipeline_target.h"
 
 namespace weft::explore {
 
@@ -237,8 +238,8 @@ std::string launchParameterName(const std::string& key) {
                                 match[2].str().empty() ? 0 : std::stoi(match[2].str()));
 }
 
-RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& record) {
-  const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
+// A record's parameters as a JSON object of integers. Throws PickError.
+Json recordedParameters(const VariantRecord& record, const std::string& what) {
   Json parameters;
   try {
     parameters = Json::parse(record.key.parameters);
@@ -251,43 +252,38 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
       throw PickError(what + ": parameter " + name + " is not an integer");
     }
   }
-  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa,
-  // vector_sigma and vector_pad_in_loads (the register-blocked vector family; records made
-  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own).
-  const bool vectorFamily =
-      parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
-  std::vector<std::string> structural =
-      vectorFamily ? std::vector<std::string>{"vector_kappa", "vector_sigma"}
-                   : std::vector<std::string>{"v", "unroll"};
-  if (vectorFamily && parameters.contains("vector_pad_in_loads")) {
-    structural.push_back("vector_pad_in_loads");
-  }
-  if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
-    throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "
-                           "vector_sigma among its parameters)");
-  }
+  return parameters;
+}
+
+// The structure's fixed parameters (the names in `structural`) read from `parameters`, with
+// "a=1 b=2" for messages.
+std::map<std::string, int64_t> structureOf(const Json& parameters,
+                                           const std::vector<std::string>& structural,
+                                           std::string& structureText) {
   std::map<std::string, int64_t> fixed;
-  std::string structureText;
   for (const std::string& name : structural) {
     fixed[name] = parameters[name].get<int64_t>();
     structureText += (structureText.empty() ? "" : " ") + name + "=" + std::to_string(fixed[name]);
   }
+  return fixed;
+}
+
+// The tuning and launch values of a record whose structure `target` is rebuilt: recorded names
+// mapped back to the space's parameters (algorithmic constraints only: the device's limits
+// were checked when the variant was measured) and the values checked against the space.
+RebuiltVariant bindRecordedValues(ExploreTarget target, const Json& parameters,
+                                  const std::vector<std::string>& structural,
+                                  const std::string& structureText, const std::string& what,
+                                  const std::string& targetText) {
   RebuiltVariant rebuilt;
-  try {
-    rebuilt.target = layerStructureTarget(layer, fixed);
-  } catch (const std::exception& error) {
-    throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
-  }
-  // The space of the structure (algorithmic constraints only: the device's limits were
-  // checked when the variant was measured), to map the recorded names back and check values.
+  rebuilt.target = std::move(target);
   SpaceOptions options;
   options.switches = rebuilt.target.switches;
   ParameterSpace space;
   try {
     space = buildParameterSpace(rebuilt.target.parametric, rebuilt.target.sizes, options);
   } catch (const std::exception& error) {
-    throw PickError(what + ": the space of " + layer.describe() + " cannot be built: " +
-                    error.what());
+    throw PickError(what + ": the space of " + targetText + " cannot be built: " + error.what());
   }
   std::map<std::string, int> stems;
   for (const Parameter& p : space.parameters) ++stems[stemOf(p.name)];
@@ -312,32 +308,74 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
     }
     if (!used.count(name)) {
       throw PickError(what + ": " + name + " is no parameter of the " + structureText +
-                      " structure of " + layer.describe());
+                      " structure of " + targetText);
     }
   }
   std::vector<std::string> violations = space.violations(values);
   if (!violations.empty()) {
-    throw PickError(what + " is not valid for " + layer.describe() + ": " + violations.front());
+    throw PickError(what + " is not valid for " + targetText + ": " + violations.front());
   }
   return rebuilt;
 }
 
-std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
-
-}  // namespace
-
-Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record) {
-  RebuiltVariant rebuilt = rebuildVariant(layer, record);
-  return instantiate(rebuilt.target.parametric, rebuilt.tuning);
+RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& record) {
+  const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
+  const Json parameters = recordedParameters(record, what);
+  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa,
+  // vector_sigma and vector_pad_in_loads (the register-blocked vector family; records made
+  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own).
+  const bool vectorFamily =
+      parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
+  std::vector<std::string> structural =
+      vectorFamily ? std::vector<std::string>{"vector_kappa", "vector_sigma"}
+                   : std::vector<std::string>{"v", "unroll"};
+  if (vectorFamily && parameters.contains("vector_pad_in_loads")) {
+    structural.push_back("vector_pad_in_loads");
+  }
+  if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
+    throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "
+                           "vector_sigma among its parameters)");
+  }
+  std::string structureText;
+  const std::map<std::string, int64_t> fixed = structureOf(parameters, structural, structureText);
+  ExploreTarget target;
+  try {
+    target = layerStructureTarget(layer, fixed);
+  } catch (const std::exception& error) {
+    throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
+  }
+  return bindRecordedValues(std::move(target), parameters, structural, structureText, what,
+                            layer.describe());
 }
 
-CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record) {
-  RebuiltVariant rebuilt = rebuildVariant(layer, record);
+RebuiltVariant rebuildVariant(const Definition& program, const ArithBinding& sizes,
+                              const VariantRecord& record) {
+  const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
+  const Json parameters = recordedParameters(record, what);
+  // A pipeline explored over its fusion choices (explore/pipeline_target.h) records "fusion";
+  // any other program is explored as written.
+  std::vector<std::string> structural;
+  if (parameters.contains("fusion")) structural.push_back("fusion");
+  std::string structureText;
+  const std::map<std::string, int64_t> fixed = structureOf(parameters, structural, structureText);
+  if (structureText.empty()) structureText = "as written";
+  ExploreTarget target;
+  try {
+    target = pipelineStructureTarget(program, sizes, fixed);
+  } catch (const std::exception& error) {
+    throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
+  }
+  return bindRecordedValues(std::move(target), parameters, structural, structureText, what,
+                            "definition " + program.name);
+}
+
+// The rebuilt variant compiled as the explorer measured it; recorded local sizes must still
+// fit the kernels (they divide the global sizes).
+CompiledProgram compileRebuilt(const RebuiltVariant& rebuilt, const VariantRecord& record) {
   ArithBinding binding = rebuilt.target.sizes;
   for (const auto& [name, value] : rebuilt.tuning) binding[name] = value;
   for (const auto& [name, value] : rebuilt.launch) binding[name] = value;
   CompiledProgram compiled = compileVariant(rebuilt.target.parametric, binding);
-  // Recorded local sizes must still fit the kernels (they divide the global sizes).
   for (const KernelPlan& kernel : compiled.kernels) {
     if (!kernel.hasLocalSize) continue;
     for (int d = 0; d < kernel.dimensions; ++d) {
@@ -353,6 +391,30 @@ CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord&
     }
   }
   return compiled;
+}
+
+std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
+
+}  // namespace
+
+Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record) {
+  RebuiltVariant rebuilt = rebuildVariant(layer, record);
+  return instantiate(rebuilt.target.parametric, rebuilt.tuning);
+}
+
+CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record) {
+  return compileRebuilt(rebuildVariant(layer, record), record);
+}
+
+Definition variantDefinition(const Definition& program, const ArithBinding& sizes,
+                             const VariantRecord& record) {
+  RebuiltVariant rebuilt = rebuildVariant(program, sizes, record);
+  return instantiate(rebuilt.target.parametric, rebuilt.tuning);
+}
+
+CompiledProgram compileProgramVariant(const Definition& program, const ArithBinding& sizes,
+                                      const VariantRecord& record) {
+  return compileRebuilt(rebuildVariant(program, sizes, record), record);
 }
 
 std::optional<ConvLayer> layerOfProgram(const std::string& program) {

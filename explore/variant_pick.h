@@ -69,6 +69,14 @@ Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record
 // code generator's error.
 CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record);
 
+// The same for a program explored from a file (`weft explore FILE --size ...`) at `sizes`: the
+// program as written, or the fusion structure its "fusion" parameter names
+// (explore/pipeline_target.h). Throws PickError.
+Definition variantDefinition(const Definition& program, const ArithBinding& sizes,
+                             const VariantRecord& record);
+CompiledProgram compileProgramVariant(const Definition& program, const ArithBinding& sizes,
+                                      const VariantRecord& record);
+
 // The layer a recorded program name stands for: a VGG-16 layer ("conv1_2") or
 // "conv_C_H_W_M_K_stride_pad" as parseConvLayer names a C,H,W,M,K,stride,pad spec; nullopt
 // for other programs.

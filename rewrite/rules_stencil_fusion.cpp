@@ -23,6 +23,20 @@
 //                                 θ2 - (s2 - t2))
 //                            factors theta1, theta2: a tile's rows and columns of the producer's
 //                            input (its halo included), as map2d-slide-tiling
+//  zip-map-fusion            map(f, zip(.., map(g, zip(ys)), ..)) => map(v -> f(.., g(ys of v),
+//                            ..), zip(..))   every y among the other zipped arrays (CSE: a
+//                            pointwise stage merged into the pointwise stage that zips it with
+//                            its own inputs, unsharp mask's sharpen into mask); g read once
+//  map2d-fusion              P(g, map2D(f, x)) => P(g ∘ f, x)
+//  zip-centre-tap            map2D(h) ∘ zip2D(x, P(g, W)) => P(w -> map(h, zip(centre(w), g(w))),
+//                            W), W = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)) repeated
+//                            down to x with t + b = s1 - 1, l + r = s2 - 1 (window (i, j) holds
+//                            x[i][j] at row t, column l; any boundary: that tap is never padding)
+//  overlapped-tiling-fusion-with-input
+//                            map2D(w -> B(P(f, w), w), slide2D(s1, s2, t1, t2, y)) => untile ∘
+//                            map2D(tile -> map2D(B) ∘ zip2D(slideStrict2D(..)(P(f, tile)),
+//                            slideStrict2D(..)(tile))) ∘ slideStrict2D(θ1, θ2, ..)(y): as
+//                            overlapped-tiling-fusion, the consumer also reading the raw window
 //  compute-to-local          map(f, x) => toLocal(y -> map(f, y), x)    directly in a mapWrg
 //  compute-to-private        map(f, x) => toPrivate(y -> map(f, y), x)  directly in a mapGlb
 //                            (one work-item computes the whole array into private memory;
@@ -46,6 +60,7 @@
 // arrays are sized at compile time), so a work-item's producer tile with its halo stays in
 // registers instead of going through local memory and a barrier.
 // Each rule is checked against the interpreter by tests/rewrite/property_rules_stencil_fusion.cpp.
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -292,6 +307,326 @@ std::optional<Expr> overlappedTilingFusion(const RuleApplication& a) {
                   std::move(computedTiles)));
 }
 
+
+// ---- pointwise stages over zips, centre taps, tiling with the producer's input ----------
+
+// e with every get(i, tuple(a0, .., an)) folded to ai (bottom-up; user functions untouched).
+Expr foldTupleGets(const Expr& e) {
+  if (e.isLambda()) return e.withBody(foldTupleGets(e.body()));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(foldTupleGets(f));
+  for (const Expr& x : e.args()) args.push_back(foldTupleGets(x));
+  if (e.isPrim(Op::Get) && args[0].isPrim(Op::Tuple)) {
+    std::optional<int64_t> index = e.nats()[0].constant();
+    if (index && *index >= 0 && *index < static_cast<int64_t>(args[0].args().size())) {
+      return args[0].args()[static_cast<size_t>(*index)];
+    }
+  }
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// The element function `f` of a map over zip(x0, .., x(n-1)) (n >= 2: its param is the tuple)
+// or over one array (n == 1: its param is the element) applied to the components: the param
+// replaced by tuple(components) and the projections folded, so no tuple is left where f only
+// projects.
+Expr appliedToComponents(const Expr& f, const std::vector<Expr>& components) {
+  const Expr argument = components.size() == 1 ? components[0] : tuple(components);
+  if (!isUnaryLambda(f)) return apply(f, {argument});
+  return foldTupleGets(substituteParams(f.body(), {{f.params()[0], argument}}));
+}
+
+// How often the element function `f` (param a tuple of n components, or the element when
+// n == 1) reads component i: its projections ._i plus its uses of the whole param.
+int componentUses(const Expr& f, size_t i, size_t n) {
+  if (!isUnaryLambda(f)) return 2;  // unknown: treated as used more than once
+  const Expr& p = f.params()[0];
+  const int all = occurrences(f.body(), p);
+  if (n == 1) return all;
+  int projections = 0, projectionsOfI = 0;
+  forEachNode(f.body(), [&](const Expr& node) {
+    if (!node.isPrim(Op::Get) || !isParamNode(node.args()[0], p)) return;
+    ++projections;
+    std::optional<int64_t> index = node.nats()[0].constant();
+    if (index && *index == static_cast<int64_t>(i)) ++projectionsOfI;
+  });
+  return projectionsOfI + (all - projections);
+}
+
+// The arrays a map runs over: zip's arguments, or the one array.
+std::vector<Expr> mappedArrays(const Expr& x) {
+  if (x.isPrim(Op::Zip)) return x.args();
+  return {x};
+}
+
+// map(f, zip(x0, .., x(n-1))) where some xk = map(g, zip(y0, .., y(m-1))) (or map(g, y0)) and
+// every yj is one of the other xi (alpha-equivalence)
+//   => map(v -> f((v._0, .., g((v._i0, .., v._i(m-1))), ..)), zip(x0, .., x(n-1) without xk))
+// The first such xk; refused when f reads xk's component more than once (g would be computed
+// twice).
+std::optional<Expr> zipMapFusion(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const Expr& f = node.funs()[0];
+  if (!isUnaryLambda(f)) return std::nullopt;
+  const std::vector<Expr>& xs = node.args()[0].args();
+  const size_t n = xs.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (!xs[k].isPrim(Op::Map) || !xs[k].funs()[0].isFunction()) continue;
+    const Expr& g = xs[k].funs()[0];
+    const std::vector<Expr> ys = mappedArrays(xs[k].args()[0]);
+    // Where each yj is among the other xs, as an index into the xs that remain.
+    std::vector<size_t> source;
+    for (const Expr& y : ys) {
+      for (size_t i = 0; i < n; ++i) {
+        if (i != k && xs[i] == y) {
+          source.push_back(i < k ? i : i - 1);
+          break;
+        }
+      }
+    }
+    if (source.size() != ys.size()) continue;
+    if (componentUses(f, k, n) > 1) continue;
+    std::vector<Expr> rest;
+    for (size_t i = 0; i < n; ++i) {
+      if (i != k) rest.push_back(xs[i]);
+    }
+    Expr v = Expr::param("v");
+    auto component = [&](size_t i) { return rest.size() == 1 ? v : get(Arith(int64_t(i)), v); };
+    std::vector<Expr> gComponents;
+    for (size_t i : source) gComponents.push_back(component(i));
+    std::vector<Expr> fComponents;
+    for (size_t i = 0; i < n; ++i) {
+      if (i == k) {
+        fComponents.push_back(appliedToComponents(g, gComponents));
+      } else {
+        fComponents.push_back(component(i < k ? i : i - 1));
+      }
+    }
+    Expr body = appliedToComponents(f, fComponents);
+    return map(Expr::lambda({v}, body), rest.size() == 1 ? rest[0] : zip(rest));
+  }
+  return std::nullopt;
+}
+
+// `f` applied to `x`: its body with the param replaced when the param occurs at most once or
+// x is a param (nothing computed twice), else let(f, x); a user function becomes a call.
+Expr applied(const Expr& f, const Expr& x) {
+  if (isUnaryLambda(f)) {
+    const Expr& p = f.params()[0];
+    if (x.isParam() || occurrences(f.body(), p) <= 1) {
+      return substituteParams(f.body(), {{p, x}});
+    }
+    return let(f, x);
+  }
+  return apply(f, {x});
+}
+
+// P(g, map2D(f, x)) => P(v -> g(f(v)), x)   (the inner stage plain: its elements are f's)
+std::optional<Expr> map2DFusion(const RuleApplication& a) {
+  std::optional<PixelStage> outer = matchPixelStage(a.node, a.typeOf);
+  if (!outer) return std::nullopt;
+  std::optional<PixelStage> inner = matchPixelStage(outer->x, a.typeOf);
+  if (!inner || inner->joined) return std::nullopt;
+  Expr v = Expr::param("v");
+  Expr composed = Expr::lambda({v}, applied(outer->f, applied(inner->f, v)));
+  return buildPixelStage(PixelStage{composed, inner->x, outer->joined}, inner->x);
+}
+
+// One level of a chain of windows whose tap (top, left) is the pixel the window is centred
+// on: slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, z)) with t + b = s1 - 1 and l + r = s2 - 1
+// (the windows keep z's shape; window (i, j) holds z[i][j] at row t, column l: the pad shifts
+// z by (t, l) and the window at (i, j) starts at padded row i, column j).
+struct CentreTap {
+  Arith top, left, size1, size2;
+};
+
+bool provablyEqual(const Arith& a, const Arith& b) {
+  std::optional<int64_t> d = (a - b).constant();
+  return d && *d == 0;
+}
+
+// The taps from the windows `windows` down to `x` (outermost first), or nullopt when
+// `windows` is not such a chain ending at x.
+std::optional<std::vector<CentreTap>> centreTapsTo(const Expr& windows, const Expr& x) {
+  std::optional<Slide2DExpansion> slid = matchSlide2D(windows);
+  if (!slid) return std::nullopt;
+  if (!provablyEqual(slid->step1, Arith(1)) || !provablyEqual(slid->step2, Arith(1))) {
+    return std::nullopt;
+  }
+  std::optional<Pad2D> padded = matchPad2D(slid->x);
+  if (!padded) return std::nullopt;
+  if (!provablyEqual(padded->top + padded->bottom, slid->size1 - 1) ||
+      !provablyEqual(padded->left + padded->right, slid->size2 - 1)) {
+    return std::nullopt;
+  }
+  std::vector<CentreTap> taps{{padded->top, padded->left, slid->size1, slid->size2}};
+  if (padded->x == x) return taps;
+  std::optional<std::vector<CentreTap>> deeper = centreTapsTo(padded->x, x);
+  if (!deeper) return std::nullopt;
+  taps.insert(taps.end(), deeper->begin(), deeper->end());
+  return taps;
+}
+
+// The element at row t, column l of a window w ([[E]s2]s1) as a one-element array [E]1:
+// join(map(row -> crop(l, s2 - 1 - l, row), crop(t, s1 - 1 - t, w))) (views only).
+Expr tapOf(const CentreTap& tap, const Expr& w) {
+  return join(map(lam("tapRow",
+                      [&](Expr row) { return crop(tap.left, tap.size2 - 1 - tap.left, row); }),
+                  crop(tap.top, tap.size1 - 1 - tap.top, w)));
+}
+
+// The centre pixel of a window of the chain as [T]1: the tap of each level in turn.
+Expr centreOf(const std::vector<CentreTap>& taps, const Expr& w) {
+  Expr centre = tapOf(taps[0], w);
+  for (size_t i = 1; i < taps.size(); ++i) {
+    const CentreTap tap = taps[i];
+    centre = join(map(lam("inner", [&](Expr e) { return tapOf(tap, e); }), centre));
+  }
+  return centre;
+}
+
+// map(row -> map(h, zip(row._0, row._1)), zip(x, P(g, W)))    (P joined: g gives [T]1)
+//   => P(w -> map(h, zip(centre(w), g(w))), W)
+// where W = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)) is a chain of centred windows
+// ending at x (centreTapsTo): x's pixel is read from the stage's own window.
+std::optional<Expr> zipCentreTap(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const std::vector<Expr>& pair = node.args()[0].args();
+  if (pair.size() != 2) return std::nullopt;
+  const Expr& rowFun = node.funs()[0];
+  if (!isUnaryLambda(rowFun)) return std::nullopt;
+  const Expr& row = rowFun.params()[0];
+  const Expr& rowBody = rowFun.body();
+  if (!rowBody.isPrim(Op::Map) || !rowBody.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const std::vector<Expr>& rowParts = rowBody.args()[0].args();
+  if (rowParts.size() != 2) return std::nullopt;
+  for (int64_t i = 0; i < 2; ++i) {
+    const Expr& part = rowParts[static_cast<size_t>(i)];
+    if (!part.isPrim(Op::Get) || !isParamNode(part.args()[0], row) ||
+        part.nats()[0].constant() != std::optional<int64_t>(i)) {
+      return std::nullopt;
+    }
+  }
+  const Expr h = rowBody.funs()[0];
+  if (mentionsParam(h, row)) return std::nullopt;
+  std::optional<PixelStage> stage = matchPixelStage(pair[1], a.typeOf);
+  if (!stage || !stage->joined) return std::nullopt;
+  std::optional<std::vector<CentreTap>> taps = centreTapsTo(stage->x, pair[0]);
+  if (!taps) return std::nullopt;
+  const Expr g = stage->f;
+  const std::vector<CentreTap> chain = *taps;
+  Expr window = lam("w", [&](Expr w) { return map(h, zip(centreOf(chain, w), applied(g, w))); });
+  return buildPixelStage(PixelStage{window, stage->x, true}, stage->x);
+}
+
+// `e` with the node `target` (by identity) replaced by `replacement`.
+Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement) {
+  if (e.node() == target) return replacement;
+  if (e.isLambda()) return e.withBody(replaceNode(e.body(), target, replacement));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(replaceNode(f, target, replacement));
+  for (const Expr& x : e.args()) args.push_back(replaceNode(x, target, replacement));
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// The first pixel stage P(f, w) over the window param w inside the window function's body
+// (pre-order), f not depending on anything bound inside the window function.
+std::optional<std::pair<Expr, PixelStage>> producerInWindow(const Expr& windowFun,
+                                                            const TypeLookup& typeOf) {
+  const Expr& w = windowFun.params()[0];
+  std::vector<uint64_t> boundInside;
+  forEachNode(windowFun, [&](const Expr& e) {
+    if (e.isLambda()) {
+      for (const Expr& p : e.params()) boundInside.push_back(p.paramId());
+    }
+  });
+  std::optional<std::pair<Expr, PixelStage>> found;
+  forEachNode(windowFun.body(), [&](const Expr& e) {
+    if (found) return;
+    std::optional<PixelStage> stage = matchPixelStage(e, typeOf);
+    if (!stage || !isParamNode(stage->x, w) || mentionsParam(stage->f, w)) return;
+    for (uint64_t id : freeParamsOf(stage->f)) {
+      if (std::find(boundInside.begin(), boundInside.end(), id) != boundInside.end()) return;
+    }
+    found = std::make_pair(e, *stage);
+  });
+  return found;
+}
+
+// map2D(w -> B(P(f, w), w), slide2D(s1, s2, t1, t2, y))
+//   => untile(map2D(tile -> map2D((pw, rw) -> B(pw, rw),
+//                                 zip2D(slideStrict2D(s1, s2, t1, t2, P(f, tile)),
+//                                       slideStrict2D(s1, s2, t1, t2, tile))),
+//                   slideStrict2D(θ1, θ2, θ1 - (s1 - t1), θ2 - (s2 - t2), y)))
+// overlapped-tiling-fusion where the consumer also reads the producer's input window rw (the
+// producer inlined into the consumer's window function, as slide2d-map2d-fusion and map
+// fusion leave it): P(f) is computed once per element of a tile, halo included.
+std::optional<Expr> overlappedTilingFusionWithInput(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  std::optional<Expr> g = rowMapped(node.funs()[0]);
+  if (!g || !isUnaryLambda(*g)) return std::nullopt;
+  std::optional<Slide2DExpansion> slid = matchSlide2D(node.args()[0]);
+  if (!slid) return std::nullopt;
+  std::optional<std::pair<Expr, PixelStage>> producer = producerInWindow(*g, a.typeOf);
+  if (!producer) return std::nullopt;
+  const Type yType = a.typeOf(slid->x);
+  if (!yType.isArray() || !yType.arrayElement().isArray()) return std::nullopt;
+  const Arith height = yType.arrayLength();
+  const Arith width = yType.arrayElement().arrayLength();
+  Arith theta1 = a.factor("theta1", [&](RewriteContext& context) {
+    return context.freshTuning("theta", slid->size1, height);
+  });
+  Arith theta2 = a.factor("theta2", [&](RewriteContext& context) {
+    return context.freshTuning("theta", slid->size2, width);
+  });
+  const PixelStage stage = producer->second;
+  Expr pw = Expr::param("produced");
+  Expr rw = Expr::param("raw");
+  const Expr consumerBody = substituteParams(
+      replaceNode(g->body(), producer->first.node(), pw), {{g->params()[0], rw}});
+  const Slide2DExpansion shape = *slid;
+  auto windowsOf = [&](Expr x) {
+    return buildSlide2D(Op::SlideStrict, Op::SlideStrict, shape.size1, shape.size2, shape.step1,
+                        shape.step2, std::move(x));
+  };
+  Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
+                            theta1 - (slid->size1 - slid->step1),
+                            theta2 - (slid->size2 - slid->step2), slid->x);
+  Expr computedTiles = map(
+      lam("tileRow",
+          [&](Expr tileRow) {
+            return map(
+                lam("tile",
+                    [&](Expr tile) {
+                      Expr produced = buildPixelStage(stage, tile);
+                      Expr pairs = map(lam("pairRow",
+                                           [](Expr r) { return zip(get(0, r), get(1, r)); }),
+                                       zip(windowsOf(produced), windowsOf(tile)));
+                      return map(lam("windowRow",
+                                     [&](Expr windowRow) {
+                                       Expr both = Expr::param("windows");
+                                       Expr body = substituteParams(
+                                           consumerBody, {{pw, get(0, both)}, {rw, get(1, both)}});
+                                       return map(Expr::lambda({both}, body),
+                                                  std::move(windowRow));
+                                     }),
+                                 std::move(pairs));
+                    }),
+                std::move(tileRow));
+          }),
+      std::move(tiles));
+  return join(map(lam("tileRow",
+                      [](Expr tileRow) {
+                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
+                                   transpose(std::move(tileRow)));
+                      }),
+                  std::move(computedTiles)));
+}
+
 bool isParallel(const Expr& e) {
   return e.isPrim(Op::MapGlb) || e.isPrim(Op::MapWrg) || e.isPrim(Op::MapLcl);
 }
@@ -425,6 +760,33 @@ void addStencilFusionRules(std::vector<Rule>& rules) {
                        RuleFamily::Tiling,
                        {"theta1", "theta2"},
                        overlappedTilingFusion});
+  rules.push_back(Rule{"zip-map-fusion",
+                       "map(f) ∘ zip(.., map(g) ∘ zip(ys), ..) => map(v -> f(.., g(ys of v), "
+                       "..)) ∘ zip(..)   [every y among the other zipped arrays; g's value read "
+                       "once]",
+                       RuleFamily::Fusion,
+                       {},
+                       zipMapFusion});
+  rules.push_back(Rule{"map2d-fusion",
+                       "map2D(g) ∘ map2D(f) => map2D(g ∘ f)   [also the joined forms of g]",
+                       RuleFamily::Fusion,
+                       {},
+                       map2DFusion});
+  rules.push_back(Rule{"zip-centre-tap",
+                       "zip2D(x, P(g, W)) then map2D(h) => P(w -> map(h, zip(centre(w), g(w))), "
+                       "W)   [W centred windows ending at x: slide2D(s1, s2, 1, 1) ∘ pad2D(l, r, "
+                       "t, b) with t + b = s1 - 1, l + r = s2 - 1, repeated]",
+                       RuleFamily::Fusion,
+                       {},
+                       zipCentreTap});
+  rules.push_back(Rule{"overlapped-tiling-fusion-with-input",
+                       "map2D(w -> B(P(f, w), w)) ∘ slide2D(s1, s2, t1, t2) => untile ∘ "
+                       "map2D(tile -> map2D(B) ∘ zip2D(slideStrict2D(..)(P(f, tile)), "
+                       "slideStrict2D(..)(tile))) ∘ slideStrict2D(θ1, θ2, θ1 - (s1 - t1), θ2 - "
+                       "(s2 - t2))   [the consumer also reads the producer's input window]",
+                       RuleFamily::Tiling,
+                       {"theta1", "theta2"},
+                       overlappedTilingFusionWithInput});
   rules.push_back(Rule{"compute-to-local",
                        "map(f)(x) => toLocal(map(f))(x)   (in a mapWrg, outside mapLcl)",
                        RuleFamily::AddressSpace,

@@ -738,6 +738,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        convRegisterBlockedVector},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),
+      pipelineFusedPrivatePointwiseStrategy(),
   };
   return strategies;
 }

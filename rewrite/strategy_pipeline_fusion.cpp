@@ -12,6 +12,7 @@
 
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "typecheck/typecheck.h"
 
 namespace weft::rewrite {
 
@@ -44,6 +45,44 @@ Strategy named(const std::string& name, Strategy steps) {
 // A map whose function is not a pure layout function (it computes something).
 bool computingMap(const Expr& node) {
   return node.isPrim(Op::Map) && !isLayoutFunction(node.funs()[0]);
+}
+
+// True when `e` only rearranges params (zip, get, transpose, join, split, crop, pad, slides,
+// reorder, vector casts and maps of such functions, over any number of arrays): a view.
+bool isViewExpression(const Expr& e) {
+  if (e.isParam()) return true;
+  if (!e.isPrim()) return false;
+  switch (e.primOp()) {
+    case Op::Zip:
+    case Op::Get:
+    case Op::Transpose:
+    case Op::Join:
+    case Op::Split:
+    case Op::Crop:
+    case Op::Pad:
+    case Op::Slide:
+    case Op::SlideStrict:
+    case Op::Reorder:
+    case Op::AsVector:
+    case Op::AsScalar:
+      break;
+    case Op::Map:
+      if (!e.funs()[0].isLambda() || !isViewExpression(e.funs()[0].body())) return false;
+      break;
+    default:
+      return false;
+  }
+  for (const Expr& x : e.args()) {
+    if (!isViewExpression(x)) return false;
+  }
+  return true;
+}
+
+// A computing map whose function is not a view of several arrays either (zip(r._0, r._1) over
+// zipped windows stays a view: tuples cannot be stored).
+bool computingNonViewMap(const Expr& node) {
+  return computingMap(node) && !(node.funs()[0].isLambda() &&
+                                 isViewExpression(node.funs()[0].body()));
 }
 
 // A computing map whose function's param is named `name`.
@@ -129,6 +168,75 @@ Strategy restSequential() {
              repeat(topDown(ruleFor("reduce-to-reduceseq")), 1000));
 }
 
+
+// A computing map whose function holds a map over tile rows (the map over image planes around
+// the fused kernel) and is not that map itself.
+bool mapAroundTiles(const Expr& node) {
+  if (!computingMap(node) || computingMapOver("tileRow")(node)) return false;
+  bool holdsTiles = false;
+  forEachNode(node.funs()[0], [&](const Expr& e) {
+    holdsTiles = holdsTiles || (e.isPrim(Op::Map) && computingMapOver("tileRow")(e));
+  });
+  return holdsTiles;
+}
+
+// map-fusion on maps over arrays of images (rank 3 and more: the planes of unsharp mask) that
+// lie outside every function (not a stage's own maps), until none is left: the planes' stages
+// become one map over the planes.
+Strategy fusePlaneMaps() {
+  return [](const Definition& definition, RewriteContext& context) {
+    Definition current = definition;
+    for (int round = 0; round < 100; ++round) {
+      const TypedDefinition typed = typecheck(current);
+      const Expr& body = current.function.body();
+      bool applied = false;
+      for (const Position& position : allPositions(body)) {
+        const Expr& node = nodeAt(body, position);
+        if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Map)) continue;
+        // Only maps outside every function: those over the planes, not the stages' own maps.
+        bool insideFunction = false;
+        for (size_t length = 0; length < position.size() && !insideFunction; ++length) {
+          const Position prefix(position.begin(), position.begin() + static_cast<long>(length));
+          insideFunction = nodeAt(body, prefix).isLambda();
+        }
+        if (insideFunction) continue;
+        const Type& type = typed.typeOf(node);
+        if (!type.isArray() || !type.arrayElement().isArray() ||
+            !type.arrayElement().arrayElement().isArray()) {
+          continue;
+        }
+        std::optional<Definition> fused =
+            applyAt(current, ruleFor("map-fusion"), position, {}, context);
+        if (!fused) continue;
+        current = *fused;
+        applied = true;
+        break;
+      }
+      if (!applied) break;
+    }
+    return StrategyResult::ok(current);
+  };
+}
+
+// Steps 1 to 6 of pipeline-fused-private-pointwise (strategy_pipeline_fusion.h).
+Strategy fusePointwiseConsumer(const RuleArguments& tiling) {
+  return seqAll({
+      repeat(topDown(ruleFor("let-inline")), 100),
+      repeat(topDown(ruleFor("zip-map-fusion")), 100),
+      repeat(topDown(ruleFor("let-inline")), 100),
+      fusePlaneMaps(),
+      repeat(topDown(ruleFor("zip-map-fusion")), 100),
+      repeat(topDown(ruleFor("pad2d-map2d-interchange")), 100),
+      orFail(topDown(ruleFor("slide2d-map2d-fusion")),
+             "no stencil stage over the windows of another stencil stage"),
+      orFail(topDown(ruleFor("map2d-fusion")), "map2d-fusion of the consumer and producer"),
+      orFail(topDown(ruleFor("zip-centre-tap")),
+             "no pointwise stage over the input zipped with the stencil stages"),
+      orFail(topDown(ruleFor("overlapped-tiling-fusion-with-input"), tiling),
+             "overlapped-tiling-fusion-with-input"),
+  });
+}
+
 }  // namespace
 
 Strategy pipelineFusedLocal(const RuleArguments& arguments) {
@@ -167,6 +275,39 @@ Strategy pipelineFusedPrivate(const RuleArguments& arguments) {
           repeat(topDownWhere(ruleFor("map-to-mapseq-unroll"), computingMap), 1000),
           restSequential(),
       }));
+}
+
+Strategy pipelineFusedPrivatePointwise(const RuleArguments& arguments) {
+  const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-private-pointwise");
+  return named(
+      "pipeline-fused-private-pointwise",
+      seqAll({
+          fusePointwiseConsumer(tiling),
+          tryS(topDownWhere(ruleFor("map-to-mapglb"), mapAroundTiles, dim(2))),
+          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tileRow"), dim(1)),
+                 "map-to-mapglb on the tile rows"),
+          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tile"), dim(0)),
+                 "map-to-mapglb on the tiles"),
+          orFail(topDownWhere(ruleFor("compute-to-private"), computingMapOn("tile")),
+                 "compute-to-private on the producer's tile"),
+          repeat(topDownWhere(ruleFor("map-to-mapseq-unroll"), computingNonViewMap), 1000),
+          repeat(topDown(ruleFor("reduce-to-reduceseq")), 1000),
+      }));
+}
+
+NamedStrategy pipelineFusedPrivatePointwiseStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-private-pointwise",
+      "two 2D stencil stages and pointwise stages that read the first stage's input pixel "
+      "(unsharp mask), optionally over image planes, fused into one kernel: lets inlined, "
+      "pointwise stages merged (zip-map-fusion), the planes' maps fused into one, the consumer's "
+      "pad moved below the producer, the pointwise stages fused into the consumer stencil with "
+      "the input pixel read as the centre tap of its window (slide2d-map2d-fusion, map2d-fusion, "
+      "zip-centre-tap), tiles theta1 x theta2 (overlapped-tiling-fusion-with-input); planes, tile "
+      "rows and tiles as global work-items (mapGlb 2/1/0), the producer's tile with its halo in "
+      "private memory, every loop unrolled; one kernel",
+      {"theta1", "theta2"},
+      pipelineFusedPrivatePointwise};
 }
 
 NamedStrategy pipelineFusedLocalStrategy() {

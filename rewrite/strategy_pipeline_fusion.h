@@ -31,6 +31,18 @@
 // work-items per work-group, as fast as hand-written float16 code with the same tile.
 // Constraints from typecheck: slideStrict's exact coverage, (H + t - θ1) % (θ1 - (s1 - 1)) = 0
 // and the same for the width (for blur: θ1 - 2 divides H, θ2 divides W).
+//
+// The pipeline-fused-private-pointwise strategy (unsharp mask: two stencil stages, then
+// pointwise stages over the first stage's input and the second's output, optionally over C
+// image planes): 1. let-inline; 2. zip-map-fusion (sharpen merged into mask: blury then used
+// once); 3. let-inline; 4. map-fusion of the maps over the planes outside every function; 5.
+// zip-map-fusion (zip(input, map(s, input)) becomes one map over the planes); 6.
+// pad2d-map2d-interchange; slide2d-map2d-fusion, map2d-fusion (the producer inlined into the
+// consumer's window function), zip-centre-tap (the pointwise stages fused into the consumer,
+// the input pixel read as the centre tap of its window), overlapped-tiling-fusion-with-input
+// (theta1 x theta2 tiles); then mapGlb 2/1/0 on planes, tile rows, tiles, compute-to-private
+// on the producer's tile, every computing map unrolled (views of zipped windows stay maps).
+// Constraints: theta1 - 4 divides H, theta2 divides W for unsharp mask.
 #pragma once
 
 #include "rewrite/rule.h"
@@ -50,5 +62,11 @@ Strategy pipelineFusedPrivate(const RuleArguments& arguments);
 
 // Its entry for the strategy library (name pipeline-fused-private, factors theta1, theta2).
 NamedStrategy pipelineFusedPrivateStrategy();
+
+// The pipeline-fused-private-pointwise strategy for the given factors (theta1, theta2 as above).
+Strategy pipelineFusedPrivatePointwise(const RuleArguments& arguments);
+
+// Its entry for the strategy library (name pipeline-fused-private-pointwise).
+NamedStrategy pipelineFusedPrivatePointwiseStrategy();
 
 }  // namespace weft::rewrite

@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
@@ -439,5 +440,219 @@ TEST_CASE("the stencil-fusion rules refuse what they must not rewrite") {
                      images);
     Definition accepted{"f", Expr::lambda({images}, ok), Type(), {}};
     CHECK(tryRule(accepted, "compute-to-private", fixed));
+  }
+}
+
+// ---- the rules that fuse pointwise stages reading a stencil's input (unsharp mask) ----------
+
+namespace {
+
+// The body of the one-param lambda f with its param replaced by x.
+Expr applyScalar(const Expr& f, const Expr& x) {
+  return substituteParams(f.body(), {{f.params()[0], x}});
+}
+
+// An int term that reads x exactly once.
+Expr readOnce(std::mt19937_64& rng, const Expr& x) {
+  switch (uniformInt(rng, 0, 2)) {
+    case 0:
+      return x;
+    case 1:
+      return x * lit(3) - lit(2);
+    default:
+      return max(x, lit(0)) + lit(1);
+  }
+}
+
+// The sum of a window's ints (windows of windows `depth` deep) as a one-element array.
+Expr nestedWindowSum(const Expr& w, int depth) {
+  Expr flat = join(w);
+  for (int i = 1; i < depth; ++i) flat = join(join(flat));
+  return reduce(lit(0), lam2("acc", "v", [](Expr acc, Expr v) { return acc + v; }), flat);
+}
+
+}  // namespace
+
+TEST_CASE("zip-map-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("zip-map-fusion", [](std::mt19937_64& rng) {
+    const int n = uniformInt(rng, 1, 5);
+    const bool nested = chance(rng, 3);  // arrays of rows: the functions map over a row
+    Type element = nested ? arrayOf(kInt, uniformInt(rng, 1, 3)) : kInt;
+    Expr a = Expr::param("a", arrayOf(element, n));
+    Expr b = Expr::param("b", arrayOf(element, n));
+    // The producer: g over zip(a, b), zip(b, a) or a alone.
+    const int inputs = uniformInt(rng, 0, 2);
+    Expr g0 = intFunction(rng);
+    Expr g1 = intFunction(rng);
+    auto scalarG = [&](const Expr& p) {
+      if (inputs == 2) return applyScalar(g0, p);
+      return applyScalar(g0, get(0, p)) + applyScalar(g1, get(1, p));
+    };
+    Expr g = lam("p", [&](Expr p) {
+      if (!nested) return scalarG(p);
+      if (inputs == 2) return map(lam("e", [&](Expr e) { return scalarG(e); }), p);
+      return map(lam("e", [&](Expr e) { return scalarG(e); }), zip(get(0, p), get(1, p)));
+    });
+    Expr produced = inputs == 0   ? map(g, zip(a, b))
+                    : inputs == 1 ? map(g, zip(b, a))
+                                  : map(g, a);
+    // The consumer: zip(a, b, produced) in a random order, reading the produced value once.
+    std::vector<Expr> xs = {a, b, produced};
+    std::shuffle(xs.begin(), xs.end(), rng);
+    size_t k = 0;
+    while (xs[k].node() != produced.node()) ++k;
+    Expr f = lam("q", [&](Expr q) {
+      auto scalarF = [&](const Expr& t) {
+        Expr sum = readOnce(rng, get(Arith(int64_t(k)), t));
+        for (size_t i = 0; i < 3; ++i) {
+          if (i != k) sum = sum + get(Arith(int64_t(i)), t) * lit(static_cast<int>(i) + 2);
+        }
+        return sum;
+      };
+      if (!nested) return scalarF(q);
+      return map(lam("t", [&](Expr t) { return scalarF(t); }),
+                 zip(get(0, q), get(1, q), get(2, q)));
+    });
+    Expr target = map(f, zip(xs));
+    Definition d{"f", Expr::lambda({a, b}, target), Type(), {}};
+    return checkRewrite(d, "zip-map-fusion", target, rng);
+  });
+}
+
+TEST_CASE("map2d-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("map2d-fusion", [](std::mt19937_64& rng) {
+    const StageInput in = randomStageInput(rng, uniformInt(rng, 1, 5), uniformInt(rng, 1, 5));
+    Expr target;
+    Definition d = defOver(in, [&](const Expr& x) {
+      // The inner stage plain (its elements f's results), the outer in any form.
+      Expr f = in.windows ? lam("w", [&](Expr w) {
+        return map(lam("s", [&](Expr s) { return randomTerm(rng, ScalarKind::Int, s); }),
+                   windowSum(w, false));
+      })
+                          : intFunction(rng);
+      Expr inner = map(lam("row", [&](Expr row) { return map(f, row); }), x);
+      Stage outer = randomStage(rng, StageInput{inner, in.inputType, in.windows});
+      target = outer.expr;
+      return target;
+    });
+    return checkRewrite(d, "map2d-fusion", target, rng);
+  });
+}
+
+TEST_CASE("zip-centre-tap preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("zip-centre-tap", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 5);
+    Expr input = Expr::param("input", image(width, height));
+    // One or two levels of centred windows: slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)).
+    const int levels = uniformInt(rng, 1, 2);
+    Expr windows = input;
+    for (int level = 0; level < levels; ++level) {
+      const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+      const int t = uniformInt(rng, 0, s1 - 1), l = uniformInt(rng, 0, s2 - 1);
+      const int pick = uniformInt(rng, 0, 2);
+      Expr padded = pick == 2 ? pad2DConstant(l, s2 - 1 - l, t, s1 - 1 - t, 0.0, windows)
+                              : pad2D(l, s2 - 1 - l, t, s1 - 1 - t,
+                                      pick == 0 ? Boundary::Clamp : Boundary::Mirror, windows);
+      windows = slide2D(s1, s2, 1, 1, padded);
+    }
+    Expr g0 = intFunction(rng);
+    Expr g = lam("w", [&](Expr w) { return map(g0, nestedWindowSum(w, levels)); });
+    const int form = uniformInt(rng, 0, 1);
+    Expr stage = form == 0 ? map(lam("row", [](Expr row) { return join(row); }),
+                                 map(lam("row", [&](Expr row) { return map(g, row); }), windows))
+                           : map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
+    const int c = uniformInt(rng, 1, 4);
+    Expr h = lam("p", [&](Expr p) { return get(0, p) * lit(c) - readOnce(rng, get(1, p)); });
+    Expr target = map(lam("row", [&](Expr row) { return map(h, zip(get(0, row), get(1, row))); }),
+                      zip(input, stage));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "zip-centre-tap", target, rng);
+  });
+}
+
+TEST_CASE("overlapped-tiling-fusion-with-input preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("overlapped-tiling-fusion-with-input", [](std::mt19937_64& rng) {
+    const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+    const int t1 = uniformInt(rng, 1, std::min(2, s1)), t2 = uniformInt(rng, 1, std::min(2, s2));
+    const int k1 = uniformInt(rng, 1, 3), k2 = uniformInt(rng, 1, 3);
+    const int m1 = uniformInt(rng, 1, 3), m2 = uniformInt(rng, 1, 3);
+    const int theta1 = s1 + (k1 - 1) * t1, theta2 = s2 + (k2 - 1) * t2;
+    const int width = theta2 + (m2 - 1) * k2 * t2, height = theta1 + (m1 - 1) * k1 * t1;
+    Expr input = Expr::param("input", image(width, height));
+    // The consumer's window function reads the producer P(f, w) on its window w and w itself.
+    const int c = uniformInt(rng, 1, 3);
+    Expr g = lam("w", [&](Expr w) {
+      Stage produced = randomStage(rng, StageInput{w, image(s2, s1), false});
+      Expr both = zip(nestedWindowSum(produced.expr, 1), nestedWindowSum(w, 1));
+      return map(lam("p", [&](Expr p) { return get(0, p) * lit(c) + readOnce(rng, get(1, p)); }),
+                 both);
+    });
+    Expr target =
+        map(lam("row", [&](Expr row) { return map(g, row); }), slide2D(s1, s2, t1, t2, input));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "overlapped-tiling-fusion-with-input", target, rng,
+                        {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}});
+  });
+}
+
+TEST_CASE("the pointwise-fusion rules refuse what they must not rewrite") {
+  Expr a = Expr::param("a", arrayOf(kInt, 4));
+  Expr b = Expr::param("b", arrayOf(kInt, 4));
+  SUBCASE("zip-map-fusion: the produced value read twice would be computed twice") {
+    Expr produced = map(lam("p", [](Expr p) { return get(0, p) * get(1, p); }), zip(a, b));
+    Expr target =
+        map(lam("q", [](Expr q) { return get(2, q) * get(2, q) + get(0, q); }), zip(a, b, produced));
+    Definition d{"f", Expr::lambda({a, b}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "zip-map-fusion", target));
+  }
+  SUBCASE("zip-map-fusion: the producer reads an array that is not zipped alongside") {
+    Expr c = Expr::param("c", arrayOf(kInt, 4));
+    Expr produced = map(lam("p", [](Expr p) { return get(0, p) * get(1, p); }), zip(a, c));
+    Expr target = map(lam("q", [](Expr q) { return get(2, q) + get(0, q); }), zip(a, b, produced));
+    Definition d{"f", Expr::lambda({a, b, c}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "zip-map-fusion", target));
+  }
+  Expr images = Expr::param("input", image(4, 4));
+  Expr other = Expr::param("other", image(4, 4));
+  auto pointwiseOver = [&](const Expr& x, const Expr& windows) {
+    Expr g = lam("w", [](Expr w) {
+      return map(lam("s", [](Expr s) { return s; }), nestedWindowSum(w, 1));
+    });
+    Expr stage = map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
+    Expr h = lam("p", [](Expr p) { return get(0, p) - get(1, p); });
+    return map(lam("row", [&](Expr row) { return map(h, zip(get(0, row), get(1, row))); }),
+               zip(x, stage));
+  };
+  SUBCASE("zip-centre-tap: windows that would change the image's shape are not centred") {
+    // 3x3 windows padded by one pixel on one side only: the windows no longer hold one pixel
+    // each at a fixed tap (the stage is smaller than the image).
+    Expr target = pointwiseOver(
+        images, slide2D(3, 3, 1, 1, pad2D(1, 1, 2, 0, Boundary::Clamp, images)));
+    Definition d{"f", Expr::lambda({images}, target), Type(), {}};
+    CHECK(tryRule(d, "zip-centre-tap", target));  // t + b = 2: centred (tap on the last row)
+    Expr smaller = pointwiseOver(
+        images, slide2D(3, 3, 1, 1, pad2D(1, 1, 1, 0, Boundary::Clamp, images)));
+    Definition s{"f", Expr::lambda({images}, smaller), Type(), {}};
+    bool refused = true;
+    try {
+      refused = !tryRule(s, "zip-centre-tap", smaller);
+    } catch (const std::exception&) {
+      refused = true;  // the zip of a 4x4 image with a 3x4 stage is no program
+    }
+    CHECK(refused);
+  }
+  SUBCASE("zip-centre-tap: the windows are of another image") {
+    Expr target =
+        pointwiseOver(images, slide2D(3, 3, 1, 1, pad2D(1, 1, 1, 1, Boundary::Clamp, other)));
+    Definition d{"f", Expr::lambda({images, other}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "zip-centre-tap", target));
+  }
+  SUBCASE("overlapped-tiling-fusion-with-input: no producer stage on the window") {
+    Expr g = lam("w", [](Expr w) { return nestedWindowSum(w, 1); });
+    Expr target = map(lam("row", [&](Expr row) { return map(g, row); }),
+                      slide2D(2, 2, 1, 1, images));
+    Definition d{"f", Expr::lambda({images}, target), Type(), {}};
+    CHECK_FALSE(tryRule(d, "overlapped-tiling-fusion-with-input", target,
+                        {{"theta1", Arith(3)}, {"theta2", Arith(3)}}));
   }
 }

@@ -1,0 +1,113 @@
+// The fusion structures of a pipeline target (pipeline_target.h): each strategy is applied to
+// the definition with its tile sizes left open, so they become tuning variables with the
+// ranges the rules give them (theta1 in [3, H + 2], ...) and the constraints the typechecker
+// infers; the parameter space (parameter_space.h) bounds them with the bound sizes.
+#include "explore/pipeline_target.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <variant>
+
+#include "rewrite/strategies.h"
+
+namespace weft::explore {
+
+namespace {
+
+constexpr const char* kFusionParameter = "fusion";
+
+// The structure of strategy number `fusion` (1-based), or an error text.
+std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definition& definition,
+                                                                   const ArithBinding& sizes,
+                                                                   int fusion) {
+  const std::string& name = pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1));
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
+  if (!strategy) return name + ": no such strategy";
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult fused;
+  try {
+    fused = strategy->make({})(definition, context);
+  } catch (const std::exception& e) {
+    return name + ": " + e.what();
+  }
+  if (!fused.success()) return fused.failure;
+  ExploreTarget one = programTarget(*fused.definition, sizes);
+  return ExploreTarget::Structure{one.parametric, one.switches, {{kFusionParameter, fusion}}, name};
+}
+
+ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& sizes) {
+  ExploreTarget target = programTarget(definition, sizes);
+  target.reference = definition;
+  return target;
+}
+
+}  // namespace
+
+const std::vector<std::string>& pipelineFusionStrategies() {
+  // Appended only: a recorded fusion=N keeps naming the same strategy.
+  static const std::vector<std::string> names = {
+      "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise"};
+  return names;
+}
+
+ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& sizes,
+                             const PipelineTargetOptions& options,
+                             std::vector<std::string>* notApplied) {
+  ExploreTarget target = unfusedTarget(definition, sizes);
+  if (options.includeUnfused) {
+    target.structures.push_back(
+        {target.parametric, target.switches, {{kFusionParameter, 0}}, "unfused"});
+  }
+  const std::vector<std::string>& all = pipelineFusionStrategies();
+  for (const std::string& wanted : options.strategies) {
+    if (std::find(all.begin(), all.end(), wanted) == all.end()) {
+      throw std::invalid_argument("no fusion strategy named " + wanted);
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!options.strategies.empty() &&
+        std::find(options.strategies.begin(), options.strategies.end(), all[i]) ==
+            options.strategies.end()) {
+      continue;
+    }
+    auto structure = fusedStructure(definition, sizes, static_cast<int>(i + 1));
+    if (auto* why = std::get_if<std::string>(&structure)) {
+      if (notApplied) notApplied->push_back(all[i] + ": " + *why);
+      continue;
+    }
+    target.structures.push_back(std::get<ExploreTarget::Structure>(std::move(structure)));
+  }
+  if (target.structures.empty()) {
+    throw std::invalid_argument("no structure of " + definition.name + " to explore");
+  }
+  target.description += "; " + std::to_string(target.structures.size()) +
+                        " structures (unfused and fused)";
+  return target;
+}
+
+ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithBinding& sizes,
+                                      const std::map<std::string, int64_t>& fixed) {
+  ExploreTarget target = unfusedTarget(definition, sizes);
+  auto found = fixed.find(kFusionParameter);
+  const int64_t fusion = found == fixed.end() ? 0 : found->second;
+  if (fusion == 0) {
+    if (found != fixed.end()) target.fixedParameters = {{kFusionParameter, 0}};
+    return target;
+  }
+  if (fusion < 0 || fusion > static_cast<int64_t>(pipelineFusionStrategies().size())) {
+    throw std::invalid_argument("fusion = " + std::to_string(fusion) + " names no strategy (0 to " +
+                                std::to_string(pipelineFusionStrategies().size()) + ")");
+  }
+  auto structure = fusedStructure(definition, sizes, static_cast<int>(fusion));
+  if (auto* why = std::get_if<std::string>(&structure)) {
+    throw std::invalid_argument("the recorded fusion does not apply: " + *why);
+  }
+  ExploreTarget::Structure& s = std::get<ExploreTarget::Structure>(structure);
+  target.parametric = s.parametric;
+  target.switches = s.switches;
+  target.fixedParameters = s.fixedParameters;
+  target.description += "; " + s.family;
+  return target;
+}
+
+}  // namespace weft::explore

@@ -1,0 +1,42 @@
+// Exploring an image pipeline (issue 9; examples/pipelines/) over its fusion choices: the
+// program as written (unfused: the default lowering gives one kernel per stage) and every
+// fusion strategy that applies to it (rewrite/strategy_pipeline_fusion.h: the producer
+// computed per tile of the consumer, in local or private memory), each an alternative
+// structure of one ExploreTarget whose tile sizes are tuning parameters. A variant's recorded
+// parameters name its structure with "fusion" (the index into pipelineFusionStrategies(),
+// 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it.
+//
+// The reference is the program as written, default-lowered and run on the device: full-size
+// images are too large for the interpreter, and the unfused lowering is itself tested against
+// the interpreter and the C++ references (tests/pipelines/).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explore/explorer.h"
+
+namespace weft::explore {
+
+// The structures explored besides the program as written, in "fusion" order (1, 2, ...).
+const std::vector<std::string>& pipelineFusionStrategies();
+
+struct PipelineTargetOptions {
+  // Strategies to try (names from pipelineFusionStrategies()); empty: all of them.
+  std::vector<std::string> strategies;
+  bool includeUnfused = true;
+};
+
+// The program `definition` at `sizes` with its fusion alternatives. Strategies that do not
+// apply are skipped and listed in `notApplied` ("name: why"). Throws std::invalid_argument when
+// no structure is left.
+ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& sizes,
+                             const PipelineTargetOptions& options,
+                             std::vector<std::string>* notApplied = nullptr);
+
+// The one structure a recorded variant came from (its "fusion" parameter; absent: unfused).
+ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithBinding& sizes,
+                                      const std::map<std::string, int64_t>& fixed);
+
+}  // namespace weft::explore

@@ -1,0 +1,105 @@
+// Tests of explore::pipelineTarget (explore/pipeline_target.h): the blur pipeline explored over
+// its fusion choices has the unfused program and both fusion strategies as structures, each
+// family sampled, every point naming its structure with "fusion"; recorded fixed parameters
+// rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
+// structure and says why the others were skipped; bad fusion numbers and names are errors.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include "explore/pipeline_target.h"
+#include "host/device_profile.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+Definition loadExample(const std::string& relative) {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/" + relative).definitions.back();
+}
+
+}  // namespace
+
+TEST_CASE("blur: the unfused program and both fusions are structures, all sampled") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  const ArithBinding sizes = {{"W", 256}, {"H", 256}};
+  std::vector<std::string> skipped;
+  ExploreTarget target = pipelineTarget(blur, sizes, {}, &skipped);
+  // pipeline-fused-private-pointwise needs pointwise stages after the stencils (unsharp mask).
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
+  REQUIRE(target.structures.size() == 3);
+  CHECK(target.reference.has_value());
+  std::set<std::string> families;
+  for (size_t i = 0; i < target.structures.size(); ++i) {
+    const ExploreTarget::Structure& s = target.structures[i];
+    families.insert(s.family);
+    REQUIRE(s.fixedParameters.count("fusion"));
+    CHECK(s.fixedParameters.at("fusion") == static_cast<int64_t>(i));
+    ExploreTarget rebuilt = pipelineStructureTarget(blur, sizes, s.fixedParameters);
+    CHECK(printDefinition(rebuilt.parametric) == printDefinition(s.parametric));
+    CHECK(rebuilt.fixedParameters == s.fixedParameters);
+  }
+  CHECK(families == std::set<std::string>{"unfused", "pipeline-fused-private",
+                                          "pipeline-fused-local"});
+
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 5);
+  std::map<std::string, int> perFamily;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
+    ++perFamily[target.structures[structure].family];
+  }
+  CHECK(perFamily["unfused"] >= 1);  // its kernels' local sizes are its only parameters
+  CHECK(perFamily["pipeline-fused-private"] >= 4);
+  CHECK(perFamily["pipeline-fused-local"] >= 4);
+}
+
+TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
+  const Definition unsharp = loadExample("pipelines/unsharp.weft");
+  const ArithBinding sizes = {{"C", 3}, {"W", 96}, {"H", 64}};
+  std::vector<std::string> skipped;
+  ExploreTarget target = pipelineTarget(unsharp, sizes, {}, &skipped);
+  CAPTURE(skipped.size());
+  std::set<std::string> families;
+  for (const ExploreTarget::Structure& s : target.structures) families.insert(s.family);
+  REQUIRE(families.count("pipeline-fused-private-pointwise"));
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 9, 2);
+  int fusedPoints = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
+    if (target.structures[structure].family == "pipeline-fused-private-pointwise") ++fusedPoints;
+  }
+  CHECK(fusedPoints >= 2);
+}
+
+TEST_CASE("a program no fusion applies to keeps its unfused structure only") {
+  const Definition dot = loadExample("dot.weft");
+  std::vector<std::string> skipped;
+  ExploreTarget target = pipelineTarget(dot, {{"N", 1024}}, {}, &skipped);
+  REQUIRE(target.structures.size() == 1);
+  CHECK(target.structures[0].family == "unfused");
+  CHECK(skipped.size() == pipelineFusionStrategies().size());
+
+  PipelineTargetOptions fusedOnly;
+  fusedOnly.includeUnfused = false;
+  CHECK_THROWS_AS(pipelineTarget(dot, {{"N", 1024}}, fusedOnly), std::invalid_argument);
+}
+
+TEST_CASE("unknown strategies and fusion numbers are errors") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  PipelineTargetOptions options;
+  options.strategies = {"pipeline-fused-nowhere"};
+  CHECK_THROWS_AS(pipelineTarget(blur, {{"W", 64}, {"H", 64}}, options), std::invalid_argument);
+  CHECK_THROWS_AS(pipelineStructureTarget(blur, {{"W", 64}, {"H", 64}}, {{"fusion", 7}}),
+                  std::invalid_argument);
+  // No "fusion" key: the program as written.
+  ExploreTarget plain = pipelineStructureTarget(blur, {{"W", 64}, {"H", 64}}, {});
+  CHECK(printDefinition(plain.parametric) == printDefinition(blur));
+}

@@ -1,0 +1,116 @@
+// The pipeline-fused-private-pointwise strategy (rewrite/strategy_pipeline_fusion.h) on the
+// unsharp mask of examples/pipelines/unsharp.weft: the fused program equals, in the
+// interpreter, the unfused program exactly (the same float operations in the same order) and
+// the C++ reference of tests/support/pipeline_reference.h (threshold ties counted apart) on
+// small random and blocky 3-channel images, for several tile sizes including images whose
+// sizes are odd (3, 9, 15: tiles chosen to divide them, as the tiles' constraints require); it
+// is one OpenCL kernel (the unfused program four) with the producer's tile in private memory,
+// a work-item per tile and plane, and no local memory.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "ir/interp.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_reference.h"
+#include "typecheck/typecheck.h"
+
+using namespace weft;
+using namespace weft::rewrite;
+using namespace weft::testing::pipelines;
+
+namespace {
+
+Definition loadPipeline(const std::string& name) {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/" + name + ".weft")
+      .definitions.back();
+}
+
+Definition fusedUnsharp(const RuleArguments& factors, RewriteContext& context) {
+  StrategyResult result = pipelineFusedPrivatePointwise(factors)(loadPipeline("unsharp"), context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return *result.definition;
+}
+
+Value run(const Definition& definition, const Image& image, const ArithBinding& extra = {}) {
+  const Type inputType = definition.function.params()[0].paramType();
+  ArithBinding sizes{{"W", image.width}, {"H", image.height}, {"C", image.channels}};
+  Value input = valueFromFlat(inputType, sizes, image.data);
+  return interpret(definition, {input}, bindSizes(definition, {input}, extra));
+}
+
+int count(const Expr& e, Op op) {
+  int n = 0;
+  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fused unsharp mask equals the unfused program and the reference") {
+  const Definition unsharp = loadPipeline("unsharp");
+  struct Tiling {
+    int theta1, theta2;  // the producer's tile with its halo: theta1 - 4 output rows, theta2
+    int width, height;   // columns
+  };
+  const std::vector<Tiling> tilings = {{5, 1, 3, 5},  {6, 4, 8, 6},   {9, 3, 9, 10},
+                                       {12, 8, 16, 16}, {7, 2, 6, 9}, {20, 5, 15, 32}};
+  int compared = 0;
+  for (const Tiling& t : tilings) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    RewriteContext context;
+    const Definition program =
+        fusedUnsharp({{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context);
+    for (uint64_t seed : {1, 2}) {
+      const Image image = seed == 1 ? randomImage(t.width, t.height, 3, seed)
+                                    : blockyImage(t.width, t.height, 3, seed);
+      const std::vector<float> unfused = flattenToFloats(run(unsharp, image));
+      const std::vector<float> got = flattenToFloats(run(program, image));
+      REQUIRE(got.size() == unfused.size());
+      CHECK(got == unfused);
+      const UnsharpResult expected = unsharpReference(image);
+      const Agreement agreement = compareFloats(got, expected.output.data, t.width, t.height,
+                                                expected.scale, expected.fragile);
+      CHECK_MESSAGE(agreement.mismatches == 0, agreement.firstMismatch);
+      ++compared;
+    }
+  }
+  CHECK(compared == 12);
+}
+
+TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in private memory") {
+  const Definition unsharp = loadPipeline("unsharp");
+  RewriteContext context;
+  const Definition program = fusedUnsharp({{"theta1", Arith(12)}, {"theta2", Arith(4)}}, context);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  CHECK_FALSE(body.isPrim(Op::Let));
+  CHECK(count(body, Op::MapGlb) == 3);
+  CHECK(count(body, Op::ToPrivate) == 1);
+  CHECK(count(body, Op::ToLocal) == 0);
+  CHECK(count(body, Op::MapWrg) + count(body, Op::MapLcl) == 0);
+  CHECK(count(body, Op::MapSeq) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 64}, {"H", 32}, {"C", 3}};
+  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  CAPTURE(compiled.source);
+  CHECK(compiled.kernels.size() == 1);
+  // The producer's tile with its halo: theta1 x theta2 = 48 private floats.
+  CHECK(compiled.kernels[0].privateScalars >= 48);
+  CHECK(compiled.source.find("local float") == std::string::npos);
+  CHECK(compiled.source.find("barrier(") == std::string::npos);
+  // A work-item per tile and plane: (W / theta2) x (H / (theta1 - 4)) x C.
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
+  CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 32 / 8);
+  CHECK(evaluate(compiled.kernels[0].globalSize[2], {}) == 3);
+  CHECK(generateOpenCL(lowerDefault(unsharp), options).kernels.size() == 4);
+}
