@@ -20,6 +20,10 @@
 //  - barriers follow writes of local (or global) memory by mapLcl that other work-items
 //    of the group read, and are placed only where every work-item of the group reaches them;
 //    a program that would need one elsewhere is rejected.
+//  - argument lists: the global buffers the kernel's text names (views record every buffer
+//    they could reach, e.g. both components of a zip read through one), then local buffers,
+//    then the size variables as ints; so an input only a preparation kernel reads (weights
+//    before their re-layout) is no argument of the per-inference kernels.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>

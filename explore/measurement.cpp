@@ -242,7 +242,8 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     program = generateOpenCL(lowerDefault(instance), codegen);
     applyLocalSizeParameters(*program, point);
     measurement.sourceHash = sourceHash(program->source);
-    measurement.spaceBytes = program->globalBytes(full);
+    measurement.spaceBytes = program->inferenceBytes(full, options.constantInputs);
+    measurement.allBuffersBytes = program->globalBytes(full);
     measurement.generateMs = millisecondsSince(generationStart);
     if (workload.expected) {
       expected = *workload.expected;
@@ -327,7 +328,8 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
                             std::vector<float>* output) {
   Measurement measurement;
   measurement.sourceHash = sourceHash(program.source);
-  measurement.spaceBytes = program.globalBytes(workload.sizes);
+  measurement.spaceBytes = program.inferenceBytes(workload.sizes, options.constantInputs);
+  measurement.allBuffersBytes = program.globalBytes(workload.sizes);
   host::ProgramCache cache;
   auto start = std::chrono::steady_clock::now();
   cache.get(context, program.source, options.buildOptions);

@@ -5,8 +5,12 @@
 // Instantiation substitutes the point's values for the tuning variables (substituteArith over
 // the definition's function and declared type), applies the default lowering (rules already
 // lowered what they placed) and generates OpenCL with every size and parameter specialised
-// (unrolling needs constant trip counts). Space is CompiledProgram::globalBytes: the global
-// memory every buffer takes (inputs, padded copies, partial results, output).
+// (unrolling needs constant trip counts). Space is the global memory the variant holds at
+// inference time: CompiledProgram::inferenceBytes — every buffer (inputs, padded copies,
+// partial results, prepared buffers such as re-laid weights, output) except the constant inputs
+// (MeasurementOptions::constantInputs) that only preparation kernels read, which an
+// application may release once prepared. Without constant inputs that is every buffer
+// (CompiledProgram::globalBytes), which Measurement::allBuffersBytes always holds.
 //
 // Timing: after the warm-up, runs repeat until at least `minRepeats` runs and `minMeasuredNs`
 // of measured time (capped at `maxRepeats` runs; one run for a variant slower than
@@ -60,7 +64,8 @@ struct MeasurementOptions {
   // (CompiledProgram::preparationKernels, e.g. the vector family's weight re-layout) are what
   // a drop-in runs once at create time: each timed run's time is then the sum over the other,
   // per-inference kernels, and the preparation kernels' time is reported apart
-  // (Measurement::preparationNs). Empty: every kernel counts.
+  // (Measurement::preparationNs); those of them no per-inference kernel reads are left out of
+  // Measurement::spaceBytes. Empty: every kernel and every buffer counts.
   std::set<int> constantInputs;
   // A variant whose warm-up run takes longer than this (0: no limit) is timed by one run
   // instead of minRepeats / minMeasuredNs: the explorer passes a multiple of the best time so
@@ -93,7 +98,12 @@ struct Measurement {
   VariantStatus status = VariantStatus::Invalid;
   std::string message;
   std::string sourceHash;               // of the OpenCL source, "" before generation
-  std::optional<int64_t> spaceBytes;    // after generation
+  // After generation: the inference memory (CompiledProgram::inferenceBytes with
+  // MeasurementOptions::constantInputs; every buffer when there are none) ...
+  std::optional<int64_t> spaceBytes;
+  // ... and every buffer's bytes, the constant inputs the preparation alone reads included
+  // (CompiledProgram::globalBytes).
+  std::optional<int64_t> allBuffersBytes;
   std::optional<double> buildMs;        // after the build
   uint64_t warmUpNs = 0;
   std::vector<uint64_t> samplesNs;      // every timed run

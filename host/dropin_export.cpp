@@ -5,7 +5,9 @@
 // sees nothing weft-specific and no loop over an empty table can warn. The kernels are split
 // after the metadata's constant inputs (CompiledProgram::preparationKernels): the one-off ones
 // go into P_prepare/P_prepare_buffers, the rest into P_run/P_run_buffers, which waits for the
-// preparation's last event and refuses an unprepared handle.
+// preparation's last event and refuses an unprepared handle. Kernels take only the buffers they
+// use, so P_run never reads a constant input only preparation kernels read (the original
+// weights of the vector family): the header and README say the application may release it.
 #include "host/dropin_export.h"
 
 #include <fmt/format.h>
@@ -550,6 +552,34 @@ std::string constantNamesText(const Emitted& emitted) {
   return text.empty() ? "none" : text.substr(0, text.size() - 2);
 }
 
+// The constant inputs that P_run does not read ("weights": only P_prepare reads them), joined
+// with ", "; "" if none. An application may release them once P_prepare has returned.
+std::string prepareOnlyNamesText(const Emitted& emitted) {
+  std::string text;
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant && input.buffer >= 0 && !input.readByRun) {
+      text += (text.empty() ? "" : ", ") + input.name;
+    }
+  }
+  return text;
+}
+
+// Bytes of the buffers that stay allocated at inference time (every buffer but the constant
+// inputs P_run does not read; CompiledProgram::inferenceBytes), and of all buffers.
+std::pair<int64_t, int64_t> inferenceAndAllBytes(const Emitted& emitted) {
+  int64_t inference = 0, all = 0;
+  for (size_t b = 0; b < emitted.buffers.size(); ++b) {
+    all += emitted.buffers[b].bytes;
+    bool prepareOnly = false;
+    for (const EmittedInput& input : emitted.inputs) {
+      prepareOnly = prepareOnly ||
+                    (input.buffer == static_cast<int>(b) && input.constant && !input.readByRun);
+    }
+    if (!prepareOnly) inference += emitted.buffers[b].bytes;
+  }
+  return {inference, all};
+}
+
 std::string preparedNamesText(const Emitted& emitted) {
   std::string text;
   for (const EmittedBuffer& buffer : emitted.buffers) {
@@ -657,6 +687,15 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
       << "_create and\n   again whenever those inputs change (not while a run is in flight); " << p
       << "_run\n   refuses the handle until it has been called (" << P
       << "_ERROR_NOT_PREPARED) and waits for\n   its kernels";
+    const std::string prepareOnly = prepareOnlyNamesText(emitted);
+    if (!prepareOnly.empty()) {
+      h << ". " << p << "_run never reads " << prepareOnly
+        << ": once this call has returned, the\n   application may release "
+        << (prepareOnly.find(',') == std::string::npos ? "it" : "them")
+        << " (clReleaseMemObject: OpenCL keeps a buffer until the\n   commands using it are done)"
+        << " and pass NULL to " << p << "_run; the next " << p << "_prepare needs\n   "
+        << (prepareOnly.find(',') == std::string::npos ? "it" : "them") << " again";
+    }
   }
   h << ". event_out (optional, NULL when nothing was enqueued) receives the\n   last kernel's "
        "event; release it with clReleaseEvent. */\n";
@@ -1089,9 +1128,21 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
   for (const EmittedBuffer& buffer : emitted.buffers) {
     if (buffer.prepared) preparedBuffers.push_back(buffer.name);
   }
+  Json releasable = Json::array();
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.constant && input.buffer >= 0 && !input.readByRun) {
+      releasable.push_back(input.name);
+    }
+  }
+  const auto [inferenceBytes, allBytes] = inferenceAndAllBytes(emitted);
+  // releasableInputs: constant inputs PREFIX_run never reads (the application may release them
+  // after PREFIX_prepare); inferenceBytes: every buffer's bytes but theirs.
   out["preparation"] = {{"function", metadata.prefix + "_prepare"},
                         {"kernels", preparationKernels},
-                        {"buffers", preparedBuffers}};
+                        {"buffers", preparedBuffers},
+                        {"releasableInputs", releasable},
+                        {"inferenceBytes", inferenceBytes},
+                        {"allBuffersBytes", allBytes}};
   Json buffers = Json::array();
   for (const EmittedBuffer& buffer : emitted.buffers) {
     buffers.push_back({{"name", buffer.name},
@@ -1233,7 +1284,23 @@ std::string readme(const Emitted& emitted, const DropinMetadata& metadata) {
       << "_run` launches only the other " << emitted.runKernelCount() << " kernel(s); before `" << p
       << "_prepare` it returns `" << P
       << "_ERROR_NOT_PREPARED`, and its first kernel waits for the last preparation "
-         "kernel.\n\n";
+         "kernel.";
+    const std::string prepareOnly = prepareOnlyNamesText(emitted);
+    if (!prepareOnly.empty()) {
+      const auto [inference, all] = inferenceAndAllBytes(emitted);
+      r << " `" << p << "_run` never reads " << prepareOnly << ": once `" << p
+        << "_prepare` has returned, the application may release "
+        << (prepareOnly.find(',') == std::string::npos ? "it" : "them")
+        << " (`clReleaseMemObject`; OpenCL keeps a buffer until the commands using it are done) "
+           "and pass `NULL` in "
+        << (prepareOnly.find(',') == std::string::npos ? "its place" : "their places")
+        << " to `" << p << "_run` (a later `" << p << "_prepare` needs "
+        << (prepareOnly.find(',') == std::string::npos ? "it" : "them")
+        << " again). Memory at inference time, every buffer but "
+        << (prepareOnly.find(',') == std::string::npos ? "that one" : "those") << ": "
+        << inference << " bytes (all buffers: " << all << " bytes).";
+    }
+    r << "\n\n";
   }
   r << "Layouts: each input is read in the layout of the weft definition's parameter (the "
        "shapes above); any re-layout the kernels need happens on the device, in `"

@@ -30,7 +30,11 @@
 // owns ("prepared" buffers), once after P_create and again whenever those inputs change; P_run
 // launches only the other kernels and refuses a handle whose preparation has not run
 // (P_ERROR_NOT_PREPARED). Without constant inputs, or when no kernel depends only on them,
-// P_prepare still exists and does nothing. The run function keeps every input in its signature.
+// P_prepare still exists and does nothing. The run function keeps every input in its signature;
+// a constant input that only preparation kernels read (the vector family's weights in PyTorch's
+// layout) is never read by P_run, so the application may release it after P_prepare and pass
+// NULL (the header comment, the README and the manifest's preparation.releasableInputs say
+// which; the manifest's preparation.inferenceBytes is the memory left allocated then).
 #pragma once
 
 #include <array>
