@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,9 +53,11 @@ struct BundleCommandOptions {
 
 // The variant generated as explore/measurement.h measureVariant generates it: the tuning
 // values substituted, the default lowering, every size and parameter specialised, the local
-// sizes applied; the source hash and the global memory as it records them.
+// sizes applied; the source hash and the global memory as it records them (the inference
+// memory: constant inputs only preparation kernels read are not counted).
 host::BundleProgram generateVariant(const std::string& id, const Definition& parametric,
-                                    const ArithBinding& sizes, const ArithBinding& binding) {
+                                    const ArithBinding& sizes, const ArithBinding& binding,
+                                    const std::set<int>& constantInputs) {
   host::BundleProgram variant;
   variant.id = id;
   ArithBinding point;
@@ -71,7 +74,7 @@ host::BundleProgram generateVariant(const std::string& id, const Definition& par
         generateOpenCL(lowerDefault(explore::instantiate(parametric, point)), codegen);
     explore::applyLocalSizeParameters(program, point);
     variant.sourceHash = explore::sourceHash(program.source);
-    variant.spaceBytes = program.globalBytes(full);
+    variant.spaceBytes = program.inferenceBytes(full, constantInputs);
     variant.program = std::move(program);
   } catch (const std::exception& error) {
     variant.program.reset();
@@ -143,7 +146,7 @@ void runBundle(const BundleCommandOptions& options) {
             : target.structures[sampled.spaceStructure[sampled.pointSpace[j]]].fixedParameters;
     host::BundleProgram variant =
         generateVariant(variantId(j, sampled.points.size()), parametric, target.sizes,
-                        space.binding(sampled.points[j]));
+                        space.binding(sampled.points[j]), target.constantInputs);
     variant.key = explore::parametersJson(space, sampled.points[j], fixed);
     nlohmann::json key = nlohmann::json::parse(variant.key);
     for (const auto& [name, value] : key.items()) {

@@ -310,6 +310,7 @@ Json measurementJson(const Measurement& m) {
   if (m.buildMs) out["buildMs"] = *m.buildMs;
   if (m.medianNs) out["median"] = *m.medianNs;
   if (m.preparationNs) out["preparationNs"] = *m.preparationNs;
+  if (m.allBuffersBytes) out["allBuffersBytes"] = *m.allBuffersBytes;
   out["timedOnce"] = m.timedOnce;
   out["generateMs"] = m.generateMs;
   Json kernels = Json::array();

@@ -35,9 +35,17 @@ std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definit
   return ExploreTarget::Structure{one.parametric, one.switches, {{kFusionParameter, fusion}}, name};
 }
 
+// Images up to this many pixels (the product of the sizes) have the reference run checked
+// against the interpreter too; a full-size image would take it minutes and gigabytes.
+constexpr int64_t kInterpreterCheckPixels = int64_t{1} << 18;
+
 ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& sizes) {
   ExploreTarget target = programTarget(definition, sizes);
   target.reference = definition;
+  int64_t pixels = 1;
+  for (const auto& [name, value] : sizes) pixels *= std::max<int64_t>(value, 1);
+  // The explorer compares the target's multiply-adds (0 here: flops unknown) with the limit.
+  if (pixels > kInterpreterCheckPixels) target.interpreterCheckLimit = -1;
   return target;
 }
 
