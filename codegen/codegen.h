@@ -35,6 +35,11 @@ struct CodegenOptions {
   // Private arrays of a known size up to this many scalars are allowed; larger values that
   // need memory go to global memory.
   int64_t maxPrivateScalars = 256;
+  // Analysis only (explore/parameter_space.h derives hardware constraints from the parametric
+  // program): a private array whose size depends on tuning parameters is declared with its
+  // symbolic length, so the source does not compile, and counted in
+  // KernelPlan::privateScalarsExpr instead of failing.
+  bool symbolicPrivateArrays = false;
 };
 
 // Generates OpenCL C for a low-level definition (type-checks it first).

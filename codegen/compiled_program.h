@@ -53,6 +53,9 @@ struct KernelPlan {
   // arrays, the accumulators of reductions live at once, and twice the widest vector
   // temporary. Loop counters and addresses are not counted.
   int64_t privateScalars = 0;
+  // The same with private arrays of symbolic size (CodegenOptions::symbolicPrivateArrays)
+  // added; equal to privateScalars otherwise.
+  Arith privateScalarsExpr = Arith(0);
 };
 
 struct CompiledProgram {

@@ -417,6 +417,8 @@ class Generator {
     KernelPlan plan;
     plan.name = kernelName_;
     plan.privateScalars = privateArrayScalars_ + maxLiveAccumulatorScalars_ + 2 * widestVector_;
+    plan.privateScalarsExpr = Arith(plan.privateScalars) + symbolicPrivateScalars_;
+    symbolicPrivateScalars_ = Arith(0);
     privateArrayScalars_ = liveAccumulatorScalars_ = maxLiveAccumulatorScalars_ = 0;
     widestVector_ = 0;
     plan.dimensions = launch_.dimensions;
@@ -688,7 +690,14 @@ class Generator {
     std::string element = storedScalarKindOrFail(type, at) == ScalarKind::Float ? "float" : "int";
     if (space == AddressSpace::Private) {
       if (!count.constant()) {
-        fail(at, "a private array needs a size known at compile time, found " + type.toString());
+        if (!options_.symbolicPrivateArrays) {
+          fail(at, "a private array needs a size known at compile time, found " + type.toString());
+        }
+        // Analysis only: declared with its symbolic length (never compiled), counted apart.
+        std::string name = fresh(privateStem);
+        symbolicPrivateScalars_ = symbolicPrivateScalars_ + count;
+        emitter_.line(element + " " + name + "[" + count.toString() + "];");
+        return memoryView(name, type, AddressSpace::Private);
       }
       std::string name = fresh(privateStem);
       privateArrayScalars_ += *count.constant();
@@ -1416,6 +1425,7 @@ class Generator {
   // private arrays, the accumulators of the reductions that are live at once (nested reduces
   // add up), and twice the widest vector a temporary holds.
   int64_t privateArrayScalars_ = 0;
+  Arith symbolicPrivateScalars_ = Arith(0);  // CodegenOptions::symbolicPrivateArrays
   int64_t liveAccumulatorScalars_ = 0;
   int64_t maxLiveAccumulatorScalars_ = 0;
   int64_t widestVector_ = 0;

@@ -317,6 +317,9 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
   try {
     CodegenOptions codegen;
     codegen.specialize = space.sizes;
+    // Private arrays whose length depends on tuning parameters (a fused pipeline's private
+    // tile) are counted symbolically, so their register budget becomes a constraint below.
+    codegen.symbolicPrivateArrays = true;
     // Unrolled loops need constant trip counts, which a parametric program may not have; they
     // change neither the launch sizes nor the buffers, so the analysis generates them as loops.
     Definition analysed = parametric;
@@ -391,7 +394,7 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     // profile's budget: more spills to memory (DESIGN: ~28 float16 accumulators halve the speed
     // on the CPU; Mali has 64 registers per work-item at full occupancy).
     addConstraint(space,
-                  makeConstraint(Relation::LessEqual, Arith(kernel.privateScalars),
+                  makeConstraint(Relation::LessEqual, kernel.privateScalarsExpr,
                                  Arith(int64_t{device.registersPerWorkItem}),
                                  k + " private values per work-item",
                                  "at most the registers per work-item" + dev),

@@ -6,7 +6,8 @@
 // tiles over 4096 work-items that the algorithmic constraints alone allow (the previous
 // measurements ran into launches that failed). pipeline-fused-private leaves the local size
 // open: its space has no work-group constraint on the tile, and the tile sizes obey the
-// algorithmic constraints (theta1 - 2 divides H, theta2 divides W).
+// algorithmic constraints (theta1 - 2 divides H, theta2 divides W); with a device its private
+// tile (theta1 x theta2 floats) is held to the profile's registers per work-item.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -100,4 +101,32 @@ TEST_CASE(
   CHECK(space.violations(point(space, 10, 16)).empty());
   CHECK_FALSE(space.violations(point(space, 11, 16)).empty());  // 9 does not divide 4096
   CHECK_FALSE(space.violations(point(space, 10, 24)).empty());  // 24 does not divide 4096
+}
+
+TEST_CASE("pipeline-fused-private's private tile is held to the device's register budget") {
+  // The tile's length depends on theta1 and theta2, so code generation cannot size it; the
+  // space's analysis counts it symbolically (CodegenOptions::symbolicPrivateArrays) and the
+  // device profile's registers per work-item bound it (pocl-cpu: 384 floats).
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult fused = rewrite::pipelineFusedPrivate({})(loadBlur(), context);
+  REQUIRE_MESSAGE(fused.success(), fused.failure);
+  explore::SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  REQUIRE(options.device->registersPerWorkItem == 384);
+  const explore::ParameterSpace space =
+      explore::buildParameterSpace(*fused.definition, {{"W", 4096}, {"H", 4096}}, options);
+  REQUIRE_MESSAGE(space.hardwareConstraints, space.hardwareNote);
+  // The local sizes of the fused kernel are open (parameters); any valid ones will do here.
+  auto withLocal = [&](int64_t a, int64_t b) {
+    std::vector<int64_t> values = point(space, a, b);
+    for (size_t i = 0; i < space.parameters.size(); ++i) {
+      if (space.parameters[i].launchKernel >= 0) values[i] = 1;
+    }
+    return values;
+  };
+  CHECK(space.violations(withLocal(6, 64)).empty());  // 6 x 64 = 384 floats
+  const std::vector<std::string> tooBig = space.violations(withLocal(258, 256));
+  CAPTURE(joined(tooBig));
+  REQUIRE(tooBig.size() == 1);  // algorithmically valid: 256 | 4096 twice
+  CHECK(tooBig.front().find("private values per work-item") != std::string::npos);
 }
