@@ -13,8 +13,8 @@
 //   weft unfused            the .weft file with the default lowering (one kernel per stage),
 //                           local size left to the implementation, and with --local sizes
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
-//                           registry, rewrite/strategies.h; default pipeline-fused-local and
-//                           pipeline-fused-private) on each pipeline, with the tiles of --tiles
+//                           registry, rewrite/strategies.h; default pipeline-fused-local,
+//                           pipeline-fused-private and pipeline-fused-private-pointwise) on each pipeline, with the tiles of --tiles
 //                           (THETA1,THETA2[,LOCALX]); a strategy that does not rewrite the
 //                           pipeline, or tiles that do not divide the image (the fused
 //                           definition's constraints, from typecheck), is reported "not
@@ -85,7 +85,8 @@ struct Options {
   std::string peersScript = WEFT_BENCH_PEERS_SCRIPT;
   std::string peersJson;  // reuse this report of the script (or a pipelines.json's "peers")
   std::vector<std::string> localSizes = {"64,1", "256,1"};
-  std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private"};
+  std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private",
+                                         "pipeline-fused-private-pointwise"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
   std::vector<std::string> tiles = {"10,16,16", "18,16,16", "12,16,16", "34,32,8",
