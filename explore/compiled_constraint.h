@@ -1,5 +1,5 @@
 // Fast evaluation of a space's constraints at points: Arith expressions and constraints compiled
-// to flat node arrays over parameter slots, so that the counting sampler (counting_sampler.h)
+// to postfix programs over parameter slots, so that the counting sampler (counting_sampler.h)
 // can test millions of candidate values without building name-keyed bindings.
 //
 // The meaning is exactly that of weft::evaluate and Constraint::evaluate (ir/arith.cpp,
@@ -31,7 +31,7 @@ class CompiledArith {
   // The value with variables read from values[slot]; nullopt when undefined.
   std::optional<int64_t> evaluate(const int64_t* values) const {
     int64_t out;
-    if (!eval(root_, values, out)) return std::nullopt;
+    if (!eval(values, out)) return std::nullopt;
     return out;
   }
   // The slots the expression reads, sorted, each once.
@@ -39,18 +39,36 @@ class CompiledArith {
   bool isConstant() const { return slots_.empty(); }
 
  private:
-  struct Node {
-    ArithKind kind = ArithKind::Constant;
-    int64_t value = 0;  // Constant: the value; Sum: the constant term; Product: the coefficient
-    int slot = -1;      // Var
-    // Sum: (coefficient, child) pairs; other kinds: children with coefficient 0.
-    std::vector<std::pair<int64_t, int>> children;
+  // The expression as a postfix program over a value stack: operands first, then the operation
+  // (Sum and Product fold their `count` operands in order, as weft::evaluate does); a
+  // conditional tests its first two operands and jumps over the branch it does not take.
+  enum class Op : uint8_t {
+    Constant,     // push value
+    Var,          // push values[slot]
+    Sum,          // pop count values v_i; push value + sum coefficients_[first + i] * v_i
+    Product,      // pop count values; push value * their product
+    Div,
+    Mod,
+    Min,
+    Max,
+    JumpUnlessLess,  // pop b, a; unless a < b continue at `target`
+    Jump,            // continue at `target`
   };
-  int compile(const Arith& e, const std::function<int(const std::string&)>& slotOf);
-  bool eval(int node, const int64_t* values, int64_t& out) const;
+  struct Instruction {
+    Op op = Op::Constant;
+    int64_t value = 0;  // Constant; Sum: the constant term; Product: the coefficient
+    int slot = -1;      // Var
+    int count = 0;      // Sum, Product: operands
+    int first = 0;      // Sum: index of the first coefficient in coefficients_
+    int target = 0;     // jumps
+  };
+  void compile(const Arith& e, const std::function<int(const std::string&)>& slotOf, int depth);
+  bool eval(const int64_t* values, int64_t& out) const;
+  bool run(const int64_t* values, int64_t* stack, int64_t& out) const;
 
-  std::vector<Node> nodes_;
-  int root_ = -1;
+  std::vector<Instruction> program_;
+  std::vector<int64_t> coefficients_;
+  int maxDepth_ = 0;
   std::vector<int> slots_;
 };
 

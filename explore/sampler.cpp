@@ -45,8 +45,10 @@ void takeUniformSample(std::vector<std::vector<int64_t>> points, size_t k, std::
 }  // namespace
 
 Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
-    : space_(space), options_(options), solver_(std::make_unique<SpaceSolver>(space)) {
-  solver_->requireSatisfiable();
+    : Sampler(space, options, /*checkNonEmpty=*/true) {}
+
+Sampler::Sampler(const ParameterSpace& space, SamplerOptions options, bool checkNonEmpty)
+    : space_(space), options_(options) {
   const size_t n = space.parameters.size();
 
   // Links between parameters (sharing a constraint) and range dependencies.
@@ -124,9 +126,50 @@ Sampler::Sampler(const ParameterSpace& space, SamplerOptions options)
                        p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi)});
   }
   splitLaunchStage();
+  if (checkNonEmpty) requireNonEmpty();
 }
 
 Sampler::~Sampler() = default;
+
+SpaceSolver& Sampler::solver() {
+  if (!solver_) solver_ = std::make_unique<SpaceSolver>(space_);
+  return *solver_;
+}
+
+std::optional<std::vector<int64_t>> Sampler::witness() {
+  // The first valid point of the counting sampler's walk (the first stage's, completed with
+  // the first valid launch sizes); a bounded walk, as the relaxed constraints may reject many.
+  constexpr uint64_t kWitnessLeafBudget = 100000;
+  CountingSampler* exact = counting();
+  if (!exact || (exact->exact() && exact->relaxedCount() == 0)) return std::nullopt;
+  std::optional<std::vector<int64_t>> found;
+  exact->forEachValid(
+      [&](const std::vector<int64_t>& point) {
+        found = point;
+        return false;
+      },
+      kWitnessLeafBudget);
+  if (!found || !base_) return found;
+  std::vector<int64_t> point = fromBase(*found);
+  for (const LaunchGroup& group : launchGroups_) {
+    std::vector<std::vector<int64_t>> choices = launchChoices(point, group);
+    if (choices.empty()) return std::nullopt;
+    for (size_t d = 0; d < choices.front().size(); ++d) {
+      point[static_cast<size_t>(group.params[d])] = choices.front()[d];
+    }
+  }
+  return point;
+}
+
+void Sampler::requireNonEmpty() {
+  // A point that the C++ evaluation of the original constraints accepts proves the space
+  // non-empty without the solver; otherwise (no counting plan, no point found, or an empty
+  // count) Z3 decides, and names the conflicting constraints when the space is empty.
+  if (std::optional<std::vector<int64_t>> point = witness()) {
+    if (space_.violations(*point).empty()) return;
+  }
+  solver().requireSatisfiable();
+}
 
 void Sampler::splitLaunchStage() {
   std::map<int, LaunchGroup> groups;
@@ -165,7 +208,7 @@ void Sampler::splitLaunchStage() {
     }
   }
   for (auto& [kernel, group] : groups) launchGroups_.push_back(std::move(group));
-  base_ = std::make_unique<Sampler>(base, options_);
+  base_ = std::unique_ptr<Sampler>(new Sampler(base, options_, /*checkNonEmpty=*/false));
 }
 
 std::vector<int64_t> Sampler::fromBase(const std::vector<int64_t>& basePoint) const {
@@ -317,7 +360,7 @@ bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBin
     binding[p.name] = v;
     if (!acceptableAt(level, binding)) continue;
     if (level + 1 < n && linkedBeyond_[level] && subtreeSize_[level] > options_.z3PruneAbove &&
-        !solver_->extendable(assignment(level, values))) {
+        !solver().extendable(assignment(level, values))) {
       continue;
     }
     if (!enumerateFrom(level + 1, values, binding, cap, counted, collect)) return false;
@@ -484,7 +527,7 @@ std::optional<std::vector<int64_t>> Sampler::drawOne(std::mt19937_64& rng, uint6
       binding[p.name] = v;
       bool ok = acceptableAt(level, binding);
       if (ok && level + 1 < n && linkedBeyond_[level]) {
-        ok = solver_->extendable(assignment(level, values));
+        ok = solver().extendable(assignment(level, values));
       }
       cache.extendable[v] = ok;
       if (!ok) ++cache.knownBad;
@@ -612,13 +655,13 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
-  const uint64_t checksBefore = solver_->checks();
+  const uint64_t checksBefore = (solver_ ? solver_->checks() : 0);
   SampleSet result;
   std::mt19937_64 rng(seed);
   if (CountingSampler* exact = counting()) {
     sampleByCounting(*exact, k, rng, result);
     for (const std::vector<int64_t>& point : result.points) recheck(point);
-    result.solverChecks = solver_->checks() - checksBefore;
+    result.solverChecks = (solver_ ? solver_->checks() : 0) - checksBefore;
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
@@ -653,7 +696,7 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
     }
   }
   for (const std::vector<int64_t>& point : result.points) recheck(point);
-  result.solverChecks = solver_->checks() - checksBefore;
+  result.solverChecks = (solver_ ? solver_->checks() : 0) - checksBefore;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

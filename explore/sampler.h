@@ -45,7 +45,9 @@
 // has). count() counts the first-stage points (SpaceCount::launchSizesNotCounted), plus the full
 // points when the first stage is small (withLaunchSizes). When more samples are asked for than
 // the first stage has, the full points are listed and sampled without replacement instead.
-// Z3 still proves a space empty (with the unsat core naming the conflict), before any counting.
+// Non-emptiness: a space is non-empty when the counting sampler's walk finds a point that the
+// C++ re-check accepts (no solver needed); otherwise Z3 decides, and proves a space empty with
+// the unsat core naming the conflict. The Z3 encoding is only built when something needs it.
 // Every sample is re-checked by ParameterSpace::violations (the original constraints evaluated
 // in C++ with the full binding); a sample the solver accepted but the evaluator rejects throws
 // std::logic_error (a bug).
@@ -111,8 +113,8 @@ struct SampleSet {
 
 class Sampler {
  public:
-  // Checks the space is satisfiable: throws UnsatisfiableSpace naming the conflicting
-  // constraints otherwise.
+  // Checks the space is non-empty (see the file comment): throws UnsatisfiableSpace naming the
+  // conflicting constraints otherwise.
   explicit Sampler(const ParameterSpace& space, SamplerOptions options = {});
   ~Sampler();
 
@@ -128,7 +130,9 @@ class Sampler {
   // Up to k unique valid points.
   SampleSet sample(size_t k, uint64_t seed);
 
-  SpaceSolver& solver() { return *solver_; }
+  // The Z3 encoding of the space, made on first use (the counting sampler often proves the
+  // space non-empty with a point, and samples it, without the solver).
+  SpaceSolver& solver();
   // The counting sampler, planned on first use; null when disabled or no plan fits. With
   // launch-size parameters: the first stage's (over the space without them).
   CountingSampler* counting();
@@ -146,6 +150,12 @@ class Sampler {
     uint64_t first = 0;  // other kinds: index of the first value in domainValues_
     uint64_t size = 0;
   };
+  // checkNonEmpty false: the caller checks (the launch-size stage's first-stage sampler).
+  Sampler(const ParameterSpace& space, SamplerOptions options, bool checkNonEmpty);
+  // A valid point found without the solver, if the counting sampler finds one quickly.
+  std::optional<std::vector<int64_t>> witness();
+  // Throws UnsatisfiableSpace (or SolverUnknown) unless the space has a valid point.
+  void requireNonEmpty();
   LevelDomain domainAt(size_t level, const ArithBinding& binding) const;
   int64_t valueAt(size_t level, const LevelDomain& domain, uint64_t index) const;
   bool enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
