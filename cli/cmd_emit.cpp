@@ -442,6 +442,12 @@ void emitLayerPoint(const EmitOptions& options) {
   writeAndReport(compiled, binding, metadata, options);
 }
 
+// What fusion=N recorded: the strategy's name, or the program as written for 0.
+std::string fusionName(int64_t fusion) {
+  if (fusion == 0) return "as written (no fusion)";
+  return explore::pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1));
+}
+
 void emitFilePoint(const EmitOptions& options) {
   Program program = parseFile(options.file);
   const Definition& definition =
@@ -496,8 +502,7 @@ void emitFilePoint(const EmitOptions& options) {
   host::DropinMetadata metadata;
   metadata.prefix = host::dropinPrefix(definition.name);
   metadata.program = "definition " + definition.name + " of " + options.file +
-                     (fused ? "; " + fused->description.substr(fused->description.rfind("; ") + 2)
-                            : std::string());
+                     (fused ? "; " + fusionName(fused->fixedParameters.at("fusion")) : std::string());
   metadata.inputNames = parameterNames(definition);
   metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
   if (fused) metadata.parameters.push_back({"fusion", fused->fixedParameters.at("fusion")});
@@ -592,10 +597,13 @@ void emitPickedFile(const EmitOptions& options) {
 
   host::DropinMetadata metadata;
   metadata.prefix = host::dropinPrefix(definition.name);
+  nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
   metadata.program = "definition " + definition.name + " of " + options.file;
+  if (recorded.is_object() && recorded.contains("fusion") && recorded["fusion"].is_number_integer()) {
+    metadata.program += "; " + fusionName(recorded["fusion"].get<int64_t>());
+  }
   metadata.inputNames = parameterNames(definition);
   metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
-  nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
   if (recorded.is_object()) {
     for (const auto& [name, value] : recorded.items()) {
       if (value.is_number_integer()) metadata.parameters.push_back({name, value.get<int64_t>()});

@@ -61,7 +61,7 @@ struct ExploreCommandOptions {
   std::string shard;  // "i/N", 1-based
   int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
   int unroll = -1;       // -1: both
-  size_t samples = 100;
+  size_t samples = 1000;
   uint64_t seed = 1;
   std::string db = "results.db";
   std::string device;
@@ -382,7 +382,7 @@ void registerExplore(CLI::App& app) {
       ->type_name("V");
   command->add_option("--unroll", options->unroll, "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
       ->type_name("0|1");
-  command->add_option("--samples", options->samples, "variants to sample (default 100)")
+  command->add_option("--samples", options->samples, "variants to sample (default 1000, the LIFT paper's count per layer)")
       ->type_name("K");
   command->add_option("--seed", options->seed, "seed of the sampler (default 1)")->type_name("S");
   command->add_option("--db", options->db, "the results database (default results.db)")
@@ -422,9 +422,10 @@ void registerExplore(CLI::App& app) {
   command->add_option("--fusion", options->fusion,
                       "FILE: which fusions of an image pipeline to explore besides the program "
                       "as written: auto (default: every fusion strategy that applies, "
-                      "pipeline-fused-private and pipeline-fused-local, each a structure whose "
-                      "tile sizes are sampled; recorded as fusion=1, 2; 0 is the program as "
-                      "written), none, or a comma-separated list of strategy names")
+                      "pipeline-fused-private, pipeline-fused-local and "
+                      "pipeline-fused-private-pointwise, each a structure whose tile sizes are "
+                      "sampled; recorded as fusion=1, 2, 3; 0 is the program as written), none, "
+                      "or a comma-separated list of strategy names")
       ->type_name("auto|none|NAME,...");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--json", options->json,

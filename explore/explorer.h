@@ -180,7 +180,7 @@ const char* sampleOrderName(SampleOrder order);
 std::optional<SampleOrder> parseSampleOrder(const std::string& text);
 
 struct ExploreOptions {
-  size_t samples = 100;
+  size_t samples = 1000;
   uint64_t seed = 1;
   uint64_t dataSeed = 20200222;  // inputs of the runs
   std::filesystem::path db = "results.db";

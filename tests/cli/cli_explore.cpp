@@ -18,21 +18,13 @@
 #include "tests/support/run_weft.h"
 
 using weft::testing::contains;
+using weft::testing::haveOpenCLDevice;
+using weft::testing::jsonLines;
 using weft::testing::runWeft;
 using weft::testing::TempDir;
 
-namespace {
-
-bool haveDevice() {
-  static const bool have = runWeft({"devices"}).exitCode == 0;
-  if (!have) MESSAGE("no OpenCL device: weft explore has nothing to run on");
-  return have;
-}
-
-}  // namespace
-
 TEST_CASE("weft explore writes the database, resumes, and weft report prints the front") {
-  if (!haveDevice()) return;
+  if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore");
   const std::string db = dir.file("results.db");
   auto first = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--samples", "4", "--seed", "2",
@@ -40,15 +32,7 @@ TEST_CASE("weft explore writes the database, resumes, and weft report prints the
   CAPTURE(first.output);
   REQUIRE(first.exitCode == 0);
   // One JSON line per variant, then the summary.
-  std::vector<nlohmann::json> lines;
-  size_t start = 0;
-  while (start < first.output.size()) {
-    size_t end = first.output.find('\n', start);
-    if (end == std::string::npos) end = first.output.size();
-    auto line = nlohmann::json::parse(first.output.substr(start, end - start), nullptr, false);
-    if (!line.is_discarded()) lines.push_back(line);
-    start = end + 1;
-  }
+  std::vector<nlohmann::json> lines = jsonLines(first.output);
   REQUIRE(lines.size() == 5);
   const nlohmann::json& summary = lines.back();
   CHECK(summary["program"] == "conv_8_8_8_8_3_1_1");
@@ -115,7 +99,7 @@ TEST_CASE("weft explore and weft report refuse a corrupt database and leave it a
   CAPTURE(report.output);
   CHECK(report.exitCode == 1);
   CHECK(contains(report.output, "not a weft results database"));
-  if (haveDevice()) {
+  if (haveOpenCLDevice()) {
     auto explore = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--samples", "2", "--db", db,
                             "--quiet", "--min-time", "1"});
     CAPTURE(explore.output);
@@ -143,7 +127,7 @@ std::set<std::string> parameterKeys(const std::string& db) {
 }  // namespace
 
 TEST_CASE("two shards merged give the variants of the unsharded run") {
-  if (!haveDevice()) return;
+  if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore");
   const std::vector<std::string> common = {"explore", "--layer", "8,8,8,8,3,1,1", "--samples",
                                            "4",       "--seed",  "3",             "--min-time",

@@ -17,39 +17,22 @@
 
 using weft::testing::contains;
 using weft::testing::readTextFile;
+using weft::testing::haveOpenCLDevice;
+using weft::testing::jsonLines;
 using weft::testing::runWeft;
 using weft::testing::TempDir;
 
 namespace {
-
-bool haveDevice() {
-  static const bool have = runWeft({"devices"}).exitCode == 0;
-  if (!have) MESSAGE("no OpenCL device: weft explore has nothing to run on");
-  return have;
-}
 
 std::string blurFile() {
   const char* root = std::getenv("WEFT_SOURCE_DIR");
   return std::string(root ? root : ".") + "/examples/pipelines/blur.weft";
 }
 
-std::vector<nlohmann::json> jsonLines(const std::string& output) {
-  std::vector<nlohmann::json> lines;
-  size_t start = 0;
-  while (start < output.size()) {
-    size_t end = output.find('\n', start);
-    if (end == std::string::npos) end = output.size();
-    auto line = nlohmann::json::parse(output.substr(start, end - start), nullptr, false);
-    if (!line.is_discarded()) lines.push_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("weft explore explores a pipeline as written and fused, weft emit exports the pick") {
-  if (!haveDevice()) return;
+  if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore_pipeline");
   const std::string db = dir.file("results.db");
   auto run = runWeft({"explore", blurFile(), "--size", "W=32", "--size", "H=32", "--samples",
@@ -81,7 +64,7 @@ TEST_CASE("weft explore explores a pipeline as written and fused, weft emit expo
 }
 
 TEST_CASE("--fusion none explores the program as written; an unknown strategy is an error") {
-  if (!haveDevice()) return;
+  if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore_pipeline_none");
   auto plain = runWeft({"explore", blurFile(), "--size", "W=32", "--size", "H=32", "--samples",
                         "3", "--db", dir.file("a.db"), "--min-time", "1", "--json", "--quiet",

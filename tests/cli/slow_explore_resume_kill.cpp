@@ -27,16 +27,11 @@
 
 using namespace weft::explore;
 using weft::testing::contains;
+using weft::testing::haveOpenCLDevice;
 using weft::testing::runWeft;
 using weft::testing::TempDir;
 
 namespace {
-
-bool haveDevice() {
-  static const bool have = runWeft({"devices"}).exitCode == 0;
-  if (!have) MESSAGE("no OpenCL device: weft explore has nothing to run on");
-  return have;
-}
 
 // Starts the binary with `args`, stdout and stderr into `log`; returns its process id.
 pid_t startWeft(const std::vector<std::string>& args, const std::string& log) {
@@ -79,7 +74,7 @@ Snapshot snapshot(const std::string& db, const std::string& program) {
 }  // namespace
 
 TEST_CASE("SIGKILL half-way, then the same command: 30 variants, none lost or measured twice") {
-  if (!haveDevice()) return;
+  if (!haveOpenCLDevice()) return;
   TempDir dir("weft_explore_kill");
   const std::string db = dir.file("results.db");
   const std::string program = "conv_8_16_16_8_3_1_1";

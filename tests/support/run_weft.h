@@ -1,7 +1,8 @@
 // Helpers for tests that drive the `weft` binary: run it with arguments (stdout and stderr
 // captured together, exit code kept) and a temporary directory removed at the end of a test.
 // The binary is $WEFT_BINARY (set by CTest), else build/weft. runWeftShell keeps stdout and
-// stderr apart and requires $WEFT_BINARY.
+// stderr apart and requires $WEFT_BINARY. haveOpenCLDevice asks `weft devices` once; jsonLines
+// reads the JSON lines of `--json` output.
 //
 // Header-only (tests/support has no library); needs doctest for REQUIRE.
 #pragma once
@@ -19,6 +20,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace weft::testing {
 
@@ -95,6 +98,27 @@ inline SeparateOutputs runWeftShell(const std::string& args, const std::filesyst
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// Whether `weft devices` finds an OpenCL device (asked once per test binary); says so when not.
+inline bool haveOpenCLDevice() {
+  static const bool have = runWeft({"devices"}).exitCode == 0;
+  if (!have) MESSAGE("no OpenCL device: weft explore has nothing to run on");
+  return have;
+}
+
+// The lines of `output` that parse as JSON, in order (`--json` output: one per line).
+inline std::vector<nlohmann::json> jsonLines(const std::string& output) {
+  std::vector<nlohmann::json> lines;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    auto line = nlohmann::json::parse(output.substr(start, end - start), nullptr, false);
+    if (!line.is_discarded()) lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
 }
 
 // A fresh directory, removed with everything in it when the object goes away.
