@@ -564,17 +564,21 @@ std::string prepareOnlyNamesText(const Emitted& emitted) {
   return text;
 }
 
+// Whether buffer b holds a constant input that only P_prepare reads (P_run may get NULL for it).
+bool isPrepareOnlyBuffer(const Emitted& emitted, size_t b) {
+  for (const EmittedInput& input : emitted.inputs) {
+    if (input.buffer == static_cast<int>(b) && input.constant && !input.readByRun) return true;
+  }
+  return false;
+}
+
 // Bytes of the buffers that stay allocated at inference time (every buffer but the constant
 // inputs P_run does not read; CompiledProgram::inferenceBytes), and of all buffers.
 std::pair<int64_t, int64_t> inferenceAndAllBytes(const Emitted& emitted) {
   int64_t inference = 0, all = 0;
   for (size_t b = 0; b < emitted.buffers.size(); ++b) {
     all += emitted.buffers[b].bytes;
-    bool prepareOnly = false;
-    for (const EmittedInput& input : emitted.inputs) {
-      prepareOnly = prepareOnly ||
-                    (input.buffer == static_cast<int>(b) && input.constant && !input.readByRun);
-    }
+    const bool prepareOnly = isPrepareOnlyBuffer(emitted, b);
     if (!prepareOnly) inference += emitted.buffers[b].bytes;
   }
   return {inference, all};
@@ -662,7 +666,12 @@ std::string header(const Emitted& emitted, const DropinMetadata& metadata) {
   h << "const char* " << p << "_buffer_name(" << p << "_buffer buffer);\n";
   h << "/* Writes the buffer's shape into dims (" << P
     << "_MAX_RANK entries) and returns its rank; 0 for a\n   value that names no buffer. */\n";
-  h << "int " << p << "_buffer_shape(" << p << "_buffer buffer, size_t* dims);\n\n";
+  h << "int " << p << "_buffer_shape(" << p << "_buffer buffer, size_t* dims);\n";
+  h << "/* 1 when " << p << "_run uses the buffer; 0 for an input only " << p
+    << "_prepare reads (the\n   application may release it once " << p
+    << "_prepare has returned and pass NULL to " << p << "_run)\n   and for a value that names no "
+       "buffer. */\n";
+  h << "int " << p << "_run_reads(" << p << "_buffer buffer);\n\n";
   h << "/* Builds the kernels for `device` of `context` (the context is retained until destroy)\n"
        "   and allocates the temporaries. On success *out is the handle. On a failed build the\n"
        "   result is CL_BUILD_PROGRAM_FAILURE and *out is a handle that only holds the build log\n"
@@ -943,6 +952,12 @@ std::string source(const Emitted& emitted, const std::string& clText,
     c << (b ? ", " : "") << cString(emitted.buffers[b].name);
   }
   c << "};\n";
+  c << "static const int " << p << "_run_uses[" << emitted.buffers.size() << "] = {";
+  for (size_t b = 0; b < emitted.buffers.size(); ++b) {
+    const bool prepareOnly = isPrepareOnlyBuffer(emitted, b);
+    c << (b ? ", " : "") << (prepareOnly ? 0 : 1);
+  }
+  c << "};\n";
   c << "static const int " << p << "_ranks[" << emitted.buffers.size() << "] = {";
   for (size_t b = 0; b < emitted.buffers.size(); ++b) {
     c << (b ? ", " : "") << emitted.buffers[b].shape.size();
@@ -980,6 +995,9 @@ std::string source(const Emitted& emitted, const std::string& clText,
     << "  for (d = 0; d < " << p << "_ranks[buffer]; ++d) {\n"
     << "    if (dims != NULL) dims[d] = " << p << "_shapes[buffer][d];\n  }\n"
     << "  return " << p << "_ranks[buffer];\n}\n\n";
+  c << "int " << p << "_run_reads(" << p << "_buffer buffer) {\n"
+    << "  if ((int)buffer < 0 || (int)buffer >= (int)" << P << "_BUFFER_COUNT) return 0;\n"
+    << "  return " << p << "_run_uses[buffer];\n}\n\n";
   c << "const char* " << p << "_build_log(const " << p << "_t* handle) {\n"
     << "  if (handle == NULL || handle->build_log == NULL) return \"\";\n"
     << "  return handle->build_log;\n}\n\n";

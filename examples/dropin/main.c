@@ -3,7 +3,8 @@
  * the emitted program (in the order of its run function), runs the kernels on an OpenCL device
  * and writes the output as .npy.
  *
- *   dropin [--device TEXT] [--repeat N] [--no-prepare] input1.npy ... inputN.npy output.npy
+ *   dropin [--device TEXT] [--repeat N] [--no-prepare] [--release-prepared]
+ *          input1.npy ... inputN.npy output.npy
  *
  * --device picks the first device whose name or platform name contains TEXT (default: the
  * first device of the first platform); --repeat runs the program N times on the same buffers
@@ -12,6 +13,9 @@
  * prints its kernel time and the last run's, both from the events
  * ("prepare X ms, run Y ms"). --no-prepare leaves PREFIX_prepare out, to see the run refuse
  * an unprepared handle (PREFIX_ERROR_NOT_PREPARED) where the program has preparation kernels.
+ * --release-prepared releases, once PREFIX_prepare has returned, the inputs the runs never read
+ * (PREFIX_run_reads: e.g. the original weights of a re-laid-out layer) and passes NULL for them,
+ * as an application does to keep only the inference memory.
  * The shapes of the .npy files must be the emitted buffers' shapes (the README next to the
  * emitted files lists them).
  *
@@ -223,6 +227,7 @@ int main(int argc, char** argv) {
   int path_count = 0;
   int repeat = 1;
   int prepare = 1;
+  int release_prepared = 0;
   int i;
   int status = 1;
   cl_platform_id platform;
@@ -247,6 +252,8 @@ int main(int argc, char** argv) {
       repeat = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--no-prepare") == 0) {
       prepare = 0;
+    } else if (strcmp(argv[i], "--release-prepared") == 0) {
+      release_prepared = 1;
     } else if (path_count < DROPIN_UPPER(INPUT_COUNT) + 1) {
       paths[path_count++] = argv[i];
     } else {
@@ -255,7 +262,7 @@ int main(int argc, char** argv) {
     }
   }
   if (path_count != DROPIN_UPPER(INPUT_COUNT) + 1 || repeat < 1) {
-    fprintf(stderr, "usage: %s [--device TEXT] [--repeat N] [--no-prepare]", argv[0]);
+    fprintf(stderr, "usage: %s [--device TEXT] [--repeat N] [--no-prepare] [--release-prepared]", argv[0]);
     for (i = 0; i < DROPIN_UPPER(INPUT_COUNT); ++i) {
       fprintf(stderr, " %s.npy", DROPIN(buffer_name)((dropin_buffer)i));
     }
@@ -326,6 +333,16 @@ int main(int argc, char** argv) {
     err = clFinish(queue);
     if (err != CL_SUCCESS) goto cl_error;
     prepare_ms = kernel_ms(events, DROPIN_UPPER(PREPARE_KERNEL_COUNT));
+  }
+  if (release_prepared) {
+    for (i = 0; i < DROPIN_UPPER(INPUT_COUNT); ++i) {
+      if (!DROPIN(run_reads)((dropin_buffer)i)) {
+        fprintf(stderr, "released %s (only the preparation reads it)\n",
+                DROPIN(buffer_name)((dropin_buffer)i));
+        clReleaseMemObject(inputs[i]);
+        inputs[i] = NULL;
+      }
+    }
   }
 
   for (i = 0; i < repeat; ++i) {

@@ -11,9 +11,11 @@
 // and runs twice, so the second run reads what the preparation left. Whether or not a pick is of
 // that family, a recorded vector variant of the first layer is also exported by its parameters
 // (--params), built and compared, so the preparation is always exercised; that export run
-// without PREFIX_prepare must be refused with PREFIX_ERROR_NOT_PREPARED. When no pick is a
-// conv-direct variant (with few samples of small layers the fastest and the smallest are often
-// the same vector variant), a recorded conv-direct variant is exported the same way.
+// without PREFIX_prepare must be refused with PREFIX_ERROR_NOT_PREPARED, and run with the
+// original weights released after PREFIX_prepare (NULL passed for them) it must still be
+// right. When no pick is a conv-direct variant (with few samples of small layers the fastest
+// and the smallest are often the same vector variant), a recorded conv-direct variant is
+// exported the same way.
 #include <doctest/doctest.h>
 
 #include <cctype>
@@ -184,6 +186,17 @@ TEST_CASE("explored layers: the fastest and the smallest export run in the drop-
     checkPreparation(e);
     buildRunAndCompare(e, build, data, layer, values);
     if (!vector) continue;
+
+    // The original weights are read only by the re-layout: released after PREFIX_prepare (the
+    // runs get NULL for them, PREFIX_run_reads says so), the runs still give the right output.
+    const nlohmann::json& releasable = e.manifest["preparation"]["releasableInputs"];
+    CHECK(releasable == nlohmann::json::array({"weights"}));
+    testing::DropinRun released =
+        testing::runDropinExample(build, data, "--release-prepared --repeat 2");
+    REQUIRE_MESSAGE(released.exitCode == 0, released.output);
+    CHECK_MESSAGE(contains(released.output, "released weights"), released.output);
+    CHECK_FALSE(contains(released.output, "released biases"));
+    testing::checkDropinOutput(data, layer, values);
 
     // Without PREFIX_prepare the run refuses the handle, by name.
     testing::DropinRun unprepared = testing::runDropinExample(build, data, "--no-prepare");

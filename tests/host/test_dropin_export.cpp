@@ -228,6 +228,8 @@ TEST_CASE("constant inputs split the kernels into prepare and run") {
   CHECK(contains(run, "1, &handle->prepared_event"));  // the first run kernel waits for prepare
   CHECK_FALSE(contains(run, "inputs[0] == NULL"));     // a is read only by prepare
   CHECK(contains(run, "inputs[1] == NULL"));
+  // PREFIX_run_reads tells the application which inputs it may release after preparing: a.
+  CHECK(contains(c, "static const int weft_scale_add_run_uses[4] = {0, 1, 1, 1};"));
   std::string prepare = functionBody(c, "weft_scale_add_prepare_buffers");
   CHECK(contains(prepare, "inputs[0] == NULL"));
   CHECK(contains(prepare, "handle->prepared = 1;"));
@@ -348,6 +350,8 @@ int main(void) {
   if (weft_scale_add_buffer_bytes(WEFT_SCALE_ADD_BUFFER_COUNT) != 0) failures++;
   if (strcmp(weft_scale_add_buffer_name(WEFT_SCALE_ADD_BUFFER_B), "b") != 0) failures++;
   if (WEFT_SCALE_ADD_OUTPUT_BUFFER != WEFT_SCALE_ADD_BUFFER_OUT) failures++;
+  if (weft_scale_add_run_reads(WEFT_SCALE_ADD_BUFFER_OUT) != 1) failures++;
+  if (weft_scale_add_run_reads(WEFT_SCALE_ADD_BUFFER_COUNT) != 0) failures++;
   if (weft_scale_add_buffer_shape(WEFT_SCALE_ADD_BUFFER_OUT, dims) != 1 || dims[0] != 64) {
     failures++;
   }
