@@ -422,10 +422,11 @@ void registerExplore(CLI::App& app) {
   command->add_option("--fusion", options->fusion,
                       "FILE: which fusions of an image pipeline to explore besides the program "
                       "as written: auto (default: every fusion strategy that applies, "
-                      "pipeline-fused-private, pipeline-fused-local and "
-                      "pipeline-fused-private-pointwise, each a structure whose tile sizes are "
-                      "sampled; recorded as fusion=1, 2, 3; 0 is the program as written), none, "
-                      "or a comma-separated list of strategy names")
+                      "pipeline-fused-private, pipeline-fused-local, "
+                      "pipeline-fused-private-pointwise and pipeline-fused-private-chain, each a "
+                      "structure whose tile sizes are sampled; recorded as fusion=1, 2, 3, 4; 0 "
+                      "is the program as written), none, or a comma-separated list of strategy "
+                      "names")
       ->type_name("auto|none|NAME,...");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--json", options->json,

@@ -54,7 +54,8 @@ ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& si
 const std::vector<std::string>& pipelineFusionStrategies() {
   // Appended only: a recorded fusion=N keeps naming the same strategy.
   static const std::vector<std::string> names = {
-      "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise"};
+      "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise",
+      "pipeline-fused-private-chain"};
   return names;
 }
 

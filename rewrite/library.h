@@ -32,5 +32,6 @@ void addConvolutionRules(std::vector<Rule>& rules);   // rules_convolution.cpp
 void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
 void addVectorBlockingRules(std::vector<Rule>& rules);  // rules_vector_blocking.cpp
 void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.cpp
+void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cpp
 
 }  // namespace weft::rewrite

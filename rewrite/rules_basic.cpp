@@ -331,7 +331,8 @@ const std::vector<Rule>& ruleLibrary() {
     addConvolutionRules(all);
     addBlockingRules(all);
     addVectorBlockingRules(all);
-  addStencilFusionRules(all);
+    addStencilFusionRules(all);
+    addStencilChainRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

@@ -70,6 +70,7 @@
 #include "ir/builders.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/strategy_pipeline_chain.h"
 #include "rewrite/strategy_pipeline_fusion.h"
 
 namespace weft::rewrite {
@@ -739,6 +740,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),
       pipelineFusedPrivatePointwiseStrategy(),
+      pipelineFusedPrivateChainStrategy(),
   };
   return strategies;
 }
