@@ -14,10 +14,12 @@
 //                           local size left to the implementation, and with --local sizes
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
 //                           registry, rewrite/strategies.h; default pipeline-fused-local,
-//                           pipeline-fused-private and pipeline-fused-private-pointwise) on each pipeline, with the tiles of --tiles
-//                           (THETA1,THETA2[,LOCALX]); a strategy that does not rewrite the
-//                           pipeline, or tiles that do not divide the image (the fused
-//                           definition's constraints, from typecheck), is reported "not
+//                           pipeline-fused-private and pipeline-fused-private-pointwise) on
+//                           each pipeline, with the tiles of --tiles (THETA1,THETA2[,LOCALX]:
+//                           LOCALX is the local size of the fused kernel only, the stages left
+//                           apart keep the unfused program's launches); a strategy that does not
+//                           rewrite the pipeline, or tiles that do not divide the image (the
+//                           fused definition's constraints, from typecheck), is reported "not
 //                           applicable" with the reason
 //   hand unfused / fused / fused-rolling   blur only: hand-written OpenCL (float vectors of V
 //                           consecutive x outputs per work-item; fused: a TY×V tile with the
@@ -35,13 +37,11 @@
 //   build/bench/weft_bench_pipelines [--pipelines blur,unsharp,harris,canny] [--device D]
 //       [--repeats 5] [--no-peers] [--peer-threads 2] [--out FILE.json]
 #include <fmt/core.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -62,6 +62,7 @@
 #include "host/program_runner.h"
 #include "ir/parser.h"
 #include "rewrite/strategies.h"
+#include "tests/support/bounded_child.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
 
@@ -276,10 +277,12 @@ Measured runCompiled(host::Context& context, host::ProgramCache& cache, const st
 }
 
 // Sets the local size lx × ly (1 beyond) on the kernels that have none and whose global sizes
-// it divides.
-CompiledProgram withLocalSize(CompiledProgram program, int lx, int ly, const ArithBinding& sizes) {
-  for (KernelPlan& k : program.kernels) {
-    if (k.hasLocalSize) continue;
+// it divides; with `only`, just on the kernels it flags (one flag per kernel).
+CompiledProgram withLocalSize(CompiledProgram program, int lx, int ly, const ArithBinding& sizes,
+                              const std::vector<bool>& only = {}) {
+  for (size_t index = 0; index < program.kernels.size(); ++index) {
+    KernelPlan& k = program.kernels[index];
+    if (k.hasLocalSize || (!only.empty() && !only[index])) continue;
     const int64_t gx = evaluate(k.globalSize[0], sizes);
     const int64_t gy = k.dimensions > 1 ? evaluate(k.globalSize[1], sizes) : 1;
     if (gx % lx != 0 || gy % ly != 0 || (k.dimensions == 1 && ly != 1)) continue;
@@ -287,6 +290,19 @@ CompiledProgram withLocalSize(CompiledProgram program, int lx, int ly, const Ari
     k.localSize = {Arith(lx), Arith(ly), Arith(1)};
   }
   return program;
+}
+
+// The kernels of `fused` that the fusion strategy built, one flag per kernel: those holding
+// more private values per work-item than any kernel of `unfused` (the producer's theta1 x
+// theta2 tile of pipeline-fused-private and -private-pointwise). The stages a strategy leaves
+// apart (Harris: seven of nine) are lowered as in the unfused program and keep its launch
+// configuration; pipeline-fused-local's kernel has its local size from the tile already.
+std::vector<bool> fusedKernels(const CompiledProgram& fused, const CompiledProgram& unfused) {
+  int64_t unfusedMost = 0;
+  for (const KernelPlan& k : unfused.kernels) unfusedMost = std::max(unfusedMost, k.privateScalars);
+  std::vector<bool> flags;
+  for (const KernelPlan& k : fused.kernels) flags.push_back(k.privateScalars > unfusedMost);
+  return flags;
 }
 
 // ---- the hand-written kernels --------------------------------------------------------------
@@ -440,37 +456,21 @@ std::vector<Measured> runHand(host::Context& context, const Options& o, const Pi
 // else why it did not.
 std::string probeGeneration(const std::function<void()>& generate, size_t extraBytes,
                             unsigned seconds) {
-  size_t virtualBytes = 0;
-  {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmSize:", 0) == 0) virtualBytes = std::stoull(line.substr(7)) * 1024;
-    }
+  using Kind = testing::BoundedChildOutcome::Kind;
+  const testing::BoundedChildOutcome outcome = testing::runInBoundedChild(
+      generate, testing::currentAddressSpaceBytes() + extraBytes, seconds);
+  switch (outcome.kind) {
+    case Kind::Returned:
+    case Kind::Threw:      // the error shows in this process
+    case Kind::NotForked:  // cannot probe: generate in this process
+      return "";
+    case Kind::TimedOut:
+      return fmt::format("rewriting and code generation took over {} s (stopped)", seconds);
+    case Kind::OutOfMemory:
+    case Kind::Stopped:
+      break;
   }
-  std::fflush(nullptr);
-  const pid_t child = fork();
-  if (child < 0) return "";  // cannot probe: generate in this process
-  if (child == 0) {
-    const rlimit limit{virtualBytes + extraBytes, virtualBytes + extraBytes};
-    setrlimit(RLIMIT_AS, &limit);
-    alarm(seconds);
-    try {
-      generate();
-    } catch (const std::bad_alloc&) {
-      _exit(4);  // the address-space limit
-    } catch (...) {
-      _exit(3);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return "";  // the error shows in this process
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-    return fmt::format("rewriting and code generation took over {} s (stopped)", seconds);
-  }
+  const int status = outcome.status;
   return fmt::format("rewriting and code generation needed over {} GB of memory (stopped; "
                      "exit status {}, signal {})",
                      extraBytes >> 30, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
@@ -577,8 +577,9 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       results.push_back(tryVariant(name, kind, [&] {
         CompiledProgram program = generateOpenCL(lowerDefault(*fused.definition), codegen);
         std::string named = name;  // the LOCALX of --tiles names it only where it was applied
-        if (t.size() == 3) {
-          CompiledProgram local = withLocalSize(program, t[2], 1, sizes);
+        if (t.size() == 3) {  // on the fused kernel only
+          CompiledProgram local =
+              withLocalSize(program, t[2], 1, sizes, fusedKernels(program, unfused));
           for (size_t k = 0; k < local.kernels.size(); ++k) {
             if (local.kernels[k].hasLocalSize != program.kernels[k].hasLocalSize) {
               named = fmt::format("{} local={}x1", name, t[2]);
@@ -952,7 +953,9 @@ int main(int argc, char** argv) {
   app.add_option("--local", options.localSizes, "local sizes LX,LY for weft's unfused kernels");
   app.add_option("--strategies", options.strategies, "fusion strategies by name")
       ->delimiter(',');
-  app.add_option("--tiles", options.tiles, "THETA1,THETA2[,LOCALX] tiles of the strategies");
+  app.add_option("--tiles", options.tiles,
+                 "THETA1,THETA2[,LOCALX] tiles of the strategies (LOCALX: the fused kernel's "
+                 "local size)");
   app.add_option("--max-tiles", options.maxTiles, "tiles measured per strategy and pipeline (2)");
   app.add_option("--hand", options.handShapes, "V,TY,LOCALX of blur's hand-written kernels");
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_pipelines", [&] {

@@ -29,10 +29,10 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/codegen.h"
 #include "codegen/views.h"
@@ -376,6 +376,47 @@ class Generator {
     return plan;
   }
 
+  // One use of a private array's name as a whole C identifier in a line: [begin, end) in the
+  // line; `constantIndex` when `[digits]` follows (the use then ends after the `]`).
+  struct ArrayUse {
+    size_t begin = 0, end = 0;
+    bool constantIndex = false;
+    std::string index;
+  };
+
+  // The uses of `name` in `line`, left to right. A plain scan: std::regex with word boundaries
+  // took seconds on the thousands of lines of an unrolled fused tile (issue 9).
+  static std::vector<ArrayUse> usesOfArray(const std::string& line, const std::string& name) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+    std::vector<ArrayUse> uses;
+    size_t at = line.find(name);
+    while (at != std::string::npos) {
+      const size_t end = at + name.size();
+      if ((at > 0 && word(line[at - 1])) || (end < line.size() && word(line[end]))) {
+        at = line.find(name, at + 1);
+        continue;
+      }
+      ArrayUse use;
+      use.begin = at;
+      use.end = end;
+      if (end < line.size() && line[end] == '[') {
+        size_t digits = end + 1;
+        auto digit = [&](size_t i) {
+          return std::isdigit(static_cast<unsigned char>(line[i])) != 0;
+        };
+        while (digits < line.size() && digit(digits)) ++digits;
+        if (digits > end + 1 && digits < line.size() && line[digits] == ']') {
+          use.constantIndex = true;
+          use.index = line.substr(end + 1, digits - end - 1);
+          use.end = digits + 1;
+        }
+      }
+      uses.push_back(use);
+      at = line.find(name, use.end);
+    }
+    return uses;
+  }
+
   // Private arrays that are only ever indexed with constants (after unrolling, or because their
   // loops vanished) become separate scalar variables, which compilers keep in registers (as
   // LIFT's UnrollValues does). Arrays indexed at run time, or used through a pointer (vload),
@@ -383,15 +424,13 @@ class Generator {
   static void promotePrivateArrays(std::vector<std::string>& lines,
                                    const std::vector<PrivateArray>& arrays) {
     for (const PrivateArray& array : arrays) {
-      const std::regex use("\\b" + array.name + "\\b(\\[([0-9]+)\\])?");
       const std::string declaration = array.element + " " + array.name + "[" +
                                       std::to_string(array.size) + "];";
       bool promotable = true;
       for (const std::string& line : lines) {
         if (line.find(declaration) != std::string::npos) continue;
-        for (auto it = std::sregex_iterator(line.begin(), line.end(), use);
-             it != std::sregex_iterator() && promotable; ++it) {
-          promotable = (*it)[1].matched;
+        for (const ArrayUse& use : usesOfArray(line, array.name)) {
+          promotable = promotable && use.constantIndex;
         }
         if (!promotable) break;
       }
@@ -406,7 +445,15 @@ class Generator {
           line.replace(at, declaration.size(), scalars + ";");
           continue;
         }
-        line = std::regex_replace(line, use, array.name + "_$2");
+        const std::vector<ArrayUse> uses = usesOfArray(line, array.name);
+        if (uses.empty()) continue;
+        std::string renamed;
+        size_t copied = 0;
+        for (const ArrayUse& use : uses) {
+          renamed += line.substr(copied, use.begin - copied) + array.name + "_" + use.index;
+          copied = use.end;
+        }
+        line = renamed + line.substr(copied);
       }
     }
   }
@@ -463,6 +510,7 @@ class Generator {
       }
     };
     for (const Arith& a : mentionedSizes_) noteSizes(a);
+    notedViews_.clear();
     for (const std::string& name : sizes) {
       parameters.push_back("int " + name);
       KernelArg arg;
@@ -1204,8 +1252,27 @@ class Generator {
 
   // Records the buffers and size variables a view refers to (for kernel arguments).
   void noteView(const ViewPtr& view) {
+    for (const std::string& buffer : bufferNamesNoting(view)) noteBuffer(buffer);
+  }
+
+  // The buffers a view (its children, a layout map's element view) refers to. The first time
+  // a view is met since the last finishKernel, its arithmetic is noted in mentionedSizes_ (which
+  // only finishKernel clears, so noting it again would add nothing); the buffers are
+  // remembered per view, as usedBuffers_ is reset at each kernel's start. Views are immutable
+  // and the memo holds them, so a pointer always denotes the view it was noted for.
+  const std::vector<std::string>& bufferNamesNoting(const ViewPtr& view) {
+    auto known = notedViews_.find(view);
+    if (known != notedViews_.end()) return known->second;
+    std::vector<std::string> buffers;
+    auto addBuffers = [&](const std::vector<std::string>& names) {
+      for (const std::string& name : names) {
+        if (std::find(buffers.begin(), buffers.end(), name) == buffers.end()) {
+          buffers.push_back(name);
+        }
+      }
+    };
     if (view->kind == View::Kind::Memory) {
-      noteBuffer(view->name);
+      buffers.push_back(view->name);
       mentionedSizes_.push_back(view->offset);
       if (view->type.isArray()) mentionedSizes_.push_back(scalarCount(view->type));
     }
@@ -1213,12 +1280,14 @@ class Generator {
     mentionedSizes_.push_back(view->b);
     mentionedSizes_.push_back(view->index);
     if (view->type && view->type.isArray()) mentionedSizes_.push_back(view->type.arrayLength());
-    for (const ViewPtr& child : view->children) noteView(child);
+    for (const ViewPtr& child : view->children) addBuffers(bufferNamesNoting(child));
     // A layout map's element function may reach buffers of its own (a zip with a captured
     // array): note what one element's view mentions.
     if (view->kind == View::Kind::Map && view->elementView && !view->children.empty()) {
-      noteView(view->elementView(accessView(view->children.front(), Arith(0))));
+      addBuffers(
+          bufferNamesNoting(view->elementView(accessView(view->children.front(), Arith(0)))));
     }
+    return notedViews_.emplace(view, std::move(buffers)).first->second;
   }
 
   void noteBuffer(const std::string& name, bool written = false) {
@@ -1444,7 +1513,29 @@ class Generator {
   std::vector<LoopFrame> loops_;
   int loopsEmitted_ = 0;  // `for` loops emitted so far (loop unswitching: innermost loops only)
   std::string kernelName_;
-  std::vector<Arith> mentionedSizes_;
+  // The arithmetic printed into (or reached by the views of) the kernel being generated, each
+  // expression once and constants left out: finishKernel makes the size variables in it int
+  // arguments, in the order first mentioned.
+  class MentionedAriths {
+   public:
+    void push_back(const Arith& a) {
+      if (a.isConstant() || !seen_.insert(a).second) return;
+      list_.push_back(a);
+    }
+    void clear() {
+      list_.clear();
+      seen_.clear();
+    }
+    std::vector<Arith>::const_iterator begin() const { return list_.begin(); }
+    std::vector<Arith>::const_iterator end() const { return list_.end(); }
+
+   private:
+    std::vector<Arith> list_;
+    std::unordered_set<Arith> seen_;
+  };
+  MentionedAriths mentionedSizes_;
+  // noteView's memo: the views noted since the last finishKernel, with their buffers.
+  std::unordered_map<ViewPtr, std::vector<std::string>> notedViews_;
   std::vector<Arith> allSizeVars_;
   // Whole program.
   std::vector<std::string> helperFunctions_;

@@ -1,12 +1,14 @@
 // Small predicates and builders on expressions that the rule files share (which param a node is,
 // whether a subtree mentions a param, one-parameter lambdas, whether a rule applies at a
-// top-level stage, the params free in a subtree, an element-by-element copy of an array, slide2D's
-// expansion matched and built). Only
-// rules_*.cpp include it.
+// top-level stage, the params free in a subtree, an element-by-element copy of an array, a node
+// replaced by identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
+// plain and joined forms, slide2D's and pad2D's expansions; overlapped tiling of 2D windows with
+// its theta1 x theta2 factors). Only rules_*.cpp include it.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -124,6 +126,163 @@ inline Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith
                   std::move(x));
   return map(lam("window", [](Expr w) { return transpose(std::move(w)); }),
              Expr::prim(outerOp, {size1, step1}, {}, {std::move(rows)}));
+}
+
+// `e` rebuilt with every occurrence of the node `target` (by identity) replaced.
+inline Expr withNodeReplaced(const Expr& e, const ExprNode* target, const Expr& replacement) {
+  if (e.node() == target) return replacement;
+  if (e.isLambda()) return e.withBody(withNodeReplaced(e.body(), target, replacement));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(withNodeReplaced(f, target, replacement));
+  for (const Expr& arg : e.args()) args.push_back(withNodeReplaced(arg, target, replacement));
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// The element function f of `row -> map(f, row)` when f does not mention the row.
+inline std::optional<Expr> rowMapElement(const Expr& rowFun) {
+  if (!isUnaryLambda(rowFun)) return std::nullopt;
+  const Expr& row = rowFun.params()[0];
+  const Expr& body = rowFun.body();
+  if (!body.isPrim(Op::Map) || !isParamNode(body.args()[0], row)) return std::nullopt;
+  if (mentionsParam(body.funs()[0], row)) return std::nullopt;
+  return body.funs()[0];
+}
+
+// map(row -> map(f, row), x) (map2D(f, x)) with a fresh row param.
+inline Expr map2DOf(const Expr& f, Expr x) {
+  return map(lam("row", [&](Expr row) { return map(f, std::move(row)); }), std::move(x));
+}
+
+// A per-pixel stage P(f, x) over a 2D array x, in one of the forms the image pipelines use:
+//   plain   map(row -> map(f, row), x)                           (map2D(f, x))
+//   joined  map(row -> join(row), map(row -> map(f, row), x))    f returns a one-element array
+//           map(row -> join(map(f, row)), x)                     (the same after map fusion)
+// (f never mentions the row). buildPixelStage builds the first two forms.
+struct PixelStage {
+  Expr f;
+  Expr x;
+  bool joined = false;
+};
+
+// True when the array type `t` has length 1 (f's result in a joined stage).
+inline bool isLengthOneArray(const Type& t) {
+  if (!t.isArray()) return false;
+  std::optional<int64_t> n = t.arrayLength().constant();
+  return n && *n == 1;
+}
+
+// One of PixelStage's forms. `typeOf` checks that a joined stage's f returns one-element arrays
+// (row -> join(row) on longer arrays would change the shape).
+inline std::optional<PixelStage> matchPixelStage(const Expr& node, const TypeLookup& typeOf) {
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  const Expr& rowFun = node.funs()[0];
+  if (!isUnaryLambda(rowFun)) return std::nullopt;
+  if (std::optional<Expr> f = rowMapElement(rowFun)) return PixelStage{*f, node.args()[0], false};
+  const Expr& row = rowFun.params()[0];
+  const Expr& body = rowFun.body();
+  if (!body.isPrim(Op::Join)) return std::nullopt;
+  const Expr& joined = body.args()[0];
+  if (isParamNode(joined, row)) {
+    // map(row -> join(row), map(row' -> map(f, row'), x))
+    const Expr& inner = node.args()[0];
+    if (!inner.isPrim(Op::Map)) return std::nullopt;
+    std::optional<Expr> f = rowMapElement(inner.funs()[0]);
+    if (!f) return std::nullopt;
+    const Type innerType = typeOf(inner);
+    if (!innerType.isArray() || !innerType.arrayElement().isArray() ||
+        !isLengthOneArray(innerType.arrayElement().arrayElement())) {
+      return std::nullopt;
+    }
+    return PixelStage{*f, inner.args()[0], true};
+  }
+  // map(row -> join(map(f, row)), x)
+  if (!joined.isPrim(Op::Map) || !isParamNode(joined.args()[0], row)) return std::nullopt;
+  const Expr& f = joined.funs()[0];
+  if (mentionsParam(f, row)) return std::nullopt;
+  const Type joinedType = typeOf(joined);
+  if (!joinedType.isArray() || !isLengthOneArray(joinedType.arrayElement())) return std::nullopt;
+  return PixelStage{f, node.args()[0], true};
+}
+
+// The stage's f applied to `x` in the stage's form (plain, or joined by map(row -> join(row))).
+inline Expr buildPixelStage(const PixelStage& stage, Expr x) {
+  Expr mapped = map2DOf(stage.f, std::move(x));
+  if (!stage.joined) return mapped;
+  return map(lam("row", [](Expr row) { return join(std::move(row)); }), std::move(mapped));
+}
+
+// pad2D's expansion (ir/builders.h):
+//   transpose(map(col -> pad(t, b, B, col), transpose(map(row -> pad(l, r, B', row), x))))
+// with the column and row boundaries B and B' kept apart.
+struct Pad2DExpansion {
+  Arith left, right, top, bottom;
+  PrimAttribute columnBoundary, rowBoundary;
+  Expr x;
+};
+inline std::optional<Pad2DExpansion> matchPad2DExpansion(const Expr& node) {
+  auto padOfParam = [](const Expr& fun) -> const Expr* {
+    if (!isUnaryLambda(fun)) return nullptr;
+    const Expr& body = fun.body();
+    if (!body.isPrim(Op::Pad) || !isParamNode(body.args()[0], fun.params()[0])) return nullptr;
+    return &body;
+  };
+  if (!node.isPrim(Op::Transpose)) return std::nullopt;
+  const Expr& columns = node.args()[0];
+  if (!columns.isPrim(Op::Map)) return std::nullopt;
+  const Expr* columnPad = padOfParam(columns.funs()[0]);
+  if (!columnPad || !columns.args()[0].isPrim(Op::Transpose)) return std::nullopt;
+  const Expr& rows = columns.args()[0].args()[0];
+  if (!rows.isPrim(Op::Map)) return std::nullopt;
+  const Expr* rowPad = padOfParam(rows.funs()[0]);
+  if (!rowPad) return std::nullopt;
+  return Pad2DExpansion{rowPad->nats()[0],    rowPad->nats()[1],      columnPad->nats()[0],
+                        columnPad->nats()[1], columnPad->attribute(), rowPad->attribute(),
+                        rows.args()[0]};
+}
+
+// The same expansion of `p`'s sizes and boundaries over `x`, with fresh params.
+inline Expr buildPad2DExpansion(const Pad2DExpansion& p, Expr x) {
+  Expr rows = map(lam("row", [&](Expr row) { return pad(p.left, p.right, p.rowBoundary, row); }),
+                  std::move(x));
+  return transpose(
+      map(lam("col", [&](Expr col) { return pad(p.top, p.bottom, p.columnBoundary, col); }),
+          transpose(std::move(rows))));
+}
+
+// Overlapped tiling of the 2D windows `windows` (slide2D's expansion, size s1 x s2, steps t1,
+// t2) taken over an array of x's shape: x cut by slideStrict2D into tiles of theta1 x theta2
+// elements that overlap by the windows' halo (steps theta1 - (s1 - t1), theta2 - (s2 - t2);
+// factors theta1 and theta2 of the application, fresh tuning variables in [s, length] when not
+// given), `perTile(tile)` giving each tile's 2D array of results (one per window of the tile),
+// and those put back in place: tile (a, b), window (i, j) -> output (a·w1 + i, b·w2 + j), as
+// map2d-slide-tiling. The maps over tiles bind params named tileRow and tile, the map that
+// untiles tileRow and windowRow (strategies locate them by these names). Nullopt when x is not
+// a 2D array.
+inline std::optional<Expr> tileOverlapped(const RuleApplication& a, const Slide2DExpansion& windows,
+                                          const Expr& x, const std::function<Expr(Expr)>& perTile) {
+  const Type xType = a.typeOf(x);
+  if (!xType.isArray() || !xType.arrayElement().isArray()) return std::nullopt;
+  const Arith height = xType.arrayLength();
+  const Arith width = xType.arrayElement().arrayLength();
+  Arith theta1 = a.factor("theta1", [&](RewriteContext& context) {
+    return context.freshTuning("theta", windows.size1, height);
+  });
+  Arith theta2 = a.factor("theta2", [&](RewriteContext& context) {
+    return context.freshTuning("theta", windows.size2, width);
+  });
+  Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
+                            theta1 - (windows.size1 - windows.step1),
+                            theta2 - (windows.size2 - windows.step2), x);
+  Expr computedTiles = map(
+      lam("tileRow", [&](Expr tileRow) { return map(lam("tile", perTile), std::move(tileRow)); }),
+      std::move(tiles));
+  return join(map(lam("tileRow",
+                      [](Expr tileRow) {
+                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
+                                   transpose(std::move(tileRow)));
+                      }),
+                  std::move(computedTiles)));
 }
 
 }  // namespace weft::rewrite

@@ -75,111 +75,8 @@ namespace weft::rewrite {
 
 namespace {
 
-// ---- matching the 2D forms --------------------------------------------------------------
-
-struct PixelStage {
-  Expr f;
-  Expr x;
-  bool joined = false;
-};
-
-// The element function f of `row -> map(f, row)` when f does not mention the row.
-std::optional<Expr> rowMapped(const Expr& rowFun) {
-  if (!isUnaryLambda(rowFun)) return std::nullopt;
-  const Expr& row = rowFun.params()[0];
-  const Expr& body = rowFun.body();
-  if (!body.isPrim(Op::Map) || !isParamNode(body.args()[0], row)) return std::nullopt;
-  if (mentionsParam(body.funs()[0], row)) return std::nullopt;
-  return body.funs()[0];
-}
-
-// True when the array type `t` has length 1 (f's result in a joined stage).
-bool isSingleton(const Type& t) {
-  if (!t.isArray()) return false;
-  std::optional<int64_t> n = t.arrayLength().constant();
-  return n && *n == 1;
-}
-
-// One of the three forms of the file comment. `typeOf` is used to check that a joined stage's
-// f returns one-element arrays (row -> join(row) on longer arrays would change the shape).
-std::optional<PixelStage> matchPixelStage(const Expr& node, const TypeLookup& typeOf) {
-  if (!node.isPrim(Op::Map)) return std::nullopt;
-  const Expr& rowFun = node.funs()[0];
-  if (!isUnaryLambda(rowFun)) return std::nullopt;
-  if (std::optional<Expr> f = rowMapped(rowFun)) return PixelStage{*f, node.args()[0], false};
-  const Expr& row = rowFun.params()[0];
-  const Expr& body = rowFun.body();
-  if (!body.isPrim(Op::Join)) return std::nullopt;
-  const Expr& joined = body.args()[0];
-  if (isParamNode(joined, row)) {
-    // map(row -> join(row), map(row' -> map(f, row'), x))
-    const Expr& inner = node.args()[0];
-    if (!inner.isPrim(Op::Map)) return std::nullopt;
-    std::optional<Expr> f = rowMapped(inner.funs()[0]);
-    if (!f) return std::nullopt;
-    const Type innerType = typeOf(inner);
-    if (!innerType.isArray() || !innerType.arrayElement().isArray() ||
-        !isSingleton(innerType.arrayElement().arrayElement())) {
-      return std::nullopt;
-    }
-    return PixelStage{*f, inner.args()[0], true};
-  }
-  // map(row -> join(map(f, row)), x)
-  if (!joined.isPrim(Op::Map) || !isParamNode(joined.args()[0], row)) return std::nullopt;
-  const Expr& f = joined.funs()[0];
-  if (mentionsParam(f, row)) return std::nullopt;
-  const Type joinedType = typeOf(joined);
-  if (!joinedType.isArray() || !isSingleton(joinedType.arrayElement())) return std::nullopt;
-  return PixelStage{f, node.args()[0], true};
-}
-
-Expr map2DOf(const Expr& f, Expr x) {
-  return map(lam("row", [&](Expr row) { return map(f, std::move(row)); }), std::move(x));
-}
-
-Expr buildPixelStage(const PixelStage& stage, Expr x) {
-  Expr mapped = map2DOf(stage.f, std::move(x));
-  if (!stage.joined) return mapped;
-  return map(lam("row", [](Expr row) { return join(std::move(row)); }), std::move(mapped));
-}
-
-
-
-// The expansion of pad2D: transpose(map(col -> pad(t, b, B, col), transpose(map(row -> pad(l,
-// r, B', row), x)))).
-struct Pad2D {
-  Arith left, right, top, bottom;
-  PrimAttribute columnBoundary, rowBoundary;
-  Expr x;
-};
-std::optional<Pad2D> matchPad2D(const Expr& node) {
-  auto padOfParam = [](const Expr& fun) -> const Expr* {
-    if (!isUnaryLambda(fun)) return nullptr;
-    const Expr& body = fun.body();
-    if (!body.isPrim(Op::Pad) || !isParamNode(body.args()[0], fun.params()[0])) return nullptr;
-    return &body;
-  };
-  if (!node.isPrim(Op::Transpose)) return std::nullopt;
-  const Expr& columns = node.args()[0];
-  if (!columns.isPrim(Op::Map)) return std::nullopt;
-  const Expr* columnPad = padOfParam(columns.funs()[0]);
-  if (!columnPad || !columns.args()[0].isPrim(Op::Transpose)) return std::nullopt;
-  const Expr& rows = columns.args()[0].args()[0];
-  if (!rows.isPrim(Op::Map)) return std::nullopt;
-  const Expr* rowPad = padOfParam(rows.funs()[0]);
-  if (!rowPad) return std::nullopt;
-  return Pad2D{rowPad->nats()[0],    rowPad->nats()[1],      columnPad->nats()[0],
-               columnPad->nats()[1], columnPad->attribute(), rowPad->attribute(),
-               rows.args()[0]};
-}
-
-Expr buildPad2D(const Pad2D& p, Expr x) {
-  Expr rows = map(lam("row", [&](Expr row) { return pad(p.left, p.right, p.rowBoundary, row); }),
-                  std::move(x));
-  return transpose(
-      map(lam("col", [&](Expr col) { return pad(p.top, p.bottom, p.columnBoundary, col); }),
-          transpose(std::move(rows))));
-}
+// ---- matching the 2D forms: PixelStage, Slide2DExpansion and Pad2DExpansion of
+// rule_helpers.h ------------------------------------------------------------------------------
 
 bool copiesElements(const PrimAttribute& boundary) {
   return boundary.boundary == Boundary::Clamp || boundary.boundary == Boundary::Mirror;
@@ -217,14 +114,14 @@ std::optional<Expr> padMapInterchange(const RuleApplication& a) {
 
 // pad2D(l, r, t, b, B, P(f, x)) => P(f, pad2D(l, r, t, b, B, x))   for B clamp or mirror
 std::optional<Expr> pad2DMap2DInterchange(const RuleApplication& a) {
-  std::optional<Pad2D> padded = matchPad2D(a.node);
+  std::optional<Pad2DExpansion> padded = matchPad2DExpansion(a.node);
   if (!padded) return std::nullopt;
   if (!copiesElements(padded->columnBoundary) || !copiesElements(padded->rowBoundary)) {
     return std::nullopt;
   }
   std::optional<PixelStage> stage = matchPixelStage(padded->x, a.typeOf);
   if (!stage) return std::nullopt;
-  return buildPixelStage(*stage, buildPad2D(*padded, stage->x));
+  return buildPixelStage(*stage, buildPad2DExpansion(*padded, stage->x));
 }
 
 // slide(s, t, map(f, x)) => map(w -> map(f, w), slide(s, t, x))   (slide or slideStrict)
@@ -256,57 +153,26 @@ std::optional<Expr> slide2DMap2DFusion(const RuleApplication& a) {
 std::optional<Expr> overlappedTilingFusion(const RuleApplication& a) {
   const Expr& node = a.node;
   if (!node.isPrim(Op::Map)) return std::nullopt;
-  std::optional<Expr> g = rowMapped(node.funs()[0]);
+  std::optional<Expr> g = rowMapElement(node.funs()[0]);
   if (!g) return std::nullopt;
   std::optional<Slide2DExpansion> slid = matchSlide2D(node.args()[0]);
   if (!slid) return std::nullopt;
   std::optional<PixelStage> stage = matchPixelStage(slid->x, a.typeOf);
   if (!stage) return std::nullopt;
-  const Type xType = a.typeOf(stage->x);
-  if (!xType.isArray() || !xType.arrayElement().isArray()) return std::nullopt;
-  const Arith height = xType.arrayLength();
-  const Arith width = xType.arrayElement().arrayLength();
-  Arith theta1 = a.factor("theta1", [&](RewriteContext& context) {
-    return context.freshTuning("theta", slid->size1, height);
-  });
-  Arith theta2 = a.factor("theta2", [&](RewriteContext& context) {
-    return context.freshTuning("theta", slid->size2, width);
-  });
-  Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
-                            theta1 - (slid->size1 - slid->step1),
-                            theta2 - (slid->size2 - slid->step2), stage->x);
   const Slide2DExpansion windowShape = *slid;
   const Expr consumer = *g;
   // Each tile: the producer on every element of the tile (halo included), then the consumer
   // on the windows of that.
-  Expr computedTiles =
-      map(lam("tileRow",
-              [&](Expr tileRow) {
-                return map(lam("tile",
-                               [&](Expr tile) {
-                                 Expr produced = buildPixelStage(*stage, std::move(tile));
-                                 Expr windows = buildSlide2D(Op::SlideStrict, Op::SlideStrict,
-                                                             windowShape.size1, windowShape.size2,
-                                                             windowShape.step1, windowShape.step2,
-                                                             std::move(produced));
-                                 return map(lam("windowRow",
-                                                [&](Expr windowRow) {
-                                                  return map(consumer, std::move(windowRow));
-                                                }),
-                                            std::move(windows));
-                               }),
-                           std::move(tileRow));
-              }),
-          std::move(tiles));
-  // Tile (a, b), window (i, j) -> output (a·w1 + i, b·w2 + j), as map2d-slide-tiling.
-  return join(map(lam("tileRow",
-                      [](Expr tileRow) {
-                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
-                                   transpose(std::move(tileRow)));
-                      }),
-                  std::move(computedTiles)));
+  return tileOverlapped(a, windowShape, stage->x, [&](Expr tile) {
+    Expr produced = buildPixelStage(*stage, std::move(tile));
+    Expr windows =
+        buildSlide2D(Op::SlideStrict, Op::SlideStrict, windowShape.size1, windowShape.size2,
+                     windowShape.step1, windowShape.step2, std::move(produced));
+    return map(
+        lam("windowRow", [&](Expr windowRow) { return map(consumer, std::move(windowRow)); }),
+        std::move(windows));
+  });
 }
-
 
 // ---- pointwise stages over zips, centre taps, tiling with the producer's input ----------
 
@@ -454,7 +320,7 @@ std::optional<std::vector<CentreTap>> centreTapsTo(const Expr& windows, const Ex
   if (!provablyEqual(slid->step1, Arith(1)) || !provablyEqual(slid->step2, Arith(1))) {
     return std::nullopt;
   }
-  std::optional<Pad2D> padded = matchPad2D(slid->x);
+  std::optional<Pad2DExpansion> padded = matchPad2DExpansion(slid->x);
   if (!padded) return std::nullopt;
   if (!provablyEqual(padded->top + padded->bottom, slid->size1 - 1) ||
       !provablyEqual(padded->left + padded->right, slid->size2 - 1)) {
@@ -471,9 +337,9 @@ std::optional<std::vector<CentreTap>> centreTapsTo(const Expr& windows, const Ex
 // The element at row t, column l of a window w ([[E]s2]s1) as a one-element array [E]1:
 // join(map(row -> crop(l, s2 - 1 - l, row), crop(t, s1 - 1 - t, w))) (views only).
 Expr tapOf(const CentreTap& tap, const Expr& w) {
-  return join(map(lam("tapRow",
-                      [&](Expr row) { return crop(tap.left, tap.size2 - 1 - tap.left, row); }),
-                  crop(tap.top, tap.size1 - 1 - tap.top, w)));
+  return join(
+      map(lam("tapRow", [&](Expr row) { return crop(tap.left, tap.size2 - 1 - tap.left, row); }),
+          crop(tap.top, tap.size1 - 1 - tap.top, w)));
 }
 
 // The centre pixel of a window of the chain as [T]1: the tap of each level in turn.
@@ -521,17 +387,6 @@ std::optional<Expr> zipCentreTap(const RuleApplication& a) {
   return buildPixelStage(PixelStage{window, stage->x, true}, stage->x);
 }
 
-// `e` with the node `target` (by identity) replaced by `replacement`.
-Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement) {
-  if (e.node() == target) return replacement;
-  if (e.isLambda()) return e.withBody(replaceNode(e.body(), target, replacement));
-  if (!e.isPrim()) return e;
-  std::vector<Expr> funs, args;
-  for (const Expr& f : e.funs()) funs.push_back(replaceNode(f, target, replacement));
-  for (const Expr& x : e.args()) args.push_back(replaceNode(x, target, replacement));
-  return e.withChildren(e.nats(), funs, args);
-}
-
 // The first pixel stage P(f, w) over the window param w inside the window function's body
 // (pre-order), f not depending on anything bound inside the window function.
 std::optional<std::pair<Expr, PixelStage>> producerInWindow(const Expr& windowFun,
@@ -567,64 +422,35 @@ std::optional<std::pair<Expr, PixelStage>> producerInWindow(const Expr& windowFu
 std::optional<Expr> overlappedTilingFusionWithInput(const RuleApplication& a) {
   const Expr& node = a.node;
   if (!node.isPrim(Op::Map)) return std::nullopt;
-  std::optional<Expr> g = rowMapped(node.funs()[0]);
+  std::optional<Expr> g = rowMapElement(node.funs()[0]);
   if (!g || !isUnaryLambda(*g)) return std::nullopt;
   std::optional<Slide2DExpansion> slid = matchSlide2D(node.args()[0]);
   if (!slid) return std::nullopt;
   std::optional<std::pair<Expr, PixelStage>> producer = producerInWindow(*g, a.typeOf);
   if (!producer) return std::nullopt;
-  const Type yType = a.typeOf(slid->x);
-  if (!yType.isArray() || !yType.arrayElement().isArray()) return std::nullopt;
-  const Arith height = yType.arrayLength();
-  const Arith width = yType.arrayElement().arrayLength();
-  Arith theta1 = a.factor("theta1", [&](RewriteContext& context) {
-    return context.freshTuning("theta", slid->size1, height);
-  });
-  Arith theta2 = a.factor("theta2", [&](RewriteContext& context) {
-    return context.freshTuning("theta", slid->size2, width);
-  });
   const PixelStage stage = producer->second;
   Expr pw = Expr::param("produced");
   Expr rw = Expr::param("raw");
   const Expr consumerBody = substituteParams(
-      replaceNode(g->body(), producer->first.node(), pw), {{g->params()[0], rw}});
+      withNodeReplaced(g->body(), producer->first.node(), pw), {{g->params()[0], rw}});
   const Slide2DExpansion shape = *slid;
   auto windowsOf = [&](Expr x) {
     return buildSlide2D(Op::SlideStrict, Op::SlideStrict, shape.size1, shape.size2, shape.step1,
                         shape.step2, std::move(x));
   };
-  Expr tiles = buildSlide2D(Op::SlideStrict, Op::SlideStrict, theta1, theta2,
-                            theta1 - (slid->size1 - slid->step1),
-                            theta2 - (slid->size2 - slid->step2), slid->x);
-  Expr computedTiles = map(
-      lam("tileRow",
-          [&](Expr tileRow) {
-            return map(
-                lam("tile",
-                    [&](Expr tile) {
-                      Expr produced = buildPixelStage(stage, tile);
-                      Expr pairs = map(lam("pairRow",
-                                           [](Expr r) { return zip(get(0, r), get(1, r)); }),
-                                       zip(windowsOf(produced), windowsOf(tile)));
-                      return map(lam("windowRow",
-                                     [&](Expr windowRow) {
-                                       Expr both = Expr::param("windows");
-                                       Expr body = substituteParams(
-                                           consumerBody, {{pw, get(0, both)}, {rw, get(1, both)}});
-                                       return map(Expr::lambda({both}, body),
-                                                  std::move(windowRow));
-                                     }),
-                                 std::move(pairs));
-                    }),
-                std::move(tileRow));
-          }),
-      std::move(tiles));
-  return join(map(lam("tileRow",
-                      [](Expr tileRow) {
-                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
-                                   transpose(std::move(tileRow)));
-                      }),
-                  std::move(computedTiles)));
+  return tileOverlapped(a, shape, slid->x, [&](Expr tile) {
+    Expr produced = buildPixelStage(stage, tile);
+    Expr pairs = map(lam("pairRow", [](Expr r) { return zip(get(0, r), get(1, r)); }),
+                     zip(windowsOf(produced), windowsOf(tile)));
+    return map(
+        lam("windowRow",
+            [&](Expr windowRow) {
+              Expr both = Expr::param("windows");
+              Expr body = substituteParams(consumerBody, {{pw, get(0, both)}, {rw, get(1, both)}});
+              return map(Expr::lambda({both}, body), std::move(windowRow));
+            }),
+        std::move(pairs));
+  });
 }
 
 bool isParallel(const Expr& e) {

@@ -1,11 +1,14 @@
-// The pipeline-fused-local and pipeline-fused-private strategies of strategy_pipeline_fusion.h:
-// rules located by predicates on the binder names overlapped-tiling-fusion and
-// compute-to-local give (tileRow, tile, windowRow, localTile), the inner map of a 2D nest by
-// its position under the outer one. Both share the fusion steps (1 to 3) and the last one.
+// The pipeline-fused-local, -private and -private-pointwise strategies of
+// strategy_pipeline_fusion.h: rules located by predicates on the binder names
+// overlapped-tiling-fusion and compute-to-local give (tileRow, tile, windowRow, localTile), the
+// inner map of a 2D nest by its position under the outer one. All three are one step list
+// (fusedKernel): their fusion steps, the tile rows and tiles made parallel, the producer's tile
+// placed, then what each does inside the work-items.
 // The stencil-fusion rules are taken from the rule library when it lists them, otherwise from
 // addStencilFusionRules directly (so the strategy works before they are registered).
 #include "rewrite/strategy_pipeline_fusion.h"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,8 +84,8 @@ bool isViewExpression(const Expr& e) {
 // A computing map whose function is not a view of several arrays either (zip(r._0, r._1) over
 // zipped windows stays a view: tuples cannot be stored).
 bool computingNonViewMap(const Expr& node) {
-  return computingMap(node) && !(node.funs()[0].isLambda() &&
-                                 isViewExpression(node.funs()[0].body()));
+  return computingMap(node) &&
+         !(node.funs()[0].isLambda() && isViewExpression(node.funs()[0].body()));
 }
 
 // A computing map whose function's param is named `name`.
@@ -152,22 +155,87 @@ RuleArguments tilingArguments(const RuleArguments& arguments, const std::string&
 
 RuleArguments dim(int d) { return RuleArguments{{"dim", Arith(d)}}; }
 
+// Steps 2 and 3: pad2d-map2d-interchange at the first position (top-down) where
+// overlapped-tiling-fusion then applies, and that fusion. Only the consumer the fusion tiles
+// gets its pad moved: moved below another stage (Harris's Syy over Iyy), the pad would make
+// that stage compute a padded image, (W + 2) x (H + 2), whose global size has no good
+// work-group size (4258 = 2 x 2129: 80 ms instead of 4 ms for Iyy on PoCL).
+Strategy interchangeAndFuse(const RuleArguments& tiling) {
+  return [tiling](const Definition& definition, RewriteContext& context) {
+    const Rule& interchange = ruleFor("pad2d-map2d-interchange");
+    const Strategy fuse = topDown(ruleFor("overlapped-tiling-fusion"), tiling);
+    const TypedDefinition typed = typecheck(definition);
+    std::optional<StrategyResult> firstFailure;
+    for (const Position& position : allPositions(definition.function.body())) {
+      std::optional<Definition> interchanged =
+          applyAt(definition, typed, interchange, position, {}, context);
+      if (!interchanged) continue;
+      StrategyResult fused = fuse(*interchanged, context);
+      if (fused.success()) return fused;
+      if (!firstFailure) firstFailure = fused;
+    }
+    // No pad to move, or no fusion after any move: the fusion as the program stands.
+    return firstFailure ? *firstFailure : fuse(definition, context);
+  };
+}
+
 // Steps 1 to 3 of both strategies: the stages fused by overlapped tiling.
 Strategy fuseByOverlappedTiling(const RuleArguments& tiling) {
   return seqAll({
       repeat(topDown(ruleFor("let-inline")), 100),
-      repeat(topDown(ruleFor("pad2d-map2d-interchange")), 100),
-      orFail(topDown(ruleFor("overlapped-tiling-fusion"), tiling),
+      orFail(interchangeAndFuse(tiling),
              "no stencil stage over the windows of another stencil stage"),
   });
 }
 
-// Step 7 of both: what is left sequential.
-Strategy restSequential() {
-  return seq(repeat(topDownWhere(ruleFor("map-to-mapseq"), computingMap), 1000),
-             repeat(topDown(ruleFor("reduce-to-reduceseq")), 1000));
+// True when the path from the root to `position` enters the function of a parallel map
+// (mapGlb, mapWrg, mapLcl): the node is computed by a work-item of the fused kernel. A
+// parallel map's arguments are not inside it (earlier kernels compute them).
+bool insideWorkItem(const Expr& body, const Position& position) {
+  Expr node = body;
+  for (int child : position) {
+    const bool parallel =
+        node.isPrim(Op::MapGlb) || node.isPrim(Op::MapWrg) || node.isPrim(Op::MapLcl);
+    if (parallel && child < static_cast<int>(node.funs().size())) {
+      return true;
+    }
+    node = nodeAt(node, Position{child});
+  }
+  return false;
 }
 
+// `rule` at every node where `where` holds inside the fused kernel's work-items
+// (insideWorkItem), top-down, until none is left. Stages the fusion left apart (Harris's
+// other seven stages) stay high-level maps for the default lowering, one kernel each:
+// unrolling them would unroll whole images (W x H iterations: gigabytes of code generation
+// with specialised sizes, and no code at all with symbolic ones).
+Strategy insideKernel(const Rule& rule, NodePredicate where) {
+  return [&rule, where](const Definition& definition, RewriteContext& context) {
+    Definition current = definition;
+    for (int round = 0; round < 1000; ++round) {
+      const Expr& body = current.function.body();
+      bool applied = false;
+      for (const Position& position : allPositions(body)) {
+        if (!where(nodeAt(body, position)) || !insideWorkItem(body, position)) continue;
+        std::optional<Definition> next = applyAt(current, rule, position, {}, context);
+        if (!next) continue;
+        current = std::move(*next);
+        applied = true;
+        break;
+      }
+      if (!applied) break;
+    }
+    return StrategyResult::ok(current);
+  };
+}
+
+bool anyNode(const Expr&) { return true; }
+
+// Step 7 of both: what is left inside the fused kernel sequential.
+Strategy restSequential() {
+  return seq(insideKernel(ruleFor("map-to-mapseq"), computingMap),
+             insideKernel(ruleFor("reduce-to-reduceseq"), anyNode));
+}
 
 // A computing map whose function holds a map over tile rows (the map over image planes around
 // the fused kernel) and is not that map itself.
@@ -237,62 +305,64 @@ Strategy fusePointwiseConsumer(const RuleArguments& tiling) {
   });
 }
 
+// The step list every fusion strategy shares: `fusion` (the stages fused into tiles), then the
+// maps over tile rows and over tiles become `tileMap`'s parallel maps (map-to-mapwrg or
+// map-to-mapglb, dims 1 and 0), the producer's map over a tile is placed by `placeProducer`
+// (compute-to-local or compute-to-private), then `rest`; a failure is reported under `name`.
+Strategy fusedKernel(const std::string& name, const std::vector<Strategy>& fusion,
+                     const std::string& tileMap, const std::string& placeProducer,
+                     const std::vector<Strategy>& rest) {
+  std::vector<Strategy> steps = fusion;
+  steps.push_back(orFail(topDownWhere(ruleFor(tileMap), computingMapOver("tileRow"), dim(1)),
+                         tileMap + " on the tile rows"));
+  steps.push_back(orFail(topDownWhere(ruleFor(tileMap), computingMapOver("tile"), dim(0)),
+                         tileMap + " on the tiles"));
+  steps.push_back(orFail(topDownWhere(ruleFor(placeProducer), computingMapOn("tile")),
+                         placeProducer + " on the producer's tile"));
+  steps.insert(steps.end(), rest.begin(), rest.end());
+  return named(name, seqAll(steps));
+}
+
 }  // namespace
 
 Strategy pipelineFusedLocal(const RuleArguments& arguments) {
   const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-local");
-  return named(
-      "pipeline-fused-local",
-      seqAll({
-          fuseByOverlappedTiling(tiling),
-          orFail(topDownWhere(ruleFor("map-to-mapwrg"), computingMapOver("tileRow"), dim(1)),
-                 "map-to-mapwrg on the tile rows"),
-          orFail(topDownWhere(ruleFor("map-to-mapwrg"), computingMapOver("tile"), dim(0)),
-                 "map-to-mapwrg on the tiles"),
-          orFail(topDownWhere(ruleFor("compute-to-local"), computingMapOn("tile")),
-                 "compute-to-local on the producer's tile"),
-          localNest(computingMapOn("localTile"), "producer nest in local memory"),
-          localNest(computingMapOver("windowRow"), "consumer nest over windows"),
-          restSequential(),
-      }));
+  return fusedKernel("pipeline-fused-local", {fuseByOverlappedTiling(tiling)}, "map-to-mapwrg",
+                     "compute-to-local",
+                     {
+                         localNest(computingMapOn("localTile"), "producer nest in local memory"),
+                         localNest(computingMapOver("windowRow"), "consumer nest over windows"),
+                         restSequential(),
+                     });
 }
 
 Strategy pipelineFusedPrivate(const RuleArguments& arguments) {
   const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-private");
-  return named(
-      "pipeline-fused-private",
-      seqAll({
-          fuseByOverlappedTiling(tiling),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tileRow"), dim(1)),
-                 "map-to-mapglb on the tile rows"),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tile"), dim(0)),
-                 "map-to-mapglb on the tiles"),
-          orFail(topDownWhere(ruleFor("compute-to-private"), computingMapOn("tile")),
-                 "compute-to-private on the producer's tile"),
-          // Every loop of the work-item has a constant trip count (the tile's rows and columns, a
-          // window's taps): unrolled, the compiler keeps the private tile in registers and
+  return fusedKernel(
+      "pipeline-fused-private", {fuseByOverlappedTiling(tiling)}, "map-to-mapglb",
+      "compute-to-private",
+      {
+          // Every loop of the work-item has a constant trip count (the tile's rows and columns,
+          // a window's taps): unrolled, the compiler keeps the private tile in registers and
           // vectorises along a row (bench/pipelines.cpp: 2-6x faster than loops on PoCL).
-          repeat(topDownWhere(ruleFor("map-to-mapseq-unroll"), computingMap), 1000),
+          insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
           restSequential(),
-      }));
+      });
 }
 
 Strategy pipelineFusedPrivatePointwise(const RuleArguments& arguments) {
   const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-private-pointwise");
-  return named(
+  return fusedKernel(
       "pipeline-fused-private-pointwise",
-      seqAll({
+      {
           fusePointwiseConsumer(tiling),
           tryS(topDownWhere(ruleFor("map-to-mapglb"), mapAroundTiles, dim(2))),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tileRow"), dim(1)),
-                 "map-to-mapglb on the tile rows"),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tile"), dim(0)),
-                 "map-to-mapglb on the tiles"),
-          orFail(topDownWhere(ruleFor("compute-to-private"), computingMapOn("tile")),
-                 "compute-to-private on the producer's tile"),
+      },
+      "map-to-mapglb", "compute-to-private",
+      {
           repeat(topDownWhere(ruleFor("map-to-mapseq-unroll"), computingNonViewMap), 1000),
           repeat(topDown(ruleFor("reduce-to-reduceseq")), 1000),
-      }));
+      });
 }
 
 NamedStrategy pipelineFusedPrivatePointwiseStrategy() {

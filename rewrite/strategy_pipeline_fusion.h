@@ -7,7 +7,9 @@
 //
 // Steps (rules of rewrite/rules_stencil_fusion.cpp and the library):
 //   1. let-inline until no let is left (a stage used once is substituted into its consumer);
-//   2. pad2d-map2d-interchange: the consumer's clamp pad moved below the producer's map2D;
+//   2. pad2d-map2d-interchange: the consumer's clamp pad moved below the producer's map2D, at
+//      the first consumer (top-down) that step 3 then fuses, and only there (moved below a stage
+//      left apart, a pad makes it compute a padded image: Harris's Iyy, 20x slower);
 //   3. overlapped-tiling-fusion with theta1 x theta2 (the producer's tile, halo included; tuning
 //      variables when not given): tiles of the producer's input, the producer and the consumer
 //      inside each tile;
@@ -15,16 +17,20 @@
 //   5. compute-to-local on the producer's map over the tile, map-to-maplcl dim 1 / dim 0 on its
 //      rows and elements (the work-group computes the tile cooperatively into local memory);
 //   6. map-to-maplcl dim 1 / dim 0 on the consumer's rows of windows and windows;
-//   7. every other computing map mapSeq, every reduce reduceSeq (views stay maps).
+//   7. every other computing map of the fused kernel mapSeq, every reduce reduceSeq (views
+//      stay maps). Steps 6' and 7 touch only the work-items' functions (nodes inside a
+//      mapGlb/mapWrg/mapLcl's function): stages the fusion leaves apart (Harris's seven other
+//      stages) keep plain maps and get the default lowering, one kernel each.
 //
 // The pipeline-fused-private strategy (the shape that is fast on CPUs, bench/pipelines.cpp):
 // steps 1 to 3 as above, then
 //   4'. map-to-mapglb dim 1 / dim 0 on the maps over tile rows and tiles (a work-item a tile);
 //   5'. compute-to-private on the producer's map over the tile: the theta1 x theta2 producer
 //       tile with its halo is a private array of the work-item (no local memory, no barrier);
-//   6'. map-to-mapseq-unroll on every computing map left (the work-item's loops over the tile's
-//       rows and columns and a window's taps all have constant trip counts: unrolled, the
-//       private tile stays in registers and the OpenCL compiler vectorises along a row);
+//   6'. map-to-mapseq-unroll on every computing map left in the kernel (the work-item's loops
+//       over the tile's rows and columns and a window's taps all have constant trip counts:
+//       unrolled, the private tile stays in registers and the OpenCL compiler vectorises along
+//       a row);
 //   7.  every reduce reduceSeq.
 // The local size is left open (explore makes it a launch parameter, local_k0_d<d>). Measured
 // on PoCL (bench/pipelines.cpp) the best tiles are a few rows by 16-32 columns with 4-16

@@ -2,8 +2,8 @@
 // examples/pipelines/ at 32×32 is explored as written (fusion=0) and by both fusion strategies
 // that apply to it (fusion=1 pipeline-fused-private, fusion=2 pipeline-fused-local, their tile
 // sizes sampled); every variant is verified against the program as written run on the device
-// (none is a wrong answer; a huge unrolled private tile may be cut off as a timeout) and each
-// structure has ok variants;
+// and comes out ok (no wrong answer, crash or timeout: the register budget keeps the unrolled
+// private tiles small enough to build and run in time) and each structure has ok variants;
 // `weft emit FILE --db --pick fastest` rebuilds the picked structure and writes the drop-in,
 // whose manifest names the fusion; `--fusion none` explores the program as written only, and a
 // strategy that does not exist is a clear error. Label opencl: needs an OpenCL device.
@@ -44,7 +44,7 @@ TEST_CASE("weft explore explores a pipeline as written and fused, weft emit expo
   std::map<int64_t, int> okPerFusion;
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
     CAPTURE(lines[i].dump());
-    CHECK((lines[i]["status"] == "ok" || lines[i]["status"] == "timeout"));
+    CHECK(lines[i]["status"] == "ok");
     REQUIRE(lines[i]["parameters"].contains("fusion"));
     if (lines[i]["status"] == "ok") ++okPerFusion[lines[i]["parameters"]["fusion"].get<int64_t>()];
   }

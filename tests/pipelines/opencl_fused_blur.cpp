@@ -12,90 +12,31 @@
 // Label opencl: skipped where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "codegen/codegen.h"
-#include "codegen/lowering.h"
-#include "host/program_runner.h"
-#include "ir/interp.h"
-#include "ir/parser.h"
-#include "rewrite/strategy_pipeline_fusion.h"
-#include "tests/support/pipeline_reference.h"
+#include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
 using namespace weft::testing::pipelines;
 
 namespace {
 
-host::Context& context() {
-  static host::Context ctx(host::selectDevice(""));
-  return ctx;
-}
+const char* const kLocal = "pipeline-fused-local";
+const char* const kPrivate = "pipeline-fused-private";
 
-host::ProgramCache& cache() {
-  static host::ProgramCache programs;
-  return programs;
-}
-
-Definition loadBlur() {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
-      .definitions.back();
-}
-
-Definition fusedBlur(int theta1, int theta2) {
-  rewrite::RewriteContext rewriting;
-  rewrite::StrategyResult result = rewrite::pipelineFusedLocal(
-      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadBlur(), rewriting);
-  REQUIRE_MESSAGE(result.success(), result.failure);
-  return lowerDefault(*result.definition);
-}
-
-Definition privatelyFusedBlur(int theta1, int theta2) {
-  rewrite::RewriteContext rewriting;
-  rewrite::StrategyResult result = rewrite::pipelineFusedPrivate(
-      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadBlur(), rewriting);
-  REQUIRE_MESSAGE(result.success(), result.failure);
-  return lowerDefault(*result.definition);
-}
-
-// `localX` > 0: every kernel runs in work-groups of localX x 1 (as explore's local_k0_d0).
+// `lowered` run on `image` (sizes W, H specialised or symbolic); `localX` > 0: every kernel in
+// work-groups of localX x 1 (as explore's local_k0_d0).
 host::RunResult run(const Definition& lowered, const Image& image, bool specialise, int repeats = 1,
                     bool guards = true, int localX = 0) {
-  const ArithBinding sizes{{"W", image.width}, {"H", image.height}};
-  CodegenOptions options;
-  if (specialise) options.specialize = sizes;
-  CompiledProgram program = generateOpenCL(lowered, options);
-  REQUIRE(program.kernels.size() >= 1);
-  if (localX > 0) {
-    for (KernelPlan& kernel : program.kernels) {
-      kernel.hasLocalSize = true;
-      kernel.localSize = {Arith(localX), Arith(1), Arith(1)};
-    }
-  }
-  const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
-  host::RunOptions runOptions;
-  runOptions.cache = &cache();
-  runOptions.repeats = repeats;
-  runOptions.guards = guards;
-  host::RunResult result = host::runProgram(context(), program, {input}, sizes, runOptions);
-  for (const host::GuardViolation& v : result.guardViolations) FAIL(v.describe());
-  return result;
-}
-
-std::string milliseconds(uint64_t nanoseconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(nanoseconds) / 1e6);
-  return text;
+  return compileAndRun(lowered, image, imageSizes(image, false), specialise, {repeats, guards},
+                       localX);
 }
 
 }  // namespace
 
 TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadBlur());
+  const Definition unfused = lowerDefault(loadPipeline("blur"));
   struct Tiling {
     int theta1, theta2, width, height;
   };
@@ -104,7 +45,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
   for (const Tiling& t : tilings) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
-    const Definition fused = fusedBlur(t.theta1, t.theta2);
+    const Definition fused = fusedPipeline("blur", kLocal, t.theta1, t.theta2);
     CHECK(generateOpenCL(fused).kernels.size() == 1);
     for (bool specialise : {false, true}) {
       CAPTURE(specialise);
@@ -122,7 +63,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
 
 TEST_CASE(
     "privately fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadBlur());
+  const Definition unfused = lowerDefault(loadPipeline("blur"));
   struct Tiling {
     int theta1, theta2, width, height, localX;
   };
@@ -133,7 +74,7 @@ TEST_CASE(
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
     CAPTURE(t.localX);
-    const Definition fused = privatelyFusedBlur(t.theta1, t.theta2);
+    const Definition fused = fusedPipeline("blur", kPrivate, t.theta1, t.theta2);
     for (bool specialise : {false, true}) {
       CAPTURE(specialise);
       const Image image =
@@ -153,7 +94,7 @@ TEST_CASE(
 TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   const int size = 4096;
   const Image image = randomImage(size, size, 1, 11);
-  const host::RunResult unfused = run(lowerDefault(loadBlur()), image, true, 5, false);
+  const host::RunResult unfused = run(lowerDefault(loadPipeline("blur")), image, true, 5, false);
   MESSAGE(
       "unfused blur 4096x4096, 2 kernels, best of 5: " << milliseconds(unfused.totalNanoseconds));
   const std::vector<float> expected = flattenToFloats(unfused.output);
@@ -162,7 +103,8 @@ TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   };
   for (const Tiling& t : std::vector<Tiling>{
            {10, 8}, {18, 16}, {34, 32}, {18, 64}, {34, 64}, {10, 128}, {6, 256}, {10, 256}}) {
-    const host::RunResult fused = run(fusedBlur(t.theta1, t.theta2), image, true, 5, false);
+    const host::RunResult fused =
+        run(fusedPipeline("blur", kLocal, t.theta1, t.theta2), image, true, 5, false);
     MESSAGE("fused blur 4096x4096, tile "
             << t.theta1 - 2 << "x" << t.theta2 << " outputs (theta1=" << t.theta1
             << ", theta2=" << t.theta2 << "), best of 5: " << milliseconds(fused.totalNanoseconds));
@@ -174,7 +116,7 @@ TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   for (const PrivateTiling& t : std::vector<PrivateTiling>{
            {10, 16, 8}, {10, 32, 4}, {18, 16, 4}, {18, 16, 16}, {18, 32, 4}, {34, 16, 4}}) {
     const host::RunResult fused =
-        run(privatelyFusedBlur(t.theta1, t.theta2), image, true, 5, false, t.localX);
+        run(fusedPipeline("blur", kPrivate, t.theta1, t.theta2), image, true, 5, false, t.localX);
     MESSAGE("privately fused blur 4096x4096, tile "
             << t.theta1 - 2 << "x" << t.theta2 << " outputs per work-item (theta1=" << t.theta1
             << ", theta2=" << t.theta2 << "), local " << t.localX

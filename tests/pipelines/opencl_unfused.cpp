@@ -8,37 +8,15 @@
 // where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "codegen/codegen.h"
-#include "codegen/lowering.h"
-#include "host/program_runner.h"
-#include "ir/interp.h"
-#include "ir/parser.h"
-#include "tests/support/pipeline_reference.h"
+#include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
 using namespace weft::testing::pipelines;
 
 namespace {
-
-host::Context& context() {
-  static host::Context ctx(host::selectDevice(""));
-  return ctx;
-}
-
-host::ProgramCache& cache() {
-  static host::ProgramCache programs;
-  return programs;
-}
-
-Definition loadPipeline(const std::string& name) {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/" + name + ".weft")
-      .definitions.back();
-}
 
 // A pipeline, default-lowered and compiled with symbolic sizes.
 struct Unfused {
@@ -55,21 +33,11 @@ Unfused compilePipeline(const std::string& name) {
   return u;
 }
 
-ArithBinding sizesOf(const Image& image, bool planes) {
-  ArithBinding sizes{{"W", image.width}, {"H", image.height}};
-  if (planes) sizes["C"] = image.channels;
-  return sizes;
-}
-
-// Runs `program` on `image`; the output as a Value of the program's output type.
+// Runs `program` on `image` (canary regions checked); the output as a Value of the program's
+// output type.
 host::RunResult runOn(const Unfused& u, const CompiledProgram& program, const Image& image,
-                      bool planes, int repeats = 1) {
-  const ArithBinding sizes = sizesOf(image, planes);
-  Value input = valueFromFlat(u.original.function.params()[0].paramType(), sizes, image.data);
-  host::RunOptions options;
-  options.cache = &cache();
-  options.repeats = repeats;
-  return host::runProgram(context(), program, {input}, sizes, options);
+                      bool planes) {
+  return runOnImage(program, u.lowered, image, imageSizes(image, planes));
 }
 
 struct Case {
@@ -119,7 +87,7 @@ void checkSmallImages(const std::string& name, size_t stages, int channels, Comp
     compare(runOn(u, u.symbolic, image, planes).output, image, name + " symbolic " + describe(c));
     if (&c != &smallCases().front()) continue;
     CodegenOptions specialised;
-    specialised.specialize = sizesOf(image, planes);
+    specialised.specialize = imageSizes(image, planes);
     const CompiledProgram fixed = generateOpenCL(u.lowered, specialised);
     CHECK(fixed.openSizes.empty());
     compare(runOn(u, fixed, image, planes).output, image, name + " specialised " + describe(c));

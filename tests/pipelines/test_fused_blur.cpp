@@ -20,6 +20,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_programs.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
 
@@ -28,12 +29,6 @@ using namespace weft::rewrite;
 using namespace weft::testing::pipelines;
 
 namespace {
-
-Definition loadBlur() {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
-      .definitions.back();
-}
 
 enum class Placement { Local, Private };
 
@@ -46,23 +41,10 @@ Definition fused(const Definition& blur, const RuleArguments& factors, RewriteCo
   return *result.definition;
 }
 
-Value run(const Definition& definition, const Image& image, const ArithBinding& extra = {}) {
-  const Type inputType = definition.function.params()[0].paramType();
-  ArithBinding sizes{{"W", image.width}, {"H", image.height}};
-  Value input = valueFromFlat(inputType, sizes, image.data);
-  return interpret(definition, {input}, bindSizes(definition, {input}, extra));
-}
-
-int count(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("fused blur equals the unfused blur and the reference for several tile sizes") {
-  const Definition blur = loadBlur();
+  const Definition blur = loadPipeline("blur");
   struct Tiling {
     int theta1, theta2;  // producer tile with halo: theta1 - 2 output rows, theta2 columns
     int width, height;
@@ -81,8 +63,8 @@ TEST_CASE("fused blur equals the unfused blur and the reference for several tile
       for (uint64_t seed : {1, 2}) {
         const Image image = seed == 1 ? randomImage(t.width, t.height, 1, seed)
                                       : blockyImage(t.width, t.height, 1, seed);
-        const std::vector<float> unfused = flattenToFloats(run(blur, image));
-        const std::vector<float> got = flattenToFloats(run(program, image));
+        const std::vector<float> unfused = flattenToFloats(interpretOnImage(blur, image));
+        const std::vector<float> got = flattenToFloats(interpretOnImage(program, image));
         REQUIRE(got.size() == unfused.size());
         // The same operations in the same order: the fused program's floats are identical.
         CHECK(got == unfused);
@@ -96,7 +78,7 @@ TEST_CASE("fused blur equals the unfused blur and the reference for several tile
 }
 
 TEST_CASE("with tile sizes left open the fused blur has tuning variables and their constraints") {
-  const Definition blur = loadBlur();
+  const Definition blur = loadPipeline("blur");
   for (const Placement placement : {Placement::Local, Placement::Private}) {
     CAPTURE(placement == Placement::Local);
     RewriteContext context;
@@ -115,25 +97,25 @@ TEST_CASE("with tile sizes left open the fused blur has tuning variables and the
          std::vector<std::array<int, 4>>{{4, 3, 6, 4}, {7, 2, 4, 10}, {3, 4, 8, 3}}) {
       const ArithBinding binding{{tuning[0].varName(), theta1}, {tuning[1].varName(), theta2}};
       const Image image = randomImage(width, height, 1, 7 + theta1);
-      const std::vector<float> expected = flattenToFloats(run(blur, image));
-      CHECK(flattenToFloats(run(program, image, binding)) == expected);
+      const std::vector<float> expected = flattenToFloats(interpretOnImage(blur, image));
+      CHECK(flattenToFloats(interpretOnImage(program, image, binding)) == expected);
     }
   }
 }
 
 TEST_CASE("the fused blur is one kernel with the producer's tile in local memory") {
-  const Definition blur = loadBlur();
+  const Definition blur = loadPipeline("blur");
   RewriteContext context;
   const Definition program = fused(blur, {{"theta1", Arith(10)}, {"theta2", Arith(8)}}, context);
   const Expr& body = program.function.body();
   CAPTURE(printDefinition(program));
   // The stage let is inlined; the two lets left name a window inside each stage's function.
   CHECK_FALSE(body.isPrim(Op::Let));
-  CHECK(count(body, Op::Let) == 2);
-  CHECK(count(body, Op::MapWrg) == 2);
-  CHECK(count(body, Op::MapLcl) == 4);
-  CHECK(count(body, Op::ToLocal) == 1);
-  CHECK(count(body, Op::MapGlb) == 0);
+  CHECK(countPrims(body, Op::Let) == 2);
+  CHECK(countPrims(body, Op::MapWrg) == 2);
+  CHECK(countPrims(body, Op::MapLcl) == 4);
+  CHECK(countPrims(body, Op::ToLocal) == 1);
+  CHECK(countPrims(body, Op::MapGlb) == 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 64}};
   const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
@@ -146,20 +128,20 @@ TEST_CASE("the fused blur is one kernel with the producer's tile in local memory
 }
 
 TEST_CASE("the privately fused blur is one kernel with the producer's tile in private memory") {
-  const Definition blur = loadBlur();
+  const Definition blur = loadPipeline("blur");
   RewriteContext context;
   const Definition program =
       fused(blur, {{"theta1", Arith(6)}, {"theta2", Arith(4)}}, context, Placement::Private);
   const Expr& body = program.function.body();
   CAPTURE(printDefinition(program));
   CHECK_FALSE(body.isPrim(Op::Let));
-  CHECK(count(body, Op::MapGlb) == 2);
-  CHECK(count(body, Op::ToPrivate) == 1);
-  CHECK(count(body, Op::ToLocal) == 0);
-  CHECK(count(body, Op::MapWrg) + count(body, Op::MapLcl) == 0);
+  CHECK(countPrims(body, Op::MapGlb) == 2);
+  CHECK(countPrims(body, Op::ToPrivate) == 1);
+  CHECK(countPrims(body, Op::ToLocal) == 0);
+  CHECK(countPrims(body, Op::MapWrg) + countPrims(body, Op::MapLcl) == 0);
   // Every loop of the work-item is unrolled (constant trip counts).
-  CHECK(count(body, Op::MapSeq) == 0);
-  CHECK(count(body, Op::MapSeqUnroll) > 0);
+  CHECK(countPrims(body, Op::MapSeq) == 0);
+  CHECK(countPrims(body, Op::MapSeqUnroll) > 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 64}};
   const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);

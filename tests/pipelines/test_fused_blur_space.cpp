@@ -18,16 +18,11 @@
 #include "host/device_profile.h"
 #include "ir/parser.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_programs.h"
 
 using namespace weft;
 
 namespace {
-
-Definition loadBlur() {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/blur.weft")
-      .definitions.back();
-}
 
 // The point (values in the space's parameter order) with theta1 = a, theta2 = b; every other
 // parameter (there are none for these programs) at its lowest value.
@@ -55,7 +50,8 @@ std::string joined(const std::vector<std::string>& lines) {
 
 TEST_CASE("pipeline-fused-local's space keeps the work-group within the device's limit") {
   rewrite::RewriteContext context;
-  rewrite::StrategyResult fused = rewrite::pipelineFusedLocal({})(loadBlur(), context);
+  rewrite::StrategyResult fused =
+      rewrite::pipelineFusedLocal({})(testing::pipelines::loadPipeline("blur"), context);
   REQUIRE_MESSAGE(fused.success(), fused.failure);
   explore::SpaceOptions options;
   options.device = host::loadProfile("pocl-cpu");
@@ -91,7 +87,8 @@ TEST_CASE(
     "pipeline-fused-private's space has the tiling constraints and no work-group limit on the "
     "tile") {
   rewrite::RewriteContext context;
-  rewrite::StrategyResult fused = rewrite::pipelineFusedPrivate({})(loadBlur(), context);
+  rewrite::StrategyResult fused =
+      rewrite::pipelineFusedPrivate({})(testing::pipelines::loadPipeline("blur"), context);
   REQUIRE_MESSAGE(fused.success(), fused.failure);
   const explore::ParameterSpace space =
       explore::buildParameterSpace(*fused.definition, {{"W", 4096}, {"H", 4096}}, {});
@@ -108,7 +105,8 @@ TEST_CASE("pipeline-fused-private's private tile is held to the device's registe
   // space's analysis counts it symbolically (CodegenOptions::symbolicPrivateArrays) and the
   // device profile's registers per work-item bound it (pocl-cpu: 384 floats).
   rewrite::RewriteContext context;
-  rewrite::StrategyResult fused = rewrite::pipelineFusedPrivate({})(loadBlur(), context);
+  rewrite::StrategyResult fused =
+      rewrite::pipelineFusedPrivate({})(testing::pipelines::loadPipeline("blur"), context);
   REQUIRE_MESSAGE(fused.success(), fused.failure);
   explore::SpaceOptions options;
   options.device = host::loadProfile("pocl-cpu");

@@ -19,6 +19,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "tests/support/pipeline_programs.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
 
@@ -28,29 +29,10 @@ using namespace weft::testing::pipelines;
 
 namespace {
 
-Definition loadPipeline(const std::string& name) {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return parseFile(std::string(root ? root : ".") + "/examples/pipelines/" + name + ".weft")
-      .definitions.back();
-}
-
 Definition fusedUnsharp(const RuleArguments& factors, RewriteContext& context) {
   StrategyResult result = pipelineFusedPrivatePointwise(factors)(loadPipeline("unsharp"), context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
-}
-
-Value run(const Definition& definition, const Image& image, const ArithBinding& extra = {}) {
-  const Type inputType = definition.function.params()[0].paramType();
-  ArithBinding sizes{{"W", image.width}, {"H", image.height}, {"C", image.channels}};
-  Value input = valueFromFlat(inputType, sizes, image.data);
-  return interpret(definition, {input}, bindSizes(definition, {input}, extra));
-}
-
-int count(const Expr& e, Op op) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) { n += node.isPrim(op) ? 1 : 0; });
-  return n;
 }
 
 }  // namespace
@@ -61,7 +43,7 @@ TEST_CASE("fused unsharp mask equals the unfused program and the reference") {
     int theta1, theta2;  // the producer's tile with its halo: theta1 - 4 output rows, theta2
     int width, height;   // columns
   };
-  const std::vector<Tiling> tilings = {{5, 1, 3, 5},  {6, 4, 8, 6},   {9, 3, 9, 10},
+  const std::vector<Tiling> tilings = {{5, 1, 3, 5},    {6, 4, 8, 6}, {9, 3, 9, 10},
                                        {12, 8, 16, 16}, {7, 2, 6, 9}, {20, 5, 15, 32}};
   int compared = 0;
   for (const Tiling& t : tilings) {
@@ -73,8 +55,8 @@ TEST_CASE("fused unsharp mask equals the unfused program and the reference") {
     for (uint64_t seed : {1, 2}) {
       const Image image = seed == 1 ? randomImage(t.width, t.height, 3, seed)
                                     : blockyImage(t.width, t.height, 3, seed);
-      const std::vector<float> unfused = flattenToFloats(run(unsharp, image));
-      const std::vector<float> got = flattenToFloats(run(program, image));
+      const std::vector<float> unfused = flattenToFloats(interpretOnImage(unsharp, image));
+      const std::vector<float> got = flattenToFloats(interpretOnImage(program, image));
       REQUIRE(got.size() == unfused.size());
       CHECK(got == unfused);
       const UnsharpResult expected = unsharpReference(image);
@@ -94,11 +76,11 @@ TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in priv
   const Expr& body = program.function.body();
   CAPTURE(printDefinition(program));
   CHECK_FALSE(body.isPrim(Op::Let));
-  CHECK(count(body, Op::MapGlb) == 3);
-  CHECK(count(body, Op::ToPrivate) == 1);
-  CHECK(count(body, Op::ToLocal) == 0);
-  CHECK(count(body, Op::MapWrg) + count(body, Op::MapLcl) == 0);
-  CHECK(count(body, Op::MapSeq) == 0);
+  CHECK(countPrims(body, Op::MapGlb) == 3);
+  CHECK(countPrims(body, Op::ToPrivate) == 1);
+  CHECK(countPrims(body, Op::ToLocal) == 0);
+  CHECK(countPrims(body, Op::MapWrg) + countPrims(body, Op::MapLcl) == 0);
+  CHECK(countPrims(body, Op::MapSeq) == 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 32}, {"C", 3}};
   const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);

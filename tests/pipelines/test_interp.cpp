@@ -17,6 +17,7 @@
 
 #include "ir/interp.h"
 #include "ir/parser.h"
+#include "tests/support/pipeline_programs.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
 
@@ -24,15 +25,6 @@ using namespace weft;
 using namespace weft::testing::pipelines;
 
 namespace {
-
-std::string pipelinePath(const std::string& name) {
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return std::string(root ? root : ".") + "/examples/pipelines/" + name + ".weft";
-}
-
-Definition loadPipeline(const std::string& name) {
-  return parseFile(pipelinePath(name)).definitions.back();
-}
 
 // The pipeline's text with `from` replaced by `to` (each must occur), parsed.
 Definition variantOf(const std::string& name,
@@ -79,16 +71,6 @@ Image makeImage(const Case& c, int channels) {
                   : randomImage(c.width, c.height, channels, c.seed);
 }
 
-Value runInterpreter(const Definition& definition, const Image& image) {
-  const Type inputType = definition.function.params()[0].paramType();
-  ArithBinding sizes{{"W", image.width}, {"H", image.height}};
-  if (image.channels > 1 || inputType.toString().find('C') != std::string::npos) {
-    sizes["C"] = image.channels;
-  }
-  Value input = valueFromFlat(inputType, sizes, image.data);
-  return interpret(definition, {input}, bindSizes(definition, {input}));
-}
-
 std::string describe(const Case& c) {
   return std::to_string(c.width) + "x" + std::to_string(c.height) + " seed " +
          std::to_string(c.seed) + (c.blocky ? " blocky" : " random");
@@ -125,7 +107,7 @@ TEST_CASE("blur in the interpreter equals the C++ reference") {
   for (const Case& c : smallCases()) {
     const Image image = makeImage(c, 1);
     const Image expected = blurReference(image);
-    const Value got = runInterpreter(blur, image);
+    const Value got = interpretOnImage(blur, image);
     requireAgreement(compareFloats(flattenToFloats(got), expected.data, c.width, c.height),
                      "blur " + describe(c));
   }
@@ -139,7 +121,7 @@ TEST_CASE("unsharp mask in the interpreter equals the C++ reference (3 channels)
   for (const Case& c : smallCases()) {
     const Image image = makeImage(c, 3);
     const UnsharpResult expected = unsharpReference(image);
-    const std::vector<float> got = flattenToFloats(runInterpreter(unsharp, image));
+    const std::vector<float> got = flattenToFloats(interpretOnImage(unsharp, image));
     const Agreement agreement = compareFloats(got, expected.output.data, c.width, c.height,
                                               expected.scale, expected.fragile);
     requireAgreement(agreement, "unsharp " + describe(c));
@@ -160,7 +142,7 @@ TEST_CASE("Harris in the interpreter equals the C++ reference") {
   for (const Case& c : smallCases()) {
     const Image image = makeImage(c, 1);
     const HarrisResult expected = harrisReference(image);
-    const std::vector<float> got = flattenToFloats(runInterpreter(harris, image));
+    const std::vector<float> got = flattenToFloats(interpretOnImage(harris, image));
     requireAgreement(compareFloats(got, expected.output.data, c.width, c.height, expected.scale),
                      "harris " + describe(c));
   }
@@ -181,11 +163,11 @@ TEST_CASE("Canny in the interpreter equals the C++ reference (labels and suppres
   for (const Case& c : smallCases()) {
     const Image image = makeImage(c, 1);
     const CannyResult expected = cannyReference(image);
-    const Agreement labels = compareInts(flattenToInts(runInterpreter(canny, image)),
+    const Agreement labels = compareInts(flattenToInts(interpretOnImage(canny, image)),
                                          expected.labels.data, c.width, expected.labelFragile);
     requireAgreement(labels, "canny labels " + describe(c));
     const Agreement thin =
-        compareFloats(flattenToFloats(runInterpreter(cannyThin, image)), expected.thin.data,
+        compareFloats(flattenToFloats(interpretOnImage(cannyThin, image)), expected.thin.data,
                       c.width, c.height, expected.thinScale, expected.thinFragile);
     requireAgreement(thin, "canny thin " + describe(c));
     labelFlips += labels.tieFlips;
@@ -206,7 +188,7 @@ TEST_CASE("Canny in the interpreter equals the C++ reference (labels and suppres
 TEST_CASE("the comparison sees the borders: zero padding instead of clamp disagrees") {
   const Image image = randomImage(13, 9, 1, 99);
   const Definition blurZero = variantOf("blur", {{"clamp", "constant(0.0f)"}});
-  const Agreement blur = compareFloats(flattenToFloats(runInterpreter(blurZero, image)),
+  const Agreement blur = compareFloats(flattenToFloats(interpretOnImage(blurZero, image)),
                                        blurReference(image).data, 13, 9);
   CHECK(blur.mismatches > 0);
   // The interior is unaffected: only pixels next to an edge differ.
@@ -214,15 +196,15 @@ TEST_CASE("the comparison sees the borders: zero padding instead of clamp disagr
 
   const HarrisResult harris = harrisReference(image);
   const Definition harrisZero = variantOf("harris", {{"clamp", "constant(0.0f)"}});
-  CHECK(compareFloats(flattenToFloats(runInterpreter(harrisZero, image)), harris.output.data, 13, 9,
-                      harris.scale)
+  CHECK(compareFloats(flattenToFloats(interpretOnImage(harrisZero, image)), harris.output.data, 13,
+                      9, harris.scale)
             .mismatches > 0);
 
   const Image colour = randomImage(13, 9, 3, 98);
   const UnsharpResult unsharp = unsharpReference(colour);
   const Definition unsharpZero = variantOf("unsharp", {{"clamp", "constant(0.0f)"}});
-  CHECK(compareFloats(flattenToFloats(runInterpreter(unsharpZero, colour)), unsharp.output.data, 13,
-                      9, unsharp.scale, unsharp.fragile)
+  CHECK(compareFloats(flattenToFloats(interpretOnImage(unsharpZero, colour)), unsharp.output.data,
+                      13, 9, unsharp.scale, unsharp.fragile)
             .mismatches > 0);
 }
 
@@ -230,13 +212,13 @@ TEST_CASE("the comparison sees a changed threshold or direction rule in Canny") 
   const Image image = blockyImage(32, 32, 1, 77);
   const CannyResult expected = cannyReference(image);
   const Definition lowerHigh = variantOf("canny", {{"m >= 0.3f", "m >= 0.25f"}});
-  CHECK(compareInts(flattenToInts(runInterpreter(lowerHigh, image)), expected.labels.data, 32,
+  CHECK(compareInts(flattenToInts(interpretOnImage(lowerHigh, image)), expected.labels.data, 32,
                     expected.labelFragile)
             .mismatches > 0);
   // Swapping the two diagonals changes which neighbours suppress a diagonal edge.
   const Definition swapped =
       variantOf("canny", {{"gx * gy > 0.0f ? 1 : 3", "gx * gy > 0.0f ? 3 : 1"}});
-  CHECK(compareInts(flattenToInts(runInterpreter(swapped, image)), expected.labels.data, 32,
+  CHECK(compareInts(flattenToInts(interpretOnImage(swapped, image)), expected.labels.data, 32,
                     expected.labelFragile)
             .mismatches > 0);
 }

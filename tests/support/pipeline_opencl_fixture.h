@@ -1,0 +1,111 @@
+// What the OpenCL tests of the image pipelines (tests/pipelines/opencl_*.cpp) share: one
+// OpenCL context and program cache per test executable, a pipeline (pipeline_programs.h loads
+// it) rewritten by a fusion strategy of the registry and lowered, and a compiled program run
+// on an image with the canary regions checked (a write past a buffer fails the test). Kept in one
+// place so that the fused and unfused tests set up and run their programs the same way.
+//
+// Header-only (tests/support has no library); needs doctest for REQUIRE and FAIL.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/lowering.h"
+#include "host/program_runner.h"
+#include "ir/interp.h"
+#include "ir/parser.h"
+#include "rewrite/strategies.h"
+#include "tests/support/pipeline_programs.h"
+#include "tests/support/pipeline_reference.h"
+
+namespace weft::testing::pipelines {
+
+// The default OpenCL device's context, created on first use.
+inline host::Context& pipelineContext() {
+  static host::Context context(host::selectDevice(""));
+  return context;
+}
+
+// Built programs, shared by every run of the test executable.
+inline host::ProgramCache& pipelineCache() {
+  static host::ProgramCache programs;
+  return programs;
+}
+
+// The pipeline rewritten by the named fusion strategy with tiles theta1 x theta2, then given
+// the default lowering; the test fails when the strategy does not apply.
+inline Definition fusedPipeline(const std::string& pipeline, const std::string& strategyName,
+                                int theta1, int theta2) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(strategyName);
+  REQUIRE_MESSAGE(strategy != nullptr, "no strategy " << strategyName);
+  rewrite::RewriteContext rewriting;
+  rewrite::StrategyResult result = strategy->make(
+      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadPipeline(pipeline), rewriting);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return lowerDefault(*result.definition);
+}
+
+// The program with every kernel in work-groups of localX x 1 x 1 (explore's local_k<i>_d0).
+inline CompiledProgram withLocalSizeX(CompiledProgram program, int localX) {
+  for (KernelPlan& kernel : program.kernels) {
+    kernel.hasLocalSize = true;
+    kernel.localSize = {Arith(localX), Arith(1), Arith(1)};
+  }
+  return program;
+}
+
+// How runOnImage runs a program: timed repeats, canary regions around outputs and temporaries.
+struct ImageRunSettings {
+  int repeats = 1;
+  bool guards = true;
+};
+
+// Runs `program` (generated from `lowered`) on `image` with the size binding `sizes`; a canary
+// region overwritten fails the test.
+inline host::RunResult runOnImage(const CompiledProgram& program, const Definition& lowered,
+                                  const Image& image, const ArithBinding& sizes,
+                                  ImageRunSettings settings = {}) {
+  const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
+  host::RunOptions options;
+  options.cache = &pipelineCache();
+  options.repeats = settings.repeats;
+  options.guards = settings.guards;
+  host::RunResult result = host::runProgram(pipelineContext(), program, {input}, sizes, options);
+  for (const host::GuardViolation& v : result.guardViolations) FAIL(v.describe());
+  return result;
+}
+
+// `lowered` compiled (sizes specialised to `sizes`, or left symbolic) and run on `image`;
+// `localX` > 0 sets every kernel's local size to localX x 1 x 1.
+inline host::RunResult compileAndRun(const Definition& lowered, const Image& image,
+                                     const ArithBinding& sizes, bool specialise,
+                                     ImageRunSettings settings = {}, int localX = 0) {
+  CodegenOptions options;
+  if (specialise) options.specialize = sizes;
+  CompiledProgram program = generateOpenCL(lowered, options);
+  REQUIRE(program.kernels.size() >= 1);
+  if (localX > 0) program = withLocalSizeX(std::move(program), localX);
+  return runOnImage(program, lowered, image, sizes, settings);
+}
+
+// The unfused pipeline (default lowering, sizes specialised) run on `image`: the output the
+// fused programs must equal bit for bit.
+inline std::vector<float> unfusedOutput(const std::string& pipeline, const Image& image,
+                                        const ArithBinding& sizes) {
+  return flattenToFloats(
+      compileAndRun(lowerDefault(loadPipeline(pipeline)), image, sizes, true).output);
+}
+
+inline std::string milliseconds(uint64_t nanoseconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(nanoseconds) / 1e6);
+  return text;
+}
+
+}  // namespace weft::testing::pipelines
