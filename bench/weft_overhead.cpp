@@ -21,11 +21,14 @@
 // median, mean, p90 and max per layer and over all layers. The target is judged on the CPU
 // time of the total per variant (median and mean both under 10 ms: MET).
 //
-// --dump DIR writes each variant's OpenCL source to DIR/<layer>_<index>_<hash>.cl, so that two
-// builds of weft can be compared byte for byte on the same fixed-seed points.
+// The 1-minute load average at the start and end is recorded with the figures.
+// --sampling-only stops after sampling (its times on stderr, no results written: profiling).
+// --dump DIR writes each variant's OpenCL source to DIR/<layer>_<index>_<hash>.cl and its
+// recorded parameters to DIR/<layer>_<index>_parameters.json, so that two builds of weft can be
+// compared byte for byte on the same fixed-seed points.
 //
 //   build/bench/weft_bench_weft_overhead [--samples N] [--seed S] [--profile P] [--layer SPEC]...
-//       [--all-layers] [--in-process] [--dump DIR] [--out FILE.json]
+//       [--all-layers] [--in-process] [--sampling-only] [--dump DIR] [--out FILE.json]
 // Results: bench/results/weft_overhead.json and weft_overhead.md (next to --out).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +37,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +45,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -72,6 +77,7 @@ struct Options {
   uint64_t seed = 1;
   std::string profile = "pocl-cpu";
   bool inProcess = false;
+  bool samplingOnly = false;
   std::string dump;
 };
 
@@ -122,7 +128,9 @@ struct ChildReport {
 bool generateVariant(const explore::Preparation& prep, size_t index, const std::string& dumpPath) {
   const ArithBinding binding = prep.spaceOf(index).binding(prep.points[index]);
   const std::string parameters = prep.parametersOf(index);
-  (void)parameters;
+  if (!dumpPath.empty()) {
+    std::ofstream(dumpPath + "_parameters.json", std::ios::binary) << parameters << "\n";
+  }
   ArithBinding point;
   for (const auto& [name, value] : binding) {
     if (!prep.workload.sizes.count(name)) point[name] = value;
@@ -250,7 +258,14 @@ std::string fmtMs(double ms) {
   return text;
 }
 
+// The 1-minute load average (the machine is shared: CPU times grow when it is loaded).
+double loadAverage() {
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
 int run(const Options& options) {
+  const double loadAtStart = loadAverage();
   const host::DeviceProfile profile = host::loadProfile(options.profile);
   if (!options.dump.empty()) std::filesystem::create_directories(options.dump);
   Json layerRows = Json::array();
@@ -277,10 +292,10 @@ int run(const Options& options) {
     prep.points = std::move(sampled.points);
     const size_t n = prep.points.size();
     std::fprintf(stderr, "%s: %zu structures, %zu spaces, %zu points; target %.0f ms, sampling "
-                 "%.0f ms (cpu %.0f ms)\n",
+                 "%.0f ms (cpu %.0f ms); %s\n",
                  layer.name.c_str(), target.structures.size(), prep.spaces.size(), n, targetWall,
-                 sampleWall, sampleCpu);
-    if (n == 0) continue;
+                 sampleWall, sampleCpu, sampled.method.c_str());
+    if (n == 0 || options.samplingOnly) continue;
 
     std::vector<VariantTimes> variants;
     std::map<std::string, int> families;
@@ -315,6 +330,7 @@ int run(const Options& options) {
     row["generation_failed"] = failed;
     row["target_ms"] = {{"wall", targetWall}, {"cpu", targetCpu}};
     row["sample_target_ms"] = {{"wall", sampleWall}, {"cpu", sampleCpu}};
+    row["sampling_method"] = sampled.method;
     row["per_variant"] = figures(variants);
     const Json& g = row["per_variant"]["generation"]["cpu_ms"];
     std::fprintf(stderr, "%s: generation cpu median %.1f ms, mean %.1f, p90 %.1f, max %.1f; "
@@ -325,6 +341,7 @@ int run(const Options& options) {
     all.insert(all.end(), variants.begin(), variants.end());
   }
 
+  if (options.samplingOnly) return 0;
   Json overall = figures(all);
   const double medianCpu = overall["total"]["cpu_ms"]["median"].get<double>();
   const double meanCpu = overall["total"]["cpu_ms"]["mean"].get<double>();
@@ -348,6 +365,7 @@ int run(const Options& options) {
   report["target_ms"] = kTargetMs;
   report["target"] = "total cpu per variant (median and mean) < 10 ms: " + verdict;
   report["variants"] = all.size();
+  report["load_average"] = {{"start", loadAtStart}, {"end", loadAverage()}};
   report["overall"] = overall;
   report["layers"] = layerRows;
 
@@ -363,7 +381,11 @@ int run(const Options& options) {
         std::to_string(options.seed) + ", profile " + options.profile + ", generation " +
         (options.inProcess ? "in process" : "in a forked child per variant (as the explorer)") +
         ". Milliseconds per variant, thread CPU time (wall in parentheses). Sampling = the "
-        "layer's structures rewritten + `sampleTarget`, divided by the points drawn.\n\n";
+        "layer's structures rewritten + `sampleTarget`, divided by the points drawn. Load "
+        "average (1 min) " +
+        fmtMs(report["load_average"]["start"].get<double>()) + " at the start, " +
+        fmtMs(report["load_average"]["end"].get<double>()) + " at the end, on " +
+        std::to_string(std::thread::hardware_concurrency()) + " hardware threads.\n\n";
   md += "**target < 10 ms per variant: " + verdict + "** (total CPU median " + fmtMs(medianCpu) +
         " ms, mean " + fmtMs(meanCpu) + " ms over " + std::to_string(all.size()) +
         " variants)\n\n";
@@ -407,7 +429,10 @@ int main(int argc, char** argv) {
   app.add_option("--profile", options.profile, "the device profile (default pocl-cpu)");
   app.add_flag("--in-process", options.inProcess,
                "generate in this process, not in a forked child per variant");
-  app.add_option("--dump", options.dump, "write every variant's OpenCL source to this folder");
+  app.add_flag("--sampling-only", options.samplingOnly,
+               "only sample (print the times, write no results: for profiling)");
+  app.add_option("--dump", options.dump,
+                 "write every variant's OpenCL source and parameters to this folder");
   CLI11_PARSE(app, argc, argv);
   try {
     return weft::bench::run(options);

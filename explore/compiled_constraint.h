@@ -37,6 +37,8 @@ class CompiledArith {
   // The slots the expression reads, sorted, each once.
   const std::vector<int>& slots() const { return slots_; }
   bool isConstant() const { return slots_.empty(); }
+  // Instructions in the program: a measure of the cost of one evaluation.
+  size_t length() const { return program_.size(); }
 
  private:
   // The expression as a postfix program over a value stack: operands first, then the operation
@@ -83,6 +85,7 @@ class CompiledConstraint {
   Relation relation() const { return relation_; }
   const CompiledArith& lhs() const { return lhs_; }
   const CompiledArith& rhs() const { return rhs_; }
+  size_t length() const { return lhs_.length() + rhs_.length(); }
 
  private:
   Relation relation_ = Relation::Equal;

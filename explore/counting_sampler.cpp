@@ -263,6 +263,8 @@ void CountingSampler::analyse(const std::vector<int>& order) {
       if (levelOf[p] < l && lastRead[p] >= l) frontier_[l].push_back(static_cast<int>(p));
     }
   }
+  // A candidate is kept when all of its level's checks hold: the cheapest are tried first.
+  for (std::vector<size_t>& checks : checkAt_) sortByCost(checks);
   memo_.assign(n_ + 1, {});
   choices_.assign(n_, {});
 }
@@ -344,6 +346,16 @@ bool CountingSampler::plan(int keptArity) {
     return false;
   }
   analyse(best);
+  // Each relaxed constraint is checked by the walk at the level of its last parameter.
+  std::vector<size_t> levelOf(n_);
+  for (size_t l = 0; l < n_; ++l) levelOf[order_[l]] = l;
+  relaxedAt_.assign(n_, {});
+  for (size_t c : relaxed_) {
+    size_t last = compiled_[c].slots().empty() ? n_ - 1 : 0;
+    for (int slot : compiled_[c].slots()) last = std::max(last, levelOf[slot]);
+    if (n_ > 0) relaxedAt_[last].push_back(c);
+  }
+  for (std::vector<size_t>& checks : relaxedAt_) sortByCost(checks);
   nodes_ = 0;
   budget_ = options_.nodeBudget;
   try {
@@ -510,24 +522,55 @@ bool CountingSampler::satisfiesAll(const std::vector<int64_t>& point) const {
   return true;
 }
 
+void CountingSampler::sortByCost(std::vector<size_t>& constraints) const {
+  std::stable_sort(constraints.begin(), constraints.end(), [&](size_t a, size_t b) {
+    return compiled_[a].length() < compiled_[b].length();
+  });
+}
+
+bool CountingSampler::holdsAll(const std::vector<size_t>& constraints,
+                               const std::vector<int64_t>& values) const {
+  for (size_t c : constraints) {
+    if (!compiled_[c].holds(values.data())) return false;
+  }
+  return true;
+}
+
+// The relaxed points in order, each counted against the budget. A relaxed constraint that
+// fails once its last parameter is fixed fails on every relaxed point below: such a subtree
+// is skipped whole, its points counted from the memo, unless that would cross the budget
+// (then it is walked point by point, so the walk stops exactly where a point-by-point walk
+// would). `prefixChecked`: the relaxed constraints of the levels above all held.
 bool CountingSampler::walk(size_t level, std::vector<int64_t>& values,
                            const std::function<bool(const std::vector<int64_t>&)>& visit,
-                           uint64_t& leaves, uint64_t budget, Walk& result) {
+                           uint64_t& leaves, uint64_t budget, Walk& result, bool prefixChecked) {
   if (level == n_) {
     if (++leaves > budget) {
       result = Walk::OutOfBudget;
       return false;
     }
-    if (satisfiesRelaxed(values) && !visit(values)) {
+    const bool valid =
+        prefixChecked ? holdsAll(relaxedAt_[n_ - 1], values) : satisfiesRelaxed(values);
+    if (valid && !visit(values)) {
       result = Walk::Stopped;
       return false;
     }
     return true;
   }
+  const bool checkHere = prefixChecked && level + 1 < n_ && !relaxedAt_[level].empty();
   bool go = true;
   candidates(level, values, [&](int64_t) {
-    if (countFrom(level + 1, values) == 0) return true;
-    go = walk(level + 1, values, visit, leaves, budget, result);
+    const PointCount below = countFrom(level + 1, values);
+    if (below == 0) return true;
+    bool childChecked = prefixChecked;
+    if (checkHere && !holdsAll(relaxedAt_[level], values)) {
+      if (below <= static_cast<PointCount>(budget - std::min(budget, leaves))) {
+        leaves += static_cast<uint64_t>(below);
+        return true;
+      }
+      childChecked = false;
+    }
+    go = walk(level + 1, values, visit, leaves, budget, result, childChecked);
     return go;
   });
   return go;
@@ -544,7 +587,7 @@ CountingSampler::Walk CountingSampler::forEachValid(
   }
   uint64_t leaves = 0;
   Walk result = Walk::Complete;
-  walk(0, values, visit, leaves, leafBudget, result);
+  walk(0, values, visit, leaves, leafBudget, result, /*prefixChecked=*/true);
   return result;
 }
 

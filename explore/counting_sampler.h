@@ -27,6 +27,11 @@
 // drawn point, which is rejected if one fails: a uniform draw from the relaxed space
 // conditioned on the relaxed constraints is uniform over the valid space, so rejection keeps
 // sampling exact; the acceptance rate estimates the valid size, and the relaxed count bounds it.
+// The walk over the valid points (forEachValid) checks each relaxed constraint as soon as its
+// last parameter is fixed and skips the subtree below when it fails, counting the subtree's
+// relaxed points (known from the memo) against its budget, so that it visits and stops exactly
+// as a point-by-point walk would. A level's constraints are checked cheapest first (shortest
+// compiled program): the outcome is the same in any order.
 //
 // The order: parameters whose range mentions another come after it; among the orders that
 // respect that, the one with the smallest estimated cost (all permutations up to 8
@@ -121,7 +126,10 @@ class CountingSampler {
   const std::vector<int64_t>& divisorsOf(int64_t n);
   bool walk(size_t level, std::vector<int64_t>& values,
             const std::function<bool(const std::vector<int64_t>&)>& visit, uint64_t& leaves,
-            uint64_t budget, Walk& result);
+            uint64_t budget, Walk& result, bool prefixChecked);
+  bool holdsAll(const std::vector<size_t>& constraints, const std::vector<int64_t>& values) const;
+  // Orders constraints by the length of their compiled programs (the order they are checked).
+  void sortByCost(std::vector<size_t>& constraints) const;
 
   const ParameterSpace& space_;
   CountingOptions options_;
@@ -139,6 +147,9 @@ class CountingSampler {
   int keptArity_ = 0;
   std::vector<bool> kept_;  // per space constraint
   std::vector<size_t> relaxed_;
+  // Per level: the relaxed constraints whose last parameter is decided there (the walk checks
+  // them there).
+  std::vector<std::vector<size_t>> relaxedAt_;
   std::vector<int> order_;                           // level -> parameter
   std::vector<std::vector<size_t>> checkAt_;         // per level: kept constraints completed there
   std::vector<std::optional<Generator>> generator_;  // per level

@@ -342,6 +342,32 @@ int64_t multiplyAdds(const ExploreTarget& target) { return target.flops / 2; }
 
 std::string compilerVersion() { return std::string("weft ") + WEFT_VERSION; }
 
+namespace {
+
+// What every target of a layer shares, whatever its program: name, sizes, flops, the
+// reference and its constant inputs (weights, biases).
+ExploreTarget layerTargetCommon(const ConvLayer& layer) {
+  ExploreTarget target;
+  target.program = layer.name.empty()
+                       ? "conv_" + std::to_string(layer.C) + "_" + std::to_string(layer.H) + "_" +
+                             std::to_string(layer.W) + "_" + std::to_string(layer.M) + "_" +
+                             std::to_string(layer.K) + "_" + std::to_string(layer.stride) + "_" +
+                             std::to_string(layer.pad)
+                       : layer.name;
+  target.flops = layer.flops();
+  target.sizes = convListing3Sizes(layer);
+  target.reference = convListing3Definition();
+  const std::vector<Expr>& params = target.reference->function.params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].paramName() == "weights" || params[i].paramName() == "biases") {
+      target.constantInputs.insert(static_cast<int>(i));
+    }
+  }
+  return target;
+}
+
+}  // namespace
+
 ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
   if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
@@ -352,30 +378,15 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
   if (!rewritten.success()) {
     throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
   }
-  ExploreTarget target;
-  target.program = layer.name.empty()
-                       ? "conv_" + std::to_string(layer.C) + "_" + std::to_string(layer.H) + "_" +
-                             std::to_string(layer.W) + "_" + std::to_string(layer.M) + "_" +
-                             std::to_string(layer.K) + "_" + std::to_string(layer.stride) + "_" +
-                             std::to_string(layer.pad)
-                       : layer.name;
+  ExploreTarget target = layerTargetCommon(layer);
   target.description = layer.describe() + "; conv-direct";
-  target.flops = layer.flops();
   target.parametric = *rewritten.definition;
-  target.sizes = convListing3Sizes(layer);
   for (const Arith& v : context.tuningVariables()) {
     if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
       target.switches.insert(v.varName());
     }
   }
   target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
-  target.reference = convListing3Definition();
-  const std::vector<Expr>& params = target.reference->function.params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].paramName() == "weights" || params[i].paramName() == "biases") {
-      target.constantInputs.insert(static_cast<int>(i));
-    }
-  }
   return target;
 }
 
@@ -414,10 +425,9 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
-  ExploreTarget target = layerTarget(layer, 1, 0);  // name, sizes, flops, reference
+  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
   target.description = layer.describe() + "; conv-register-blocked-vector";
   target.parametric = *rewritten.definition;
-  target.switches.clear();
   target.fixedParameters = {
       {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
   return target;
@@ -550,17 +560,23 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
   // uniform points of each structure.
   std::vector<uint64_t> counts;
   std::vector<std::string> families;
+  // Each structure's space and the sampler that counted it, kept to draw its samples (the
+  // sampler refers to the space, so both stay where they are until sampling is done; the
+  // spaces move into `out` after).
+  std::vector<std::unique_ptr<ParameterSpace>> spaces;
+  std::vector<std::unique_ptr<Sampler>> samplers;
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& structure = target.structures[i];
     SpaceOptions structureOptions = spaceOptions;
     structureOptions.switches = structure.switches;
     try {
-      ParameterSpace space = buildParameterSpace(structure.parametric, target.sizes,
-                                                 structureOptions);
-      auto sampler = std::make_unique<Sampler>(space, samplerOptions);
+      auto space = std::make_unique<ParameterSpace>(
+          buildParameterSpace(structure.parametric, target.sizes, structureOptions));
+      auto sampler = std::make_unique<Sampler>(*space, samplerOptions);
       SpaceCount count = sampler->count(UINT64_MAX);
       if (count.points == 0) throw std::runtime_error("no valid point");
-      out.spaces.push_back(std::move(space));
+      spaces.push_back(std::move(space));
+      samplers.push_back(std::move(sampler));
       out.spaceStructure.push_back(i);
       counts.push_back(count.points);
       families.push_back(structure.family);
@@ -572,7 +588,7 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
       out.emptyStructures.push_back(name + ": " + error.what());
     }
   }
-  if (out.spaces.empty()) {
+  if (spaces.empty()) {
     std::string why;
     for (const std::string& e : out.emptyStructures) why += "\n  " + e;
     throw std::runtime_error("no structure has a valid variant:" + why);
@@ -629,10 +645,9 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
     }
   }
   std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
-  for (size_t i = 0; i < out.spaces.size(); ++i) {
+  for (size_t i = 0; i < spaces.size(); ++i) {
     if (wanted[i] == 0) continue;
-    Sampler sampler(out.spaces[i], samplerOptions);
-    SampleSet set = sampler.sample(wanted[i], seed * 1000003u + i);
+    SampleSet set = samplers[i]->sample(wanted[i], seed * 1000003u + i);
     if (out.method.find(set.method) == std::string::npos) {
       out.method += (out.method.empty() ? "" : ", ") + set.method;
     }
@@ -640,6 +655,8 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
         out.fewerThanRequested || set.spaceSmallerThanRequested || set.duplicateLimitReached;
     for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
   }
+  samplers.clear();
+  for (std::unique_ptr<ParameterSpace>& space : spaces) out.spaces.push_back(std::move(*space));
   // A seeded interleaving, so that the first variants run already span the structures.
   std::shuffle(drawn.begin(), drawn.end(), rng);
   for (auto& [space, point] : drawn) {

@@ -424,9 +424,17 @@ SpaceCount Sampler::count(uint64_t cap) {
     counted.method = "counting+walk";
     counted.upperBound = countToDouble(exact->relaxedCount());
     uint64_t found = 0;
+    // Spaces that sampling would list in full keep the valid points walked here.
+    const bool keep = exact->relaxedCount() <= options_.enumerationCap;
+    std::vector<std::vector<int64_t>> listed;
     CountingSampler::Walk walked = exact->forEachValid(
-        [&](const std::vector<int64_t>&) { return ++found <= cap; }, options_.nodeBudget);
+        [&](const std::vector<int64_t>& point) {
+          if (keep) listed.push_back(point);
+          return ++found <= cap;
+        },
+        options_.nodeBudget);
     counted.exact = walked == CountingSampler::Walk::Complete;
+    if (counted.exact && keep) walkedValidPoints_ = std::move(listed);
     counted.points = std::min(found, cap);
     if (counted.exact) {
       counted.estimate = static_cast<double>(found);
@@ -546,12 +554,18 @@ void Sampler::sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64
     // Few points: list the valid ones and draw without replacement (partial Fisher-Yates).
     result.method = "enumeration";
     std::vector<std::vector<int64_t>> points;
-    exact.forEachValid(
-        [&](const std::vector<int64_t>& point) {
-          points.push_back(point);
-          return true;
-        },
-        UINT64_MAX);
+    if (walkedValidPoints_) {
+      // count() walked them already (the same walk, in the same order).
+      points = std::move(*walkedValidPoints_);
+      walkedValidPoints_.reset();
+    } else {
+      exact.forEachValid(
+          [&](const std::vector<int64_t>& point) {
+            points.push_back(point);
+            return true;
+          },
+          UINT64_MAX);
+    }
     takeUniformSample(std::move(points), k, rng, result);
     return;
   }

@@ -10,7 +10,9 @@
 // Counting (count()): with a counting plan (below), the exact count when nothing is relaxed;
 // otherwise a walk over the relaxed points that checks the relaxed constraints, exact if it ends
 // within the node budget and the cap, else a lower bound, with the relaxed count as upper bound
-// and an estimate from the acceptance rate of uniform draws. Without a plan (the older method,
+// and an estimate from the acceptance rate of uniform draws. When that walk lists a space small
+// enough to be sampled by enumeration, its points are kept for the next sample(), which then
+// does not walk again (a Sampler that counted is meant to be kept for sampling). Without a plan (the older method,
 // also used for order() and describeOrder()): a depth-first enumeration in that order. A parameter
 // whose range depends on earlier ones iterates over that range evaluated for their values. At each
 // level a value is kept only if the constraints that become fully assigned there hold (evaluated in
@@ -203,6 +205,9 @@ class Sampler {
   std::map<std::vector<int64_t>, LevelCache> cache_;
   std::unique_ptr<CountingSampler> counting_;
   bool countingPlanned_ = false;
+  // The valid points count() walked (relaxed constraints, a space small enough to be listed):
+  // the next sample() lists them from here instead of walking again.
+  std::optional<std::vector<std::vector<int64_t>>> walkedValidPoints_;
 };
 
 }  // namespace weft::explore

@@ -303,3 +303,107 @@ TEST_CASE("1000 samples of a VGG-16 layer: unique, valid, reproducible, fast") {
     }
   }
 }
+
+TEST_CASE("a walk with a leaf budget stops exactly where a point-by-point walk would") {
+  // The walk skips a subtree whose relaxed constraint already fails, counting its points
+  // against the budget. The oracle: the relaxed points (domains, ranges and kept
+  // constraints) by brute force, in the walk's order (lexicographic in order(), values
+  // ascending); a budget of b visits the valid ones among the first b, and runs out of
+  // budget exactly when fewer than all relaxed points fit.
+  std::vector<std::pair<std::string, ParameterSpace>> cases;
+  cases.push_back({"three parameters", threeParameterSpace()});
+  cases.push_back({"small conv-direct", convDirectSpace("2,6,6,2,3,1,1", "mali-g72", false)});
+  // A fourth parameter whose range depends on the other three comes after them, so the walk
+  // can skip its values under a prefix that fails the relaxed a*b*c <= 100.
+  ParameterSpace four = threeParameterSpace();
+  {
+    Arith a = four.find("a")->variable, b = four.find("b")->variable;
+    Arith c = four.find("c")->variable;
+    Parameter z;
+    z.name = "z";
+    z.lo = 1;
+    z.hi = 130;
+    z.variable = Arith::var("z", VarKind::Tuning, Arith(1), a + b + c - 2);
+    four.parameters.push_back(z);
+  }
+  cases.push_back({"four parameters, the last one dependent", four});
+  for (auto& [name, space] : cases) {
+    CAPTURE(name);
+    auto slotOf = [&](const std::string& n) { return space.indexOf(n); };
+    // The box's points in the domains and the (possibly dependent) ranges; a range that cannot
+    // be evaluated keeps the static bound, as the counting sampler does.
+    ArithSubstitution sizes;
+    for (const auto& [n, value] : space.sizes) sizes[n] = Arith(value);
+    std::vector<CompiledArith> lo, hi;
+    for (const Parameter& p : space.parameters) {
+      lo.emplace_back(substitute(p.variable.varLo(), sizes), slotOf);
+      hi.emplace_back(p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi),
+                      slotOf);
+    }
+    std::vector<std::pair<int64_t, int64_t>> box;
+    for (const Parameter& p : space.parameters) box.push_back({p.lo, p.hi});
+    const auto inRanges = ex::bruteForce(box, [&](const std::vector<int64_t>& point) {
+      for (size_t i = 0; i < point.size(); ++i) {
+        if (!space.parameters[i].contains(point[i])) return false;
+        auto low = lo[i].evaluate(point.data());
+        auto high = hi[i].evaluate(point.data());
+        if ((low && point[i] < *low) || (high && point[i] > *high)) return false;
+      }
+      return true;
+    });
+    for (int arity : {3, 2, 1}) {
+      CAPTURE(arity);
+      CountingOptions options;
+      options.maxKeptArity = arity;
+      CountingSampler counting(space, options);
+      REQUIRE(counting.ok());
+      if (counting.exact()) continue;
+      std::set<size_t> relaxed(counting.relaxedConstraints().begin(),
+                               counting.relaxedConstraints().end());
+      std::vector<CompiledConstraint> kept, checked;
+      for (size_t c = 0; c < space.constraints.size(); ++c) {
+        (relaxed.count(c) ? checked : kept).emplace_back(space.constraints[c].constraint, slotOf);
+      }
+      std::vector<std::vector<int64_t>> relaxedPoints;
+      for (const std::vector<int64_t>& point : inRanges) {
+        if (std::all_of(kept.begin(), kept.end(),
+                        [&](const CompiledConstraint& c) { return c.holds(point.data()); })) {
+          relaxedPoints.push_back(point);
+        }
+      }
+      const std::vector<int>& order = counting.order();
+      std::sort(relaxedPoints.begin(), relaxedPoints.end(),
+                [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+                  for (int p : order) {
+                    if (a[p] != b[p]) return a[p] < b[p];
+                  }
+                  return false;
+                });
+      REQUIRE(counting.relaxedCount() == relaxedPoints.size());
+      const uint64_t total = relaxedPoints.size();
+      std::vector<uint64_t> budgets = {0,         1,         total / 7, total / 3,
+                                       total / 2, total - 1, total,     total + 1};
+      for (uint64_t b = 0; b < 40 && b < total; ++b) budgets.push_back(total * b / 40 + b % 3);
+      for (uint64_t budget : budgets) {
+        CAPTURE(budget);
+        std::vector<std::vector<int64_t>> expected;
+        for (uint64_t i = 0; i < std::min(budget, total); ++i) {
+          const std::vector<int64_t>& point = relaxedPoints[i];
+          bool valid =
+              std::all_of(checked.begin(), checked.end(),
+                          [&](const CompiledConstraint& c) { return c.holds(point.data()); });
+          if (valid) expected.push_back(point);
+        }
+        std::vector<std::vector<int64_t>> visited;
+        auto walked = counting.forEachValid(
+            [&](const std::vector<int64_t>& point) {
+              visited.push_back(point);
+              return true;
+            },
+            budget);
+        CHECK(visited == expected);
+        CHECK((walked == CountingSampler::Walk::OutOfBudget) == (budget < total));
+      }
+    }
+  }
+}
