@@ -43,16 +43,7 @@ namespace {
 
 // The rule from the library when registered there, else from addStencilChainRules.
 const Rule& chainRule(const std::string& name) {
-  if (const Rule* r = findRule(name)) return *r;
-  static const std::vector<Rule> rules = [] {
-    std::vector<Rule> all;
-    addStencilChainRules(all);
-    return all;
-  }();
-  for (const Rule& r : rules) {
-    if (r.name == name) return r;
-  }
-  throw std::runtime_error("no rule " + name);
+  return testing::ruleNamedOrAdded(name, addStencilChainRules);
 }
 
 std::optional<Definition> tryChainRule(const Definition& d, const std::string& name,
@@ -73,30 +64,7 @@ Expr intFunction(std::mt19937_64& rng) {
 // results; false when the original is not a program the interpreter runs.
 bool checkRewrite(const Definition& original, const std::string& rule, const Expr& target,
                   std::mt19937_64& rng) {
-  try {
-    typecheck(original);
-  } catch (const std::exception&) {
-    return false;
-  }
-  std::optional<Definition> rewritten = tryChainRule(original, rule, target);
-  if (!rewritten) RC_FAIL(rule + " did not match\n" + printDefinition(original));
-  std::vector<Value> inputs;
-  for (const Expr& p : original.function.params()) {
-    inputs.push_back(testing::randomValue(p.paramType(), {}, rng));
-  }
-  Value expected;
-  try {
-    expected = interpret(original, inputs, {});
-  } catch (const InterpError&) {
-    return false;
-  }
-  Value actual = interpret(*rewritten, inputs, {});
-  if (!(expected == actual)) {
-    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
-            "\nrewritten: " + printDefinition(*rewritten) + "\nexpected " + expected.toString() +
-            "\nfound    " + actual.toString());
-  }
-  return true;
+  return testing::checkRewriteWhereRunnable(original, chainRule(rule), target, rng);
 }
 
 // The array stages read: the image, or the windows of slide2D(a1, a2, 1, 1, pad2D(..)) of it

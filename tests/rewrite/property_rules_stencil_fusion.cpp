@@ -46,16 +46,7 @@ namespace {
 
 // The rule from the library when registered there, else from addStencilFusionRules.
 const Rule& stencilRule(const std::string& name) {
-  if (const Rule* r = findRule(name)) return *r;
-  static const std::vector<Rule> rules = [] {
-    std::vector<Rule> all;
-    addStencilFusionRules(all);
-    return all;
-  }();
-  for (const Rule& r : rules) {
-    if (r.name == name) return r;
-  }
-  throw std::runtime_error("no rule " + name);
+  return testing::ruleNamedOrAdded(name, addStencilFusionRules);
 }
 
 std::optional<Definition> tryRule(const Definition& d, const std::string& name, const Expr& target,
@@ -70,33 +61,11 @@ const Type kInt = Type::intType();
 Type image(int width, int height) { return arrayOf(arrayOf(kInt, width), height); }
 
 // Applies the rule at `target` (it must match), runs both programs on random inputs and asserts
-// equal results; false (nothing checked) when the interpreter rejects the original.
+// equal results; false (nothing checked) when the type checker or the interpreter rejects the
+// original.
 bool checkRewrite(const Definition& original, const std::string& rule, const Expr& target,
                   std::mt19937_64& rng, const RuleArguments& arguments = {}) {
-  try {
-    typecheck(original);
-  } catch (const std::exception&) {
-    return false;  // e.g. mirror padding wider than the array: not a program
-  }
-  std::optional<Definition> rewritten = tryRule(original, rule, target, arguments);
-  if (!rewritten) RC_FAIL(rule + " did not match\n" + printDefinition(original));
-  std::vector<Value> inputs;
-  for (const Expr& p : original.function.params()) {
-    inputs.push_back(testing::randomValue(p.paramType(), {}, rng));
-  }
-  Value expected;
-  try {
-    expected = interpret(original, inputs, {});
-  } catch (const InterpError&) {
-    return false;
-  }
-  Value actual = interpret(*rewritten, inputs, {});
-  if (!(expected == actual)) {
-    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
-            "\nrewritten: " + printDefinition(*rewritten) + "\nexpected " + expected.toString() +
-            "\nfound    " + actual.toString());
-  }
-  return true;
+  return testing::checkRewriteWhereRunnable(original, stencilRule(rule), target, rng, arguments);
 }
 
 Boundary copyingBoundary(std::mt19937_64& rng) {

@@ -9,6 +9,7 @@
 #include <rapidcheck.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <random>
@@ -21,6 +22,7 @@
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
 #include "tests/support/random_values.h"
+#include "typecheck/typecheck.h"
 
 namespace weft::testing {
 
@@ -29,6 +31,21 @@ inline const rewrite::Rule& ruleNamed(const std::string& name) {
   const rewrite::Rule* rule = rewrite::findRule(name);
   if (rule == nullptr) throw std::runtime_error("no rule " + name + " in the library");
   return *rule;
+}
+
+// The rule from the library when it is registered there, else from the rules `addRules` adds
+// (a family's adder, e.g. rewrite::addStencilChainRules: rules a test checks whether or not a
+// strategy registers them).
+inline const rewrite::Rule& ruleNamedOrAdded(const std::string& name,
+                                             void (*addRules)(std::vector<rewrite::Rule>&)) {
+  if (const rewrite::Rule* rule = rewrite::findRule(name)) return *rule;
+  static std::map<void (*)(std::vector<rewrite::Rule>&), std::vector<rewrite::Rule>> added;
+  auto [entry, fresh] = added.try_emplace(addRules);
+  if (fresh) addRules(entry->second);
+  for (const rewrite::Rule& rule : entry->second) {
+    if (rule.name == name) return rule;
+  }
+  throw std::runtime_error("no rule " + name);
 }
 
 inline Type arrayOf(Type element, int64_t length) {
@@ -128,6 +145,41 @@ inline void checkSameResult(const Definition& original, const Definition& rewrit
             "\nrewritten: " + printDefinition(rewritten) + "\nexpected " + expected.toString() +
             "\nfound    " + actual.toString());
   }
+}
+
+// Applies `rule` at `target` (it must match, else the property fails), runs both programs (no
+// size variables) on the same random inputs and fails the property unless the results are
+// exactly equal. Returns false, checking nothing, when the type checker or the interpreter
+// rejects the original (e.g. mirror padding wider than the array: not a program).
+inline bool checkRewriteWhereRunnable(const Definition& original, const rewrite::Rule& rule,
+                                      const Expr& target, std::mt19937_64& rng,
+                                      const rewrite::RuleArguments& arguments = {}) {
+  try {
+    typecheck(original);
+  } catch (const std::exception&) {
+    return false;
+  }
+  rewrite::RewriteContext context;
+  std::optional<Definition> rewritten =
+      rewrite::applyAt(original, rule, positionOf(original, target), arguments, context);
+  if (!rewritten) RC_FAIL(rule.name + " did not match\n" + printDefinition(original));
+  std::vector<Value> inputs;
+  for (const Expr& p : original.function.params()) {
+    inputs.push_back(randomValue(p.paramType(), {}, rng));
+  }
+  Value expected;
+  try {
+    expected = interpret(original, inputs, {});
+  } catch (const InterpError&) {
+    return false;
+  }
+  Value actual = interpret(*rewritten, inputs, {});
+  if (!(expected == actual)) {
+    RC_FAIL("results differ\noriginal:  " + printDefinition(original) +
+            "\nrewritten: " + printDefinition(*rewritten) + "\nexpected " + expected.toString() +
+            "\nfound    " + actual.toString());
+  }
+  return true;
 }
 
 // Random values in [1, 4] for the size variables of a definition's parameter types.
