@@ -3,7 +3,9 @@
 //
 // Constant pads whose index may leave the array read through a guard (the pad value when it
 // fires); a PadGuardScope records those guards, or takes the ones the caller checked outside
-// a loop as satisfied (codegen's loop unswitching).
+// a loop as satisfied (codegen's loop unswitching). Likewise a BorderReadScope records the
+// indices of clamp and mirror pads that may leave the array, or reads those its caller proved
+// inside (codegen's interior fast path) directly.
 //
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
@@ -61,6 +63,8 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
 
 // The innermost live PadGuardScope's recorder on this thread (null: none).
 thread_local PadGuardRecorder* activePadGuards = nullptr;
+// The innermost live BorderReadScope's recorder on this thread (null: none).
+thread_local BorderReadRecorder* activeBorderReads = nullptr;
 
 ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
                              std::optional<Arith> lane, size_t child = 0) {
@@ -235,6 +239,14 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
           aboveZero = belowEnd = true;  // checked by the caller outside the loop
         } else {
           activePadGuards->seen.push_back(std::move(guard));
+        }
+      }
+      if (view.boundary != Boundary::Constant && !(aboveZero && belowEnd) && activeBorderReads) {
+        BorderRead read{k, n, !aboveZero, !belowEnd};
+        if (activeBorderReads->assumedInside.count(read.key())) {
+          aboveZero = belowEnd = true;  // the caller checked it for the whole work-group
+        } else {
+          activeBorderReads->seen.push_back(std::move(read));
         }
       }
       if (aboveZero && belowEnd) {
@@ -531,6 +543,16 @@ std::string PadGuard::conditionC() const {
   }
   return condition;
 }
+
+std::string BorderRead::key() const {
+  return index.toString() + (checkLow ? " <0" : "") + (checkHigh ? " >=" + length.toString() : "");
+}
+
+BorderReadScope::BorderReadScope(BorderReadRecorder& recorder) : previous_(activeBorderReads) {
+  activeBorderReads = &recorder;
+}
+
+BorderReadScope::~BorderReadScope() { activeBorderReads = previous_; }
 
 PadGuardScope::PadGuardScope(PadGuardRecorder& recorder) : previous_(activePadGuards) {
   activePadGuards = &recorder;

@@ -131,6 +131,35 @@ class PadGuardScope {
   PadGuardRecorder* previous_;
 };
 
+// Clamp and mirror pads whose index may leave the unpadded array, for code generation's
+// interior fast path (opencl_gen.cpp): while a BorderReadScope is alive on this thread,
+// resolving such a pad records the index in the recorder, and a pad whose key is in
+// `assumedInside` reads element `index` directly, without the clamp or reflection (the caller
+// has checked, once per work-group, that the index stays inside for every work-item of it).
+// Clamp-to-edge pads turn a row's consecutive reads into min/max-clamped ones that OpenCL
+// implementations vectorising across work-items (PoCL) compile into gathers; a work-group
+// wholly inside the image needs none of them.
+struct BorderRead {
+  Arith index;   // the position in the unpadded array
+  Arith length;  // the unpadded array's length
+  bool checkLow = false, checkHigh = false;  // the sides the index may leave
+  std::string key() const;                   // identifies the read (index, length, sides)
+};
+struct BorderReadRecorder {
+  std::vector<BorderRead> seen;
+  std::set<std::string> assumedInside;
+};
+class BorderReadScope {
+ public:
+  explicit BorderReadScope(BorderReadRecorder& recorder);
+  ~BorderReadScope();
+  BorderReadScope(const BorderReadScope&) = delete;
+  BorderReadScope& operator=(const BorderReadScope&) = delete;
+
+ private:
+  BorderReadRecorder* previous_;
+};
+
 // Resolves a view to one scalar or vector element. `indices` must address down to an element
 // whose type is scalar or vector; `tuplePath` selects tuple components (outermost first);
 // `lane` selects one lane of a vector element. Throws CodegenError for views that cannot be

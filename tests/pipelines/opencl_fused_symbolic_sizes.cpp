@@ -128,7 +128,8 @@ TEST_CASE("fused Harris (private and local): symbolic-size generation, equal to 
     CAPTURE(v.theta1);
     CAPTURE(v.theta2);
     const Definition lowered = fusedPipeline("harris", v.strategy, v.theta1, v.theta2);
-    const CompiledProgram program = generateSymbolic(lowered, 100000);
+    // 200 000: the interior fast path emits the fused work-item body twice (checked, fast).
+    const CompiledProgram program = generateSymbolic(lowered, 200000);
     CHECK(program.kernels.size() == 8);
     for (int seed : {7, 8}) {
       CAPTURE(seed);
