@@ -14,7 +14,8 @@
 //                           local size left to the implementation, and with --local sizes
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
 //                           registry, rewrite/strategies.h; default pipeline-fused-local,
-//                           pipeline-fused-private and pipeline-fused-private-pointwise) on
+//                           pipeline-fused-private, pipeline-fused-private-pointwise and
+//                           pipeline-fused-private-chain) on
 //                           each pipeline, with the tiles of --tiles (THETA1,THETA2[,LOCALX]:
 //                           LOCALX is the local size of the fused kernel only, the stages left
 //                           apart keep the unfused program's launches); a strategy that does not
@@ -87,7 +88,8 @@ struct Options {
   std::string peersJson;  // reuse this report of the script (or a pipelines.json's "peers")
   std::vector<std::string> localSizes = {"64,1", "256,1"};
   std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private",
-                                         "pipeline-fused-private-pointwise"};
+                                         "pipeline-fused-private-pointwise",
+                                         "pipeline-fused-private-chain"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
   std::vector<std::string> tiles = {"10,16,16", "18,16,16", "12,16,16", "34,32,8",
@@ -506,10 +508,24 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
   for (const std::string& spec : o.localSizes) {
     const std::vector<int> l = parseInts(spec);
     if (l.size() != 2) throw std::invalid_argument("--local wants LX,LY");
-    const std::string name = fmt::format("weft unfused local={}x{}", l[0], l[1]);
+    // The local size goes to the kernels whose global sizes it divides: none (Harris and
+    // unsharp at 4256 wide with 64 or 256) would only repeat the implementation's row.
+    const CompiledProgram withLocal = withLocalSize(unfused, l[0], l[1], sizes);
+    size_t applied = 0;
+    for (size_t k = 0; k < unfused.kernels.size(); ++k) {
+      applied += withLocal.kernels[k].hasLocalSize && !unfused.kernels[k].hasLocalSize;
+    }
+    if (applied == 0) {
+      std::fprintf(stderr, "%s: local size %dx%d divides no kernel's global size: skipped\n",
+                   pipe.name.c_str(), l[0], l[1]);
+      continue;
+    }
+    std::string name = fmt::format("weft unfused local={}x{}", l[0], l[1]);
+    if (applied < unfused.kernels.size()) {
+      name += fmt::format(" ({} of {} kernels)", applied, unfused.kernels.size());
+    }
     results.push_back(tryVariant(name, "weft-unfused", [&] {
-      return runCompiled(context, cache, name, "weft-unfused",
-                         withLocalSize(unfused, l[0], l[1], sizes), pipe, o.repeats);
+      return runCompiled(context, cache, name, "weft-unfused", withLocal, pipe, o.repeats);
     }));
   }
   for (const std::string& strategyName : o.strategies) {
