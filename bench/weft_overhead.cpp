@@ -8,27 +8,33 @@
 //     the strategies), then sampleTarget (spaces of every structure with their hardware
 //     constraints for the device profile, exact counts, uniform samples re-checked in C++);
 //     its time is shared equally by the points drawn;
-//   - generation, per point: what the explorer's parent does for it (the point's binding, its
-//     recorded parameters) and what the measuring child does before the build (instantiate,
-//     lowerDefault, generateOpenCL specialised to sizes and point, applyLocalSizeParameters,
-//     the source hash, the global bytes) — the same calls as explore/measurement.cpp's
-//     measureVariant. Like the explorer, each point is generated in a forked child process, so
-//     that it starts from the parent's state after sampling (memo tables and caches included)
-//     and nothing one variant leaves behind helps the next; --in-process generates every point
-//     in this process instead (for profiling).
-// Per variant: wall and thread CPU time (CLOCK_THREAD_CPUTIME_ID; the machine is shared and
-// loaded, CPU time is the robust figure) of sampling (amortised), generation and their sum;
-// median, mean, p90 and max per layer and over all layers. The target is judged on the CPU
-// time of the total per variant (median and mean both under 10 ms: MET).
+//   - per variant: explore::runExploration itself, in the explorer's process layout (explorer
+//     process, long-lived generator process, one measuring child per variant forked by the
+//     generator), with MeasurementOptions::stopAfterGeneration: the measuring child ends without
+//     calling OpenCL. So every step the explorer takes for a variant is timed (skipping, cost
+//     order, the running marker, the request, generation in the generator, the fork of the
+//     measuring child, its messages, the database row) except the build and the runs. Per
+//     variant: the explorer's thread CPU from one progress update to the next, the generator's
+//     thread CPU for the request (generation, fork, messages: the row's details), and apart the
+//     measuring child's CPU (here: a process that only starts, reports and exits);
+//   - --in-process: generation (explore::generateVariant, the generator's function) of every
+//     point in this process instead, no explorer (for profiling and for --dump).
+// Per variant: thread CPU time (CLOCK_THREAD_CPUTIME_ID; the machine is shared and loaded, CPU
+// time is the robust figure) and wall time of sampling (amortised), generation and their sum;
+// median, mean, p90 and max per layer and over all layers, and each layer's slowest variants.
+// The target is judged on the CPU time of the total per variant (sampling + explorer +
+// generator; median and mean both under 10 ms: MET).
 //
 // The 1-minute load average at the start and end is recorded with the figures.
+// --compare also times the same points' generation in a child forked per variant (the explorer's
+// layout before the generator process) and in this process, in the same run.
 // --sampling-only stops after sampling (its times on stderr, no results written: profiling).
-// --dump DIR writes each variant's OpenCL source to DIR/<layer>_<index>_<hash>.cl and its
-// recorded parameters to DIR/<layer>_<index>_parameters.json, so that two builds of weft can be
-// compared byte for byte on the same fixed-seed points.
+// --dump DIR (implies --in-process) writes each variant's OpenCL source to
+// DIR/<layer>_<index>_<hash>.cl and its recorded parameters to DIR/<layer>_<index>_parameters.json,
+// so that two builds of weft can be compared byte for byte on the same fixed-seed points.
 //
 //   build/bench/weft_bench_weft_overhead [--samples N] [--seed S] [--profile P] [--layer SPEC]...
-//       [--all-layers] [--in-process] [--sampling-only] [--dump DIR] [--out FILE.json]
+//       [--all-layers] [--in-process] [--compare] [--sampling-only] [--dump DIR] [--out FILE.json]
 // Results: bench/results/weft_overhead.json and weft_overhead.md (next to --out).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +42,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -49,10 +56,7 @@
 #include <tuple>
 #include <vector>
 
-#include "codegen/codegen.h"
-#include "codegen/lowering.h"
 #include "explore/explorer.h"
-#include "explore/launch_parameters.h"
 #include "explore/measurement.h"
 #include "host/device_profile.h"
 #include "ir/conv_layer.h"
@@ -78,6 +82,7 @@ struct Options {
   std::string profile = "pocl-cpu";
   bool inProcess = false;
   bool samplingOnly = false;
+  bool compare = false;
   std::string dump;
 };
 
@@ -109,91 +114,112 @@ std::string utcNow() {
 // One variant's times (milliseconds) and outcome.
 struct VariantTimes {
   double samplingWall = 0, samplingCpu = 0;
+  // Explorer layout: the explorer's and the generator's CPU added; wall = the row's weftMs.
+  // In process: the generation alone.
   double generationWall = 0, generationCpu = 0;
+  double explorerCpu = 0;   // the explorer process between two progress updates
+  double generatorCpu = 0;  // the generator process for the request
+  double generateCpu = 0;   // of which generation proper (generateVariant)
+  double forkCpu = 0;       // of which the fork of the measuring child
+  double childCpu = 0;      // the measuring child (start, report, exit), apart
+  double generateFaults = 0;  // minor page faults of the generator while generating
   bool ok = false;
   std::string family;
+  std::string parameters;
+  size_t index = 0;
   double totalWall() const { return samplingWall + generationWall; }
   double totalCpu() const { return samplingCpu + generationCpu; }
 };
 
-// What a generation child sends back through its pipe.
-struct ChildReport {
-  double wallMs = 0;
-  double cpuMs = 0;
-  int ok = 0;
-};
-
-// The per-point work of the explorer up to the OpenCL build (see the file comment): the
-// parent's binding and recorded parameters, then measureVariant's generation steps.
-bool generateVariant(const explore::Preparation& prep, size_t index, const std::string& dumpPath) {
+// The generator's step, in this process (--in-process, --dump): explore::generateVariant on the
+// point, as the explorer's generator calls it (the workload's expected output given, so no
+// interpreter run).
+bool generateInProcess(const explore::Preparation& prep, size_t index,
+                       const std::string& dumpPath) {
   const ArithBinding binding = prep.spaceOf(index).binding(prep.points[index]);
   const std::string parameters = prep.parametersOf(index);
   if (!dumpPath.empty()) {
     std::ofstream(dumpPath + "_parameters.json", std::ios::binary) << parameters << "\n";
   }
-  ArithBinding point;
-  for (const auto& [name, value] : binding) {
-    if (!prep.workload.sizes.count(name)) point[name] = value;
-  }
-  ArithBinding full = prep.workload.sizes;
-  for (const auto& [name, value] : point) full[name] = value;
-  try {
-    Definition instance = explore::instantiate(prep.programOf(index), point);
-    CodegenOptions codegen;
-    codegen.specialize = full;
-    CompiledProgram program = generateOpenCL(lowerDefault(instance), codegen);
-    explore::applyLocalSizeParameters(program, point);
-    const std::string hash = explore::sourceHash(program.source);
-    const int64_t bytes = program.globalBytes(full);
-    (void)bytes;
-    if (!dumpPath.empty()) {
-      std::ofstream file(dumpPath + "_" + hash + ".cl", std::ios::binary);
-      file << program.source;
+  explore::MeasurementOptions options;
+  options.constantInputs = prep.target.constantInputs;
+  explore::GeneratedVariant variant =
+      explore::generateVariant(prep.programOf(index), binding, prep.workload, options);
+  if (!dumpPath.empty()) {
+    if (variant.program) {
+      std::ofstream file(dumpPath + "_" + variant.measurement.sourceHash + ".cl",
+                         std::ios::binary);
+      file << variant.program->source;
+    } else {
+      std::ofstream(dumpPath + "_error.txt", std::ios::binary)
+          << variant.measurement.message << "\n";
     }
-    return true;
-  } catch (const std::exception& error) {
-    if (!dumpPath.empty()) {
-      std::ofstream file(dumpPath + "_error.txt", std::ios::binary);
-      file << error.what() << "\n";
-    }
-    return false;
   }
+  return variant.program.has_value();
 }
 
-ChildReport generateTimed(const explore::Preparation& prep, size_t index,
-                          const std::string& dumpPath) {
-  Stopwatch watch;
-  ChildReport report;
-  report.ok = generateVariant(prep, index, dumpPath) ? 1 : 0;
-  report.wallMs = watch.wallMs();
-  report.cpuMs = watch.cpuMs();
-  return report;
-}
-
-// Generation in a forked child, as the explorer's measuring child does it.
-ChildReport generateInChild(const explore::Preparation& prep, size_t index,
-                            const std::string& dumpPath) {
+// Generation in a child forked from this process per variant: the explorer's layout before the
+// generator process (--compare). The child's thread CPU and wall milliseconds come back.
+std::pair<double, double> generateInForkedChild(const explore::Preparation& prep, size_t index) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
-  pid_t pid = fork();
+  const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     close(fds[0]);
-    ChildReport report = generateTimed(prep, index, dumpPath);
-    ssize_t written = write(fds[1], &report, sizeof report);
-    _exit(written == static_cast<ssize_t>(sizeof report) ? 0 : 1);
+    Stopwatch watch;
+    generateInProcess(prep, index, "");
+    const double times[2] = {watch.cpuMs(), watch.wallMs()};
+    const ssize_t written = write(fds[1], times, sizeof times);
+    _exit(written == static_cast<ssize_t>(sizeof times) ? 0 : 1);
   }
   close(fds[1]);
-  ChildReport report;
-  ssize_t got = read(fds[0], &report, sizeof report);
+  double times[2] = {0, 0};
+  const ssize_t got = read(fds[0], times, sizeof times);
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got != static_cast<ssize_t>(sizeof report)) {
-    report = ChildReport{};  // the child died: counted as a failed generation
-  }
-  return report;
+  if (got != static_cast<ssize_t>(sizeof times)) times[0] = times[1] = 0;
+  return {times[0], times[1]};
+}
+
+// Every point of `prep` through explore::runExploration with stopAfterGeneration (see the file
+// comment): one VariantTimes per variant, in measuring order, sampling left to the caller.
+std::vector<VariantTimes> runThroughExplorer(const explore::Preparation& prep,
+                                             const std::filesystem::path& db) {
+  explore::ExploreOptions options;
+  options.samples = prep.points.size();
+  options.db = db;
+  options.measurement.stopAfterGeneration = true;
+  std::vector<VariantTimes> variants;
+  double lastCpu = Stopwatch::threadCpuMs();
+  options.progress = [&](const explore::ProgressUpdate& update) {
+    const double now = Stopwatch::threadCpuMs();
+    if (update.last) {
+      VariantTimes v;
+      v.explorerCpu = now - lastCpu;
+      const Json details = Json::parse(update.last->details, nullptr, false);
+      if (details.is_object()) {
+        v.generationWall = details.value("weftMs", 0.0);
+        if (details.contains("generator")) {
+          const Json& g = details["generator"];
+          v.generatorCpu = g.value("cpuMs", 0.0);
+          v.generateCpu = g.value("generateCpuMs", 0.0);
+          v.forkCpu = g.value("forkCpuMs", 0.0);
+          v.childCpu = g.value("childCpuMs", 0.0);
+          v.generateFaults = g.value("generateMinorFaults", 0.0);
+        }
+      }
+      v.generationCpu = v.explorerCpu + v.generatorCpu;
+      v.ok = update.last->status == explore::VariantStatus::Ok;
+      v.parameters = update.last->key.parameters;
+      variants.push_back(v);
+    }
+    lastCpu = Stopwatch::threadCpuMs();  // the callback's own work is the bench's, not weft's
+  };
+  explore::runExploration(prep, options);
+  return variants;
 }
 
 struct Summary {
@@ -233,6 +259,15 @@ Json figures(const std::vector<VariantTimes>& variants) {
       {"cpu_ms", column([](const VariantTimes& v) { return v.generationCpu; })}};
   out["total"] = {{"wall_ms", column([](const VariantTimes& v) { return v.totalWall(); })},
                   {"cpu_ms", column([](const VariantTimes& v) { return v.totalCpu(); })}};
+  // The parts of generation (cpu_ms): the explorer process, the generator (of which
+  // generateVariant and the fork), and apart the measuring child process.
+  out["parts_cpu_ms"] = {
+      {"explorer", column([](const VariantTimes& v) { return v.explorerCpu; })},
+      {"generator", column([](const VariantTimes& v) { return v.generatorCpu; })},
+      {"generate", column([](const VariantTimes& v) { return v.generateCpu; })},
+      {"fork", column([](const VariantTimes& v) { return v.forkCpu; })},
+      {"measuring_child", column([](const VariantTimes& v) { return v.childCpu; })}};
+  out["generator_minor_faults"] = column([](const VariantTimes& v) { return v.generateFaults; });
   return out;
 }
 
@@ -300,25 +335,88 @@ int run(const Options& options) {
     std::vector<VariantTimes> variants;
     std::map<std::string, int> families;
     int failed = 0;
-    for (size_t i = 0; i < n; ++i) {
-      std::string dumpPath;
-      if (!options.dump.empty()) {
-        char index[24];
-        std::snprintf(index, sizeof index, "%03zu", i);
-        dumpPath = options.dump + "/" + layer.name + "_" + index;
+    double explorerSetupCpu = 0;  // runExploration's work before the first variant and after
+    const bool inProcess = options.inProcess || !options.dump.empty();
+    prep.workload.expected = std::vector<float>{};  // no verification: nothing runs
+    if (inProcess) {
+      for (size_t i = 0; i < n; ++i) {
+        std::string dumpPath;
+        if (!options.dump.empty()) {
+          char index[24];
+          std::snprintf(index, sizeof index, "%03zu", i);
+          dumpPath = options.dump + "/" + layer.name + "_" + index;
+        }
+        Stopwatch watch;
+        VariantTimes v;
+        v.ok = generateInProcess(prep, i, dumpPath);
+        v.generationWall = watch.wallMs();
+        v.generationCpu = v.generateCpu = watch.cpuMs();
+        v.parameters = prep.parametersOf(i);
+        v.index = i;
+        variants.push_back(v);
       }
-      ChildReport report = options.inProcess ? generateTimed(prep, i, dumpPath)
-                                             : generateInChild(prep, i, dumpPath);
-      VariantTimes v;
+    } else {
+      // The explorer's layout (see the file comment), on a scratch database.
+      prep.device = profile;
+      prep.device.fingerprint = "weft_overhead/" + profile.name;
+      const std::filesystem::path db = std::filesystem::temp_directory_path() /
+                                       ("weft_overhead_" + std::to_string(getpid()) + ".db");
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+      Stopwatch explorerWatch;
+      variants = runThroughExplorer(prep, db);
+      explorerSetupCpu = explorerWatch.cpuMs();
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+      std::map<std::string, size_t> indexOf;
+      for (size_t i = 0; i < n; ++i) indexOf[prep.parametersOf(i)] = i;
+      for (VariantTimes& v : variants) {
+        explorerSetupCpu -= v.explorerCpu;
+        v.index = indexOf.at(v.parameters);
+      }
+      // The explorer's work outside the variants (skipping, the cost model's order), shared.
+      explorerSetupCpu = std::max(explorerSetupCpu, 0.0);
+      for (VariantTimes& v : variants) {
+        const double share = explorerSetupCpu / static_cast<double>(variants.size());
+        v.explorerCpu += share;
+        v.generationCpu += share;
+      }
+    }
+    // --compare: the same points' generation in the layout before the generator process (a
+    // child forked from this process per variant) and in this process, after the explorer run.
+    Json compare;
+    if (options.compare && !inProcess) {
+      std::vector<double> forked, local;
+      for (size_t i = 0; i < n; ++i) forked.push_back(generateInForkedChild(prep, i).first);
+      for (size_t i = 0; i < n; ++i) {
+        Stopwatch watch;
+        generateInProcess(prep, i, "");
+        local.push_back(watch.cpuMs());
+      }
+      std::vector<double> explorer;
+      for (const VariantTimes& v : variants) explorer.push_back(v.generationCpu);
+      compare = {{"explorer_layout", summaryJson(summarize(explorer))},
+                 {"forked_child_per_variant", summaryJson(summarize(forked))},
+                 {"in_process", summaryJson(summarize(local))}};
+    }
+    for (VariantTimes& v : variants) {
       v.samplingWall = (targetWall + sampleWall) / static_cast<double>(n);
       v.samplingCpu = (targetCpu + sampleCpu) / static_cast<double>(n);
-      v.generationWall = report.wallMs;
-      v.generationCpu = report.cpuMs;
-      v.ok = report.ok != 0;
-      v.family = target.structures.at(prep.spaceStructure.at(prep.pointSpace.at(i))).family;
+      v.family =
+          target.structures.at(prep.spaceStructure.at(prep.pointSpace.at(v.index))).family;
       ++families[v.family];
       if (!v.ok) ++failed;
-      variants.push_back(v);
+    }
+    // The slowest variants (generation CPU), to see what the tail is.
+    std::vector<VariantTimes> slowest = variants;
+    std::sort(slowest.begin(), slowest.end(), [](const VariantTimes& x, const VariantTimes& y) {
+      return x.generationCpu > y.generationCpu;
+    });
+    slowest.resize(std::min<size_t>(slowest.size(), 5));
+    Json slowRows = Json::array();
+    for (const VariantTimes& v : slowest) {
+      slowRows.push_back({{"index", v.index},
+                          {"parameters", Json::parse(v.parameters, nullptr, false)},
+                          {"generation_cpu_ms", v.generationCpu},
+                          {"generate_cpu_ms", v.generateCpu}});
     }
     Json row;
     row["layer"] = layer.name;
@@ -331,7 +429,10 @@ int run(const Options& options) {
     row["target_ms"] = {{"wall", targetWall}, {"cpu", targetCpu}};
     row["sample_target_ms"] = {{"wall", sampleWall}, {"cpu", sampleCpu}};
     row["sampling_method"] = sampled.method;
+    row["explorer_setup_cpu_ms"] = explorerSetupCpu;
     row["per_variant"] = figures(variants);
+    row["slowest"] = slowRows;
+    if (!compare.is_null()) row["compare_generation_cpu_ms"] = compare;
     const Json& g = row["per_variant"]["generation"]["cpu_ms"];
     std::fprintf(stderr, "%s: generation cpu median %.1f ms, mean %.1f, p90 %.1f, max %.1f; "
                  "sampling %.1f ms/variant\n",
@@ -350,18 +451,22 @@ int run(const Options& options) {
 
   Json report;
   report["benchmark"] = "weft_overhead";
+  const bool inProcess = options.inProcess || !options.dump.empty();
+  const std::string layout =
+      inProcess ? "generation (explore::generateVariant) in this process, no explorer"
+                : "explore::runExploration with stopAfterGeneration: explorer process, "
+                  "long-lived generator process generating each variant, a measuring child "
+                  "forked by the generator per variant (ending before any OpenCL call); "
+                  "generation = the explorer's CPU per variant + the generator's";
   report["description"] =
       "weft's own time per explored variant (issue 6): sampling (layerTargetStructures + "
-      "sampleTarget, shared equally by the points) and generation (binding, recorded "
-      "parameters, instantiate, lowerDefault, generateOpenCL, applyLocalSizeParameters, source "
-      "hash, global bytes: the explorer's steps before the OpenCL build), wall and thread CPU "
-      "milliseconds; generation " +
-      std::string(options.inProcess ? "in this process" : "in a forked child per variant");
+      "sampleTarget, shared equally by the points) and per variant everything the explorer "
+      "does but the OpenCL build and runs; wall and thread CPU milliseconds; " + layout;
   report["date"] = utcNow();
   report["profile"] = options.profile;
   report["samples_per_layer"] = options.samples;
   report["seed"] = options.seed;
-  report["forked_children"] = !options.inProcess;
+  report["layout"] = inProcess ? "in-process" : "explorer";
   report["target_ms"] = kTargetMs;
   report["target"] = "total cpu per variant (median and mean) < 10 ms: " + verdict;
   report["variants"] = all.size();
@@ -378,8 +483,7 @@ int run(const Options& options) {
   std::string md = "# weft's own time per variant (issue 6)\n\n";
   md += "Generated by `weft_bench_weft_overhead` on " + report["date"].get<std::string>() +
         ": " + std::to_string(options.samples) + " samples per layer, seed " +
-        std::to_string(options.seed) + ", profile " + options.profile + ", generation " +
-        (options.inProcess ? "in process" : "in a forked child per variant (as the explorer)") +
+        std::to_string(options.seed) + ", profile " + options.profile + "; " + layout +
         ". Milliseconds per variant, thread CPU time (wall in parentheses). Sampling = the "
         "layer's structures rewritten + `sampleTarget`, divided by the points drawn. Load "
         "average (1 min) " +
@@ -405,6 +509,59 @@ int run(const Options& options) {
     line(row["layer"].get<std::string>(), row["points"].get<size_t>(), row["per_variant"]);
   }
   line("all", all.size(), overall);
+  if (!inProcess) {
+    md += "\nWhere the generation time goes (CPU ms, mean / median): the explorer process "
+          "(skipping, cost order, marker, request, messages, database row; its work before the "
+          "first variant shared out), the generator (of which generateVariant and the fork of "
+          "the measuring child), and apart, not in the totals above, the measuring child's own "
+          "CPU in this run (a process that starts, reports and exits: what a child costs "
+          "besides its build and runs), and the generator's minor page faults while generating "
+          "(mean / median; mostly copy-on-write after its forks).\n\n| layer | explorer | "
+          "generator | of which generate "
+          "| of which fork | measuring child | generator page faults while generating |\n"
+          "|---|---|---|---|---|---|---|\n";
+    auto part = [](const Json& f, const char* name) {
+      return fmtMs(f["parts_cpu_ms"][name]["mean"].get<double>()) + " / " +
+             fmtMs(f["parts_cpu_ms"][name]["median"].get<double>());
+    };
+    auto partsLine = [&](const std::string& name, const Json& f) {
+      md += "| " + name + " | " + part(f, "explorer") + " | " + part(f, "generator") + " | " +
+            part(f, "generate") + " | " + part(f, "fork") + " | " + part(f, "measuring_child") +
+            " | " + std::to_string(std::lround(f["generator_minor_faults"]["mean"].get<double>())) +
+            " / " +
+            std::to_string(std::lround(f["generator_minor_faults"]["median"].get<double>())) +
+            " |\n";
+    };
+    for (const Json& row : layerRows) partsLine(row["layer"].get<std::string>(), row["per_variant"]);
+    partsLine("all", overall);
+  }
+  if (options.compare && !inProcess) {
+    md += "\nThe same points' generation CPU (ms, mean / median / max) in three layouts in this "
+          "run: the explorer's (explorer + generator process, as above: bookkeeping and fork "
+          "included), a child forked from this process per variant generating it (the layout "
+          "before the generator process; the child's CPU only, without the parent's fork and "
+          "bookkeeping), and this process alone (generateVariant only).\n\n| layer | explorer layout | forked "
+          "child per variant | in process |\n|---|---|---|---|\n";
+    auto stats = [](const Json& s) {
+      return fmtMs(s["mean"].get<double>()) + " / " + fmtMs(s["median"].get<double>()) + " / " +
+             fmtMs(s["max"].get<double>());
+    };
+    for (const Json& row : layerRows) {
+      if (!row.contains("compare_generation_cpu_ms")) continue;
+      const Json& c = row["compare_generation_cpu_ms"];
+      md += "| " + row["layer"].get<std::string>() + " | " + stats(c["explorer_layout"]) + " | " +
+            stats(c["forked_child_per_variant"]) + " | " + stats(c["in_process"]) + " |\n";
+    }
+  }
+  md += "\nSlowest variants per layer (generation CPU ms):\n\n";
+  for (const Json& row : layerRows) {
+    md += "- " + row["layer"].get<std::string>() + ":";
+    for (const Json& slow : row["slowest"]) {
+      md += " " + fmtMs(slow["generation_cpu_ms"].get<double>()) + " `" +
+            slow["parameters"].dump() + "`;";
+    }
+    md += "\n";
+  }
   std::filesystem::path mdPath = std::filesystem::path(out).replace_extension(".md");
   std::ofstream(mdPath) << md;
   std::fputs(md.c_str(), stdout);
@@ -428,11 +585,14 @@ int main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "the sampler's seed (default 1)");
   app.add_option("--profile", options.profile, "the device profile (default pocl-cpu)");
   app.add_flag("--in-process", options.inProcess,
-               "generate in this process, not in a forked child per variant");
+               "generate in this process, not through the explorer's processes");
   app.add_flag("--sampling-only", options.samplingOnly,
                "only sample (print the times, write no results: for profiling)");
+  app.add_flag("--compare", options.compare,
+               "also time the same points' generation in a forked child per variant and in "
+               "this process (before/after the generator process, in one run)");
   app.add_option("--dump", options.dump,
-                 "write every variant's OpenCL source and parameters to this folder");
+                 "write every variant's OpenCL source and parameters to this folder (in process)");
   CLI11_PARSE(app, argc, argv);
   try {
     return weft::bench::run(options);

@@ -1,11 +1,14 @@
 // The exploration loop (see explore/explorer.h): a device child for the profile and the
-// reference, then one child per variant with phase deadlines, results written as they come.
+// reference, a long-lived generator process that generates each variant and forks its
+// measuring child, phase deadlines, results written as they come.
 #include "explore/explorer.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -68,11 +72,33 @@ struct SpawnedChild {
   int fd = -1;
 };
 
-// Forks a child that runs `body(fd)` and exits (_exit: no atexit handlers, no flushing of the
-// parent's buffers, no destructors). It dies with the parent (PR_SET_PDEATHSIG), and a crash
-// kills it (default signal handlers). An exception in `body` becomes an "error" line and exit
+// The child's side of a fork: dies with `parent` (PR_SET_PDEATHSIG), crashes kill it (default
+// signal handlers), runs `body(fd)` and exits (_exit: no atexit handlers, no flushing of the
+// parent's buffers, no destructors). An exception in `body` becomes an "error" line and exit
 // code 3.
-SpawnedChild spawnChild(const std::function<void(int)>& body) {
+[[noreturn]] void runAsChild(const std::function<void(int)>& body, int fd, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(5);  // the parent died before prctl
+  signal(SIGPIPE, SIG_IGN);
+  // A crash must kill the child: drop handlers the embedding program installed (a test
+  // framework's crash reporter would otherwise catch it and carry on).
+  for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, SIG_DFL);
+  int code = 0;
+  try {
+    body(fd);
+  } catch (const std::exception& e) {
+    sendLine(fd, Json{{"event", "error"}, {"message", e.what()}});
+    code = 3;
+  } catch (...) {
+    code = 4;
+  }
+  close(fd);
+  _exit(code);
+}
+
+// Forks a child writing to a pipe that runs `body(fd)` (runAsChild); `closeInChild` (when not
+// -1) is a descriptor of the parent's that the child closes first.
+SpawnedChild spawnChild(const std::function<void(int)>& body, int closeInChild = -1) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(stdout);
@@ -86,23 +112,8 @@ SpawnedChild spawnChild(const std::function<void(int)>& body) {
   }
   if (pid == 0) {
     close(fds[0]);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(5);  // the parent died before prctl
-    signal(SIGPIPE, SIG_IGN);
-    // A crash must kill the child: drop handlers the embedding program installed (a test
-    // framework's crash reporter would otherwise catch it and carry on).
-    for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, SIG_DFL);
-    int code = 0;
-    try {
-      body(fds[1]);
-    } catch (const std::exception& e) {
-      sendLine(fds[1], Json{{"event", "error"}, {"message", e.what()}});
-      code = 3;
-    } catch (...) {
-      code = 4;
-    }
-    close(fds[1]);
-    _exit(code);
+    if (closeInChild >= 0) close(closeInChild);
+    runAsChild(body, fds[1], parent);
   }
   close(fds[1]);
   return {pid, fds[0]};
@@ -296,6 +307,215 @@ class PrebuildPool {
 };
 
 
+
+// Thread CPU time in milliseconds (CLOCK_THREAD_CPUTIME_ID): weft's own work, whatever the
+// load of the machine.
+double threadCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
+}
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Reads one line (without its newline) from a blocking descriptor into `line`, keeping what
+// follows it in `pending`. False at end of file or on an error.
+bool readLine(int fd, std::string& pending, std::string& line) {
+  char buffer[4096];
+  while (true) {
+    const size_t end = pending.find('\n');
+    if (end != std::string::npos) {
+      line = pending.substr(0, end);
+      pending.erase(0, end + 1);
+      return true;
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    pending.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// The generator process (see explorer.h, "Isolation"): forked from the explorer once, it
+// generates one variant per request in its own memory (so that code generation's caches stay
+// warm from one variant to the next and no variant pays a fresh process's copy-on-write faults
+// for them), then forks the variant's measuring child, which builds and runs the program it
+// inherits, and reports how that child ended. It never calls OpenCL. A crash or a hang in
+// generation costs the generator (the explorer kills it past the deadline and forks a new one
+// for the next variant) and that variant only.
+//
+// Protocol, one JSON object per line. Explorer -> generator: {"variant": i, "best": ns|null}.
+// Generator and child -> explorer, in order: "generated" (the generator), "started" (the child,
+// with its pid), the child's phase events and "result"/"error", then "exited" (the generator,
+// once the child is reaped: how it ended, the generator's own time). A variant whose
+// generation fails gets "result" (status invalid) and "exited" from the generator, no child.
+// The child writes on the generator's pipe while the generator only waits for it, so their
+// lines never interleave.
+class GeneratorProcess {
+ public:
+  // `serve(request, eventFd)` runs in the generator for each request (generates, forks the
+  // measuring child, reports its end).
+  using Serve = std::function<void(const Json& request, int eventFd)>;
+
+  explicit GeneratorProcess(Serve serve) : serve_(std::move(serve)) {}
+  GeneratorProcess(const GeneratorProcess&) = delete;
+  GeneratorProcess& operator=(const GeneratorProcess&) = delete;
+  ~GeneratorProcess() { stop(); }
+
+  // What one request gave: the outcome as a forked child's (runInChild), where `signaled`,
+  // `signal` and `exitCode` are the measuring child's, or the generator's when it died (then
+  // generatorDied), and the generator's own figures from its "exited" line.
+  struct Outcome {
+    ChildOutcome child;
+    bool generatorDied = false;
+    Json exited;  // the "exited" line, null when the generator died or was killed
+  };
+
+  // Sends `request` and collects the lines up to "exited". `onLine` sees every line and may
+  // return a new deadline; past the deadline the measuring child is killed (SIGKILL) when it
+  // has started, else the generator (it is generating): the outcome is timedOut.
+  Outcome run(const Json& request, Clock::time_point deadline,
+              const std::function<std::optional<Clock::time_point>(const std::string&)>& onLine) {
+    Outcome outcome;
+    const auto start = Clock::now();
+    if (pid_ < 0) startProcess();
+    writeAll(commandFd_, request.dump() + "\n");
+    pid_t child = -1;
+    bool killedChild = false;
+    char buffer[1 << 16];
+    while (true) {
+      // A line may already be buffered.
+      size_t end;
+      bool exited = false;
+      while ((end = pending_.find('\n')) != std::string::npos) {
+        std::string line = pending_.substr(0, end);
+        pending_.erase(0, end + 1);
+        Json message = Json::parse(line, nullptr, false);
+        const std::string event = message.is_object() ? message.value("event", "") : "";
+        if (event == "started") {
+          child = message.value("pid", -1);
+        } else if (event == "exited") {
+          outcome.exited = message;
+          exited = true;
+          break;
+        }
+        outcome.child.data += line;
+        outcome.child.data += '\n';
+        if (onLine) {
+          if (std::optional<Clock::time_point> next = onLine(line)) deadline = *next;
+        }
+      }
+      if (exited) break;
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        if (child > 0 && !killedChild) {
+          // The generator reaps it and reports; it gets a little time to do so.
+          kill(child, SIGKILL);
+          killedChild = true;
+          outcome.child.timedOut = true;
+          deadline = now + std::chrono::seconds(10);
+          continue;
+        }
+        outcome.child.timedOut = true;
+        stop();  // generating (or not reporting): the generator goes, the next one is new
+        outcome.generatorDied = true;
+        break;
+      }
+      const int waitMs = static_cast<int>(std::min<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1,
+          1000 * 60 * 60));
+      pollfd poller{eventFd_, POLLIN, 0};
+      const int ready = poll(&poller, 1, waitMs);
+      if (ready < 0 && errno != EINTR) {
+        stop();
+        outcome.generatorDied = true;
+        break;
+      }
+      if (ready <= 0) continue;
+      const ssize_t n = ::read(eventFd_, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        // The generator died (a crash in generation): its child, if any, died with it.
+        const int status = stop();
+        outcome.generatorDied = true;
+        if (WIFSIGNALED(status)) {
+          outcome.child.signaled = true;
+          outcome.child.signal = WTERMSIG(status);
+        } else if (WIFEXITED(status)) {
+          outcome.child.exitCode = WEXITSTATUS(status);
+        }
+        break;
+      }
+      pending_.append(buffer, static_cast<size_t>(n));
+    }
+    if (outcome.exited.is_object()) {
+      if (outcome.exited.value("signaled", false)) {
+        outcome.child.signaled = !killedChild;
+        outcome.child.signal = outcome.exited.value("signal", 0);
+      } else {
+        outcome.child.exitCode = outcome.exited.value("code", 0);
+      }
+    }
+    outcome.child.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return outcome;
+  }
+
+ private:
+  void startProcess() {
+    int commands[2];
+    if (pipe(commands) != 0) {
+      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    }
+    // The generator starts from the explorer's memory: give the heap's free pages back first,
+    // so that neither its fork nor its children's forks copy page tables for them.
+    malloc_trim(0);
+    const int commandRead = commands[0];
+    const Serve& serve = serve_;
+    SpawnedChild spawned;
+    try {
+      spawned = spawnChild([commandRead, &serve](int eventFd) {
+        std::string pending, line;
+        while (readLine(commandRead, pending, line)) {
+          Json request = Json::parse(line, nullptr, false);
+          if (!request.is_object()) break;
+          serve(request, eventFd);
+        }
+      }, commands[1]);
+    } catch (...) {
+      close(commands[0]);
+      close(commands[1]);
+      throw;
+    }
+    close(commands[0]);
+    pid_ = spawned.pid;
+    eventFd_ = spawned.fd;
+    commandFd_ = commands[1];
+    pending_.clear();
+  }
+
+  // Kills the generator if it runs, reaps it, closes the pipes; its wait status (0: none).
+  int stop() {
+    if (pid_ < 0) return 0;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    close(eventFd_);
+    close(commandFd_);
+    pid_ = -1;
+    eventFd_ = commandFd_ = -1;
+    pending_.clear();
+    return status;
+  }
+
+  Serve serve_;
+  pid_t pid_ = -1;
+  int eventFd_ = -1;
+  int commandFd_ = -1;
+  std::string pending_;
+};
 
 Json measurementJson(const Measurement& m) {
   Json out{{"event", "result"},
@@ -923,6 +1143,97 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     };
   };
 
+  // The generator process (see GeneratorProcess): per request it generates the variant, then
+  // forks the measuring child that builds, runs, verifies and times it.
+  auto serve = [&prep, &options](const Json& request, int eventFd) {
+    const auto busyStart = Clock::now();
+    const double cpuStart = threadCpuMs();
+    const size_t index = request.at("variant").get<size_t>();
+    std::optional<uint64_t> best;
+    if (request.contains("best") && !request["best"].is_null()) {
+      best = request["best"].get<uint64_t>();
+    }
+    MeasurementOptions measurementOptions = options.measurement;
+    measurementOptions.constantInputs = prep.target.constantInputs;
+    if (best && options.timeOnceFactor > 0) {
+      measurementOptions.timeOnceAboveNs =
+          static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(*best));
+    }
+    Json exited{{"event", "exited"}};
+    double waitedMs = 0;
+    if (options.tamperGeneration) options.tamperGeneration(index);
+    rusage before{};
+    getrusage(RUSAGE_THREAD, &before);
+    {
+      GeneratedVariant variant =
+          generateVariant(prep.programOf(index), prep.spaceOf(index).binding(prep.points[index]),
+                          prep.workload, measurementOptions);
+      exited["generateCpuMs"] = threadCpuMs() - cpuStart;
+      rusage after{};
+      getrusage(RUSAGE_THREAD, &after);
+      exited["generateMinorFaults"] = after.ru_minflt - before.ru_minflt;
+      if (!variant.program) {
+        sendLine(eventFd, measurementJson(variant.measurement));  // invalid: no child
+      } else {
+        sendLine(eventFd, Json{{"event", "generated"}, {"ns", 0}});
+        const pid_t generator = getpid();
+        const auto forkStart = Clock::now();
+        const double forkCpuStart = threadCpuMs();
+        const pid_t child = fork();
+        if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+        if (child == 0) {
+          runAsChild(
+              [&](int fd) {
+                sendLine(fd, Json{{"event", "started"}, {"pid", getpid()}});
+                Measurement m;
+                if (measurementOptions.stopAfterGeneration) {
+                  m = variant.measurement;
+                  m.status = VariantStatus::Ok;
+                  m.message = "generated (not built: stopAfterGeneration)";
+                } else {
+                  host::Device selected = host::selectDevice(options.device);
+                  host::Context context(selected);
+                  MeasurementEvents events;
+                  events.phase = [fd](const std::string& name, uint64_t ns) {
+                    sendLine(fd, Json{{"event", name}, {"ns", ns}});
+                  };
+                  if (options.tamperOutput) {
+                    events.tamperOutput = [&](std::vector<float>& output) {
+                      options.tamperOutput(index, output);
+                    };
+                  }
+                  if (options.tamperProgram) {
+                    events.tamperProgram = [&](CompiledProgram& program) {
+                      options.tamperProgram(index, program);
+                    };
+                  }
+                  m = measureGenerated(context, variant, prep.workload, measurementOptions, events);
+                }
+                sendLine(fd, measurementJson(m));
+              },
+              eventFd, generator);
+        }
+        exited["forkMs"] = msSince(forkStart);
+        exited["forkCpuMs"] = threadCpuMs() - forkCpuStart;
+        const auto waitStart = Clock::now();
+        int status = 0;
+        rusage usage{};
+        while (wait4(child, &status, 0, &usage) < 0 && errno == EINTR) {
+        }
+        waitedMs = msSince(waitStart);
+        exited["childCpuMs"] = 1e3 * static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                               1e-3 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+        exited["signaled"] = WIFSIGNALED(status);
+        if (WIFSIGNALED(status)) exited["signal"] = WTERMSIG(status);
+        if (WIFEXITED(status)) exited["code"] = WEXITSTATUS(status);
+      }
+    }  // the variant's program is freed here, on the generator's time
+    exited["cpuMs"] = threadCpuMs() - cpuStart;
+    exited["busyMs"] = msSince(busyStart) - waitedMs;
+    sendLine(eventFd, exited);
+  };
+  GeneratorProcess generator(serve);
+
   double runSeconds = 0;
   summary.weftSeconds = prep.samplingSeconds;
   for (size_t position = 0; position < pending.size(); ++position) {
@@ -938,12 +1249,10 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       prebuilt = prebuilds.take(index, options.timeoutSeconds);
       runSeconds += prebuilt.waitedSeconds;
     }
-    const std::vector<int64_t>& point = prep.points[index];
     VariantKey key{prep.target.program, device, compiler, prep.parametersOf(index)};
     VariantRecord record;
     record.key = key;
     record.attempts = db.markRunning(key);
-    const ArithBinding binding = prep.spaceOf(index).binding(point);
 
     const double cap = options.timeoutSeconds;
     std::optional<uint64_t> best = progress.bestNs;
@@ -976,35 +1285,14 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       if (event == "result" || event == "error") result = message;
       return std::nullopt;
     };
-    ChildOutcome outcome = runInChild(
-        [&](int fd) {
-          host::Device selected = host::selectDevice(options.device);
-          host::Context context(selected);
-          MeasurementEvents events;
-          events.phase = [fd](const std::string& name, uint64_t ns) {
-            sendLine(fd, Json{{"event", name}, {"ns", ns}});
-          };
-          if (options.tamperOutput) {
-            events.tamperOutput = [&](std::vector<float>& output) {
-              options.tamperOutput(index, output);
-            };
-          }
-          if (options.tamperProgram) {
-            events.tamperProgram = [&](CompiledProgram& program) {
-              options.tamperProgram(index, program);
-            };
-          }
-          MeasurementOptions measurementOptions = options.measurement;
-          measurementOptions.constantInputs = prep.target.constantInputs;
-          if (best && options.timeOnceFactor > 0) {
-            measurementOptions.timeOnceAboveNs =
-                static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(*best));
-          }
-          Measurement m = measureVariant(context, prep.programOf(index), binding, prep.workload,
-                                         measurementOptions, events);
-          sendLine(fd, measurementJson(m));
-        },
-        after(cap), onLine);
+    const GeneratorProcess::Outcome served = generator.run(
+        Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}}, after(cap),
+        onLine);
+    const ChildOutcome& outcome = served.child;
+    // The generator's own time for this variant (generation, the fork, messages; not the
+    // wait for the measuring child), 0 when it died or was killed.
+    const Json& exited = served.exited;
+    const double generatorBusyMs = exited.is_object() ? exited.value("busyMs", 0.0) : 0.0;
     prebuilds.resume();
     runSeconds += outcome.seconds;
 
@@ -1038,12 +1326,23 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                                {"message", prebuilt.message},
                                {"waitedSeconds", prebuilt.waitedSeconds}};
       }
-      // weft's own time for this variant: code generation in the child plus the explorer's
-      // work around the child (everything in this iteration but the child and the wait for
-      // its pre-build), up to here.
+      // weft's own time for this variant: the generator's (generation, its fork of the
+      // measuring child, messages) plus the explorer's work around the generator (everything
+      // in this iteration but the request and the wait for its pre-build), up to here.
       const double aroundChild = std::chrono::duration<double>(Clock::now() - iterationStart).count() -
                                  outcome.seconds - prebuilt.waitedSeconds;
-      details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + result.value("generateMs", 0.0);
+      details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + generatorBusyMs;
+      if (exited.is_object()) {
+        // Thread CPU milliseconds: the generator's in all and for generating; the fork of the
+        // measuring child (wall and CPU); the measuring child's CPU (build and runs included).
+        Json generator{{"cpuMs", exited.value("cpuMs", 0.0)},
+                       {"generateCpuMs", exited.value("generateCpuMs", 0.0)},
+                       {"busyMs", generatorBusyMs}};
+        for (const char* key : {"forkMs", "forkCpuMs", "childCpuMs", "generateMinorFaults"}) {
+          if (exited.contains(key)) generator[key] = exited[key];
+        }
+        details["generator"] = generator;
+      }
       record.details = details.dump();
     } else {
       if (outcome.timedOut) {
@@ -1078,7 +1377,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         std::max(std::chrono::duration<double>(Clock::now() - iterationStart).count() -
                      outcome.seconds - prebuilt.waitedSeconds,
                  0.0) +
-        1e-3 * (result.is_object() ? result.value("generateMs", 0.0) : 0.0);
+        1e-3 * generatorBusyMs;
 
     ++summary.ran;
     ++summary.statusCounts[statusName(record.status)];

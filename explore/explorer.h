@@ -2,16 +2,25 @@
 // each one not yet in the results database build, run, verify and time the variant in a child
 // process, recording its result (explore/results_db.h) as soon as it is known.
 //
-// Isolation. The parent process never calls OpenCL (a driver's threads do not survive fork);
-// every OpenCL call happens in a forked child: first one that queries the device (its profile
-// and fingerprint) and runs the reference, then one per variant. A variant's child reports its
-// phases over a pipe as JSON lines (generated, built, warm, verified, result); the parent
-// enforces a deadline per phase: code generation and the build get the absolute cap
-// (--timeout); the warm-up run gets min(cap, k × best median so far + margin), the cut-off of
-// variants far slower than the best (k = 10 by default); the timed runs get
-// min(cap, margin + 4 × max(minimum measured time, minimum repeats × warm-up time)). A child
-// past its deadline is killed (status timeout); one that dies from a signal or exits without a
-// result is recorded as crashed. Children die with the parent (PR_SET_PDEATHSIG).
+// Isolation. The parent process never calls OpenCL (a driver's threads do not survive fork),
+// nor generates code. A device child queries the device (its profile and fingerprint) and runs
+// the reference. Variants go through a generator process, forked from the parent when the
+// first variant is due and kept: per variant it generates the code in its own memory (so code
+// generation's caches stay warm and no variant pays a fresh process's copy-on-write faults:
+// bench/weft_overhead) and then forks the variant's measuring child, which builds and runs the
+// program it inherits. The measuring child reports its phases over a pipe as JSON lines
+// (generated — from the generator —, built, warm, verified, result); the parent enforces a
+// deadline per phase: code generation and the build get the absolute cap (--timeout); the
+// warm-up run gets min(cap, k × best median so far + margin), the cut-off of variants far
+// slower than the best (k = 10 by default); the timed runs get min(cap, margin + 4 × max(minimum
+// measured time, minimum repeats × warm-up time)). A measuring child past its deadline is
+// killed (status timeout); one that dies from a signal or exits without a result is recorded as
+// crashed. Generation is code that can crash or hang too: a generator that dies while
+// generating makes that variant crashed, one past the generation deadline is killed (timeout),
+// and the next variant gets a new generator — one variant never ends the exploration. Every
+// child dies with its parent (PR_SET_PDEATHSIG). Each row's details hold the generator's own
+// figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs, forkCpuMs, childCpuMs)
+// and weftMs.
 //
 // Resume. Points come from the seeded sampler, so the same command samples the same points;
 // those already recorded with a final status are skipped. Before a variant runs its row is
@@ -38,7 +47,9 @@
 //
 // Parallel builds (ExploreOptions::jobs = J > 1). Variants are still measured one after the
 // other, but up to J pending variants ahead (the one about to be measured included) are
-// generated and built at once in pre-build children (measureVariant with stopAfterBuild). They
+// generated and built at once in pre-build children (measureVariant with stopAfterBuild; forked
+// from the explorer, they generate their variant themselves, so with J > 1 each variant is
+// generated twice: there and in the generator process). They
 // only fill the OpenCL implementation's build cache (PoCL: POCL_CACHE_DIR, on disk across
 // processes), so the measuring child's build is a cache hit. The parent waits for a variant's
 // pre-build (at most the cap) before it forks its measuring child, and stops every pre-build
@@ -201,6 +212,9 @@ struct ExploreOptions {
   // Test hook, run in the variant's measuring child with the generated program before its build
   // (see MeasurementEvents::tamperProgram); pre-builds build the untampered program.
   std::function<void(size_t variant, CompiledProgram& program)> tamperProgram;
+  // Test hook, run in the generator process (see the file comment) just before it generates
+  // variant `variant`: a test plants a crash or a hang in generation with it.
+  std::function<void(size_t variant)> tamperGeneration;
   // This machine's share of the sampled points (see the file comment): 0 <= shardIndex <
   // shardCount. Variant indices (tamperOutput) are positions in the shard's list.
   size_t shardIndex = 0;

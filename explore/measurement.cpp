@@ -219,21 +219,21 @@ uint64_t medianOf(std::vector<uint64_t> samples) {
   return (samples[middle - 1] + samples[middle]) / 2;
 }
 
-Measurement measureVariant(host::Context& context, const Definition& parametric,
-                           const ArithBinding& binding, const Workload& workload,
-                           const MeasurementOptions& options, const MeasurementEvents& events) {
-  Measurement measurement;
+GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
+                                 const Workload& workload, const MeasurementOptions& options) {
+  GeneratedVariant variant;
+  Measurement& measurement = variant.measurement;
   // The tuning parameters only: the sizes stay variables of the definition (bound by the
   // workload's binding when it runs) and are specialised by code generation.
   ArithBinding point;
   for (const auto& [name, value] : binding) {
     if (!workload.sizes.count(name)) point[name] = value;
   }
-  ArithBinding full = workload.sizes;
+  ArithBinding& full = variant.binding;
+  full = workload.sizes;
   for (const auto& [name, value] : point) full[name] = value;
 
-  std::optional<CompiledProgram> program;
-  std::vector<float> expected;
+  std::optional<CompiledProgram>& program = variant.program;
   try {
     const auto generationStart = std::chrono::steady_clock::now();
     Definition instance = instantiate(parametric, point);
@@ -246,25 +246,34 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     measurement.allBuffersBytes = program->globalBytes(full);
     measurement.generateMs = millisecondsSince(generationStart);
     if (workload.expected) {
-      expected = *workload.expected;
+      variant.expected = *workload.expected;
     } else {
-      expected = flattenToFloats(interpret(instance, workload.inputs, full));
+      variant.expected = flattenToFloats(interpret(instance, workload.inputs, full));
     }
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::Invalid;
     measurement.message = std::string(program ? "reference: " : "generation: ") + e.what();
-    return measurement;
+    program.reset();
   }
-  emit(events, "generated");
+  return variant;
+}
+
+Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
+                             const Workload& workload, const MeasurementOptions& options,
+                             const MeasurementEvents& events) {
+  Measurement measurement = variant.measurement;
+  if (!variant.program) return measurement;  // generation failed: status invalid
+  CompiledProgram& program = *variant.program;
+  const ArithBinding& full = variant.binding;
   if (events.tamperProgram) {
-    events.tamperProgram(*program);
-    measurement.sourceHash = sourceHash(program->source);
+    events.tamperProgram(program);
+    measurement.sourceHash = sourceHash(program.source);
   }
 
   host::ProgramCache cache;
   try {
     auto start = std::chrono::steady_clock::now();
-    cache.get(context, program->source, options.buildOptions);
+    cache.get(context, program.source, options.buildOptions);
     measurement.buildMs = millisecondsSince(start);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::BuildError;
@@ -285,7 +294,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     run.buildOptions = options.buildOptions;
     run.cache = &cache;
     run.guards = options.guards;  // the warm-up run only: the timed runs do not pay for it
-    host::RunResult warm = runProgram(context, *program, workload.inputs, full, run);
+    host::RunResult warm = runProgram(context, program, workload.inputs, full, run);
     measurement.warmUpNs = warm.totalNanoseconds;
     output = flattenToFloats(warm.output);
     violations = std::move(warm.guardViolations);
@@ -302,7 +311,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
     return measurement;
   }
 
-  Comparison comparison = compareOutputs(output, expected, options.tolerance);
+  Comparison comparison = compareOutputs(output, variant.expected, options.tolerance);
   measurement.maxError = comparison.maxError;
   measurement.allowedError = comparison.allowed;
   if (!comparison.ok) {
@@ -313,7 +322,7 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
   emit(events, "verified");
 
   try {
-    timeRuns(context, *program, workload.inputs, full, options, cache, measurement);
+    timeRuns(context, program, workload.inputs, full, options, cache, measurement);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = std::string("timed runs: ") + e.what();
@@ -321,6 +330,15 @@ Measurement measureVariant(host::Context& context, const Definition& parametric,
   }
   measurement.status = VariantStatus::Ok;
   return measurement;
+}
+
+Measurement measureVariant(host::Context& context, const Definition& parametric,
+                           const ArithBinding& binding, const Workload& workload,
+                           const MeasurementOptions& options, const MeasurementEvents& events) {
+  GeneratedVariant variant = generateVariant(parametric, binding, workload, options);
+  if (!variant.program) return variant.measurement;
+  emit(events, "generated");
+  return measureGenerated(context, variant, workload, options, events);
 }
 
 Measurement measureCompiled(host::Context& context, const CompiledProgram& program,

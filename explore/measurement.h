@@ -28,8 +28,9 @@
 // default 1e-3 allows for reassociated float sums (chunked reductions) of layers with
 // thousands of terms per output.
 //
-// measureVariant runs in the calling process; the explorer (explore/explorer.h) calls it in a
-// child process and passes the phase events on to its parent, which enforces time limits.
+// measureVariant runs in the calling process. The explorer (explore/explorer.h) splits it:
+// generateVariant in its long-lived generator process, measureGenerated in a child forked from
+// that process per variant, whose phase events go to the explorer, which enforces time limits.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,10 @@ struct MeasurementOptions {
   // Generate and build only (status ok once built): the explorer's pre-build children use it
   // to fill the OpenCL build cache (PoCL's POCL_CACHE_DIR) ahead of the measuring child.
   bool stopAfterBuild = false;
+  // Generate only (status ok once generated; no OpenCL call at all): the explorer's measuring
+  // child ends right after generation. For bench/weft_overhead, which times weft's own work
+  // per variant through the explorer's process layout without building or running anything.
+  bool stopAfterGeneration = false;
   // Inputs that stay the same from one inference to the next (a layer's weights and biases,
   // definition parameter indices). The kernels that depend only on them
   // (CompiledProgram::preparationKernels, e.g. the vector family's weight re-layout) are what
@@ -123,6 +128,29 @@ struct Measurement {
 // names becomes its value).
 Definition instantiate(const Definition& parametric, const ArithBinding& binding);
 
+// A variant generated and ready to build (generateVariant): its program, the full binding
+// (sizes and point) and the output it must produce. Without a program, generation failed and
+// `measurement` says why (status invalid).
+struct GeneratedVariant {
+  Measurement measurement;  // sourceHash, spaceBytes, allBuffersBytes, generateMs (or the failure)
+  std::optional<CompiledProgram> program;
+  ArithBinding binding;
+  std::vector<float> expected;
+};
+
+// measureVariant's steps before the build, in the calling process: instantiate the point,
+// lower, generate OpenCL with every size and parameter specialised, local sizes, source hash,
+// memory; then the expected output (the workload's, or the interpreter's on the instance).
+// Nothing throws: a failure leaves `program` empty with status invalid.
+GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
+                                 const Workload& workload, const MeasurementOptions& options = {});
+
+// measureVariant's steps from the build on, for a variant generateVariant produced (with a
+// program): the tamperProgram hook, build, warm-up, verification, timing. Nothing throws.
+Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
+                             const Workload& workload, const MeasurementOptions& options = {},
+                             const MeasurementEvents& events = {});
+
 // instantiate, default lowering, OpenCL generation with every binding entry specialised, and
 // the local sizes the binding holds for kernels that leave theirs open (local_k<i>_d<d>).
 CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
@@ -149,7 +177,8 @@ uint64_t medianOf(std::vector<uint64_t> samples);
 // The violations' descriptions joined with "; " (host::GuardViolation::describe).
 std::string guardViolationsText(const std::vector<host::GuardViolation>& violations);
 
-// Builds, runs, verifies and times one variant on `context`. Every failure becomes a status
+// Builds, runs, verifies and times one variant on `context` (generateVariant, the "generated"
+// event, then measureGenerated). Every failure becomes a status
 // (invalid: instantiation or generation failed; build_error; launch_error: the runtime refused
 // or failed a launch; wrong_answer) with a message; nothing throws.
 Measurement measureVariant(host::Context& context, const Definition& parametric,

@@ -390,21 +390,54 @@ std::optional<Arith> symbolicBoundImpl(const Arith& e, bool upper) {
   return std::nullopt;
 }
 
-// Memo tables for proofs and bounds. A result depends only on the node (which holds its
-// variables and their ranges) and on the proof depth it is computed at (deeper proofs give up
-// sooner), so keying on both keeps results independent of what was computed before, while
-// shared subexpressions are reasoned about once. Entries keep their node alive, so a pointer is
-// never reused while it is a key; the tables are simply emptied when they grow large.
+// Memo tables for proofs and bounds. A result depends only on the expression (its structure
+// and its variables with their ranges) and on the proof depth it is computed at (deeper proofs
+// give up sooner), so keying on both keeps results independent of what was computed before,
+// while shared subexpressions are reasoned about once. Keys compare by structure, variable
+// ranges included (Arith's own equality identifies variables by name only), so that an equal
+// expression built again — code generation rebuilds the same index expressions for every
+// unrolled iteration and every kernel — finds the result too; the same node is the fast path.
+// Entries keep their node alive; the tables are simply emptied when they grow large.
+bool sameWithRanges(const ArithNode* a, const ArithNode* b) {
+  if (a == b) return true;
+  if (a->hash != b->hash || a->kind != b->kind || a->value != b->value || a->size != b->size ||
+      a->onlyKeptVars != b->onlyKeptVars) {
+    return false;
+  }
+  if (a->kind == ArithKind::Var) {
+    if (a->name != b->name || a->varKind != b->varKind || a->lo.has_value() != b->lo.has_value() ||
+        a->hi.has_value() != b->hi.has_value()) {
+      return false;
+    }
+    if (a->lo && !sameWithRanges(a->lo->node(), b->lo->node())) return false;
+    if (a->hi && !sameWithRanges(a->hi->node(), b->hi->node())) return false;
+    return true;
+  }
+  if (a->ops.size() != b->ops.size() || a->terms.size() != b->terms.size()) return false;
+  for (size_t i = 0; i < a->ops.size(); ++i) {
+    if (!sameWithRanges(a->ops[i].node(), b->ops[i].node())) return false;
+  }
+  for (size_t i = 0; i < a->terms.size(); ++i) {
+    if (a->terms[i].first != b->terms[i].first ||
+        !sameWithRanges(a->terms[i].second.node(), b->terms[i].second.node())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 struct MemoKey {
   const ArithNode* node;
   int depth;
   int flavour;
-  bool operator==(const MemoKey&) const = default;
+  bool operator==(const MemoKey& other) const {
+    return depth == other.depth && flavour == other.flavour && sameWithRanges(node, other.node);
+  }
 };
 struct MemoKeyHash {
   size_t operator()(const MemoKey& k) const {
-    return std::hash<const void*>{}(k.node) ^ (static_cast<size_t>(k.depth) * 0x9e3779b9u) ^
-           static_cast<size_t>(k.flavour);
+    return k.node->hash ^ (static_cast<size_t>(k.depth) * 0x9e3779b9u) ^
+           (static_cast<size_t>(k.flavour) * 0x85ebca6bu);
   }
 };
 template <typename V>

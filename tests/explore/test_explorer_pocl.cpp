@@ -8,7 +8,8 @@
 // timeout and the run goes on with the other variants; a kernel changed to write one value
 // past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
 // A variant found running (the marker) is run again once, and recorded as crashed without
-// running when found running twice. With pre-builds (jobs = 2) the same variants get the same
+// running when found running twice. A crash or a hang planted in code generation (the
+// generator process) is recorded as crashed / timeout for that variant only. With pre-builds (jobs = 2) the same variants get the same
 // statuses, and the recorded build time is the pre-build's.
 //
 // Not an opencl_* test on purpose: those run opencl_main.cpp, which lists the OpenCL devices in
@@ -252,6 +253,46 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
   CHECK(summary.statusCounts["wrong_answer"] == 2);
   CHECK(summary.statusCounts["crashed"] == 1);
   CHECK(summary.statusCounts["timeout"] == 1);
+}
+
+TEST_CASE("a crash or a hang in code generation costs that variant only") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  options.timeoutSeconds = 5;  // the cap: generation's deadline
+  options.order = SampleOrder::Random;  // variants measured in index order
+  // Run in the generator process: a crash there kills it, a hang gets it killed; a new one
+  // generates the next variant.
+  options.tamperGeneration = [](size_t variant) {
+    if (variant == 1) *static_cast<volatile int*>(nullptr) = 1;
+    if (variant == 3) sleep(60);
+  };
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 6);
+  ResultsDb db(options.db);
+  const VariantRecord crashed = *db.find(keyOf(prep, 1));
+  CAPTURE(crashed.message);
+  CHECK(crashed.status == VariantStatus::Crashed);
+  CHECK(crashed.message.find("SIGSEGV") != std::string::npos);
+  CHECK(crashed.message.find("in the generation") != std::string::npos);
+  const VariantRecord hung = *db.find(keyOf(prep, 3));
+  CAPTURE(hung.message);
+  CHECK(hung.status == VariantStatus::Timeout);
+  CHECK(hung.message.find("in the generation") != std::string::npos);
+  for (size_t index : {0, 2, 4, 5}) {
+    CAPTURE(index);
+    const VariantRecord row = *db.find(keyOf(prep, index));
+    CAPTURE(row.message);
+    CHECK((row.status == VariantStatus::Ok || row.status == VariantStatus::Timeout));
+    if (row.status == VariantStatus::Ok) {
+      // The generator's own figures are recorded with the row.
+      const nlohmann::json details = nlohmann::json::parse(row.details);
+      CHECK(details.contains("generator"));
+      CHECK(details["generator"].value("generateCpuMs", -1.0) > 0);
+    }
+  }
+  CHECK(summary.statusCounts["crashed"] == 1);
 }
 
 TEST_CASE("a variant found running is run again once, and recorded crashed the second time") {
