@@ -81,20 +81,12 @@ std::map<std::string, int64_t> parseParams(const std::vector<std::string>& optio
           option.substr(start, end == std::string::npos ? std::string::npos : end - start);
       start = end == std::string::npos ? option.size() + 1 : end + 1;
       if (item.empty()) continue;
-      size_t equals = item.find('=');
-      std::string name = item.substr(0, equals);
-      std::string number = equals == std::string::npos ? "" : item.substr(equals + 1);
-      size_t used = 0;
-      int64_t value = 0;
-      try {
-        value = std::stoll(number, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (name.empty() || number.empty() || used != number.size()) {
+      const std::optional<std::pair<std::string, int64_t>> parsed = parseNameEqualsInteger(item);
+      if (!parsed) {
         throw std::runtime_error("--params " + option + ": '" + item +
                                  "' is not NAME=INTEGER (e.g. --params theta=10,kappa=4)");
       }
+      const auto& [name, value] = *parsed;
       if (values.count(name)) {
         throw std::runtime_error("--params: " + name + " is given twice");
       }
@@ -520,6 +512,23 @@ std::string describeNs(uint64_t ns) {
   return text;
 }
 
+// Where a picked variant comes from, for the drop-in's header: the device it was tuned on (its
+// fingerprint and, when recorded, its name) and the pick with its median, space and database.
+void describeTuning(host::DropinMetadata& metadata, const explore::PickedVariant& picked,
+                    const explore::PickSpec& spec, const std::string& db) {
+  metadata.deviceFingerprint = picked.record.key.device;
+  nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
+  if (details.is_object() && details.contains("device") && details["device"].is_string()) {
+    metadata.tunedOn = details["device"].get<std::string>();
+  }
+  metadata.tuning = "--pick " + spec.describe() + ": " + picked.why;
+  if (picked.record.medianNs) metadata.tuning += "; median " + describeNs(*picked.record.medianNs);
+  if (picked.record.spaceBytes) {
+    metadata.tuning += ", " + std::to_string(*picked.record.spaceBytes) + " bytes";
+  }
+  metadata.tuning += "; recorded by " + picked.record.key.compiler + " in " + db;
+}
+
 void emitPicked(const EmitOptions& options) {
   if (options.layer.empty()) {
     throw std::runtime_error(
@@ -561,17 +570,7 @@ void emitPicked(const EmitOptions& options) {
     }
   }
   metadata.sizes = target.sizes;
-  metadata.deviceFingerprint = picked.record.key.device;
-  nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
-  if (details.is_object() && details.contains("device") && details["device"].is_string()) {
-    metadata.tunedOn = details["device"].get<std::string>();
-  }
-  metadata.tuning = "--pick " + spec.describe() + ": " + picked.why;
-  if (picked.record.medianNs) metadata.tuning += "; median " + describeNs(*picked.record.medianNs);
-  if (picked.record.spaceBytes) {
-    metadata.tuning += ", " + std::to_string(*picked.record.spaceBytes) + " bytes";
-  }
-  metadata.tuning += "; recorded by " + picked.record.key.compiler + " in " + options.db;
+  describeTuning(metadata, picked, spec, options.db);
   metadata.notes = layerNotes(layer);
   writeAndReport(compiled, target.sizes, metadata, options);
 }
@@ -610,14 +609,7 @@ void emitPickedFile(const EmitOptions& options) {
     }
   }
   metadata.sizes = sizes;
-  metadata.deviceFingerprint = picked.record.key.device;
-  nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
-  if (details.is_object() && details.contains("device") && details["device"].is_string()) {
-    metadata.tunedOn = details["device"].get<std::string>();
-  }
-  metadata.tuning = "--pick " + spec.describe() + ": " + picked.why;
-  if (picked.record.medianNs) metadata.tuning += "; median " + describeNs(*picked.record.medianNs);
-  metadata.tuning += "; recorded by " + picked.record.key.compiler + " in " + options.db;
+  describeTuning(metadata, picked, spec, options.db);
   writeAndReport(compiled, sizes, metadata, options);
 }
 

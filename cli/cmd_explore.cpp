@@ -168,16 +168,9 @@ std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& 
   if (!options.sizes.empty()) {
     throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
   }
-  std::vector<int> widths, unrolls;
-  for (int v : {1, 2, 4, 8, 16}) {
-    if (options.vectorWidth < 0 || v == options.vectorWidth) widths.push_back(v);
-  }
-  for (int u : {0, 1}) {
-    if (options.unroll < 0 || u == options.unroll) unrolls.push_back(u);
-  }
-  if (widths.empty() || unrolls.empty()) {
-    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
-  }
+  const LayerStructureChoices choices = layerStructureChoices(options.vectorWidth, options.unroll);
+  const std::vector<int>& widths = choices.widths;
+  const std::vector<int>& unrolls = choices.unrolls;
   auto layerTarget = [&](const ConvLayer& layer) {
     return widths.size() * unrolls.size() == 1
                ? explore::layerTarget(layer, widths.front(), unrolls.front())

@@ -55,23 +55,45 @@ std::set<std::string> mentionedSizeNames(const Definition& definition) {
   return names;
 }
 
+std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std::string& text) {
+  const size_t equals = text.find('=');
+  if (equals == std::string::npos) return std::nullopt;
+  std::string name = text.substr(0, equals);
+  const std::string number = text.substr(equals + 1);
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(number, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (name.empty() || number.empty() || used != number.size()) return std::nullopt;
+  return std::make_pair(std::move(name), value);
+}
+
+LayerStructureChoices layerStructureChoices(int vectorWidth, int unroll) {
+  LayerStructureChoices choices;
+  for (int v : {1, 2, 4, 8, 16}) {
+    if (vectorWidth < 0 || v == vectorWidth) choices.widths.push_back(v);
+  }
+  for (int u : {0, 1}) {
+    if (unroll < 0 || u == unroll) choices.unrolls.push_back(u);
+  }
+  if (choices.widths.empty() || choices.unrolls.empty()) {
+    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  }
+  return choices;
+}
+
 ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
                               const std::set<std::string>& known) {
   ArithBinding sizes;
   for (const std::string& text : options) {
-    size_t equals = text.find('=');
-    std::string name = text.substr(0, equals);
-    std::string number = equals == std::string::npos ? "" : text.substr(equals + 1);
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(number, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (name.empty() || number.empty() || used != number.size()) {
+    const std::optional<std::pair<std::string, int64_t>> item = parseNameEqualsInteger(text);
+    if (!item) {
       throw std::runtime_error("--size " + text + ": expected NAME=INTEGER, e.g. --size N=4");
     }
+    const auto& [name, value] = *item;
     if (!known.count(name)) {
       std::string list;
       for (const std::string& variable : known) list += (list.empty() ? "" : ", ") + variable;

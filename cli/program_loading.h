@@ -1,10 +1,13 @@
-// What `weft compile` and `weft run` share before they diverge: choosing the definition of a
-// parsed weft file (--def NAME or the last one), and reading the --size NAME=VALUE options
-// against the size variables the definition mentions. Kept in one place so that both commands
+// What the commands share before they diverge: choosing the definition of a parsed weft file
+// (--def NAME or the last one), reading the --size NAME=VALUE options against the size
+// variables the definition mentions, NAME=INTEGER items, and a layer's structure choices. Kept in one place so that both commands
 // select definitions and reject bad --size values with the same rules and messages.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,19 @@ std::set<std::string> mentionedSizeNames(const Definition& definition);
 // option or a NAME not in `known` (the message lists `known`).
 ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
                               const std::set<std::string>& known);
+
+// "NAME=INTEGER" split into its name and value; nullopt when the text is not of that form
+// (no '=', an empty name, or a value that is not a whole integer).
+std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std::string& text);
+
+// The conv-direct structures `weft explore --layer` and `weft bundle --layer` sample: the vector
+// widths (1, 2, 4, 8, 16, or only `vectorWidth` when it is >= 0) and unroll settings (0, 1, or
+// only `unroll`). Throws std::invalid_argument when the choice leaves none.
+struct LayerStructureChoices {
+  std::vector<int> widths;
+  std::vector<int> unrolls;
+};
+LayerStructureChoices layerStructureChoices(int vectorWidth, int unroll);
 
 // "a,b,,c" -> {"a", "b", "c"}: a comma-separated option value, empty items dropped.
 std::vector<std::string> splitCommaList(const std::string& text);
