@@ -92,8 +92,9 @@ struct Options {
                                          "pipeline-fused-private-chain"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
-  std::vector<std::string> tiles = {"10,16,16", "18,16,16", "12,16,16", "34,32,8",
-                                    "20,32,8",  "14,32,8",  "26,16,16", "6,32,8"};
+  // The last two fit Canny's chain at 4096² (theta1 - 2 and theta2 - 2 divide H and W).
+  std::vector<std::string> tiles = {"10,16,16", "18,16,16", "12,16,16", "34,32,8", "20,32,8",
+                                    "14,32,8",  "26,16,16", "6,32,8",   "10,18,16", "10,10,8"};
   int maxTiles = 2;
   std::vector<std::string> handShapes = {"8,8,16", "16,4,16", "16,16,16"};
 };

@@ -285,7 +285,7 @@ class Generator {
 
   // The view of a value read by a kernel; computed values become earlier kernels.
   ViewPtr genHostView(const Expr& e) {
-    if (!computes(e) || isLayoutLike(e)) {
+    if (!computes(e) || (isLayoutLike(e) && !reorderedKernelResult(e))) {
       return layoutView(e, [this](const Expr& a) { return genHostView(a); });
     }
     const Type& type = typeOf(e);
@@ -674,6 +674,36 @@ class Generator {
                            invertibleChain(body.funs()[0].body(), body.funs()[0].params()[0]);
       default: return false;
     }
+  }
+
+  // A chain of invertible layout steps (join, split, transpose, maps of them) with a transpose
+  // in it, over a kernel's parallel map: overlapped tiles laid out tile by tile. Read by later
+  // kernels, such a value is stored in its own order (the kernel writes through the inverse
+  // views, as for an output), so that readers index it directly instead of through tile-order
+  // arithmetic (issue 9: Canny's suppression read the magnitude with gathers on PoCL).
+  bool reorderedKernelResult(const Expr& e) {
+    bool transposes = false;
+    Expr node = e;
+    while (node.isPrim() && node.primOp() != Op::MapGlb && node.primOp() != Op::MapWrg) {
+      switch (node.primOp()) {
+        case Op::Transpose: transposes = true; break;
+        case Op::Join:
+        case Op::Split:
+        case Op::Id: break;
+        case Op::Map:
+          if (!isLayoutMap(node) ||
+              !invertibleChain(node.funs()[0].body(), node.funs()[0].params()[0])) {
+            return false;
+          }
+          transposes = transposes || containsOp(node.funs()[0], [](Op op) {
+                         return op == Op::Transpose;
+                       });
+          break;
+        default: return false;
+      }
+      node = node.args()[0];
+    }
+    return transposes && node.isPrim();
   }
 
   ViewPtr invertChain(const Expr& body, const Expr& param, const ViewPtr& out) {

@@ -149,6 +149,16 @@ bool viewFunction(const Expr& f) {
   return onlyLayout;
 }
 
+// map(g, let(w -> map(h, ...), e)): after boxed-stage-fusion, the merged stage's map over the
+// one-element result of the window function (the threshold over the suppression's value).
+// Left a map, the default lowering would make it a third parallel dimension of one work-item
+// (global 1 x W x H: nothing for PoCL to vectorise, no interior fast path along x).
+bool mapOverWindowResult(const Expr& node) {
+  if (!computes(node) || !node.args()[0].isPrim(Op::Let)) return false;
+  const Expr& binder = node.args()[0].funs()[0];
+  return binder.isLambda() && computes(binder.body());
+}
+
 bool unrollable(const Expr& node) { return computes(node) && !viewFunction(node.funs()[0]); }
 bool anyReduce(const Expr& node) { return node.isPrim(Op::Reduce); }
 
@@ -178,7 +188,9 @@ Strategy pipelineFusedPrivateChain(const RuleArguments& arguments) {
                "no stencil stage over the windows of another stencil stage"),
       repeat(topDownWhere(chainRule("overlapped-tiling-fusion"), overImageWindows, tiles), 100),
       tryS(seq(topDownWhere(chainRule("let-inline"), letReadByOneStage),
-               topDown(chainRule("boxed-stage-fusion")))),
+               seq(topDown(chainRule("boxed-stage-fusion")),
+                   repeat(topDownWhere(chainRule("map-to-mapseq-unroll"), mapOverWindowResult),
+                          100)))),
       required(topDownWhere(chainRule("map-to-mapglb"), mapBinding("tileRow"), dimension(1)),
                "map-to-mapglb on the tile rows"),
       repeat(topDownWhere(chainRule("map-to-mapglb"), mapBinding("tileRow"), dimension(1)), 100),

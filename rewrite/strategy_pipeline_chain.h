@@ -11,7 +11,9 @@
 //     an array of tuples yet ("tuples cannot be stored in memory yet", codegen/opencl_gen.cpp):
 //     the Gaussian and Sobel are computed by both.
 //   kernel B: non-maximum suppression -> double threshold, the threshold merged into the
-//     suppression's window function (one stencil stage, default lowering).
+//     suppression's window function (one stencil stage, default lowering). Kernels A store
+//     their results in image order (code generation writes a temporary whose tile views
+//     transpose through their inverse), so kernel B reads them as row * W + column.
 //
 // Steps (rules of rules_stencil_chain.cpp, rules_stencil_fusion.cpp and the library):
 //   1. let-inline-recompute until no let's value is read twice (blurred into gx and gy, gx and
@@ -21,7 +23,9 @@
 //   3. pad2d-map2d-interchange: the Sobel's clamp pad moved below the Gaussian;
 //   4. overlapped-tiling-fusion (at least once) with theta1 x theta2 (tuning variables when not
 //      given; both kernels A then get their own pair);
-//   5. let-inline of the suppression into the threshold, boxed-stage-fusion (default lowering);
+//   5. let-inline of the suppression into the threshold, boxed-stage-fusion, map-to-mapseq-unroll
+//      on the threshold's map over the window's one-element result (so the default lowering
+//      gives kernel B W x H work-items, not 1 x W x H, and the interior fast path along x);
 //   6. map-to-mapglb dim 1 / dim 0 on the maps over tile rows and tiles, compute-to-private on
 //      the Gaussian's map over a tile, map-to-mapseq-unroll on every computing map and
 //      reduce-to-reduceseq on every reduce inside those work-items. The lets binding magnitude

@@ -7,7 +7,8 @@
 // cover them (W = 9 with theta2 - 2 = 3; the constraints ask theta1 - 2 | H, theta2 - 2 | W).
 // Structure: three kernels (the unfused program seven): magnitude and direction each by
 // overlapped tiling with the Gaussian's tile in private memory (no local memory, no barrier),
-// suppression and threshold as one.
+// suppression and threshold as one, reading the temporaries in image order over W x H
+// work-items.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -112,6 +113,29 @@ TEST_CASE("fused Canny is three kernels, magnitude and direction by overlapped t
   for (const auto& kernel : compiled.kernels) tiled += kernel.privateScalars >= 60 ? 1 : 0;
   CHECK(tiled == 2);
   CHECK(generateOpenCL(lowerDefault(canny), options).kernels.size() == 7);
+}
+
+TEST_CASE("the suppression kernel reads magnitude and direction in image order, in 2D") {
+  // Kernels A write their tiles through the inverse of the tile views (codegen's
+  // reorderedKernelResult), so kernel B indexes the temporaries as row * W + column (no
+  // tile-order % arithmetic, which PoCL turned into gathers); the threshold's map over the
+  // suppression's one-element result is sequential, so kernel B is W x H work-items (not
+  // 1 x W x H) and gets the interior fast path along x.
+  const Definition program = fusedCanny({{"theta1", Arith(6)}, {"theta2", Arith(10)}});
+  CodegenOptions options;
+  options.specialize = {{"W", 32}, {"H", 16}};
+  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  REQUIRE(compiled.kernels.size() == 3);
+  const KernelPlan& suppression = compiled.kernels[2];
+  CHECK(suppression.dimensions == 2);
+  CHECK(evaluate(suppression.globalSize[0], {}) == 32);
+  CHECK(evaluate(suppression.globalSize[1], {}) == 16);
+  const size_t start = compiled.source.find("kernel void " + suppression.name);
+  REQUIRE(start != std::string::npos);
+  const std::string text = compiled.source.substr(start);
+  CAPTURE(text);
+  CHECK(text.find('%') == std::string::npos);
+  CHECK(text.find("_first") != std::string::npos);
 }
 
 TEST_CASE("the chain strategy refuses a pipeline without two stencils over the same windows") {
