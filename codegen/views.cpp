@@ -9,7 +9,9 @@
 //
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
-// `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it.
+// `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it. A memory
+// address (the sum of each index times its stride) is built with sumOfProducts, canonicalised
+// once rather than after every + and *: unrolled loops resolve thousands of reads (issue 6).
 #include "codegen/views.h"
 
 #include <cstdio>
@@ -129,14 +131,16 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
                               const std::vector<int>& path, const std::optional<Arith>& lane) {
   if (!path.empty()) fail("tuples cannot be stored in memory (" + view.name + ")");
   Type type = view.type;
-  Arith offset = view.offset;
+  std::vector<std::pair<Arith, Arith>> terms;  // index * the scalars of an element, summed once
+  terms.reserve(indices.size());
   for (const Arith& index : indices) {
     if (!type.isArray()) {
       fail("too many indices for " + view.name + " of type " + view.type.toString());
     }
-    offset = offset + index * scalarCount(type.arrayElement());
+    terms.emplace_back(index, scalarCount(type.arrayElement()));
     type = type.arrayElement();
   }
+  Arith offset = sumOfProducts(view.offset, terms);
   if (type.isArray()) {
     fail("cannot read the whole array " + type.toString() + " of " + view.name + " as one value");
   }

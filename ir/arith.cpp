@@ -531,6 +531,20 @@ Arith operator*(const Arith& a, const Arith& b) {
   return fromPoly(mulPoly(toPoly(a), toPoly(b)));
 }
 
+// Every canonical sum is the refolding of its polynomial with the top-level remainders
+// expanded (x%b -> x - b*(x/b), refoldDivMod), and that expansion is additive and
+// multiplicative while refolding leaves it unchanged, so the polynomial of the whole sum,
+// canonicalised once, is what the operators above give step by step.
+Arith sumOfProducts(const Arith& start, const std::vector<std::pair<Arith, Arith>>& products) {
+  if (products.empty()) return start;
+  if (products.size() == 1 && start.isConstant() && start.constant() == 0) {
+    return products[0].first * products[0].second;
+  }
+  Poly sum = toPoly(start);
+  for (const auto& [a, b] : products) sum = addPoly(sum, mulPoly(toPoly(a), toPoly(b)));
+  return fromPoly(std::move(sum));
+}
+
 Arith operator/(const Arith& a, const Arith& b) { return simplifyDivMod(a, b, false); }
 Arith operator%(const Arith& a, const Arith& b) { return simplifyDivMod(a, b, true); }
 Arith min(const Arith& a, const Arith& b) { return simplifyMinMax(a, b, false); }

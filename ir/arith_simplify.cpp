@@ -914,22 +914,63 @@ Poly expandMods(const Poly& p) {
   return out;
 }
 
+// b with its % expanded, and x - x%b likewise (nullopt when x%b is not the partner of x/b), for
+// a division atom d = x/b. Memoised per atom (each computed only when first needed, as
+// before): the refolding of every sum that contains d asks for them again.
+thread_local Memo<Poly> divisorExpansionMemo;
+thread_local Memo<std::optional<Poly>> numeratorMinusRemainderMemo;
+
+Poly divisorExpanded(const Arith& d) {
+  if (const Poly* hit = divisorExpansionMemo.find(d, 0)) return *hit;
+  Poly result = expandMods(toPoly(d.node()->ops[1]));
+  divisorExpansionMemo.put(d, 0, result);
+  return result;
+}
+
+std::optional<Poly> numeratorMinusRemainder(const Arith& d) {
+  if (const std::optional<Poly>* hit = numeratorMinusRemainderMemo.find(d, 0)) return *hit;
+  std::optional<Poly> result;
+  if (auto r = partnerMod(d)) result = minus(expandMods(toPoly(d.node()->ops[0])), toPoly(*r));
+  numeratorMinusRemainderMemo.put(d, 0, result);
+  return result;
+}
+
 // Writes p as sum_k Q_k*D^k for the atom D = x/b and replaces, where b^k divides Q_k (or the
 // divisible part of it), b^k*D^k by (x - x%b)^k (b and x with their % expanded, as in p).
 // nullopt when nothing is divisible or x%b is not the partner of x/b.
 std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
-  std::map<int, Poly> byPower;  // k -> Q_k
+  // Q_k by k, built in one pass: the terms without d keep their monomials (p's terms are
+  // sorted with distinct monomials, so they stay a polynomial as they are); the others lose
+  // d^k and are sorted once (normalize), which is what adding them one by one gave.
+  std::map<int, std::pair<int64_t, std::vector<Term>>> collected;  // k -> (constant, terms)
   for (const Term& t : p.terms) {
     auto atoms = monoAtoms(t.mono);
+    size_t occurrences = 0;
+    for (const Arith& a : atoms) occurrences += a == d ? 1 : 0;
+    auto& [constant, terms] = collected[static_cast<int>(occurrences)];
+    if (occurrences == 0) {
+      terms.push_back(t);
+      continue;
+    }
+    if (occurrences == atoms.size()) {
+      constant = addChecked(constant, t.coef);
+      continue;
+    }
     std::vector<Arith> rest;
+    rest.reserve(atoms.size() - occurrences);
     for (const Arith& a : atoms) {
       if (!(a == d)) rest.push_back(a);
     }
-    int k = static_cast<int>(atoms.size() - rest.size());
-    byPower[k] = addPoly(byPower[k], monoPoly(t.coef, std::move(rest)));
+    terms.push_back(Term{t.coef, makeMono(std::move(rest))});
   }
-  const Arith& x = d.node()->ops[0];
-  const Arith& b = d.node()->ops[1];
+  std::map<int, Poly> byPower;  // k -> Q_k
+  for (auto& [k, entry] : collected) {
+    if (k == 0) {
+      byPower[k] = Poly{entry.first, std::move(entry.second)};
+    } else {
+      byPower[k] = normalize(entry.first, std::move(entry.second));
+    }
+  }
   Poly out{p.constant, {}};
   // In the expanded space p lives in: b and x - x%b with their own % expanded.
   std::optional<Poly> bExpanded;
@@ -940,7 +981,7 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
     Poly dk = k == 0 ? Poly{1, {}} : monoPoly(1, std::vector<Arith>(static_cast<size_t>(k), d));
     std::optional<QuotientRemainder> qr;
     if (k > 0) {
-      if (!bExpanded) bExpanded = expandMods(toPoly(b));
+      if (!bExpanded) bExpanded = divisorExpanded(d);
       qr = refoldDivide(q, power(*bExpanded, k));
     }
     if (!qr || qr->q.isZero()) {
@@ -948,11 +989,8 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
       continue;
     }
     if (!xMinusR && !noPartner) {
-      if (auto r = partnerMod(d)) {
-        xMinusR = minus(expandMods(toPoly(x)), toPoly(*r));
-      } else {
-        noPartner = true;
-      }
+      xMinusR = numeratorMinusRemainder(d);
+      noPartner = !xMinusR;
     }
     if (noPartner) {
       out = addPoly(out, mulPoly(q, dk));
@@ -1008,17 +1046,19 @@ static void refoldDivisions(Poly& cur) {
     for (size_t i = 0; i < divs.size(); ++i) divs[i] = bySize[i].second;
     auto cost = sumCost(cur);
     std::optional<Poly> next;
+    std::optional<Poly> firstCandidate;  // substituteDiv(cur, divs[0]), which `all` starts with
     for (const Arith& d : divs) {
       auto candidate = substituteDiv(cur, d);
       if (candidate && sumCost(*candidate) < cost) {
         next = std::move(candidate);
         break;
       }
+      if (&d == &divs.front()) firstCandidate = std::move(candidate);
     }
     if (!next && divs.size() > 1) {
-      Poly all = cur;
-      for (const Arith& d : divs) {
-        if (auto c = substituteDiv(all, d)) all = std::move(*c);
+      Poly all = firstCandidate ? std::move(*firstCandidate) : cur;
+      for (size_t i = 1; i < divs.size(); ++i) {
+        if (auto c = substituteDiv(all, divs[i])) all = std::move(*c);
       }
       if (sumCost(all) < cost) next = std::move(all);
     }

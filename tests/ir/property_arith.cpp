@@ -321,3 +321,21 @@ TEST_CASE("property: proofs and bounds hold for every value in the ranges") {
     }
   }));
 }
+
+// sumOfProducts (addresses in codegen/views.cpp) must give exactly what the operators give step
+// by step: the same canonical expression, the same weft text and C.
+TEST_CASE("property: sumOfProducts is the sum built operation by operation") {
+  CHECK(rc::check("start + a*b + c*d, canonicalised once", [] {
+    auto s = tryBuild(genTree(2));
+    auto a = tryBuild(genTree(2));
+    auto b = tryBuild(genTree(2));
+    auto c = tryBuild(genTree(2));
+    auto d = tryBuild(genTree(2));
+    if (!s || !a || !b || !c || !d) return;
+    Arith stepByStep = *s + *a * *b + *c * *d;
+    Arith once = sumOfProducts(*s, {{*a, *b}, {*c, *d}});
+    RC_ASSERT(once == stepByStep);
+    RC_ASSERT(once.toString() == stepByStep.toString());
+    RC_ASSERT(once.toC() == stepByStep.toC());
+  }));
+}
