@@ -250,6 +250,19 @@ inline Expr buildPad2DExpansion(const Pad2DExpansion& p, Expr x) {
           transpose(std::move(rows))));
 }
 
+// Tiles of per-window results put back in place: tile (a, b), window (i, j) -> output
+// (a·w1 + i, b·w2 + j), for a 2D array of tiles each holding a 2D array of results (as
+// map2d-slide-tiling and tileOverlapped build them). The map that untiles binds params named
+// tileRow and windowRow (strategies locate them by these names).
+inline Expr untileWindowResults(Expr computedTiles) {
+  return join(map(lam("tileRow",
+                      [](Expr tileRow) {
+                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
+                                   transpose(std::move(tileRow)));
+                      }),
+                  std::move(computedTiles)));
+}
+
 // Overlapped tiling of the 2D windows `windows` (slide2D's expansion, size s1 x s2, steps t1,
 // t2) taken over an array of x's shape: x cut by slideStrict2D into tiles of theta1 x theta2
 // elements that overlap by the windows' halo (steps theta1 - (s1 - t1), theta2 - (s2 - t2);
@@ -277,12 +290,7 @@ inline std::optional<Expr> tileOverlapped(const RuleApplication& a, const Slide2
   Expr computedTiles = map(
       lam("tileRow", [&](Expr tileRow) { return map(lam("tile", perTile), std::move(tileRow)); }),
       std::move(tiles));
-  return join(map(lam("tileRow",
-                      [](Expr tileRow) {
-                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
-                                   transpose(std::move(tileRow)));
-                      }),
-                  std::move(computedTiles)));
+  return untileWindowResults(std::move(computedTiles));
 }
 
 }  // namespace weft::rewrite

@@ -145,13 +145,7 @@ std::optional<Expr> map2DSlideTiling(const RuleApplication& a) {
                        std::move(tileRow));
           }),
       std::move(tiles));
-  // Tile (a, b), window (i, j) -> output (a·w1 + i, b·w2 + j), as slide-tiling-2d.
-  return join(map(lam("tileRow",
-                      [](Expr tileRow) {
-                        return map(lam("windowRow", [](Expr row) { return join(std::move(row)); }),
-                                   transpose(std::move(tileRow)));
-                      }),
-                  std::move(computedTiles)));
+  return untileWindowResults(std::move(computedTiles));
 }
 
 // ---- map-map-blocking ----

@@ -25,22 +25,13 @@
 #include "ir/interp.h"
 #include "ir/parser.h"
 #include "rewrite/strategy_pipeline_chain.h"
+#include "tests/support/pipeline_opencl_fixture.h"
 #include "tests/support/pipeline_reference.h"
 
 using namespace weft;
 using namespace weft::testing::pipelines;
 
 namespace {
-
-host::Context& context() {
-  static host::Context ctx(host::selectDevice(""));
-  return ctx;
-}
-
-host::ProgramCache& cache() {
-  static host::ProgramCache programs;
-  return programs;
-}
 
 Definition loadCanny() {
   const char* root = std::getenv("WEFT_SOURCE_DIR");
@@ -74,18 +65,12 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
   }
   const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
   host::RunOptions runOptions;
-  runOptions.cache = &cache();
+  runOptions.cache = &pipelineCache();
   runOptions.repeats = repeats;
   runOptions.guards = guards;
-  host::RunResult result = host::runProgram(context(), program, {input}, sizes, runOptions);
+  host::RunResult result = host::runProgram(pipelineContext(), program, {input}, sizes, runOptions);
   for (const host::GuardViolation& v : result.guardViolations) FAIL(v.describe());
   return result;
-}
-
-std::string milliseconds(uint64_t nanoseconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(nanoseconds) / 1e6);
-  return text;
 }
 
 // Labels against the reference: mismatches fail, near-tie flips are counted and returned.
