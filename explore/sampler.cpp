@@ -589,25 +589,31 @@ void Sampler::sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64
   if (result.points.size() < k) {
     // Rejection accepts too rarely (or the space has about k points): go on incrementally.
     result.method += "+incremental";
-    uint64_t attempts = 0;
-    int duplicatesInARow = 0, deadEnds = 0;
-    while (result.points.size() < k) {
-      std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
-      if (!point) {
-        if (++deadEnds > 1000 + static_cast<int>(10 * k)) break;
-        continue;
-      }
-      if (!seen.insert(*point).second) {
-        if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
-          result.duplicateLimitReached = true;
-          break;
-        }
-        continue;
-      }
-      duplicatesInARow = 0;
-      result.points.push_back(std::move(*point));
-    }
+    drawIncrementally(k, rng, seen, result);  // too many dead ends: return what was found
   }
+}
+
+bool Sampler::drawIncrementally(size_t k, std::mt19937_64& rng, std::set<std::vector<int64_t>>& seen,
+                                SampleSet& result) {
+  uint64_t attempts = 0;
+  int duplicatesInARow = 0, deadEnds = 0;
+  while (result.points.size() < k) {
+    std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
+    if (!point) {
+      if (++deadEnds > 1000 + static_cast<int>(10 * k)) return false;
+      continue;
+    }
+    if (!seen.insert(*point).second) {
+      if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
+        result.duplicateLimitReached = true;
+        return true;
+      }
+      continue;
+    }
+    duplicatesInARow = 0;
+    result.points.push_back(std::move(*point));
+  }
+  return true;
 }
 
 void Sampler::recheck(const std::vector<int64_t>& values) const {
@@ -687,26 +693,8 @@ SampleSet Sampler::sample(size_t k, uint64_t seed) {
   } else {
     result.method = "incremental";
     std::set<std::vector<int64_t>> seen;
-    int duplicatesInARow = 0;
-    int deadEnds = 0;
-    uint64_t attempts = 0;
-    while (result.points.size() < k) {
-      std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
-      if (!point) {
-        if (++deadEnds > 1000 + static_cast<int>(10 * k)) {
-          throw std::logic_error("sampler: too many dead ends (Z3 answered unknown too often?)");
-        }
-        continue;
-      }
-      if (!seen.insert(*point).second) {
-        if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
-          result.duplicateLimitReached = true;
-          break;
-        }
-        continue;
-      }
-      duplicatesInARow = 0;
-      result.points.push_back(std::move(*point));
+    if (!drawIncrementally(k, rng, seen, result)) {
+      throw std::logic_error("sampler: too many dead ends (Z3 answered unknown too often?)");
     }
   }
   for (const std::vector<int64_t>& point : result.points) recheck(point);

@@ -61,6 +61,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -168,6 +169,11 @@ class Sampler {
                                                   const std::vector<int64_t>& values) const;
   void recheck(const std::vector<int64_t>& values) const;
   void sampleByCounting(CountingSampler& exact, size_t k, std::mt19937_64& rng, SampleSet& result);
+  // Draws points one by one with drawOne until result holds k, skipping those in seen (and adding
+  // the new ones to it); stops early at too many duplicates in a row (duplicateLimitReached).
+  // Returns false after too many dead ends (draws that found no point).
+  bool drawIncrementally(size_t k, std::mt19937_64& rng, std::set<std::vector<int64_t>>& seen,
+                         SampleSet& result);
 
   // The launch-size stage (see the file comment). launchGroups_ holds, per kernel with open
   // local sizes, its parameters (indices into space_.parameters) and the constraints that
