@@ -50,16 +50,6 @@
 #include "host/opencl_runtime.h"
 #include "ir/conv_layer.h"
 
-#ifndef WEFT_VERSION
-#define WEFT_VERSION "dev"
-#endif
-#ifndef WEFT_BENCH_RESULTS_DIR
-#define WEFT_BENCH_RESULTS_DIR "bench/results"
-#endif
-#ifndef WEFT_BENCH_TORCH_SCRIPT
-#define WEFT_BENCH_TORCH_SCRIPT "bench/baselines_torch.py"
-#endif
-
 namespace weft::bench {
 
 namespace {

@@ -40,6 +40,17 @@
 #include "ir/conv_layer.h"
 #include "ir/value.h"
 
+// Defaults for what bench/CMakeLists.txt passes as compile definitions (a build outside it).
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "dev"
+#endif
+#ifndef WEFT_BENCH_RESULTS_DIR
+#define WEFT_BENCH_RESULTS_DIR "bench/results"
+#endif
+#ifndef WEFT_BENCH_TORCH_SCRIPT
+#define WEFT_BENCH_TORCH_SCRIPT "bench/baselines_torch.py"
+#endif
+
 namespace weft::bench {
 
 inline constexpr double kVerifyTolerance = 1e-3;

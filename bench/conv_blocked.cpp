@@ -54,10 +54,6 @@
 #include "ir/value.h"
 #include "rewrite/strategies.h"
 
-#ifndef WEFT_BENCH_RESULTS_DIR
-#define WEFT_BENCH_RESULTS_DIR "bench/results"
-#endif
-
 namespace weft::bench {
 
 namespace {
@@ -145,7 +141,6 @@ struct Variant {
   int rows = 1;              // VectorByHand: output rows per work-group
   int padInLoads = 0;        // vector variants: 1 = no pad kernel, guarded loads of the input
 };
-
 
 // The low-level definition of a variant for a layer.
 Definition lowered(const ConvLayer& layer, const Variant& v) {

@@ -42,13 +42,6 @@
 #include "ir/conv_layer.h"
 #include "ir/value.h"
 
-#ifndef WEFT_VERSION
-#define WEFT_VERSION "dev"
-#endif
-#ifndef WEFT_BENCH_RESULTS_DIR
-#define WEFT_BENCH_RESULTS_DIR "bench/results"
-#endif
-
 namespace weft::bench {
 
 namespace {
