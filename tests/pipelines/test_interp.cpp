@@ -208,7 +208,7 @@ TEST_CASE("the comparison sees the borders: zero padding instead of clamp disagr
             .mismatches > 0);
 }
 
-TEST_CASE("the comparison sees a changed threshold or direction rule in Canny") {
+TEST_CASE("the comparison sees a changed threshold, direction or suppression rule in Canny") {
   const Image image = blockyImage(32, 32, 1, 77);
   const CannyResult expected = cannyReference(image);
   const Definition lowerHigh = variantOf("canny", {{"m >= 0.3f", "m >= 0.25f"}});
@@ -217,8 +217,14 @@ TEST_CASE("the comparison sees a changed threshold or direction rule in Canny") 
             .mismatches > 0);
   // Swapping the two diagonals changes which neighbours suppress a diagonal edge.
   const Definition swapped =
-      variantOf("canny", {{"gx * gy > 0.0f ? 1 : 3", "gx * gy > 0.0f ? 3 : 1"}});
+      variantOf("canny", {{"gx * gy > 0.0f ? -1.0f : 1.0f", "gx * gy > 0.0f ? 1.0f : -1.0f"}});
   CHECK(compareInts(flattenToInts(interpretOnImage(swapped, image)), expected.labels.data, 32,
                     expected.labelFragile)
+            .mismatches > 0);
+  // The branch-free suppression: direction 1's first neighbour taken from the other diagonal.
+  const Definition wrongNeighbour =
+      variantOf("canny", {{"(dir == 1 ? 1.0f : 0.0f) * a", "(dir == 1 ? 1.0f : 0.0f) * c"}});
+  CHECK(compareInts(flattenToInts(interpretOnImage(wrongNeighbour, image)), expected.labels.data,
+                    32, expected.labelFragile)
             .mismatches > 0);
 }
