@@ -32,9 +32,12 @@
 // --dump DIR (implies --in-process) writes each variant's OpenCL source to
 // DIR/<layer>_<index>_<hash>.cl and its recorded parameters to DIR/<layer>_<index>_parameters.json,
 // so that two builds of weft can be compared byte for byte on the same fixed-seed points.
+// --only I J ... (in process) generates just those sample indices, e.g. one slow variant under
+// valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*generateVariant*'.
 //
 //   build/bench/weft_bench_weft_overhead [--samples N] [--seed S] [--profile P] [--layer SPEC]...
-//       [--all-layers] [--in-process] [--compare] [--sampling-only] [--dump DIR] [--out FILE.json]
+//       [--all-layers] [--in-process] [--compare] [--sampling-only] [--dump DIR] [--only I ...]
+//       [--out FILE.json]
 // Results: bench/results/weft_overhead.json and weft_overhead.md (next to --out).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,6 +87,7 @@ struct Options {
   bool samplingOnly = false;
   bool compare = false;
   std::string dump;
+  std::vector<size_t> only;  // --only: generate just these sample indices (profiling)
 };
 
 // Wall and thread CPU time, in milliseconds since construction.
@@ -340,6 +344,10 @@ int run(const Options& options) {
     prep.workload.expected = std::vector<float>{};  // no verification: nothing runs
     if (inProcess) {
       for (size_t i = 0; i < n; ++i) {
+        if (!options.only.empty() &&
+            std::find(options.only.begin(), options.only.end(), i) == options.only.end()) {
+          continue;
+        }
         std::string dumpPath;
         if (!options.dump.empty()) {
           char index[24];
@@ -591,6 +599,9 @@ int main(int argc, char** argv) {
   app.add_flag("--compare", options.compare,
                "also time the same points' generation in a forked child per variant and in "
                "this process (before/after the generator process, in one run)");
+  app.add_option("--only", options.only,
+                 "with --in-process: generate only the samples of these indices (profiling one "
+                 "variant)");
   app.add_option("--dump", options.dump,
                  "write every variant's OpenCL source and parameters to this folder (in process)");
   CLI11_PARSE(app, argc, argv);

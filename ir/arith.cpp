@@ -5,7 +5,9 @@
 // sums of (coefficient, monomial) terms with constants folded and terms in a fixed order,
 // products distributed over sums, and atoms (/, %, min, max, conditionals) simplified by the
 // constructors in arith_simplify.cpp. Hashes are computed once per node. Constant folding
-// checks for 64-bit overflow and throws ArithError instead of wrapping.
+// checks for 64-bit overflow and throws ArithError instead of wrapping. A canonical sum plus or
+// minus a constant keeps its terms as they are (sumPlusConstant: what fromPoly would give,
+// without refolding them; checked against the full path in tests/ir/property_arith.cpp).
 #include "ir/arith.h"
 
 #include <algorithm>
@@ -492,12 +494,38 @@ bool Arith::mentions(const std::string& name) const {
 // ---------------------------------------------------------------------------------------------
 // Operators
 
+namespace {
+
+// A canonical sum k + T plus a constant c: T as it is with k + c. The refolding of / and % in
+// sums (refoldDivMod) never looks at a sum's constant: it carries it along and only adds
+// constants made from the terms, and what it minimises counts terms. A canonical sum's terms
+// are their own refolding (simplification is idempotent: tests/ir/property_arith.cpp, which
+// also checks this shortcut against the full path). So this is what fromPoly gives, without
+// refolding the terms again: index arithmetic adds constants to long address sums all the time
+// (pad and crop offsets, unrolled iterations, vector lanes, `(p + (rest))[c]` addressing).
+// nullopt where the shortcut does not apply (not a sum, or one term left without a constant).
+std::optional<Arith> sumPlusConstant(const Arith& sum, int64_t c) {
+  const ArithNode* n = sum.node();
+  if (n->kind != ArithKind::Sum) return std::nullopt;
+  const int64_t constant = addChecked(n->value, c);
+  // Without a constant a single term stands alone (a product or an atom): the full path.
+  if (constant == 0 && n->terms.size() < 2) return std::nullopt;
+  return makeSum(constant, n->terms);
+}
+
+}  // namespace
+
 Arith operator+(const Arith& a, const Arith& b) {
   auto ca = a.constant();
   auto cb = b.constant();
   if (ca && cb) return Arith(addChecked(*ca, *cb));
   if (ca && *ca == 0) return b;
   if (cb && *cb == 0) return a;
+  if (cb) {
+    if (auto shifted = sumPlusConstant(a, *cb)) return *shifted;
+  } else if (ca) {
+    if (auto shifted = sumPlusConstant(b, *ca)) return *shifted;
+  }
   return fromPoly(addPoly(toPoly(a), toPoly(b)));
 }
 
@@ -517,6 +545,9 @@ Arith operator-(const Arith& a, const Arith& b) {
     return Arith(r);
   }
   if (cb && *cb == 0) return a;
+  if (cb) {
+    if (auto shifted = sumPlusConstant(a, negChecked(*cb))) return *shifted;
+  }
   if (a == b) return Arith(0);
   return fromPoly(addPoly(toPoly(a), negPoly(toPoly(b))));
 }

@@ -12,6 +12,9 @@
 // and by a small search that replaces one remaining size/tuning variable at a time
 // (n*m - n >= 0 needs m := 1 but not n := 1). Proofs run under a depth limit, so they
 // terminate and cost little when they fail, which they often do, and are memoised per node.
+// Divisions are memoised too, by their operands' structure and ranges: code generation divides
+// the same index again and again (the reads of both operands of an unrolled reduction, every
+// lane of a vector, the partner x%b of every x/b the sum refolding asks for).
 //
 // / and % are C's truncating operators; they are only rewritten when that is sound: exact
 // polynomial division by a provably non-zero divisor ((n*m)/m -> n, (2*n)/2 -> n); division of
@@ -455,6 +458,33 @@ struct Memo {
 thread_local Memo<bool> nonNegMemo;
 thread_local Memo<std::optional<Arith>> boundMemo;
 
+// Memo of simplifyDivMod: the result of a/b or a%b depends only on the operands (structure and
+// ranges, as above) and the proof depth, so an equal division built again finds its result.
+// Unrolled loops divide the same index in the reads of both operands of a reduction (the
+// input window and the weights share the reduction index) and in every lane of a vector read.
+struct DivModKey {
+  const ArithNode* dividend;
+  const ArithNode* divisor;
+  int depth;
+  bool isMod;
+  bool operator==(const DivModKey& other) const {
+    return depth == other.depth && isMod == other.isMod &&
+           sameWithRanges(dividend, other.dividend) && sameWithRanges(divisor, other.divisor);
+  }
+};
+struct DivModKeyHash {
+  size_t operator()(const DivModKey& k) const {
+    return k.dividend->hash ^ (k.divisor->hash * 0x9e3779b97f4a7c15ull) ^
+           (static_cast<size_t>(k.depth) * 0x85ebca6bu) ^ (k.isMod ? 0xc2b2ae35u : 0u);
+  }
+};
+struct DivModEntry {
+  Arith dividend;  // keep the key's nodes alive
+  Arith divisor;
+  Arith result;
+};
+thread_local std::unordered_map<DivModKey, DivModEntry, DivModKeyHash> divModMemo;
+
 std::optional<Arith> symbolicBound(const Arith& e, bool upper) {
   if (e.node()->onlyKeptVars) return e;
   if (auto hit = boundMemo.find(e, upper)) return *hit;
@@ -659,7 +689,22 @@ std::optional<QuotientRemainder> polyDivide(const Poly& a, const Poly& b) {
 // ---------------------------------------------------------------------------------------------
 // Simplifying constructors
 
+static Arith simplifyDivModUncached(const Arith& a, const Arith& b, bool isMod);
+
 Arith simplifyDivMod(const Arith& a, const Arith& b, bool isMod) {
+  const std::optional<int64_t> cb = b.constant();
+  if (a.isConstant() || (cb && (*cb == 1 || *cb == -1 || *cb == 0))) {
+    return simplifyDivModUncached(a, b, isMod);  // folded at once, nothing to remember
+  }
+  const DivModKey key{a.node(), b.node(), proofDepth, isMod};
+  if (auto it = divModMemo.find(key); it != divModMemo.end()) return it->second.result;
+  Arith result = simplifyDivModUncached(a, b, isMod);
+  if (divModMemo.size() > 2048) divModMemo.clear();
+  divModMemo.emplace(DivModKey{a.node(), b.node(), proofDepth, isMod}, DivModEntry{a, b, result});
+  return result;
+}
+
+static Arith simplifyDivModUncached(const Arith& a, const Arith& b, bool isMod) {
   auto ca = a.constant();
   auto cb = b.constant();
   const char* op = isMod ? "%" : "/";
@@ -942,12 +987,23 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
   // Q_k by k, built in one pass: the terms without d keep their monomials (p's terms are
   // sorted with distinct monomials, so they stay a polynomial as they are); the others lose
   // d^k and are sorted once (normalize), which is what adding them one by one gave.
-  std::map<int, std::pair<int64_t, std::vector<Term>>> collected;  // k -> (constant, terms)
+  // Indexed by k (small: the highest power of d in p) and visited in ascending k, as an
+  // ordered map would be, without a map's node per power; `present`: the powers that occur.
+  struct Collected {
+    bool present = false;
+    int64_t constant = 0;
+    std::vector<Term> terms;
+  };
+  std::vector<Collected> collected;
   for (const Term& t : p.terms) {
     auto atoms = monoAtoms(t.mono);
     size_t occurrences = 0;
     for (const Arith& a : atoms) occurrences += a == d ? 1 : 0;
-    auto& [constant, terms] = collected[static_cast<int>(occurrences)];
+    if (collected.size() <= occurrences) collected.resize(occurrences + 1);
+    Collected& entry = collected[occurrences];
+    entry.present = true;
+    int64_t& constant = entry.constant;
+    std::vector<Term>& terms = entry.terms;
     if (occurrences == 0) {
       terms.push_back(t);
       continue;
@@ -963,13 +1019,14 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
     }
     terms.push_back(Term{t.coef, makeMono(std::move(rest))});
   }
-  std::map<int, Poly> byPower;  // k -> Q_k
-  for (auto& [k, entry] : collected) {
-    if (k == 0) {
-      byPower[k] = Poly{entry.first, std::move(entry.second)};
-    } else {
-      byPower[k] = normalize(entry.first, std::move(entry.second));
-    }
+  std::vector<std::pair<int, Poly>> byPower;  // (k, Q_k) in ascending k
+  byPower.reserve(collected.size());
+  for (size_t k = 0; k < collected.size(); ++k) {
+    Collected& entry = collected[k];
+    if (!entry.present) continue;
+    byPower.emplace_back(static_cast<int>(k),
+                         k == 0 ? Poly{entry.constant, std::move(entry.terms)}
+                                : normalize(entry.constant, std::move(entry.terms)));
   }
   Poly out{p.constant, {}};
   // In the expanded space p lives in: b and x - x%b with their own % expanded.

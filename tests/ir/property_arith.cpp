@@ -339,3 +339,51 @@ TEST_CASE("property: sumOfProducts is the sum built operation by operation") {
     RC_ASSERT(once.toC() == stepByStep.toC());
   }));
 }
+
+// A canonical sum plus or minus a constant keeps its terms (ir/arith.cpp, sumPlusConstant):
+// that must be exactly what the full path gives, the whole sum refolded. sumOfProducts with a
+// non-zero start takes the full path (one polynomial, canonicalised once).
+TEST_CASE("property: adding a constant to a sum is the sum refolded with that constant") {
+  CHECK(rc::check("e + c, c + e and e - c against the refolded polynomial", [] {
+    auto e = tryBuild(genTree(4));
+    if (!e) return;
+    const int64_t drawn = *rc::gen::inRange<int64_t>(-40, 40);
+    const int64_t c = drawn >= 0 ? drawn + 1 : drawn;  // never 0 (a + 0 returns a itself)
+    const Arith one(1);
+    Arith plus = *e + Arith(c);
+    Arith plusReference = sumOfProducts(Arith(c), {{*e, one}});
+    RC_ASSERT(plus == plusReference);
+    RC_ASSERT(plus.toString() == plusReference.toString());
+    RC_ASSERT(plus.toC() == plusReference.toC());
+    RC_ASSERT((Arith(c) + *e).toString() == plusReference.toString());
+    Arith minus = *e - Arith(c);
+    Arith minusReference = sumOfProducts(Arith(-c), {{*e, one}});
+    RC_ASSERT(minus == minusReference);
+    RC_ASSERT(minus.toString() == minusReference.toString());
+    RC_ASSERT(minus.toC() == minusReference.toC());
+  }));
+}
+
+// Divisions are memoised by their operands' structure and ranges (ir/arith_simplify.cpp): an
+// equal division built from separately built operands must give what the first one gave.
+TEST_CASE("property: a division built again gives the same expression") {
+  CHECK(rc::check("(x / y, x % y) twice from separately built trees", [] {
+    RawP x = genTree(3);
+    RawP y = genTree(2);
+    auto x1 = tryBuild(x);
+    auto y1 = tryBuild(y);
+    if (!x1 || !y1 || y1->constant() == 0) return;
+    std::optional<Arith> q1, r1;
+    try {
+      q1 = *x1 / *y1;
+      r1 = *x1 % *y1;
+    } catch (const ArithError&) {
+      return;
+    }
+    Arith x2 = build(x);
+    Arith y2 = build(y);
+    RC_ASSERT((x2 / y2).toString() == q1->toString());
+    RC_ASSERT((x2 % y2).toString() == r1->toString());
+    RC_ASSERT((x2 / y2).toC() == q1->toC());
+  }));
+}
