@@ -283,21 +283,34 @@ class Generator {
     genKernel(e, dest);
   }
 
+  // A new global temporary buffer of `type`; a type holding tuples gets one per component
+  // (recursively) and the zip of their views.
+  ViewPtr temporaryBufferView(const Type& type, const Expr& at) {
+    if (holdsTuples(type)) {
+      std::vector<ViewPtr> components;
+      for (size_t k = 0; k < tupleArity(type); ++k) {
+        components.push_back(temporaryBufferView(componentType(type, k), at));
+      }
+      return zipOfComponents(std::move(components), type);
+    }
+    BufferPlan buffer;
+    buffer.name = fresh("tmp");
+    buffer.role = BufferPlan::Role::Temporary;
+    buffer.type = type;
+    buffer.element = storedScalarKindOrFail(type, at);
+    buffer.elementCount = scalarCount(type);
+    return bufferView(addBuffer(std::move(buffer)));
+  }
+
   // The view of a value read by a kernel; computed values become earlier kernels.
   ViewPtr genHostView(const Expr& e) {
     if (!computes(e) || (isLayoutLike(e) && !reorderedKernelResult(e))) {
       return layoutView(e, [this](const Expr& a) { return genHostView(a); });
     }
-    const Type& type = typeOf(e);
-    BufferPlan buffer;
-    buffer.name = fresh("tmp");
-    buffer.role = BufferPlan::Role::Temporary;
-    buffer.type = type;
-    buffer.element = storedScalarKindOrFail(type, e);
-    buffer.elementCount = scalarCount(type);
-    int index = addBuffer(std::move(buffer));
-    genHost(e, bufferView(index));
-    return bufferView(index);
+    // One temporary buffer (tuples: one per component, a structure of arrays).
+    ViewPtr view = temporaryBufferView(typeOf(e), e);
+    genHost(e, view);
+    return view;
   }
 
   // ---- kernels -----------------------------------------------------------------------------
@@ -768,6 +781,15 @@ class Generator {
   // work-item reuse the same region.
   ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at,
                    const std::string& privateStem = "p") {
+    // Tuples are stored as a structure of arrays: one array per component, of the same shape,
+    // and the memory's view is the zip of the component views.
+    if (holdsTuples(type)) {
+      std::vector<ViewPtr> components;
+      for (size_t k = 0; k < tupleArity(type); ++k) {
+        components.push_back(allocate(componentType(type, k), space, at, privateStem));
+      }
+      return zipOfComponents(std::move(components), type);
+    }
     Arith count = scalarCount(type);
     std::string element = storedScalarKindOrFail(type, at) == ScalarKind::Float ? "float" : "int";
     if (space == AddressSpace::Private) {
@@ -835,7 +857,7 @@ class Generator {
   // other work-items of the group wrote it, adds the barrier that makes it visible.
   ViewPtr materialize(const Expr& e) {
     const Type& type = typeOf(e);
-    Arith count = scalarCount(type);
+    Arith count = storedScalars(type);
     std::optional<AddressSpace> requested = requestedSpace(e);
     bool smallConstant = count.constant() && *count.constant() <= options_.maxPrivateScalars;
     AddressSpace space = requested.value_or(smallConstant ? AddressSpace::Private
@@ -874,6 +896,85 @@ class Generator {
                                                : "barrier(CLK_GLOBAL_MEM_FENCE);");
   }
 
+  // ---- tuples in memory (structure of arrays) ---------------------------------------------
+  // A tuple, or an array nest whose innermost element is a tuple.
+  static bool holdsTuples(const Type& type) {
+    if (type.isTuple()) return true;
+    return type.isArray() && holdsTuples(type.arrayElement());
+  }
+  static const Type& innermostTuple(const Type& type) {
+    return type.isTuple() ? type : innermostTuple(type.arrayElement());
+  }
+  static size_t tupleArity(const Type& type) { return innermostTuple(type).tupleElements().size(); }
+  // The type with its innermost tuple replaced by the tuple's component k.
+  static Type componentType(const Type& type, size_t k) {
+    if (type.isTuple()) return type.tupleElements().at(k);
+    return Type::array(componentType(type.arrayElement(), k), type.arrayLength());
+  }
+  // Scalars stored for a value, tuples counted as the sum of their components.
+  static Arith storedScalars(const Type& type) {
+    if (!holdsTuples(type)) return scalarCount(type);
+    Arith sum(0);
+    for (size_t k = 0; k < tupleArity(type); ++k) sum = sum + storedScalars(componentType(type, k));
+    return sum;
+  }
+  // The view of `type` over one view per component (each of componentType(type, k)): a zip
+  // of the components for a tuple or an array of tuples, and for an array of arrays a map over
+  // the zip of the outer dimension whose elements are zipped again.
+  static ViewPtr zipOfComponents(std::vector<ViewPtr> components, const Type& type) {
+    if (type.isTuple() || type.arrayElement().isTuple()) {
+      return zipView(std::move(components), type);
+    }
+    std::vector<Type> rowTypes;
+    for (const ViewPtr& c : components) rowTypes.push_back(c->type.arrayElement());
+    const size_t arity = components.size();
+    const Type rows = Type::array(Type::tuple(rowTypes), type.arrayLength());
+    const Type element = type.arrayElement();
+    return mapView(zipView(std::move(components), rows), element,
+                   [arity, element](const ViewPtr& row) {
+                     std::vector<ViewPtr> parts;
+                     for (size_t k = 0; k < arity; ++k) {
+                       parts.push_back(getView(row, static_cast<int>(k)));
+                     }
+                     return zipOfComponents(std::move(parts), element);
+                   });
+  }
+
+  // Writes a tuple-typed value component by component. The components of a tuple expression
+  // with scalar or vector components are all evaluated into temporaries before any is stored,
+  // as the destination may be one of their operands (a reduction's accumulator).
+  void genTupleWrite(const Expr& e, const ViewPtr& dest) {
+    const Type& type = typeOf(e);
+    const auto& parts = type.tupleElements();
+    if (e.isPrim(Op::Tuple)) {
+      std::vector<std::optional<std::string>> values(parts.size());
+      for (size_t k = 0; k < parts.size(); ++k) {
+        if (!parts[k].isScalar() && !parts[k].isVector()) continue;
+        std::string name = fresh("tc");
+        emitter_.line(cTypeName(parts[k]) + " " + name + " = " + genScalar(e.args()[k]) + ";");
+        noteTemporary(parts[k]);
+        values[k] = name;
+      }
+      for (size_t k = 0; k < parts.size(); ++k) {
+        ViewPtr component = getView(dest, static_cast<int>(k));
+        if (values[k]) {
+          assign(component, *values[k], parts[k], e);
+        } else {
+          genWrite(e.args()[k], component);
+        }
+      }
+      return;
+    }
+    if (!computes(e)) {
+      copy(genView(e), dest, type, e);
+      return;
+    }
+    // (Let, Apply and toGlobal/toLocal/toPrivate of a lambda go through genWrite's own cases.)
+    fail(e, "tuples cannot be stored in memory from " +
+                std::string(e.isPrim() ? e.primInfo().name : "a function") +
+                " yet (only from tuple expressions, lets, applications and stored tuples)");
+  }
+
   // ---- statements --------------------------------------------------------------------------
   void genWrite(const Expr& e, const ViewPtr& dest) {
     const Type& type = typeOf(e);
@@ -881,7 +982,16 @@ class Generator {
       assign(dest, genScalar(e), type, e);
       return;
     }
-    if (type.isTuple()) fail(e, "tuples cannot be stored in memory yet");
+    if (type.isTuple()) {
+      const bool viaFunction =
+          e.isPrim() && computes(e) && !e.isPrim(Op::Tuple) &&
+          (e.primOp() == Op::Let || e.primOp() == Op::Apply || e.primOp() == Op::ToGlobal ||
+           e.primOp() == Op::ToLocal || e.primOp() == Op::ToPrivate);
+      if (!viaFunction) {
+        genTupleWrite(e, dest);
+        return;
+      }
+    }
     if (!computes(e)) {
       copy(genView(e), dest, type, e);
       return;
@@ -1335,7 +1445,7 @@ class Generator {
     } else {
       // Array accumulators live in private memory when small and of known size, else in
       // global memory (one region per work-item).
-      Arith count = scalarCount(accType);
+      Arith count = storedScalars(accType);
       bool small = count.constant() && *count.constant() <= options_.maxPrivateScalars;
       acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e, "acc");
       genWrite(init, acc);
@@ -1402,7 +1512,13 @@ class Generator {
       assign(dest, read(source, at), type, at);
       return;
     }
-    if (type.isTuple()) fail(at, "tuples cannot be stored in memory yet");
+    if (type.isTuple()) {
+      for (size_t k = 0; k < type.tupleElements().size(); ++k) {
+        copy(getView(source, static_cast<int>(k)), getView(dest, static_cast<int>(k)),
+             type.tupleElements()[k], at, fromPrivate);
+      }
+      return;
+    }
     // Copies into a private array (an accumulator initialised from memory) are unrolled too.
     const bool privateSource =
         fromPrivate ||
