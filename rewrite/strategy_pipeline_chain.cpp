@@ -134,7 +134,7 @@ Strategy inWorkItems(const Rule& rule, NodePredicate where) {
 }
 
 // A map whose function only rearranges (zip(r._0, r._1) over zipped windows): a view of
-// several arrays, left a map (tuples cannot be stored).
+// several arrays, left a map (not stored: the strategy does not store tuples yet).
 bool viewFunction(const Expr& f) {
   if (!f.isLambda()) return false;
   bool onlyLayout = true;
@@ -219,7 +219,7 @@ NamedStrategy pipelineFusedPrivateChainStrategy() {
       "(horizontal-stencil-fusion), each pointwise stage over them fused with the stencil below "
       "it by overlapped tiling with theta1 x theta2 tiles (a work-item per tile, the producer's "
       "tile with its halo in private memory, loops unrolled: one kernel per pointwise result, "
-      "tuples cannot be stored), the last pointwise stage merged into the stencil that reads "
+      "the strategy does not store tuples yet), the last pointwise stage merged into the stencil that reads "
       "those results (boxed-stage-fusion, default lowering)",
       {"theta1", "theta2"},
       pipelineFusedPrivateChain};

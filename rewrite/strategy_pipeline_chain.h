@@ -7,9 +7,9 @@
 //     giving both derivatives) over a stencil (the Gaussian), plus a pointwise stage, computed
 //     by overlapped tiling (Forma's Algorithm 1): a work-item per tile, the Gaussian's tile
 //     (theta1 x theta2, halo included) in private memory, every loop unrolled. Magnitude and
-//     direction are two kernels, not one writing both, because code generation cannot store
-//     an array of tuples yet ("tuples cannot be stored in memory yet", codegen/opencl_gen.cpp):
-//     the Gaussian and Sobel are computed by both.
+//     direction are two kernels, not one writing both: the strategy was written before code
+//     generation could store arrays of tuples (it can now, as a structure of arrays) and does
+//     not use them yet, so the Gaussian and Sobel are computed by both.
 //   kernel B: non-maximum suppression -> double threshold, the threshold merged into the
 //     suppression's window function (one stencil stage, default lowering). Kernels A store
 //     their results in image order (code generation writes a temporary whose tile views

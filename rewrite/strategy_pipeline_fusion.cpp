@@ -82,7 +82,7 @@ bool isViewExpression(const Expr& e) {
 }
 
 // A computing map whose function is not a view of several arrays either (zip(r._0, r._1) over
-// zipped windows stays a view: tuples cannot be stored).
+// zipped windows stays a view: the strategies do not store tuples yet).
 bool computingNonViewMap(const Expr& node) {
   return computingMap(node) &&
          !(node.funs()[0].isLambda() && isViewExpression(node.funs()[0].body()));
