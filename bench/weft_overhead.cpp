@@ -124,7 +124,7 @@ struct VariantTimes {
   double explorerCpu = 0;   // the explorer process between two progress updates
   double generatorCpu = 0;  // the generator process for the request
   double generateCpu = 0;   // of which generation proper (generateVariant)
-  double forkCpu = 0;       // of which the fork of the measuring child
+  double forkCpu = 0;       // of which handing the variant to the launcher
   double childCpu = 0;      // the measuring child (start, report, exit), apart
   double generateFaults = 0;  // minor page faults of the generator while generating
   bool ok = false;
@@ -463,8 +463,10 @@ int run(const Options& options) {
   const std::string layout =
       inProcess ? "generation (explore::generateVariant) in this process, no explorer"
                 : "explore::runExploration with stopAfterGeneration: explorer process, "
-                  "long-lived generator process generating each variant, a measuring child "
-                  "forked by the generator per variant (ending before any OpenCL call); "
+                  "long-lived generator process generating each variant and handing it "
+                  "serialised to a small launcher process (forked from the explorer before the "
+                  "generator), which forks the measuring child per variant (ending before any "
+                  "OpenCL call); "
                   "generation = the explorer's CPU per variant + the generator's";
   report["description"] =
       "weft's own time per explored variant (issue 6): sampling (layerTargetStructures + "
@@ -520,11 +522,12 @@ int run(const Options& options) {
   if (!inProcess) {
     md += "\nWhere the generation time goes (CPU ms, mean / median): the explorer process "
           "(skipping, cost order, marker, request, messages, database row; its work before the "
-          "first variant shared out), the generator (of which generateVariant and the fork of "
-          "the measuring child), and apart, not in the totals above, the measuring child's own "
+          "first variant shared out), the generator (of which generateVariant and \"fork\": "
+          "handing the serialised variant to the launcher, which forks the measuring child), "
+          "and apart, not in the totals above, the measuring child's own "
           "CPU in this run (a process that starts, reports and exits: what a child costs "
           "besides its build and runs), and the generator's minor page faults while generating "
-          "(mean / median; mostly copy-on-write after its forks).\n\n| layer | explorer | "
+          "(mean / median; copy-on-write after a fork when the generator forked its children).\n\n| layer | explorer | "
           "generator | of which generate "
           "| of which fork | measuring child | generator page faults while generating |\n"
           "|---|---|---|---|---|---|---|\n";

@@ -5,8 +5,10 @@
 #include "codegen/compiled_program.h"
 
 #include <algorithm>
-
 #include <sstream>
+#include <stdexcept>
+
+#include "ir/parser.h"
 
 namespace weft {
 
@@ -29,7 +31,168 @@ const char* roleName(BufferPlan::Role role) {
   return "?";
 }
 
+// Serialisation: every field is "<length>:<bytes>", numbers in decimal text.
+class FieldWriter {
+ public:
+  void text(const std::string& value) {
+    out_ += std::to_string(value.size());
+    out_ += ':';
+    out_ += value;
+  }
+  void number(int64_t value) { text(std::to_string(value)); }
+  void arith(const Arith& value) { text(value.toString()); }
+  void type(const Type& value) { text(value.toString()); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& bytes) : bytes_(bytes) {}
+  std::string text() {
+    const size_t colon = bytes_.find(':', position_);
+    if (colon == std::string::npos || colon == position_ || colon - position_ > 19) {
+      fail("a field length");
+    }
+    size_t length = 0;
+    for (size_t i = position_; i < colon; ++i) {
+      if (bytes_[i] < '0' || bytes_[i] > '9') fail("a field length");
+      length = length * 10 + static_cast<size_t>(bytes_[i] - '0');
+    }
+    if (length > bytes_.size() - colon - 1) fail("a field of " + std::to_string(length) + " bytes");
+    std::string value = bytes_.substr(colon + 1, length);
+    position_ = colon + 1 + length;
+    return value;
+  }
+  int64_t number() {
+    const std::string value = text();
+    size_t used = 0;
+    int64_t parsed = 0;
+    try {
+      parsed = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      fail("a number");
+    }
+    if (used != value.size()) fail("a number");
+    return parsed;
+  }
+  // A count of following items: not negative, and no more than there are bytes left.
+  size_t count() {
+    const int64_t value = number();
+    if (value < 0 || static_cast<uint64_t>(value) > bytes_.size() - position_) fail("a count");
+    return static_cast<size_t>(value);
+  }
+  Arith arith() { return parseArith(text(), "<serialised program>"); }
+  Type type() { return parseType(text(), "<serialised program>"); }
+  void expectEnd() const {
+    if (position_ != bytes_.size()) fail("the end of the program");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("serialised compiled program: expected " + what + " at byte " +
+                             std::to_string(position_));
+  }
+  const std::string& bytes_;
+  size_t position_ = 0;
+};
+
+template <typename Enum>
+Enum enumFrom(int64_t value, int64_t last) {
+  if (value < 0 || value > last) {
+    throw std::runtime_error("serialised compiled program: enum value " + std::to_string(value) +
+                             " out of range");
+  }
+  return static_cast<Enum>(value);
+}
+
+constexpr const char* kSerialisationTag = "weft-compiled-program-1";
+
 }  // namespace
+
+std::string serialiseCompiledProgram(const CompiledProgram& program) {
+  FieldWriter out;
+  out.text(kSerialisationTag);
+  out.text(program.definitionName);
+  out.text(program.source);
+  out.number(static_cast<int64_t>(program.buffers.size()));
+  for (const BufferPlan& buffer : program.buffers) {
+    out.text(buffer.name);
+    out.number(static_cast<int64_t>(buffer.role));
+    out.number(buffer.inputIndex);
+    out.number(static_cast<int64_t>(buffer.element));
+    out.arith(buffer.elementCount);
+    out.type(buffer.type);
+  }
+  out.number(static_cast<int64_t>(program.kernels.size()));
+  for (const KernelPlan& kernel : program.kernels) {
+    out.text(kernel.name);
+    out.number(static_cast<int64_t>(kernel.args.size()));
+    for (const KernelArg& arg : kernel.args) {
+      out.number(static_cast<int64_t>(arg.kind));
+      out.number(arg.buffer);
+      out.number(arg.written ? 1 : 0);
+      out.text(arg.sizeName);
+      out.arith(arg.localBytes);
+    }
+    out.number(kernel.dimensions);
+    for (const Arith& size : kernel.globalSize) out.arith(size);
+    out.number(kernel.hasLocalSize ? 1 : 0);
+    for (const Arith& size : kernel.localSize) out.arith(size);
+    out.number(kernel.privateScalars);
+    out.arith(kernel.privateScalarsExpr);
+  }
+  out.number(program.outputBuffer);
+  out.type(program.outputType);
+  out.number(static_cast<int64_t>(program.openSizes.size()));
+  for (const Arith& size : program.openSizes) out.arith(size);
+  return out.take();
+}
+
+CompiledProgram deserialiseCompiledProgram(const std::string& bytes) {
+  FieldReader in(bytes);
+  if (in.text() != kSerialisationTag) {
+    throw std::runtime_error("serialised compiled program: unknown format tag");
+  }
+  CompiledProgram program;
+  program.definitionName = in.text();
+  program.source = in.text();
+  program.buffers.resize(in.count());
+  for (BufferPlan& buffer : program.buffers) {
+    buffer.name = in.text();
+    buffer.role = enumFrom<BufferPlan::Role>(in.number(), 2);
+    buffer.inputIndex = static_cast<int>(in.number());
+    buffer.element = enumFrom<ScalarKind>(in.number(), 2);
+    buffer.elementCount = in.arith();
+    buffer.type = in.type();
+  }
+  program.kernels.resize(in.count());
+  for (KernelPlan& kernel : program.kernels) {
+    kernel.name = in.text();
+    kernel.args.resize(in.count());
+    for (KernelArg& arg : kernel.args) {
+      arg.kind = enumFrom<KernelArg::Kind>(in.number(), 2);
+      arg.buffer = static_cast<int>(in.number());
+      arg.written = in.number() != 0;
+      arg.sizeName = in.text();
+      arg.localBytes = in.arith();
+    }
+    kernel.dimensions = static_cast<int>(in.number());
+    for (Arith& size : kernel.globalSize) size = in.arith();
+    kernel.hasLocalSize = in.number() != 0;
+    for (Arith& size : kernel.localSize) size = in.arith();
+    kernel.privateScalars = in.number();
+    kernel.privateScalarsExpr = in.arith();
+  }
+  program.outputBuffer = static_cast<int>(in.number());
+  program.outputType = in.type();
+  program.openSizes.resize(in.count());
+  for (Arith& size : program.openSizes) size = in.arith();
+  in.expectEnd();
+  return program;
+}
 
 std::vector<bool> CompiledProgram::preparationKernels(const std::set<int>& inputIndices) const {
   std::vector<bool> preparation(kernels.size(), false);

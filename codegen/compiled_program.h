@@ -7,6 +7,10 @@
 // (`evaluate(size, binding)`). Size variables that remain open are passed to the kernels as
 // `int` arguments. Every buffer holds scalars (float or int) in row-major order; arrays of
 // vectors are stored lane by lane.
+//
+// serialiseCompiledProgram/deserialiseCompiledProgram turn a program into bytes and back, so
+// that a process other than the one that generated it (the explorer's measuring child, issue 6)
+// can build and run it; sizes and types travel in the weft text format.
 #pragma once
 
 #include <array>
@@ -91,5 +95,12 @@ struct CompiledProgram {
   // A human-readable summary: kernels with launch sizes, buffers with sizes.
   std::string describe(const ArithBinding& sizes = {}) const;
 };
+
+// The program as bytes (length-prefixed fields; `Arith` and `Type` as weft text). Variables in
+// sizes come back as size variables of the same names without their ranges: enough to
+// evaluate them with a binding, which is all a process running the program does.
+std::string serialiseCompiledProgram(const CompiledProgram& program);
+// The inverse; throws std::runtime_error on malformed or truncated bytes.
+CompiledProgram deserialiseCompiledProgram(const std::string& bytes);
 
 }  // namespace weft

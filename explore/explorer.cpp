@@ -1,14 +1,17 @@
 // The exploration loop (see explore/explorer.h): a device child for the profile and the
-// reference, a long-lived generator process that generates each variant and forks its
-// measuring child, phase deadlines, results written as they come.
+// reference, a long-lived generator process that generates each variant and hands it to a small
+// launcher process, which forks the variant's measuring child; phase deadlines, results written
+// as they come.
 #include "explore/explorer.h"
 
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -341,8 +344,8 @@ bool readLine(int fd, std::string& pending, std::string& line) {
 // The generator process (see explorer.h, "Isolation"): forked from the explorer once, it
 // generates one variant per request in its own memory (so that code generation's caches stay
 // warm from one variant to the next and no variant pays a fresh process's copy-on-write faults
-// for them), then forks the variant's measuring child, which builds and runs the program it
-// inherits, and reports how that child ended. It never calls OpenCL. A crash or a hang in
+// for them), then hands it to the launcher (MeasuringLauncher), which forks the variant's
+// measuring child that builds and runs it, and reports how that child ended. It never calls OpenCL. A crash or a hang in
 // generation costs the generator (the explorer kills it past the deadline and forks a new one
 // for the next variant) and that variant only.
 //
@@ -351,8 +354,8 @@ bool readLine(int fd, std::string& pending, std::string& line) {
 // with its pid), the child's phase events and "result"/"error", then "exited" (the generator,
 // once the child is reaped: how it ended, the generator's own time). A variant whose
 // generation fails gets "result" (status invalid) and "exited" from the generator, no child.
-// The child writes on the generator's pipe while the generator only waits for it, so their
-// lines never interleave.
+// The child writes on the generator's pipe (passed to the launcher with the variant) while the
+// generator only waits for the launcher's reply, so their lines never interleave.
 class GeneratorProcess {
  public:
   // `serve(request, eventFd)` runs in the generator for each request (generates, forks the
@@ -515,6 +518,250 @@ class GeneratorProcess {
   int eventFd_ = -1;
   int commandFd_ = -1;
   std::string pending_;
+};
+
+// What a measuring child needs of a generated variant, as the generator hands it to the
+// launcher: a small JSON header (variant, best time, binding, generation figures) in one
+// datagram, the program (serialiseCompiledProgram) and the expected output when the workload
+// has none in a memfd sent with it, as is the generator's event pipe the child reports on.
+struct LaunchRequest {
+  std::string id;  // "<generator pid>:<counter>": replies to another request are dropped
+  size_t variant = 0;
+  Json best;       // ns or null
+  GeneratedVariant generated;
+};
+
+// The launcher process (see explorer.h, "Isolation"): forked from the explorer once the
+// reference and inputs are ready and before any generator exists, so its memory stays small.
+// Per request from a generator it forks the variant's measuring child (cheap: the launcher's
+// page tables are small, and the generator, which is not forked, keeps its pages private: no
+// copy-on-write faults in the next generation), waits for it and replies how it ended. The
+// socket is SOCK_SEQPACKET: a generator killed mid-request cannot leave half a message, and
+// a reply for a request whose generator died is recognised by its id and dropped.
+class MeasuringLauncher {
+ public:
+  // `measure(request, eventFd)` runs in the measuring child (runAsChild's body).
+  using Measure = std::function<void(LaunchRequest&, int eventFd)>;
+
+  MeasuringLauncher() = default;
+  MeasuringLauncher(const MeasuringLauncher&) = delete;
+  MeasuringLauncher& operator=(const MeasuringLauncher&) = delete;
+  ~MeasuringLauncher() { stop(); }
+
+  void start(Measure measure) {
+    int sockets[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) {
+      throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+    }
+    malloc_trim(0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t explorer = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(sockets[0]);
+      close(sockets[1]);
+      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      close(sockets[0]);
+      const int socket = sockets[1];
+      runAsChild([socket, &measure](int) { serveLaunches(socket, measure); }, -1, explorer);
+    }
+    close(sockets[1]);
+    pid_ = pid;
+    socket_ = sockets[0];
+  }
+
+  // In a generator: hands the generated variant to the launcher; its id for waitFor.
+  std::string send(size_t variant, const Json& best, const GeneratedVariant& generated,
+                   bool sendExpected, int eventFd) {
+    const std::string id = std::to_string(getpid()) + ":" + std::to_string(++counter_);
+    Json header{{"id", id}, {"variant", variant}, {"best", best}};
+    header["binding"] = generated.binding;
+    const Measurement& m = generated.measurement;
+    header["hash"] = m.sourceHash;
+    if (m.spaceBytes) header["space"] = *m.spaceBytes;
+    if (m.allBuffersBytes) header["allBuffersBytes"] = *m.allBuffersBytes;
+    header["generateMs"] = m.generateMs;
+    const std::string program = serialiseCompiledProgram(*generated.program);
+    header["programBytes"] = program.size();
+    header["expected"] = sendExpected ? generated.expected.size() : 0;
+    const int payload = memfd_create("weft-variant", 0);
+    if (payload < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
+    bool written = writeFully(payload, program.data(), program.size());
+    if (sendExpected) {
+      written = written && writeFully(payload, generated.expected.data(),
+                                      generated.expected.size() * sizeof(float));
+    }
+    if (!written) {
+      close(payload);
+      throw std::runtime_error("launcher: writing the variant failed");
+    }
+    const bool sent = sendWithFds(socket_, header.dump(), {payload, eventFd});
+    close(payload);
+    if (!sent) throw std::runtime_error("launcher: it is gone (sending a variant)");
+    return id;
+  }
+
+  // In a generator: the launcher's reply for `id` (how the measuring child ended).
+  Json waitFor(const std::string& id) {
+    std::string buffer(4096, '\0');
+    while (true) {
+      const ssize_t n = recv(socket_, buffer.data(), buffer.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("launcher: it is gone (waiting for a child)");
+      Json reply = Json::parse(buffer.substr(0, static_cast<size_t>(n)), nullptr, false);
+      if (reply.is_object() && reply.value("id", "") == id) return reply;
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  static bool writeFully(int fd, const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t n = ::write(fd, bytes, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  static bool readFully(int fd, void* data, size_t size, off_t offset) {
+    char* bytes = static_cast<char*>(data);
+    while (size > 0) {
+      const ssize_t n = pread(fd, bytes, size, offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes += n;
+      size -= static_cast<size_t>(n);
+      offset += n;
+    }
+    return true;
+  }
+
+  static bool sendWithFds(int socket, const std::string& message, const std::vector<int>& fds) {
+    iovec part{const_cast<char*>(message.data()), message.size()};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+    msghdr header{};
+    header.msg_iov = &part;
+    header.msg_iovlen = 1;
+    header.msg_control = control.data();
+    header.msg_controllen = control.size();
+    cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fds.size());
+    while (true) {
+      const ssize_t n = sendmsg(socket, &header, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      return n == static_cast<ssize_t>(message.size());
+    }
+  }
+
+  // The launcher's loop: one request, one measuring child, one reply; ends when every
+  // generator and the explorer have closed their ends (or with the explorer: PDEATHSIG).
+  static void serveLaunches(int socket, const Measure& measure) {
+    std::string buffer(1 << 16, '\0');
+    const pid_t launcher = getpid();
+    while (true) {
+      std::vector<char> control(CMSG_SPACE(sizeof(int) * 2), 0);
+      iovec part{buffer.data(), buffer.size()};
+      msghdr header{};
+      header.msg_iov = &part;
+      header.msg_iovlen = 1;
+      header.msg_control = control.data();
+      header.msg_controllen = control.size();
+      const ssize_t n = recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      std::vector<int> fds;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&header); c; c = CMSG_NXTHDR(&header, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        fds.resize(count);
+        std::memcpy(fds.data(), CMSG_DATA(c), count * sizeof(int));
+      }
+      Json request = Json::parse(buffer.substr(0, static_cast<size_t>(n)), nullptr, false);
+      if (!request.is_object() || fds.size() != 2) {
+        for (int fd : fds) close(fd);
+        continue;
+      }
+      const int payload = fds[0];
+      const int eventFd = fds[1];
+      const auto forkStart = Clock::now();
+      const pid_t child = fork();
+      if (child == 0) {
+        close(socket);
+        runAsChild([&](int fd) {
+          LaunchRequest launch;
+          launch.id = request.at("id").get<std::string>();
+          launch.variant = request.at("variant").get<size_t>();
+          launch.best = request.at("best");
+          GeneratedVariant& generated = launch.generated;
+          generated.binding = request.at("binding").get<ArithBinding>();
+          Measurement& m = generated.measurement;
+          m.sourceHash = request.at("hash").get<std::string>();
+          if (request.contains("space")) m.spaceBytes = request["space"].get<int64_t>();
+          if (request.contains("allBuffersBytes")) {
+            m.allBuffersBytes = request["allBuffersBytes"].get<int64_t>();
+          }
+          m.generateMs = request.at("generateMs").get<double>();
+          std::string program(request.at("programBytes").get<size_t>(), '\0');
+          generated.expected.resize(request.at("expected").get<size_t>());
+          if (!readFully(payload, program.data(), program.size(), 0) ||
+              !readFully(payload, generated.expected.data(),
+                         generated.expected.size() * sizeof(float),
+                         static_cast<off_t>(program.size()))) {
+            throw std::runtime_error("measuring child: the variant's bytes are truncated");
+          }
+          close(payload);
+          generated.program = deserialiseCompiledProgram(program);
+          measure(launch, fd);
+        }, eventFd, launcher);
+      }
+      const double forkMs = msSince(forkStart);
+      close(payload);
+      close(eventFd);
+      Json reply{{"id", request.value("id", "")}, {"launcherForkMs", forkMs}};
+      if (child < 0) {
+        reply["forkError"] = std::strerror(errno);
+      } else {
+        int status = 0;
+        rusage usage{};
+        while (wait4(child, &status, 0, &usage) < 0 && errno == EINTR) {
+        }
+        reply["childCpuMs"] =
+            1e3 * static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+            1e-3 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+        reply["signaled"] = WIFSIGNALED(status);
+        if (WIFSIGNALED(status)) reply["signal"] = WTERMSIG(status);
+        if (WIFEXITED(status)) reply["code"] = WEXITSTATUS(status);
+      }
+      const std::string text = reply.dump();
+      while (::send(socket, text.data(), text.size(), MSG_NOSIGNAL) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+  void stop() {
+    if (pid_ < 0) return;
+    close(socket_);
+    kill(pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    socket_ = -1;
+  }
+
+  pid_t pid_ = -1;
+  int socket_ = -1;
+  uint64_t counter_ = 0;
 };
 
 Json measurementJson(const Measurement& m) {
@@ -1143,22 +1390,63 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     };
   };
 
+  // The options of one variant's measurement: the target's constant inputs, and the time-once
+  // threshold from the best time so far (`best`: ns or null).
+  auto measurementOptionsFor = [&prep, &options](const Json& best) {
+    MeasurementOptions measurementOptions = options.measurement;
+    measurementOptions.constantInputs = prep.target.constantInputs;
+    if (best.is_number() && options.timeOnceFactor > 0) {
+      measurementOptions.timeOnceAboveNs = static_cast<uint64_t>(
+          options.timeOnceFactor * static_cast<double>(best.get<uint64_t>()));
+    }
+    return measurementOptions;
+  };
+
+  // The measuring child (forked by the launcher): builds, runs, verifies and times the variant
+  // the generator generated, reporting on the generator's event pipe.
+  MeasuringLauncher launcher;
+  launcher.start([&prep, &options, &measurementOptionsFor](LaunchRequest& launch, int fd) {
+    sendLine(fd, Json{{"event", "started"}, {"pid", getpid()}});
+    const MeasurementOptions measurementOptions = measurementOptionsFor(launch.best);
+    GeneratedVariant& variant = launch.generated;
+    const size_t index = launch.variant;
+    if (prep.workload.expected) variant.expected = *prep.workload.expected;
+    Measurement m;
+    if (measurementOptions.stopAfterGeneration) {
+      m = variant.measurement;
+      m.status = VariantStatus::Ok;
+      m.message = "generated (not built: stopAfterGeneration)";
+    } else {
+      host::Device selected = host::selectDevice(options.device);
+      host::Context context(selected);
+      MeasurementEvents events;
+      events.phase = [fd](const std::string& name, uint64_t ns) {
+        sendLine(fd, Json{{"event", name}, {"ns", ns}});
+      };
+      if (options.tamperOutput) {
+        events.tamperOutput = [&](std::vector<float>& output) {
+          options.tamperOutput(index, output);
+        };
+      }
+      if (options.tamperProgram) {
+        events.tamperProgram = [&](CompiledProgram& program) {
+          options.tamperProgram(index, program);
+        };
+      }
+      m = measureGenerated(context, variant, prep.workload, measurementOptions, events);
+    }
+    sendLine(fd, measurementJson(m));
+  });
+
   // The generator process (see GeneratorProcess): per request it generates the variant, then
-  // forks the measuring child that builds, runs, verifies and times it.
-  auto serve = [&prep, &options](const Json& request, int eventFd) {
+  // hands it to the launcher, which forks the measuring child, and reports how that ended.
+  auto serve = [&prep, &options, &launcher, &measurementOptionsFor](const Json& request,
+                                                                    int eventFd) {
     const auto busyStart = Clock::now();
     const double cpuStart = threadCpuMs();
     const size_t index = request.at("variant").get<size_t>();
-    std::optional<uint64_t> best;
-    if (request.contains("best") && !request["best"].is_null()) {
-      best = request["best"].get<uint64_t>();
-    }
-    MeasurementOptions measurementOptions = options.measurement;
-    measurementOptions.constantInputs = prep.target.constantInputs;
-    if (best && options.timeOnceFactor > 0) {
-      measurementOptions.timeOnceAboveNs =
-          static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(*best));
-    }
+    const Json best = request.contains("best") ? request["best"] : Json();
+    const MeasurementOptions measurementOptions = measurementOptionsFor(best);
     Json exited{{"event", "exited"}};
     double waitedMs = 0;
     if (options.tamperGeneration) options.tamperGeneration(index);
@@ -1176,56 +1464,23 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         sendLine(eventFd, measurementJson(variant.measurement));  // invalid: no child
       } else {
         sendLine(eventFd, Json{{"event", "generated"}, {"ns", 0}});
-        const pid_t generator = getpid();
+        // "fork": handing the variant to the launcher (serialised, sent); the launcher's own
+        // fork of the child is launcherForkMs.
         const auto forkStart = Clock::now();
         const double forkCpuStart = threadCpuMs();
-        const pid_t child = fork();
-        if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-        if (child == 0) {
-          runAsChild(
-              [&](int fd) {
-                sendLine(fd, Json{{"event", "started"}, {"pid", getpid()}});
-                Measurement m;
-                if (measurementOptions.stopAfterGeneration) {
-                  m = variant.measurement;
-                  m.status = VariantStatus::Ok;
-                  m.message = "generated (not built: stopAfterGeneration)";
-                } else {
-                  host::Device selected = host::selectDevice(options.device);
-                  host::Context context(selected);
-                  MeasurementEvents events;
-                  events.phase = [fd](const std::string& name, uint64_t ns) {
-                    sendLine(fd, Json{{"event", name}, {"ns", ns}});
-                  };
-                  if (options.tamperOutput) {
-                    events.tamperOutput = [&](std::vector<float>& output) {
-                      options.tamperOutput(index, output);
-                    };
-                  }
-                  if (options.tamperProgram) {
-                    events.tamperProgram = [&](CompiledProgram& program) {
-                      options.tamperProgram(index, program);
-                    };
-                  }
-                  m = measureGenerated(context, variant, prep.workload, measurementOptions, events);
-                }
-                sendLine(fd, measurementJson(m));
-              },
-              eventFd, generator);
-        }
+        const std::string id = launcher.send(index, best, variant,
+                                             !prep.workload.expected.has_value(), eventFd);
         exited["forkMs"] = msSince(forkStart);
         exited["forkCpuMs"] = threadCpuMs() - forkCpuStart;
         const auto waitStart = Clock::now();
-        int status = 0;
-        rusage usage{};
-        while (wait4(child, &status, 0, &usage) < 0 && errno == EINTR) {
-        }
+        const Json reply = launcher.waitFor(id);
         waitedMs = msSince(waitStart);
-        exited["childCpuMs"] = 1e3 * static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                               1e-3 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-        exited["signaled"] = WIFSIGNALED(status);
-        if (WIFSIGNALED(status)) exited["signal"] = WTERMSIG(status);
-        if (WIFEXITED(status)) exited["code"] = WEXITSTATUS(status);
+        if (reply.contains("forkError")) {
+          throw std::runtime_error("fork (launcher): " + reply["forkError"].get<std::string>());
+        }
+        for (const char* key : {"childCpuMs", "launcherForkMs", "signaled", "signal", "code"}) {
+          if (reply.contains(key)) exited[key] = reply[key];
+        }
       }
     }  // the variant's program is freed here, on the generator's time
     exited["cpuMs"] = threadCpuMs() - cpuStart;
@@ -1333,12 +1588,14 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                                  outcome.seconds - prebuilt.waitedSeconds;
       details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + generatorBusyMs;
       if (exited.is_object()) {
-        // Thread CPU milliseconds: the generator's in all and for generating; the fork of the
-        // measuring child (wall and CPU); the measuring child's CPU (build and runs included).
+        // Thread CPU milliseconds: the generator's in all and for generating; handing the variant
+        // to the launcher (wall and CPU) and the launcher's fork of the measuring child (wall);
+        // the measuring child's CPU (build and runs included).
         Json generator{{"cpuMs", exited.value("cpuMs", 0.0)},
                        {"generateCpuMs", exited.value("generateCpuMs", 0.0)},
                        {"busyMs", generatorBusyMs}};
-        for (const char* key : {"forkMs", "forkCpuMs", "childCpuMs", "generateMinorFaults"}) {
+        for (const char* key :
+             {"forkMs", "forkCpuMs", "launcherForkMs", "childCpuMs", "generateMinorFaults"}) {
           if (exited.contains(key)) generator[key] = exited[key];
         }
         details["generator"] = generator;

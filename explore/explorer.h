@@ -7,10 +7,15 @@
 // the reference. Variants go through a generator process, forked from the parent when the
 // first variant is due and kept: per variant it generates the code in its own memory (so code
 // generation's caches stay warm and no variant pays a fresh process's copy-on-write faults:
-// bench/weft_overhead) and then forks the variant's measuring child, which builds and runs the
-// program it inherits. The measuring child reports its phases over a pipe as JSON lines
-// (generated — from the generator —, built, warm, verified, result); the parent enforces a
-// deadline per phase: code generation and the build get the absolute cap (--timeout); the
+// bench/weft_overhead) and then hands the program (serialiseCompiledProgram, in a memfd) with its
+// event pipe to the launcher, a small process forked from the parent once the reference and
+// inputs are ready, before any generator: the launcher forks the variant's measuring child,
+// which reads the program back, builds and runs it, and tells the generator how the child
+// ended. The generator is never forked, so its pages stay private (no copy-on-write faults in
+// the next generation) and no fork copies its page tables. The measuring child reports its
+// phases over a pipe as JSON lines (generated — from the generator —, built, warm, verified,
+// result); the parent enforces a deadline per phase: code generation and the build get the
+// absolute cap (--timeout); the
 // warm-up run gets min(cap, k × best median so far + margin), the cut-off of variants far
 // slower than the best (k = 10 by default); the timed runs get min(cap, margin + 4 × max(minimum
 // measured time, minimum repeats × warm-up time)). A measuring child past its deadline is
@@ -18,9 +23,10 @@
 // crashed. Generation is code that can crash or hang too: a generator that dies while
 // generating makes that variant crashed, one past the generation deadline is killed (timeout),
 // and the next variant gets a new generator — one variant never ends the exploration. Every
-// child dies with its parent (PR_SET_PDEATHSIG). Each row's details hold the generator's own
-// figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs, forkCpuMs, childCpuMs)
-// and weftMs.
+// child dies with its parent (PR_SET_PDEATHSIG; the measuring child with the launcher, the
+// launcher and the generators with the explorer). Each row's details hold the generator's own
+// figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs and forkCpuMs = handing
+// the variant to the launcher, launcherForkMs = the launcher's fork, childCpuMs) and weftMs.
 //
 // Resume. Points come from the seeded sampler, so the same command samples the same points;
 // those already recorded with a final status are skipped. Before a variant runs its row is
