@@ -33,5 +33,6 @@ void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
 void addVectorBlockingRules(std::vector<Rule>& rules);  // rules_vector_blocking.cpp
 void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.cpp
 void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cpp
+void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.cpp
 
 }  // namespace weft::rewrite

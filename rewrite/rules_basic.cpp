@@ -333,6 +333,7 @@ const std::vector<Rule>& ruleLibrary() {
     addVectorBlockingRules(all);
     addStencilFusionRules(all);
     addStencilChainRules(all);
+    addStencilTupleRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {
