@@ -1,5 +1,6 @@
 // Small predicates and builders on expressions that the rule files share (which param a node is,
-// whether a subtree mentions a param, one-parameter lambdas, whether a rule applies at a
+// whether a subtree mentions a param and how often it reads it, one-parameter lambdas applied
+// without computing their argument twice, whether a rule applies at a
 // top-level stage, the params free in a subtree, an element-by-element copy of an array, a node
 // replaced by identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
 // plain and joined forms, slide2D's and pad2D's expansions; overlapped tiling of 2D windows with
@@ -33,6 +34,23 @@ inline bool isParamNode(const Expr& e, const Expr& param) {
 }
 
 inline bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
+
+// How many times `e` reads `param`.
+inline int useCount(const Expr& e, const Expr& param) {
+  int uses = 0;
+  forEachNode(e, [&](const Expr& node) { uses += isParamNode(node, param) ? 1 : 0; });
+  return uses;
+}
+
+// f(x): f's body with its param replaced by x when x is a param or f reads it at most once
+// (nothing is computed twice), else let(f, x); a user function becomes a call.
+inline Expr call(const Expr& f, const Expr& x) {
+  if (!isUnaryLambda(f)) return apply(f, {x});
+  if (x.isParam() || useCount(f.body(), f.params()[0]) <= 1) {
+    return substituteParams(f.body(), {{f.params()[0], x}});
+  }
+  return let(f, x);
+}
 
 // True when the rule is applied at the definition's body or at the body of a let at the top
 // (a stage): every ancestor is a top-level let whose function leads to the node, or that

@@ -138,22 +138,6 @@ Expr substituteCopies(const Expr& e, const Expr& param, const Expr& value) {
   return e.withChildren(e.nats(), funs, args);
 }
 
-int useCount(const Expr& e, const Expr& param) {
-  int uses = 0;
-  forEachNode(e, [&](const Expr& node) { uses += isParamNode(node, param) ? 1 : 0; });
-  return uses;
-}
-
-// f(x): f's body with its param replaced by x when x is a param or f reads it at most once
-// (nothing is computed twice), else let(f, x); a user function becomes a call.
-Expr call(const Expr& f, const Expr& x) {
-  if (!isUnaryLambda(f)) return apply(f, {x});
-  if (x.isParam() || useCount(f.body(), f.params()[0]) <= 1) {
-    return substituteParams(f.body(), {{f.params()[0], x}});
-  }
-  return let(f, x);
-}
-
 // ---- the rules ------------------------------------------------------------------------------
 
 // let(x -> b, e) => b[x := e], a fresh copy of e per use (x used at least twice).

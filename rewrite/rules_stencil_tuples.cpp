@@ -100,22 +100,6 @@ bool sameWindowing(const ComponentWindows& a, const ComponentWindows& b) {
          a.pad.columnBoundary == b.pad.columnBoundary;
 }
 
-int useCount(const Expr& e, const Expr& param) {
-  int uses = 0;
-  forEachNode(e, [&](const Expr& node) { uses += isParamNode(node, param) ? 1 : 0; });
-  return uses;
-}
-
-// f(x): f's body with x substituted when f reads its param at most once (nothing computed
-// twice), else let(f, x); a user function becomes a call.
-Expr call(const Expr& f, const Expr& x) {
-  if (!isUnaryLambda(f)) return apply(f, {x});
-  if (x.isParam() || useCount(f.body(), f.params()[0]) <= 1) {
-    return substituteParams(f.body(), {{f.params()[0], x}});
-  }
-  return let(f, x);
-}
-
 // The rows function r -> map(h, zip(r._0, .., r._{n-1})): h, when it has that form.
 std::optional<Expr> pointwiseOverZippedRows(const Expr& rowFunction, size_t n) {
   if (!isUnaryLambda(rowFunction)) return std::nullopt;

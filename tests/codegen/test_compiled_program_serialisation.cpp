@@ -15,7 +15,7 @@
 #include "codegen/lowering.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "tests/support/random_program.h"
+#include "tests/support/generated_random_programs.h"
 
 using namespace weft;
 
@@ -115,22 +115,8 @@ TEST_CASE("the examples' programs round-trip, sizes open and fixed") {
 }
 
 TEST_CASE("random programs round-trip") {
-  int generated = 0;
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
-    testing::RandomProgramOptions options;
-    options.lowLevel = seed % 2 == 0;
-    const testing::RandomProgram p = testing::RandomProgramGenerator(seed, options).program();
-    CAPTURE(seed);
-    CAPTURE(printDefinition(p.definition));
-    CompiledProgram compiled;
-    try {
-      compiled = generateOpenCL(options.lowLevel ? p.definition : lowerDefault(p.definition));
-    } catch (const std::exception&) {
-      continue;  // rejected by code generation: tested elsewhere
-    }
-    checkRoundTrip(compiled, {});
-    ++generated;
-  }
+  const int generated = testing::forEachGeneratedRandomProgram(
+      300, [](const CompiledProgram& compiled) { checkRoundTrip(compiled, {}); });
   MESSAGE(generated << " of 300 random programs round-tripped");
   CHECK(generated >= 100);
 }

@@ -24,7 +24,7 @@
 #include "codegen/lowering.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "tests/support/random_program.h"
+#include "tests/support/generated_random_programs.h"
 
 using namespace weft;
 
@@ -234,22 +234,7 @@ TEST_CASE("the examples' kernels take exactly the buffers they name") {
 }
 
 TEST_CASE("random programs' kernels take exactly the buffers they name") {
-  int generated = 0;
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
-    testing::RandomProgramOptions options;
-    options.lowLevel = seed % 2 == 0;
-    const testing::RandomProgram p = testing::RandomProgramGenerator(seed, options).program();
-    CAPTURE(seed);
-    CAPTURE(printDefinition(p.definition));
-    CompiledProgram compiled;
-    try {
-      compiled = generateOpenCL(options.lowLevel ? p.definition : lowerDefault(p.definition));
-    } catch (const std::exception&) {
-      continue;  // rejected by code generation (tuples in memory, ...): tested elsewhere
-    }
-    checkArgumentsMatchText(compiled);
-    ++generated;
-  }
+  const int generated = testing::forEachGeneratedRandomProgram(300, checkArgumentsMatchText);
   MESSAGE(generated << " of 300 random programs generated");
   CHECK(generated >= 100);
 }
