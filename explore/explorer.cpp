@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -465,6 +466,10 @@ class GeneratorProcess {
     return outcome;
   }
 
+  // Kills the generator (if one runs): the next request forks a new one from the explorer,
+  // which then holds the explorer's present launcher socket (after a launcher restart).
+  void discard() { stop(); }
+
  private:
   void startProcess() {
     int commands[2];
@@ -549,6 +554,7 @@ class MeasuringLauncher {
   ~MeasuringLauncher() { stop(); }
 
   void start(Measure measure) {
+    measure_ = std::move(measure);
     int sockets[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) {
       throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
@@ -566,7 +572,7 @@ class MeasuringLauncher {
     if (pid == 0) {
       close(sockets[0]);
       const int socket = sockets[1];
-      runAsChild([socket, &measure](int) { serveLaunches(socket, measure); }, -1, explorer);
+      runAsChild([this, socket](int) { serveLaunches(socket, measure_); }, -1, explorer);
     }
     close(sockets[1]);
     pid_ = pid;
@@ -617,6 +623,33 @@ class MeasuringLauncher {
   }
 
   pid_t pid() const { return pid_; }
+
+  // In the explorer: whether the launcher has died (killed from outside, e.g. by the kernel's
+  // out-of-memory killer; it never exits on its own while the explorer holds its socket). A
+  // generator may see the launcher's socket close before the launcher is a zombie, so a hung-up
+  // socket counts too (then the launcher is reaped, waiting). A dead launcher is reaped and
+  // its socket closed; start() makes a new one.
+  bool died() {
+    if (pid_ < 0) return false;
+    int status = 0;
+    pid_t reaped = waitpid(pid_, &status, WNOHANG);
+    if (reaped == 0) {
+      pollfd hangUp{socket_, 0, 0};
+      if (poll(&hangUp, 1, 0) <= 0 || !(hangUp.revents & (POLLHUP | POLLERR))) return false;
+      while ((reaped = waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
+      }
+    }
+    close(socket_);
+    pid_ = -1;
+    socket_ = -1;
+    return true;
+  }
+
+  // In the explorer, after died(): a new launcher with the same measuring body.
+  void restart() {
+    Measure measure = measure_;
+    start(std::move(measure));
+  }
 
  private:
   static bool writeFully(int fd, const void* data, size_t size) {
@@ -759,6 +792,7 @@ class MeasuringLauncher {
     socket_ = -1;
   }
 
+  Measure measure_;
   pid_t pid_ = -1;
   int socket_ = -1;
   uint64_t counter_ = 0;
@@ -1491,6 +1525,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
 
   double runSeconds = 0;
   summary.weftSeconds = prep.samplingSeconds;
+  size_t launcherRetryOf = std::numeric_limits<size_t>::max();  // the variant run again
   for (size_t position = 0; position < pending.size(); ++position) {
     const auto iterationStart = Clock::now();
     const size_t index = pending[position];
@@ -1551,7 +1586,29 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     prebuilds.resume();
     runSeconds += outcome.seconds;
 
-    if (result.is_object() && result.value("event", "") == "result") {
+    // The launcher died under this variant (killed from outside: its measuring child died with
+    // it, so whatever the variant's process reported says nothing about the variant). A new
+    // launcher, a new generator holding its socket, and the variant is measured again once; a
+    // second death on the same variant is recorded against it (crashed), like a variant found
+    // running twice after the explorer died.
+    bool launcherDied = false;
+    if (launcher.died()) {
+      launcher.restart();
+      generator.discard();
+      if (launcherRetryOf != index) {
+        launcherRetryOf = index;
+        --position;
+        continue;
+      }
+      launcherDied = true;
+    }
+
+    if (launcherDied) {
+      record.status = VariantStatus::Crashed;
+      record.message = "the measuring launcher died twice while this variant was measured (in "
+                       "the " + phase + "); not run again";
+      record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
+    } else if (result.is_object() && result.value("event", "") == "result") {
       record.status = parseStatus(result.value("status", "")).value_or(VariantStatus::Invalid);
       record.message = result.value("message", "");
       record.sourceHash = result.value("hash", "");

@@ -22,7 +22,10 @@
 // killed (status timeout); one that dies from a signal or exits without a result is recorded as
 // crashed. Generation is code that can crash or hang too: a generator that dies while
 // generating makes that variant crashed, one past the generation deadline is killed (timeout),
-// and the next variant gets a new generator — one variant never ends the exploration. Every
+// and the next variant gets a new generator — one variant never ends the exploration. A
+// launcher killed from outside (the out-of-memory killer) takes its measuring child with it:
+// the parent starts a new launcher and a new generator and measures that variant again, and
+// records it crashed if the launcher dies under it a second time. Every
 // child dies with its parent (PR_SET_PDEATHSIG; the measuring child with the launcher, the
 // launcher and the generators with the explorer). Each row's details hold the generator's own
 // figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs and forkCpuMs = handing

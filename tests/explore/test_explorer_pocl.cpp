@@ -9,7 +9,9 @@
 // past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
 // A variant found running (the marker) is run again once, and recorded as crashed without
 // running when found running twice. A crash or a hang planted in code generation (the
-// generator process) is recorded as crashed / timeout for that variant only. With pre-builds (jobs = 2) the same variants get the same
+// generator process) is recorded as crashed / timeout for that variant only. A launcher killed
+// from outside (by a planted measuring child) costs nothing: the variant runs again; a second
+// death on it records it crashed. With pre-builds (jobs = 2) the same variants get the same
 // statuses, and the recorded build time is the pre-build's.
 //
 // Not an opencl_* test on purpose: those run opencl_main.cpp, which lists the OpenCL devices in
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
@@ -357,4 +360,48 @@ TEST_CASE("several structures: samples spread over (v, unroll), each run with it
     const std::string status = statusName(row.status);
     CHECK((status == "ok" || status == "timeout"));
   }
+}
+
+TEST_CASE("a launcher killed from outside: the variant is measured again, crashed the second time") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  // The measuring child of variant 2 kills its parent, the launcher, once; that of variant 4
+  // twice (each kill takes one token file, so the runs after them go through). The child dies
+  // with the launcher (PR_SET_PDEATHSIG).
+  const std::filesystem::path tokens = folder.path / "tokens";
+  std::filesystem::create_directories(tokens);
+  for (const char* name : {"2-a", "4-a", "4-b"}) std::ofstream(tokens / name) << "x";
+  options.tamperProgram = [&tokens](size_t variant, CompiledProgram&) {
+    for (const char* suffix : {"-a", "-b"}) {
+      if (std::filesystem::remove(tokens / (std::to_string(variant) + suffix))) {
+        kill(getppid(), SIGKILL);
+        pause();
+      }
+    }
+  };
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 6);
+  CHECK(std::filesystem::is_empty(tokens));  // every planted kill happened
+  ResultsDb db(options.db);
+  const VariantRecord again = *db.find(keyOf(prep, 2));
+  CAPTURE(again.message);
+  CHECK(again.attempts == 2);
+  CHECK(again.status != VariantStatus::Crashed);
+  CHECK(again.status != VariantStatus::Running);
+  const VariantRecord twice = *db.find(keyOf(prep, 4));
+  CAPTURE(twice.message);
+  CHECK(twice.status == VariantStatus::Crashed);
+  CHECK(twice.message.find("launcher died twice") != std::string::npos);
+  for (size_t index : {0, 1, 3, 5}) {
+    CAPTURE(index);
+    const VariantRecord row = *db.find(keyOf(prep, index));
+    CAPTURE(row.message);
+    CHECK(row.attempts == 1);
+    CHECK(row.status != VariantStatus::Crashed);
+    CHECK(row.status != VariantStatus::Running);
+  }
+  CHECK(summary.statusCounts["crashed"] == 1);
+  CHECK(db.variants(prep.target.program).size() == 6);
 }
