@@ -14,7 +14,9 @@
 // terminate and cost little when they fail, which they often do, and are memoised per node.
 // Divisions are memoised too, by their operands' structure and ranges: code generation divides
 // the same index again and again (the reads of both operands of an unrolled reduction, every
-// lane of a vector, the partner x%b of every x/b the sum refolding asks for).
+// lane of a vector, the partner x%b of every x/b the sum refolding asks for). The refolding
+// tries each division of a sum in turn and rebuilds the sum only for one it changes (most
+// leave it as it is); ir/arith_testing.h selects the earlier path, which rebuilt it each time.
 //
 // / and % are C's truncating operators; they are only rewritten when that is sound: exact
 // polynomial division by a provably non-zero divisor ((n*m)/m -> n, (2*n)/2 -> n); division of
@@ -36,6 +38,7 @@
 
 #include "ir/arith.h"
 #include "ir/arith_internal.h"
+#include "ir/arith_testing.h"
 
 namespace weft {
 
@@ -980,10 +983,11 @@ std::optional<Poly> numeratorMinusRemainder(const Arith& d) {
   return result;
 }
 
-// Writes p as sum_k Q_k*D^k for the atom D = x/b and replaces, where b^k divides Q_k (or the
-// divisible part of it), b^k*D^k by (x - x%b)^k (b and x with their % expanded, as in p).
-// nullopt when nothing is divisible or x%b is not the partner of x/b.
-std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
+// substituteDiv as it was before it skipped rebuilding unchanged sums (issue 6): the reference
+// the property test compares with (ir/arith_testing.h switches it on). Same results.
+thread_local bool referencePaths = false;
+
+std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
   // Q_k by k, built in one pass: the terms without d keep their monomials (p's terms are
   // sorted with distinct monomials, so they stay a polynomial as they are); the others lose
   // d^k and are sorted once (normalize), which is what adding them one by one gave.
@@ -1057,6 +1061,102 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
     changed = true;
   }
   if (!changed) return std::nullopt;
+  return out;
+}
+
+// Writes p as sum_k Q_k*D^k for the atom D = x/b and replaces, where b^k divides Q_k (or the
+// divisible part of it), b^k*D^k by (x - x%b)^k (b and x with their % expanded, as in p).
+// nullopt when nothing is divisible or x%b is not the partner of x/b.
+std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
+  if (referencePaths) return substituteDivReference(p, d);
+  // Q_k by k (k >= 1), built in one pass: the terms lose d^k and are sorted once
+  // (normalize), which is what adding them one by one gave. Q_0, p's terms without d (sorted
+  // with distinct monomials, a polynomial as they are), is taken only when a power changes.
+  // Indexed by k (small: the highest power of d in p) and visited in ascending k, as an
+  // ordered map would be, without a map's node per power; `present`: the powers that occur.
+  struct Collected {
+    bool present = false;
+    int64_t constant = 0;
+    std::vector<Term> terms;
+  };
+  std::vector<Collected> collected;
+  for (const Term& t : p.terms) {
+    auto atoms = monoAtoms(t.mono);
+    size_t occurrences = 0;
+    for (const Arith& a : atoms) occurrences += a == d ? 1 : 0;
+    if (collected.size() <= occurrences) collected.resize(occurrences + 1);
+    Collected& entry = collected[occurrences];
+    entry.present = true;
+    int64_t& constant = entry.constant;
+    std::vector<Term>& terms = entry.terms;
+    if (occurrences == 0) continue;  // Q_0: p's terms without d, taken only if needed (below)
+    if (occurrences == atoms.size()) {
+      constant = addChecked(constant, t.coef);
+      continue;
+    }
+    std::vector<Arith> rest;
+    rest.reserve(atoms.size() - occurrences);
+    for (const Arith& a : atoms) {
+      if (!(a == d)) rest.push_back(a);
+    }
+    terms.push_back(Term{t.coef, makeMono(std::move(rest))});
+  }
+  std::vector<std::pair<int, Poly>> byPower;  // (k, Q_k) in ascending k
+  byPower.reserve(collected.size());
+  for (size_t k = 0; k < collected.size(); ++k) {
+    Collected& entry = collected[k];
+    if (!entry.present) continue;
+    byPower.emplace_back(static_cast<int>(k),
+                         k == 0 ? Poly{entry.constant, std::move(entry.terms)}
+                                : normalize(entry.constant, std::move(entry.terms)));
+  }
+  // In the expanded space p lives in: b and x - x%b with their own % expanded. The quotients
+  // first: most calls change nothing (no Q_k divisible, or x%b no partner), and then the sum
+  // is not rebuilt at all (the rebuilt sum would only be thrown away; rebuilding it adds and
+  // multiplies nothing that could overflow when nothing changes).
+  std::optional<Poly> bExpanded;
+  std::optional<Poly> xMinusR;
+  bool noPartner = false;
+  std::vector<std::optional<QuotientRemainder>> quotients(byPower.size());
+  bool changed = false;
+  for (size_t e = 0; e < byPower.size(); ++e) {
+    const auto& [k, q] = byPower[e];
+    if (k == 0) continue;
+    if (!bExpanded) bExpanded = divisorExpanded(d);
+    std::optional<QuotientRemainder>& qr = quotients[e];
+    qr = refoldDivide(q, power(*bExpanded, k));
+    if (!qr || qr->q.isZero()) continue;
+    if (!xMinusR && !noPartner) {
+      xMinusR = numeratorMinusRemainder(d);
+      noPartner = !xMinusR;
+    }
+    changed = changed || !noPartner;  // without the partner no power is replaced
+  }
+  if (!changed) return std::nullopt;
+  Poly out{p.constant, {}};
+  for (size_t e = 0; e < byPower.size(); ++e) {
+    auto& [k, q] = byPower[e];
+    if (k == 0) {
+      // Q_0 * d^0: p's terms without d, in p's order (sorted and distinct).
+      std::vector<Term> withoutD;
+      withoutD.reserve(p.terms.size());
+      for (const Term& t : p.terms) {
+        auto atoms = monoAtoms(t.mono);
+        if (std::none_of(atoms.begin(), atoms.end(), [&](const Arith& a) { return a == d; })) {
+          withoutD.push_back(t);
+        }
+      }
+      out = Poly{addChecked(out.constant, q.constant), std::move(withoutD)};
+      continue;
+    }
+    Poly dk = monoPoly(1, std::vector<Arith>(static_cast<size_t>(k), d));
+    const std::optional<QuotientRemainder>& qr = quotients[e];
+    if (!qr || qr->q.isZero()) {
+      out = addPoly(out, mulPoly(q, dk));
+      continue;
+    }
+    out = addPoly(out, addPoly(mulPoly(qr->q, power(*xMinusR, k)), mulPoly(qr->r, dk)));
+  }
   return out;
 }
 
@@ -1190,6 +1290,17 @@ std::optional<int64_t> constantUpperBound(const Arith& e) {
   if (auto u = upperBound(e)) hi = std::min(hi, intervalOf(*u).hi);
   if (auto c = constantOf(hi)) return c->constant();
   return std::nullopt;
+}
+
+void setArithReferencePaths(bool enabled) { arith_detail::referencePaths = enabled; }
+
+void clearArithMemos() {
+  nonNegMemo.table.clear();
+  boundMemo.table.clear();
+  divModMemo.clear();
+  arith_detail::partnerMemo.table.clear();
+  arith_detail::divisorExpansionMemo.table.clear();
+  arith_detail::numeratorMinusRemainderMemo.table.clear();
 }
 
 }  // namespace weft

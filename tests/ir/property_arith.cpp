@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/arith.h"
+#include "ir/arith_testing.h"
 
 using namespace weft;
 
@@ -129,19 +130,21 @@ std::optional<int64_t> rawEval(const RawP& r, const Values& values) {
   }
 }
 
-Arith build(const RawP& r) {
+// Builds through the operators with `vars` standing for the table's variables.
+Arith buildWith(const RawP& r, const std::vector<Arith>& vars) {
   switch (r->op) {
     case Op::Const:
       return Arith(r->value);
     case Op::Var:
-      return table().vars[r->var];
+      return vars[r->var];
     case Op::IfLess:
-      return ifLess(build(r->kids[0]), build(r->kids[1]), build(r->kids[2]), build(r->kids[3]));
+      return ifLess(buildWith(r->kids[0], vars), buildWith(r->kids[1], vars),
+                    buildWith(r->kids[2], vars), buildWith(r->kids[3], vars));
     default:
       break;
   }
-  Arith a = build(r->kids[0]);
-  Arith b = build(r->kids[1]);
+  Arith a = buildWith(r->kids[0], vars);
+  Arith b = buildWith(r->kids[1], vars);
   switch (r->op) {
     case Op::Add:
       return a + b;
@@ -161,6 +164,8 @@ Arith build(const RawP& r) {
       return Arith(0);
   }
 }
+
+Arith build(const RawP& r) { return buildWith(r, table().vars); }
 
 // Builds through the operators; nullopt when construction divides by a constant zero (the
 // raw tree then divides by zero too, or the division sits in an untaken conditional branch).
@@ -385,5 +390,57 @@ TEST_CASE("property: a division built again gives the same expression") {
     RC_ASSERT((x2 / y2).toString() == q1->toString());
     RC_ASSERT((x2 % y2).toString() == r1->toString());
     RC_ASSERT((x2 / y2).toC() == q1->toC());
+  }));
+}
+
+// The refolding of / and % in sums skips rebuilding a sum that a division leaves as it is
+// (ir/arith_simplify.cpp, substituteDiv; issue 6): every expression must be exactly what the
+// reference path (which rebuilt it each time) gives, each built with every memo emptied — for
+// address-like sums, the same sum plus a constant (unrolled iterations), and variables of the
+// same names with other ranges (i in [0, 3], j in [0, n - 1], l in [0, j]).
+namespace {
+struct ReferencePaths {
+  ReferencePaths() { setArithReferencePaths(true); }
+  ~ReferencePaths() { setArithReferencePaths(false); }
+};
+std::optional<std::string> printedCold(const RawP& r, const std::vector<Arith>& vars) {
+  clearArithMemos();
+  try {
+    Arith e = buildWith(r, vars);
+    return e.toString() + " | " + e.toC();
+  } catch (const ArithError&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+TEST_CASE("property: refolding sums gives what the reference path gives") {
+  const Arith n = Arith::size("n");
+  const Arith m = Arith::size("m");
+  const Arith t = Arith::var("t", VarKind::Tuning, 1, Arith(8));
+  const Arith i = Arith::var("i", VarKind::LoopIndex, 0, Arith(3));
+  const Arith k = Arith::var("k", VarKind::ThreadIndex, 0, m - 1);
+  const Arith j = Arith::var("j", VarKind::LoopIndex, 0, n - 1);
+  const Arith l = Arith::var("l", VarKind::LoopIndex, 0, j);
+  const std::vector<Arith> otherRanges = {n, m, t, i, k, j, l};
+  CHECK(rc::check("start + a*b + c*d + e (and + a constant), fast and reference paths", [&] {
+    auto add = [](RawP x, RawP y) { return std::make_shared<Raw>(Raw{Op::Add, 0, 0, {x, y}}); };
+    auto mul = [](RawP x, RawP y) { return std::make_shared<Raw>(Raw{Op::Mul, 0, 0, {x, y}}); };
+    const RawP sum = add(add(mul(genTree(3), genTree(1)), mul(genTree(3), genTree(1))),
+                         genTree(4));
+    const int64_t shift = *rc::gen::inRange<int64_t>(-40, 41);
+    const RawP shifted = add(sum, std::make_shared<Raw>(Raw{Op::Const, shift, 0, {}}));
+    for (const RawP& x : {sum, shifted}) {
+      for (const std::vector<Arith>* vars : {&table().vars, &otherRanges}) {
+        std::optional<std::string> reference;
+        {
+          ReferencePaths on;
+          reference = printedCold(x, *vars);
+        }
+        std::optional<std::string> fast = printedCold(x, *vars);
+        RC_ASSERT(fast.has_value() == reference.has_value());
+        if (fast) RC_ASSERT(*fast == *reference);
+      }
+    }
   }));
 }
