@@ -14,8 +14,8 @@
 //                           local size left to the implementation, and with --local sizes
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
 //                           registry, rewrite/strategies.h; default pipeline-fused-local,
-//                           pipeline-fused-private, pipeline-fused-private-pointwise and
-//                           pipeline-fused-private-chain) on
+//                           pipeline-fused-private, pipeline-fused-private-pointwise,
+//                           pipeline-fused-private-chain and pipeline-fused-private-tuples) on
 //                           each pipeline, with the tiles of --tiles (THETA1,THETA2[,LOCALX]:
 //                           LOCALX is the local size of the fused kernel only, the stages left
 //                           apart keep the unfused program's launches; and a second variant
@@ -64,6 +64,7 @@
 #include "host/program_runner.h"
 #include "ir/parser.h"
 #include "rewrite/strategies.h"
+#include "rewrite/strategy_pipeline_fusion.h"
 #include "tests/support/bounded_child.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
@@ -90,7 +91,8 @@ struct Options {
   std::vector<std::string> localSizes = {"64,1", "256,1"};
   std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private",
                                          "pipeline-fused-private-pointwise",
-                                         "pipeline-fused-private-chain"};
+                                         "pipeline-fused-private-chain",
+                                         "pipeline-fused-private-tuples"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
   // The last two fit Canny's chain at 4096² (theta1 - 2 and theta2 - 2 divide H and W).

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "rewrite/strategies.h"
+#include "rewrite/strategy_pipeline_fusion.h"
 
 namespace weft::explore {
 
@@ -55,7 +56,7 @@ const std::vector<std::string>& pipelineFusionStrategies() {
   // Appended only: a recorded fusion=N keeps naming the same strategy.
   static const std::vector<std::string> names = {
       "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise",
-      "pipeline-fused-private-chain"};
+      "pipeline-fused-private-chain", "pipeline-fused-private-tuples"};
   return names;
 }
 

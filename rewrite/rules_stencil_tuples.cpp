@@ -21,6 +21,17 @@
 //                                W(zip2D(Q_0, .., Q_m)))
 //                         zip2D(Q_0, ..) = map(r -> zip(r._0, ..), zip(Q_0, ..))
 //                         (Harris: the sums over Ixx, Ixy, Iyy read one array of triples)
+//  shared-window-fusion   stages over ONE array X (alpha-equivalence), zipped as they are:
+//                         map(r -> zip(r._0, .., r._m), zip(S(f_0, X), .., S(f_m, X)))
+//                           => S(w -> map(p -> (p._0, .., p._m), zip(f_0(w), .., f_m(w))), X)
+//                                                                          (all boxed)
+//                           => S(w -> (f_0(w), .., f_m(w)), X)             (all flat)
+//                         m >= 1 (Harris: once Ix and Iy are recomputed per reader, Ixx, Ixy and
+//                         Iyy are three boxed Sobel stages over the same input windows; this makes
+//                         them one stencil giving (Ixx, Ixy, Iyy) per pixel, the producer that
+//                         overlapped-tiling-fusion takes; the boxed form spells the result as
+//                         horizontal-stencil-fusion does, a map over the zip of the one-element
+//                         results, which code generation computes component by component)
 //
 // Why it holds (the interpreter is the reference, ir/interp.cpp): clamp and mirror padding and
 // sliding only choose which elements of their input go where (index functions that do not look
@@ -30,7 +41,10 @@
 // of stage k is f_k(map2D(_{c_k}, W(P)[i][j])), and the zip of the stages followed by h is h of the
 // tuple of these, computed from the one window W(P)[i][j] (in the boxed form each f_k gives a
 // one-element array; zip and map(h) keep one element). Checked against the interpreter on random
-// programs by tests/rewrite/property_rules_stencil_tuples.cpp.
+// programs by tests/rewrite/property_rules_stencil_tuples.cpp. shared-window-fusion: element
+// (i, j) of zip2D(S(f_0, X), .., S(f_m, X)) is the tuple (f_0(X[i][j]), .., f_m(X[i][j])) (flat),
+// or in the boxed form the one-element array zip(f_0(X[i][j]), .., f_m(X[i][j])), and
+// map(p -> (p._0, .., p._m)) over a zip rebuilds each tuple as it is; the stages only read X.
 #include <optional>
 #include <string>
 #include <vector>
@@ -179,6 +193,50 @@ std::optional<Expr> fuseStagesOverOneWindowing(const RuleApplication& a, bool ov
   return buildPixelStage(PixelStage{fused, Expr(), boxed}, std::move(tupleWindows));
 }
 
+// map(r -> zip(r._0, .., r._m), zip(S(f_0, X), .., S(f_m, X))) => one stage over X.
+std::optional<Expr> sharedWindowFusion(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const std::vector<Expr>& stages = node.args()[0].args();
+  const size_t n = stages.size();
+  if (n < 2) return std::nullopt;
+  const Expr& rowFunction = node.funs()[0];
+  if (!isUnaryLambda(rowFunction)) return std::nullopt;
+  const Expr& row = rowFunction.params()[0];
+  const Expr& rowBody = rowFunction.body();
+  if (!rowBody.isPrim(Op::Zip) || rowBody.args().size() != n) return std::nullopt;
+  for (size_t k = 0; k < n; ++k) {
+    const Expr& part = rowBody.args()[k];
+    if (!part.isPrim(Op::Get) || !isParamNode(part.args()[0], row) ||
+        part.nats()[0].constant() != std::optional<int64_t>(static_cast<int64_t>(k))) {
+      return std::nullopt;
+    }
+  }
+  std::vector<PixelStage> pixelStages;
+  for (const Expr& stage : stages) {
+    std::optional<PixelStage> pixel = matchPixelStage(stage, a.typeOf);
+    if (!pixel) return std::nullopt;
+    if (!pixelStages.empty()) {
+      if (pixel->joined != pixelStages[0].joined) return std::nullopt;
+      if (!(pixel->x == pixelStages[0].x)) return std::nullopt;
+    }
+    pixelStages.push_back(*pixel);
+  }
+  const bool boxed = pixelStages[0].joined;
+  Expr fused = lam("window", [&](Expr window) {
+    std::vector<Expr> results;
+    for (const PixelStage& stage : pixelStages) results.push_back(call(stage.f, window));
+    if (!boxed) return tuple(std::move(results));
+    Expr rebuild = lam("p", [n](Expr p) {
+      std::vector<Expr> parts;
+      for (size_t k = 0; k < n; ++k) parts.push_back(get(static_cast<int64_t>(k), p));
+      return tuple(std::move(parts));
+    });
+    return map(rebuild, zip(std::move(results)));
+  });
+  return buildPixelStage(PixelStage{fused, Expr(), boxed}, pixelStages[0].x);
+}
+
 std::optional<Expr> tupleStencilFusion(const RuleApplication& a) {
   return fuseStagesOverOneWindowing(a, true);
 }
@@ -208,6 +266,14 @@ void addStencilTupleRules(std::vector<Rule>& rules) {
            RuleFamily::Fusion,
            {},
            zipStencilFusion});
+  rules.push_back(
+      Rule{"shared-window-fusion",
+           "zip2D(S(f_0, X), .., S(f_m, X)) => S(w -> (f_0(w), .., f_m(w)), X)   [stages over one "
+           "array X, all flat; or all boxed (map(join) ∘ map2D, f_k giving [T]1): "
+           "map(p -> (p._0, .., p._m), zip(f_0(w), .., f_m(w)))]",
+           RuleFamily::Fusion,
+           {},
+           sharedWindowFusion});
 }
 
 }  // namespace weft::rewrite

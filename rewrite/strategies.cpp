@@ -741,6 +741,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedPrivateStrategy(),
       pipelineFusedPrivatePointwiseStrategy(),
       pipelineFusedPrivateChainStrategy(),
+      pipelineFusedPrivateTuplesStrategy(),
   };
   return strategies;
 }

@@ -4,8 +4,12 @@
 // inner map of a 2D nest by its position under the outer one. All three are one step list
 // (fusedKernel): their fusion steps, the tile rows and tiles made parallel, the producer's tile
 // placed, then what each does inside the work-items.
-// The stencil-fusion rules are taken from the rule library when it lists them, otherwise from
-// addStencilFusionRules directly (so the strategy works before they are registered).
+// pipeline-fused-private-tuples first makes Harris's producer one stencil giving a tuple per
+// pixel (zip-stencil-fusion, let-inline-recompute, boxed-stage-fusion, horizontal-stencil-fusion,
+// shared-window-fusion), then takes pipeline-fused-private's steps.
+// The stencil rules are taken from the rule library when it lists them, otherwise from
+// addStencilFusionRules, addStencilChainRules and addStencilTupleRules directly (so the
+// strategies work before they are registered).
 #include "rewrite/strategy_pipeline_fusion.h"
 
 #include <optional>
@@ -26,6 +30,8 @@ const Rule& ruleFor(const std::string& name) {
   static const std::vector<Rule> stencilFusion = [] {
     std::vector<Rule> rules;
     addStencilFusionRules(rules);
+    addStencilChainRules(rules);
+    addStencilTupleRules(rules);
     return rules;
   }();
   for (const Rule& r : stencilFusion) {
@@ -323,7 +329,50 @@ Strategy fusedKernel(const std::string& name, const std::vector<Strategy>& fusio
   return named(name, seqAll(steps));
 }
 
+// Steps 1 to 6 of pipeline-fused-private-tuples (strategy_pipeline_fusion.h): the stages that
+// read the input's windows become one producer stencil giving a tuple per pixel, the stages that
+// read the producer one consumer stencil over its windows.
+Strategy producerAsOneTupleStencil() {
+  return seqAll({
+      repeat(topDown(ruleFor("let-inline")), 100),
+      orFail(topDown(ruleFor("zip-stencil-fusion")),
+             "no pointwise stage over zipped stencils of one window shape"),
+      repeat(topDown(ruleFor("let-inline-recompute")), 100),
+      repeat(topDown(ruleFor("let-inline")), 100),
+      repeat(topDown(ruleFor("boxed-stage-fusion")), 100),
+      repeat(topDown(ruleFor("horizontal-stencil-fusion")), 100),
+      orFail(topDown(ruleFor("shared-window-fusion")),
+             "the zipped stages are not stencils over one array of windows"),
+  });
+}
+
 }  // namespace
+
+Strategy pipelineFusedPrivateTuples(const RuleArguments& arguments) {
+  const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-private-tuples");
+  return fusedKernel("pipeline-fused-private-tuples",
+                     {producerAsOneTupleStencil(), fuseByOverlappedTiling(tiling)}, "map-to-mapglb",
+                     "compute-to-private",
+                     {
+                         insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
+                         restSequential(),
+                     });
+}
+
+NamedStrategy pipelineFusedPrivateTuplesStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-private-tuples",
+      "stencils over the windows of several stages, whose stages in turn are stencils over one "
+      "input's windows (Harris), fused into one kernel: lets inlined, the consumers' zip as one "
+      "stencil over the windows of the zipped stages (zip-stencil-fusion), stages read twice "
+      "recomputed (let-inline-recompute), pointwise stages merged into the stencils below them "
+      "(boxed-stage-fusion, horizontal-stencil-fusion), the zipped producers as one stencil "
+      "giving a tuple per pixel (shared-window-fusion); then pipeline-fused-private's steps: "
+      "tiles theta1 x theta2, the tuple tile with its halo in private memory (one array per "
+      "component), every loop unrolled; one kernel",
+      {"theta1", "theta2"},
+      pipelineFusedPrivateTuples};
+}
 
 Strategy pipelineFusedLocal(const RuleArguments& arguments) {
   const RuleArguments tiling = tilingArguments(arguments, "pipeline-fused-local");

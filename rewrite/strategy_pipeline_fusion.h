@@ -75,4 +75,18 @@ Strategy pipelineFusedPrivatePointwise(const RuleArguments& arguments);
 // Its entry for the strategy library (name pipeline-fused-private-pointwise).
 NamedStrategy pipelineFusedPrivatePointwiseStrategy();
 
+// The pipeline-fused-private-tuples strategy (Harris: nine stages, one kernel): 1. let-inline;
+// 2. zip-stencil-fusion (the response's zip of the three box sums: one stencil over the windows
+// of zip2D(Ixx, Ixy, Iyy)); 3. let-inline-recompute, let-inline (Ix and Iy copied into each
+// reader); 4. boxed-stage-fusion (Ixx, Iyy merged into their Sobel stencil); 5.
+// horizontal-stencil-fusion (Ixy: the two Sobel stencils over the same windows as one); 6.
+// shared-window-fusion (the three stencils over the input's windows as one giving (Ixx, Ixy,
+// Iyy) per pixel); then pipeline-fused-private's steps 2 to 7 (the consumer's pad moved below the
+// producer, overlapped tiling, mapGlb 1/0, compute-to-private on the tuple tile, every loop
+// unrolled). Fails (naming the step) on a program without that shape.
+Strategy pipelineFusedPrivateTuples(const RuleArguments& arguments);
+
+// Its entry for the strategy library (name pipeline-fused-private-tuples, factors theta1, theta2).
+NamedStrategy pipelineFusedPrivateTuplesStrategy();
+
 }  // namespace weft::rewrite

@@ -3,6 +3,7 @@
 // family sampled, every point naming its structure with "fusion"; recorded fixed parameters
 // rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
 // structure and says why the others were skipped; bad fusion numbers and names are errors.
+// Harris gets pipeline-fused-private-tuples as fusion=5, sampled and rebuilt from its record.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -33,10 +34,12 @@ TEST_CASE("blur: the unfused program and both fusions are structures, all sample
   std::vector<std::string> skipped;
   ExploreTarget target = pipelineTarget(blur, sizes, {}, &skipped);
   // pipeline-fused-private-pointwise needs pointwise stages after the stencils (unsharp mask),
-  // pipeline-fused-private-chain a stage read twice (Canny's gradients).
-  REQUIRE(skipped.size() == 2);
+  // pipeline-fused-private-chain a stage read twice (Canny's gradients),
+  // pipeline-fused-private-tuples zipped stencils over stencils (Harris).
+  REQUIRE(skipped.size() == 3);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
+  CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
   REQUIRE(target.structures.size() == 3);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -77,6 +80,29 @@ TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
     if (target.structures[structure].family == "pipeline-fused-private-pointwise") ++fusedPoints;
+  }
+  CHECK(fusedPoints >= 2);
+}
+
+TEST_CASE("Harris: the tuple fusion applies as fusion=5, its tiles sampled and rebuilt") {
+  const Definition harris = loadExample("pipelines/harris.weft");
+  const ArithBinding sizes = {{"W", 96}, {"H", 64}};
+  PipelineTargetOptions options;
+  options.strategies = {"pipeline-fused-private-tuples"};
+  ExploreTarget target = pipelineTarget(harris, sizes, options);
+  REQUIRE(target.structures.size() == 2);
+  const ExploreTarget::Structure& fused = target.structures[1];
+  CHECK(fused.family == "pipeline-fused-private-tuples");
+  REQUIRE(fused.fixedParameters.count("fusion"));
+  CHECK(fused.fixedParameters.at("fusion") == 5);
+  CHECK(pipelineFusionStrategies().at(4) == "pipeline-fused-private-tuples");
+  ExploreTarget rebuilt = pipelineStructureTarget(harris, sizes, fused.fixedParameters);
+  CHECK(printDefinition(rebuilt.parametric) == printDefinition(fused.parametric));
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 8, 3);
+  int fusedPoints = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
+    if (target.structures[structure].family == "pipeline-fused-private-tuples") ++fusedPoints;
   }
   CHECK(fusedPoints >= 2);
 }

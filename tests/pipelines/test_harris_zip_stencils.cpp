@@ -5,8 +5,8 @@
 // response per pixel. The rewritten program must equal the unfused one in the interpreter on small
 // random images (odd and degenerate sizes, borders included; the same float operations in the same
 // order, so exactly), and have two pad2D fewer than before (the three box sums pad and read one
-// array of triples). This is the first step towards Harris as one
-// overlapped-tiling kernel (issue 9); no strategy uses it yet.
+// array of triples). This is the first step of pipeline-fused-private-tuples, Harris as one
+// overlapped-tiling kernel (issue 9; test_harris_fused_tuples.cpp).
 #include <doctest/doctest.h>
 
 #include <string>

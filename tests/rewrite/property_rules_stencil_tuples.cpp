@@ -17,6 +17,11 @@
 // rapidcheck cases and counts its applications (at least 50; printed with MESSAGE). Unit tests
 // check what the rules must refuse (different tuple arrays, different pads or window sizes, a
 // constant pad, a stage over a map that is not a component getter), and accept the plain case.
+// shared-window-fusion: 2 to 4 stages (all boxed, either spelling, or all flat) over separately
+// built, alpha-equal copies of one windows array (slide2D ∘ pad2D of an int image, any
+// boundary, constant included: the rule does not look at the windows) zipped as they are
+// (map(r -> zip(r._0, ..), zip(..))); 100 cases, checked like the others. Its unit test refuses
+// stages over different arrays, a boxed stage zipped with a flat one, and zipped rows reordered.
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -186,6 +191,76 @@ TEST_CASE("zip-stencil-fusion preserves the interpreter's result") {
     Definition d{"f", Expr::lambda(images, target), Type(), {}};
     return testing::checkRewriteWhereRunnable(d, tupleRule("zip-stencil-fusion"), target, rng);
   });
+}
+
+namespace {
+
+// map(r -> zip(r._0, .., r._{n-1}), zip(stages..)): the stages zipped as they are.
+Expr zippedAsTheyAre(std::vector<Expr> stages) {
+  const size_t n = stages.size();
+  return map(lam("r",
+                 [n](Expr r) {
+                   std::vector<Expr> parts;
+                   for (size_t k = 0; k < n; ++k) parts.push_back(get(static_cast<int64_t>(k), r));
+                   return zip(std::move(parts));
+                 }),
+             zip(std::move(stages)));
+}
+
+}  // namespace
+
+TEST_CASE("shared-window-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("shared-window-fusion", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 5);
+    Expr image = Expr::param("image", arrayOf(arrayOf(kInt, width), height));
+    const Windowing windowing = randomWindowing(rng);
+    const Boundary boundary = chance(rng, 4) ? Boundary::Constant : windowing.boundary;
+    // A fresh copy of the windows per stage (alpha-equal, not the same node).
+    auto windows = [&] {
+      return slide2D(windowing.a1, windowing.a2, 1, 1,
+                     pad2D(windowing.left, windowing.a2 - 1 - windowing.left, windowing.top,
+                           windowing.a1 - 1 - windowing.top, boundary, image));
+    };
+    const size_t n = static_cast<size_t>(uniformInt(rng, 2, 4));
+    const bool boxed = !chance(rng, 3);
+    std::vector<Expr> stages;
+    for (size_t k = 0; k < n; ++k) stages.push_back(stageOf(rng, boxed, windows()));
+    Expr target = zippedAsTheyAre(std::move(stages));
+    Definition d{"f", Expr::lambda({image}, target), Type(), {}};
+    return testing::checkRewriteWhereRunnable(d, tupleRule("shared-window-fusion"), target, rng);
+  });
+}
+
+TEST_CASE("shared-window-fusion refuses what it must not rewrite") {
+  std::mt19937_64 rng(17);
+  Expr first = Expr::param("first", arrayOf(arrayOf(kInt, 4), 3));
+  Expr second = Expr::param("second", arrayOf(arrayOf(kInt, 4), 3));
+  auto applies = [&](const Expr& target) {
+    Definition d{"f", Expr::lambda({first, second}, target), Type(), {}};
+    typecheck(d);
+    RewriteContext context;
+    return applyAt(d, tupleRule("shared-window-fusion"), positionOf(d, target), {}, context)
+        .has_value();
+  };
+  auto windows = [](const Expr& x) {
+    return slide2D(3, 3, 1, 1, pad2D(1, 1, 1, 1, Boundary::Clamp, x));
+  };
+  // The accepted forms, as controls: boxed and flat stages over copies of the same windows.
+  CHECK(applies(
+      zippedAsTheyAre({stageOf(rng, true, windows(first)), stageOf(rng, true, windows(first))})));
+  CHECK(applies(
+      zippedAsTheyAre({stageOf(rng, false, windows(first)), stageOf(rng, false, windows(first)),
+                       stageOf(rng, false, windows(first))})));
+  // Different arrays.
+  CHECK_FALSE(applies(
+      zippedAsTheyAre({stageOf(rng, true, windows(first)), stageOf(rng, true, windows(second))})));
+  // A boxed stage zipped with a flat one.
+  CHECK_FALSE(applies(
+      zippedAsTheyAre({stageOf(rng, true, windows(first)), stageOf(rng, false, windows(first))})));
+  // The rows zipped in another order (r._1, r._0).
+  Expr swapped = map(lam("r", [](Expr r) { return zip(get(1, r), get(0, r)); }),
+                     zip(stageOf(rng, true, windows(first)), stageOf(rng, true, windows(first))));
+  CHECK_FALSE(applies(swapped));
 }
 
 TEST_CASE("tuple-stencil-fusion refuses what it must not rewrite") {
