@@ -454,14 +454,16 @@ Json measureFastestOf(const ConvLayer& layer, const LayerData& data,
   // family (vector_pad_in_loads 0: a pad kernel and a padded copy; 1: padding in the loads):
   // the two run the same main kernel for the same blocking, so under an exploration's load
   // their recorded medians differ by noise more than by the pad kernel, and a loaded ranking
-  // alone can leave one choice out of the re-timing.
+  // alone can leave one choice out of the re-timing. Other structures (conv-direct) only through
+  // the overall N.
   std::map<std::string, int> takenPerPadding;
   takenPerPadding[paddingChoice(picked.record.key.parameters)] = 1;
   std::vector<const explore::VariantRecord*> chosen;
   const int overall = std::max(0, options.retime - 1);
   for (size_t i = 0; i < candidates.size(); ++i) {
     const std::string padding = paddingChoice(candidates[i]->key.parameters);
-    if (static_cast<int>(i) < overall || takenPerPadding[padding] < options.retime) {
+    if (static_cast<int>(i) < overall ||
+        (!padding.empty() && takenPerPadding[padding] < options.retime)) {
       chosen.push_back(candidates[i]);
       ++takenPerPadding[padding];
     }
