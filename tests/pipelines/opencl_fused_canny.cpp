@@ -89,12 +89,7 @@ size_t checkAgainstReference(const std::vector<int32_t>& got, const Image& image
 
 TEST_CASE("fused Canny: three kernels on OpenCL equal the unfused kernels and the reference") {
   const Definition unfused = lowerDefault(loadCanny());
-  struct Tiling {
-    int theta1, theta2, width, height;
-  };
-  // theta1 - 2 divides the height, theta2 - 2 the width.
-  const std::vector<Tiling> tilings = {{5, 5, 9, 15}, {6, 10, 16, 12}, {4, 7, 15, 8}};
-  for (const Tiling& t : tilings) {
+  for (const SmallTiling& t : smallFusedTilings()) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
     const Definition fused = fusedCanny(t.theta1, t.theta2);

@@ -51,12 +51,7 @@ void checkReference(const std::vector<float>& got, const Image& image) {
 }  // namespace
 
 TEST_CASE("Harris fused with tuples: one kernel on OpenCL, equal to the unfused kernels") {
-  struct Tiling {
-    int theta1, theta2, width, height;
-  };
-  // theta1 - 2 divides H, theta2 - 2 divides W.
-  const std::vector<Tiling> tilings = {{5, 5, 9, 15}, {6, 10, 16, 12}, {4, 7, 15, 8}};
-  for (const Tiling& t : tilings) {
+  for (const SmallTiling& t : smallFusedTilings()) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
     const Definition lowered = fusedHarris(t.theta1, t.theta2);

@@ -54,6 +54,15 @@ const Rule& tupleRule(const std::string& name) {
   return testing::ruleNamedOrAdded(name, addStencilTupleRules);
 }
 
+// Whether rule `name` rewrites `target` inside f(first, second) = target.
+bool ruleApplies(const std::string& name, const Expr& first, const Expr& second,
+                 const Expr& target) {
+  Definition d{"f", Expr::lambda({first, second}, target), Type(), {}};
+  typecheck(d);
+  RewriteContext context;
+  return applyAt(d, tupleRule(name), positionOf(d, target), {}, context).has_value();
+}
+
 const Type kInt = Type::intType();
 
 bool chance(std::mt19937_64& rng, int oneIn) { return uniformInt(rng, 1, oneIn) == 1; }
@@ -236,11 +245,7 @@ TEST_CASE("shared-window-fusion refuses what it must not rewrite") {
   Expr first = Expr::param("first", arrayOf(arrayOf(kInt, 4), 3));
   Expr second = Expr::param("second", arrayOf(arrayOf(kInt, 4), 3));
   auto applies = [&](const Expr& target) {
-    Definition d{"f", Expr::lambda({first, second}, target), Type(), {}};
-    typecheck(d);
-    RewriteContext context;
-    return applyAt(d, tupleRule("shared-window-fusion"), positionOf(d, target), {}, context)
-        .has_value();
+    return ruleApplies("shared-window-fusion", first, second, target);
   };
   auto windows = [](const Expr& x) {
     return slide2D(3, 3, 1, 1, pad2D(1, 1, 1, 1, Boundary::Clamp, x));
@@ -324,11 +329,7 @@ TEST_CASE("zip-stencil-fusion refuses what it must not rewrite") {
   Expr first = Expr::param("first", arrayOf(arrayOf(kInt, 4), 3));
   Expr second = Expr::param("second", arrayOf(arrayOf(kInt, 4), 3));
   auto applies = [&](const Expr& target) {
-    Definition d{"f", Expr::lambda({first, second}, target), Type(), {}};
-    typecheck(d);
-    RewriteContext context;
-    return applyAt(d, tupleRule("zip-stencil-fusion"), positionOf(d, target), {}, context)
-        .has_value();
+    return ruleApplies("zip-stencil-fusion", first, second, target);
   };
   auto windows = [](const Expr& x, Boundary boundary, int size) {
     return slide2D(size, size, 1, 1, pad2D(1, size - 2, 1, size - 2, boundary, x));

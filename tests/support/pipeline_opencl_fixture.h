@@ -26,6 +26,16 @@
 
 namespace weft::testing::pipelines {
 
+// Small tile sizes and images for the fused kernels' OpenCL tests, with theta1 - 2 dividing the
+// height and theta2 - 2 the width (whole tiles, border tiles at both ends).
+struct SmallTiling {
+  int theta1, theta2, width, height;
+};
+inline const std::vector<SmallTiling>& smallFusedTilings() {
+  static const std::vector<SmallTiling> tilings = {{5, 5, 9, 15}, {6, 10, 16, 12}, {4, 7, 15, 8}};
+  return tilings;
+}
+
 // The default OpenCL device's context, created on first use.
 inline host::Context& pipelineContext() {
   static host::Context context(host::selectDevice(""));
