@@ -16,7 +16,9 @@
 //    iteration has no loop, and mapSeqUnroll/reduceSeqUnroll repeat their body.
 //  - loop unswitching of pad guards: an innermost sequential loop whose body reads several
 //    elements through constant-pad guards that do not depend on the loop's index is emitted
-//    twice under one check before it: unguarded when no such guard fires, guarded otherwise.
+//    once per outcome of up to four such guards, checked before it (a firing guard's reads
+//    are the pad value, the others read unguarded); with more guards, twice: unguarded when
+//    none fires, guarded otherwise.
 //  - interior fast path: a work-item of mapGlb(0) whose clamp/mirror pad reads are affine in
 //    its index is emitted twice under one work-group-uniform check: unclamped when the whole
 //    group reads inside the padded array, as before otherwise (withInteriorFastPath).
@@ -45,6 +47,13 @@
 namespace weft {
 
 namespace {
+
+// Loop unswitching emits one copy of a loop per outcome of its hoisted pad guards when there
+// are at most this many guards (a register block's first and last column, and its first and
+// last row) and the copies stay this short in lines; beyond, two copies (guards inside the
+// second).
+constexpr size_t kMaxGuardsSplit = 4;
+constexpr size_t kMaxSplitLines = 2000;
 
 [[noreturn]] void fail(const Expr& at, const std::string& message) {
   std::string where = at && at.loc().known() ? at.loc().toString() + ": " : std::string();
@@ -1216,7 +1225,7 @@ class Generator {
     // channel). Only for innermost loops whose body allocates nothing (it is generated twice)
     // and reads at least two elements through guards (a register block's loads: one guarded
     // read alone gains too little for a second copy of the loop).
-    std::vector<std::string> hoisted;
+    std::vector<std::string> hoisted, hoistedKeys;
     std::set<std::string> keys;
     const bool simpleBody = recorder.guardedReads >= 2 && loopsEmitted_ == loopsBefore + 1 &&
                             privateArrays_.size() == privateBefore &&
@@ -1231,7 +1240,10 @@ class Generator {
           for (const LoopFrame& frame : loops_) bound = bound || frame.index.mentions(v.varName());
           outside = outside && bound;
         }
-        if (outside && keys.insert(guard.key()).second) hoisted.push_back(guard.conditionC());
+        if (outside && keys.insert(guard.key()).second) {
+          hoisted.push_back(guard.conditionC());
+          hoistedKeys.push_back(guard.key());
+        }
       }
     }
     auto emitGuarded = [&](int extraIndent) {
@@ -1242,6 +1254,17 @@ class Generator {
     };
     if (hoisted.empty()) {
       emitGuarded(0);
+      return;
+    }
+    // Few guards: one copy of the loop per outcome of them, each branch-free (a firing guard's
+    // reads are the pad value itself, as if the padded array were in memory); a border
+    // work-item then runs as fast as an inner one. More guards: two copies, the second with
+    // every guard inside the loop.
+    if (hoisted.size() <= kMaxGuardsSplit &&
+        guarded.lines.size() << hoisted.size() <= kMaxSplitLines) {
+      PadGuardRecorder assume;
+      emitGuardOutcomes(header, LoopFrame{op, dim, index, tripCount, repeats}, body, hoisted,
+                        hoistedKeys, 0, assume);
       return;
     }
     std::string anyFires;
@@ -1263,6 +1286,39 @@ class Generator {
     emitter_.line("} else {");
     ++emitter_.indent;
     emitGuarded(1);
+    emitter_.close();
+  }
+
+  // Loop unswitching over every outcome of the guards hoisted[from..]: if the guard fires,
+  // the loop reads its pad as the pad value, otherwise without the guard; `assume` holds the
+  // outcomes of the guards before `from`.
+  void emitGuardOutcomes(const std::string& header, const LoopFrame& frame,
+                         const std::function<void(const Arith&)>& body,
+                         const std::vector<std::string>& hoisted,
+                         const std::vector<std::string>& hoistedKeys, size_t from,
+                         PadGuardRecorder& assume) {
+    if (from == hoisted.size()) {
+      emitter_.open(header);
+      {
+        PadGuardScope scope(assume);
+        loops_.push_back(frame);
+        body(frame.index);
+        loops_.pop_back();
+      }
+      emitter_.close();
+      return;
+    }
+    const std::string& key = hoistedKeys[from];
+    emitter_.open("if (!(" + hoisted[from] + "))");
+    assume.assumedInBounds.insert(key);
+    emitGuardOutcomes(header, frame, body, hoisted, hoistedKeys, from + 1, assume);
+    assume.assumedInBounds.erase(key);
+    --emitter_.indent;
+    emitter_.line("} else {");
+    ++emitter_.indent;
+    assume.assumedFiring.insert(key);
+    emitGuardOutcomes(header, frame, body, hoisted, hoistedKeys, from + 1, assume);
+    assume.assumedFiring.erase(key);
     emitter_.close();
   }
 

@@ -3,9 +3,9 @@
 //
 // Constant pads whose index may leave the array read through a guard (the pad value when it
 // fires); a PadGuardScope records those guards, or takes the ones the caller checked outside
-// a loop as satisfied (codegen's loop unswitching). Likewise a BorderReadScope records the
-// indices of clamp and mirror pads that may leave the array, or reads those its caller proved
-// inside (codegen's interior fast path) directly.
+// a loop as satisfied or as firing (codegen's loop unswitching). Likewise a BorderReadScope
+// records the indices of clamp and mirror pads that may leave the array, or reads those its
+// caller proved inside (codegen's interior fast path) directly.
 //
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
@@ -237,10 +237,13 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       Arith k = i - view.a;
       bool aboveZero = proveNonNegative(k);
       bool belowEnd = proveLess(k, n);
+      bool firing = false;  // the caller checked that the index is outside the array
       if (view.boundary == Boundary::Constant && !(aboveZero && belowEnd) && activePadGuards) {
         PadGuard guard{k, n, !aboveZero, !belowEnd};
         if (activePadGuards->assumedInBounds.count(guard.key())) {
           aboveZero = belowEnd = true;  // checked by the caller outside the loop
+        } else if (activePadGuards->assumedFiring.count(guard.key())) {
+          firing = true;
         } else {
           activePadGuards->seen.push_back(std::move(guard));
         }
@@ -283,6 +286,10 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
           }
           ResolvedElement result;
           result.vectorWidth = inner.vectorWidth;
+          if (firing) {
+            result.expression = value;
+            return result;
+          }
           result.expression = "((" + condition + ") ? " + value + " : " + inner.expression + ")";
           return result;
         }

@@ -107,7 +107,9 @@ struct ResolvedElement {
 // Guards of constant pads whose index may leave the padded array, for code generation's loop
 // unswitching (opencl_gen.cpp): while a PadGuardScope is alive on this thread, resolving such a
 // pad records its guard in the recorder, and a pad whose guard key is in `assumedInBounds`
-// reads the element without a guard (the caller has checked the guard outside the loop).
+// reads the element without a guard (the caller has checked the guard outside the loop),
+// and one whose key is in `assumedFiring` is the pad value without a read (the caller has
+// checked that the guard fires).
 struct PadGuard {
   Arith index;   // the position in the unpadded array
   Arith length;  // the unpadded array's length
@@ -119,6 +121,7 @@ struct PadGuardRecorder {
   std::vector<PadGuard> seen;
   int guardedReads = 0;  // resolveElement calls that recorded at least one guard
   std::set<std::string> assumedInBounds;
+  std::set<std::string> assumedFiring;
 };
 class PadGuardScope {
  public:

@@ -11,8 +11,8 @@
 // Small random layers with κ ∈ {4, 8, 16}, σ up to 8, stride 1 and 2, with and without
 // padding. With pad_in_loads = 1 (the strategy's factor, convRegisterBlockedVectorDefinition's
 // padInLoads) there are two kernels and no padded buffer, and the convolution checks the
-// window position's guards outside its channel loop (an unguarded copy of the loop, code
-// generation's loop unswitching). Label opencl.
+// window position's guards outside its channel loop (one copy of the loop per outcome of the
+// guards, none guarded inside: code generation's loop unswitching). Label opencl.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -96,6 +96,14 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
         // an unguarded copy of that loop (loop unswitching) besides the guarded one.
         CHECK(std::regex_search(compiled.source, std::regex("if \\(!\\(\\(")));
         CHECK(compiled.source.find("} else {") != std::string::npos);
+      }
+      if (b.padInLoads && padding == 1 && stride == 1) {
+        // Three guards per position (the row, the block's first and last column): one copy
+        // of the loop per outcome, none guarded inside; a copy where a guard fires multiplies
+        // the pad value itself.
+        CHECK(compiled.source.find("? 0.0f :") == std::string::npos);
+        CHECK(compiled.source.find("fma((float" + std::to_string(b.kappa) + ")(0.0f), ") !=
+              std::string::npos);
       }
       CHECK(convolution.hasLocalSize);
       CHECK(convolution.localSize[0].constant() == outW / b.sigma);
