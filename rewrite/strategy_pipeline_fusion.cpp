@@ -7,9 +7,7 @@
 // pipeline-fused-private-tuples first makes Harris's producer one stencil giving a tuple per
 // pixel (zip-stencil-fusion, let-inline-recompute, boxed-stage-fusion, horizontal-stencil-fusion,
 // shared-window-fusion), then takes pipeline-fused-private's steps.
-// The stencil rules are taken from the rule library when it lists them, otherwise from
-// addStencilFusionRules, addStencilChainRules and addStencilTupleRules directly (so the
-// strategies work before they are registered).
+// Every rule, the stencil ones included, is taken from the rule library by name.
 #include "rewrite/strategy_pipeline_fusion.h"
 
 #include <optional>
@@ -27,17 +25,7 @@ namespace {
 
 const Rule& ruleFor(const std::string& name) {
   if (const Rule* r = findRule(name)) return *r;
-  static const std::vector<Rule> stencilFusion = [] {
-    std::vector<Rule> rules;
-    addStencilFusionRules(rules);
-    addStencilChainRules(rules);
-    addStencilTupleRules(rules);
-    return rules;
-  }();
-  for (const Rule& r : stencilFusion) {
-    if (r.name == name) return r;
-  }
-  throw std::logic_error("pipeline fusion: no rule named " + name);
+  throw std::logic_error("pipeline fusion: no rule named " + name + " in the library");
 }
 
 StrategyResult failWith(const std::string& why) { return StrategyResult::fail(why); }
