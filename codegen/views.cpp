@@ -271,13 +271,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
           return resolveChild(view, indices, path, lane);
         case Boundary::Constant: {
           indices.insert(indices.begin(), k);
-          ResolvedElement inner = resolveChild(view, indices, path, lane);
-          std::string condition;
-          if (!aboveZero) condition = "(" + k.toC() + ") < 0";
-          if (!belowEnd) {
-            if (!condition.empty()) condition += " || ";
-            condition += "(" + k.toC() + ") >= " + n.toC();
-          }
+          ResolvedElement inner = resolveChild(view, indices, path, lane);  // its width, if firing
           std::string value = literalC(view.padValue, storedScalarKind(view.type));
           if (inner.vectorWidth > 0) {
             value = "(" + std::string(storedScalarKind(view.type) == ScalarKind::Float ? "float"
@@ -289,6 +283,12 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
           if (firing) {
             result.expression = value;
             return result;
+          }
+          std::string condition;
+          if (!aboveZero) condition = "(" + k.toC() + ") < 0";
+          if (!belowEnd) {
+            if (!condition.empty()) condition += " || ";
+            condition += "(" + k.toC() + ") >= " + n.toC();
           }
           result.expression = "((" + condition + ") ? " + value + " : " + inner.expression + ")";
           return result;

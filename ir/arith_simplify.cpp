@@ -983,16 +983,15 @@ std::optional<Poly> numeratorMinusRemainder(const Arith& d) {
   return result;
 }
 
-// substituteDiv as it was before it skipped rebuilding unchanged sums (issue 6): the reference
-// the property test compares with (ir/arith_testing.h switches it on). Same results.
-thread_local bool referencePaths = false;
-
-std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
-  // Q_k by k, built in one pass: the terms without d keep their monomials (p's terms are
-  // sorted with distinct monomials, so they stay a polynomial as they are); the others lose
-  // d^k and are sorted once (normalize), which is what adding them one by one gave.
-  // Indexed by k (small: the highest power of d in p) and visited in ascending k, as an
-  // ordered map would be, without a map's node per power; `present`: the powers that occur.
+// p as sum_k Q_k*D^k for the atom D: (k, Q_k) in ascending k, for the powers that occur.
+// Built in one pass: the terms with d lose d^k and are sorted once (normalize), which is what
+// adding them one by one gave. Q_0 holds p's terms without d when `withTermsWithoutD` (p's
+// terms are sorted with distinct monomials, so they stay a polynomial as they are), otherwise
+// it is empty and the caller takes them from p only if it needs them. Indexed by k (small: the
+// highest power of d in p) and visited in ascending k, as an ordered map would be, without a
+// map's node per power; `present`: the powers that occur.
+std::vector<std::pair<int, Poly>> termsByPowerOf(const Poly& p, const Arith& d,
+                                                 bool withTermsWithoutD) {
   struct Collected {
     bool present = false;
     int64_t constant = 0;
@@ -1006,14 +1005,12 @@ std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
     if (collected.size() <= occurrences) collected.resize(occurrences + 1);
     Collected& entry = collected[occurrences];
     entry.present = true;
-    int64_t& constant = entry.constant;
-    std::vector<Term>& terms = entry.terms;
     if (occurrences == 0) {
-      terms.push_back(t);
+      if (withTermsWithoutD) entry.terms.push_back(t);
       continue;
     }
     if (occurrences == atoms.size()) {
-      constant = addChecked(constant, t.coef);
+      entry.constant = addChecked(entry.constant, t.coef);
       continue;
     }
     std::vector<Arith> rest;
@@ -1021,9 +1018,9 @@ std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
     for (const Arith& a : atoms) {
       if (!(a == d)) rest.push_back(a);
     }
-    terms.push_back(Term{t.coef, makeMono(std::move(rest))});
+    entry.terms.push_back(Term{t.coef, makeMono(std::move(rest))});
   }
-  std::vector<std::pair<int, Poly>> byPower;  // (k, Q_k) in ascending k
+  std::vector<std::pair<int, Poly>> byPower;
   byPower.reserve(collected.size());
   for (size_t k = 0; k < collected.size(); ++k) {
     Collected& entry = collected[k];
@@ -1032,6 +1029,15 @@ std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
                          k == 0 ? Poly{entry.constant, std::move(entry.terms)}
                                 : normalize(entry.constant, std::move(entry.terms)));
   }
+  return byPower;
+}
+
+// substituteDiv as it was before it skipped rebuilding unchanged sums (issue 6): the reference
+// the property test compares with (ir/arith_testing.h switches it on). Same results.
+thread_local bool referencePaths = false;
+
+std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
+  std::vector<std::pair<int, Poly>> byPower = termsByPowerOf(p, d, true);
   Poly out{p.constant, {}};
   // In the expanded space p lives in: b and x - x%b with their own % expanded.
   std::optional<Poly> bExpanded;
@@ -1069,47 +1075,7 @@ std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {
 // nullopt when nothing is divisible or x%b is not the partner of x/b.
 std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
   if (referencePaths) return substituteDivReference(p, d);
-  // Q_k by k (k >= 1), built in one pass: the terms lose d^k and are sorted once
-  // (normalize), which is what adding them one by one gave. Q_0, p's terms without d (sorted
-  // with distinct monomials, a polynomial as they are), is taken only when a power changes.
-  // Indexed by k (small: the highest power of d in p) and visited in ascending k, as an
-  // ordered map would be, without a map's node per power; `present`: the powers that occur.
-  struct Collected {
-    bool present = false;
-    int64_t constant = 0;
-    std::vector<Term> terms;
-  };
-  std::vector<Collected> collected;
-  for (const Term& t : p.terms) {
-    auto atoms = monoAtoms(t.mono);
-    size_t occurrences = 0;
-    for (const Arith& a : atoms) occurrences += a == d ? 1 : 0;
-    if (collected.size() <= occurrences) collected.resize(occurrences + 1);
-    Collected& entry = collected[occurrences];
-    entry.present = true;
-    int64_t& constant = entry.constant;
-    std::vector<Term>& terms = entry.terms;
-    if (occurrences == 0) continue;  // Q_0: p's terms without d, taken only if needed (below)
-    if (occurrences == atoms.size()) {
-      constant = addChecked(constant, t.coef);
-      continue;
-    }
-    std::vector<Arith> rest;
-    rest.reserve(atoms.size() - occurrences);
-    for (const Arith& a : atoms) {
-      if (!(a == d)) rest.push_back(a);
-    }
-    terms.push_back(Term{t.coef, makeMono(std::move(rest))});
-  }
-  std::vector<std::pair<int, Poly>> byPower;  // (k, Q_k) in ascending k
-  byPower.reserve(collected.size());
-  for (size_t k = 0; k < collected.size(); ++k) {
-    Collected& entry = collected[k];
-    if (!entry.present) continue;
-    byPower.emplace_back(static_cast<int>(k),
-                         k == 0 ? Poly{entry.constant, std::move(entry.terms)}
-                                : normalize(entry.constant, std::move(entry.terms)));
-  }
+  std::vector<std::pair<int, Poly>> byPower = termsByPowerOf(p, d, false);
   // In the expanded space p lives in: b and x - x%b with their own % expanded. The quotients
   // first: most calls change nothing (no Q_k divisible, or x%b no partner), and then the sum
   // is not rebuilt at all (the rebuilt sum would only be thrown away; rebuilding it adds and
