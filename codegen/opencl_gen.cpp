@@ -18,7 +18,9 @@
 //    elements through constant-pad guards that do not depend on the loop's index is emitted
 //    once per outcome of up to four such guards, checked before it (a firing guard's reads
 //    are the pad value, the others read unguarded); with more guards, twice: unguarded when
-//    none fires, guarded otherwise.
+//    none fires, guarded otherwise. A float sum's product with a literal zero factor (what a
+//    firing zero-pad read gives) is dropped, so border copies skip the padded taps (see
+//    floatSumWithProduct for the float semantics this assumes).
 //  - interior fast path: a work-item of mapGlb(0) whose clamp/mirror pad reads are affine in
 //    its index is emitted twice under one work-group-uniform check: unclamped when the whole
 //    group reads inside the padded array, as before otherwise (withInteriorFastPath).
@@ -110,6 +112,17 @@ std::string floatLiteralC(double value) {
   std::string text = buffer;
   if (text.find_first_of(".eE") == std::string::npos) text += ".0";
   return text + "f";
+}
+
+// True for the C text of a float zero literal, scalar or broadcast: "0.0f", "-0.0f",
+// "(float16)(0.0f)" (what a firing constant-pad read of 0 becomes).
+bool isFloatZeroText(const std::string& text) {
+  std::string inner = text;
+  size_t open = inner.find(")(");
+  if (inner.rfind("(float", 0) == 0 && open != std::string::npos && inner.back() == ')') {
+    inner = inner.substr(open + 2, inner.size() - open - 3);
+  }
+  return inner == "0.0f" || inner == "-0.0f";
 }
 
 std::string cIdentifier(const std::string& name) {
@@ -1531,6 +1544,7 @@ class Generator {
                     target.base + " + " + c(target.offset) + ");");
       return;
     }
+    if (target.isVariable && value == target.expression) return;  // acc = acc (a zero product)
     if (target.isMemory || target.isVariable) {
       if (target.isMemory) mentionedSizes_.push_back(target.offset);
       noteBuffer(target.base, /*written=*/true);
@@ -1669,8 +1683,8 @@ class Generator {
     bool isFloat = (type.isScalar() || type.isVector()) && type.scalarKind() == ScalarKind::Float;
     switch (e.primOp()) {
       case Op::Add:
-        if (type.isVector() && isFloat) {
-          if (std::optional<std::string> fused = fusedMultiplyAdd(e, type)) return *fused;
+        if (isFloat) {
+          if (std::optional<std::string> sum = floatSumWithProduct(e, type)) return *sum;
         }
         return binary("+");
       case Op::Sub: return binary("-");
@@ -1694,7 +1708,11 @@ class Generator {
         return isFloat ? "fabs(" + arg(0) + ")" : "((" + cTypeName(type) + ")abs(" + arg(0) + "))";
       case Op::Sqrt: return "sqrt(" + arg(0) + ")";
       case Op::Exp: return "exp(" + arg(0) + ")";
-      case Op::Fma: return "fma(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
+      case Op::Fma: {
+        std::string a = arg(0), b = arg(1);
+        if (isFloatZeroText(a) || isFloatZeroText(b)) return arg(2);  // see floatSumWithProduct
+        return "fma(" + a + ", " + b + ", " + arg(2) + ")";
+      }
       case Op::Dot: return dot(arg(0), arg(1), typeOf(args[0]));
       case Op::ToFloat:
       case Op::ToInt:
@@ -1728,23 +1746,36 @@ class Generator {
     fail(e, std::string(e.primInfo().name) + " does not give a scalar here");
   }
 
-  // a + b * c (or b * c + a) on float vectors as fma(b, c, a), a scalar operand broadcast
-  // with (floatN)(x): one vector multiply-add instruction whatever the compiler's contraction
-  // setting (the register-blocked convolution's inner statement). nullopt when neither
-  // operand is a product.
-  std::optional<std::string> fusedMultiplyAdd(const Expr& e, const Type& type) {
+  // a + b * c (or b * c + a) on floats. A product with a literal zero factor (a firing
+  // zero-pad read) adds nothing: the sum is a, and a border copy of a convolution's loop skips
+  // the padded taps instead of multiplying by 0. That is exact for a finite other factor (up to
+  // the sign of a zero sum, which reordered reductions do not keep either) but not for inf or
+  // NaN, whose product with 0 is NaN: weft's floats follow Halide's default (non-strict float
+  // simplification, x * 0 -> 0) and what oneDNN's direct convolution computes (it skips padded
+  // taps), not the letter of pad-then-multiply. On float vectors the sum is fma(b, c, a), a
+  // scalar operand broadcast with (floatN)(x): one vector multiply-add instruction whatever the
+  // compiler's contraction setting (the register-blocked convolution's inner statement); on
+  // scalars the text binary + would give. nullopt when neither operand is a product.
+  std::optional<std::string> floatSumWithProduct(const Expr& e, const Type& type) {
     for (size_t side = 0; side < 2; ++side) {
       const Expr& product = e.args()[side];
       if (!product.isPrim(Op::Mul)) continue;
       const Expr& addend = e.args()[1 - side];
-      auto operand = [&](const Expr& x) {
-        std::string value = genScalar(x);
+      std::string a = genScalar(product.args()[0]);
+      std::string b = genScalar(product.args()[1]);
+      if (isFloatZeroText(a) || isFloatZeroText(b)) return genScalar(addend);
+      if (!type.isVector()) {
+        std::string c = genScalar(addend);
+        std::string times = "(" + a + " * " + b + ")";
+        return side == 0 ? "(" + times + " + " + c + ")" : "(" + c + " + " + times + ")";
+      }
+      auto broadcast = [&](const Expr& x, const std::string& value) {
         if (typeOf(x).isVector()) return value;
         return "(" + cTypeName(type) + ")(" + value + ")";
       };
-      std::string a = operand(product.args()[0]);
-      std::string b = operand(product.args()[1]);
-      std::string c = operand(addend);
+      a = broadcast(product.args()[0], a);
+      b = broadcast(product.args()[1], b);
+      std::string c = broadcast(addend, genScalar(addend));
       noteTemporary(type);
       return "fma(" + a + ", " + b + ", " + c + ")";
     }

@@ -99,11 +99,19 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
       }
       if (b.padInLoads && padding == 1 && stride == 1) {
         // Three guards per position (the row, the block's first and last column): one copy
-        // of the loop per outcome, none guarded inside; a copy where a guard fires multiplies
-        // the pad value itself.
+        // of the loop per outcome, none guarded inside. A copy where a guard fires skips the
+        // padded taps (a product with the pad value 0 adds nothing): eight copies of sigma
+        // multiply-adds would be 8 sigma; the copies whose row is padding hold none, those
+        // with a padded column one fewer each.
         CHECK(compiled.source.find("? 0.0f :") == std::string::npos);
-        CHECK(compiled.source.find("fma((float" + std::to_string(b.kappa) + ")(0.0f), ") !=
-              std::string::npos);
+        CHECK(compiled.source.find("(0.0f)") == std::string::npos);
+        size_t fmas = 0;
+        for (size_t at = compiled.source.find("fma("); at != std::string::npos;
+             at = compiled.source.find("fma(", at + 1)) {
+          ++fmas;
+        }
+        CHECK(fmas > 0);
+        CHECK(fmas <= 4u * static_cast<size_t>(b.sigma));
       }
       CHECK(convolution.hasLocalSize);
       CHECK(convolution.localSize[0].constant() == outW / b.sigma);
