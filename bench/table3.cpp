@@ -11,7 +11,10 @@
 //    (in measuring order, failures included) until the first ok variant within 10 % of that
 //    best, the exploration time the rows record (Σ details.childSeconds + Σ
 //    details.prebuild.waitedSeconds, and the span of the rows' `written` times), weft's own
-//    time per variant when details carry "weftMs";
+//    time per variant: CPU (details.weftCpuMs: the explorer's and the generator's thread CPU,
+//    the figure the issue-6 target is judged on, as bench/weft_overhead does) and wall
+//    (details.weftMs, which grows while the pre-builds beside it, OpenCL builds, take the
+//    cores);
 //  - best: of the --retime N (default 5) ok variants with the fastest recorded medians
 //    (explore/variant_pick.h pickVariant "fastest" and the next ones) and the N fastest recorded
 //    of each padding choice of the vector family (pad kernel / padding in the loads), the
@@ -218,7 +221,7 @@ Json explorationJson(const Explored& explored, const std::string& program,
 
   double childSeconds = 0, waitedSeconds = 0;
   int withChild = 0;
-  std::vector<double> weftMs;
+  std::vector<double> weftMs, weftCpuMs;
   for (const explore::VariantRecord* v : rows) {
     nlohmann::json details;
     try {
@@ -238,6 +241,9 @@ Json explorationJson(const Explored& explored, const std::string& program,
     }
     if (details.contains("weftMs") && details["weftMs"].is_number()) {
       weftMs.push_back(details["weftMs"].get<double>());
+    }
+    if (details.contains("weftCpuMs") && details["weftCpuMs"].is_number()) {
+      weftCpuMs.push_back(details["weftCpuMs"].get<double>());
     }
   }
   out["recorded_seconds"] = {
@@ -261,16 +267,18 @@ Json explorationJson(const Explored& explored, const std::string& program,
     out["written_first"] = written.front();
     out["written_last"] = written.back();
   }
-  if (weftMs.empty()) {
-    out["weft_ms_per_variant"] = nullptr;
-  } else {
+  auto summary = [](const std::vector<double>& ms) -> Json {
+    if (ms.empty()) return nullptr;
     double sum = 0;
-    for (double ms : weftMs) sum += ms;
-    out["weft_ms_per_variant"] = {{"variants", weftMs.size()},
-                                  {"median", median(weftMs)},
-                                  {"mean", sum / static_cast<double>(weftMs.size())},
-                                  {"max", *std::max_element(weftMs.begin(), weftMs.end())}};
-  }
+    for (double x : ms) sum += x;
+    return {{"variants", ms.size()},
+            {"median", median(ms)},
+            {"mean", sum / static_cast<double>(ms.size())},
+            {"sum", sum},
+            {"max", *std::max_element(ms.begin(), ms.end())}};
+  };
+  out["weft_ms_per_variant"] = summary(weftMs);          // wall
+  out["weft_cpu_ms_per_variant"] = summary(weftCpuMs);  // CPU
   return out;
 }
 
@@ -627,23 +635,27 @@ std::optional<double> ratio(const std::optional<double>& a, const std::optional<
 std::string explorationTable(const Json& report) {
   std::string md =
       "| layer | samples | ok | samples to 10 % | samples to best | recorded s | rows' time span "
-      "s | weft ms / variant (median, max) |\n|---|---|---|---|---|---|---|---|\n";
+      "s | weft CPU ms / variant (median, mean, max) | weft wall ms (median) "
+      "|\n|---|---|---|---|---|---|---|---|---|\n";
   auto number = [](const Json& v, const char* format) {
     return v.is_null() ? std::string("—") : fmt::format(fmt::runtime(format), v.get<double>());
   };
   for (const Json& row : report["layers"]) {
     const Json& ex = row["exploration"];
     const Json& w = ex["weft_ms_per_variant"];
+    const Json& cpu = ex.contains("weft_cpu_ms_per_variant") ? ex["weft_cpu_ms_per_variant"]
+                                                             : Json(nullptr);
     md += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} |\n", row["layer"].get<std::string>(),
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row["layer"].get<std::string>(),
         ex["samples"].get<int64_t>(), ex["statuses"].value("ok", 0),
         number(ex["samples_to_within_10pct"], "{:.0f}"), number(ex["samples_to_best"], "{:.0f}"),
         number(ex["recorded_seconds"]["total"], "{:.1f}"),
         ex.contains("written_span_seconds") ? number(ex["written_span_seconds"], "{:.0f}")
                                             : std::string("—"),
-        w.is_null()
-            ? std::string("unknown (no weftMs)")
-            : fmt::format("{:.2f}, {:.2f}", w["median"].get<double>(), w["max"].get<double>()));
+        cpu.is_null() ? std::string("unknown (no weftCpuMs)")
+                      : fmt::format("{:.2f}, {:.2f}, {:.2f}", cpu["median"].get<double>(),
+                                    cpu["mean"].get<double>(), cpu["max"].get<double>()),
+        w.is_null() ? std::string("—") : fmt::format("{:.2f}", w["median"].get<double>()));
   }
   return md;
 }
@@ -1004,27 +1016,43 @@ int run(const Options& options) {
     targets.push_back(t);
   }
   {
-    Target t{"weft_ms_10", "weft's own time per variant < 10 ms (issue 6; details.weftMs)", "", "",
-             Json::object()};
+    // Judged on CPU time, as bench/weft_overhead is: every layer's median and the mean over
+    // every variant under 10 ms. The wall figure is kept beside it.
+    Target t{"weft_ms_10",
+             "weft's own time per variant < 10 ms (issue 6; details.weftCpuMs: per-layer median "
+             "and mean over all variants)",
+             "", "", Json::object()};
     std::vector<double> medians;
+    double sum = 0, worstWallMedian = 0;
     int variants = 0;
     for (const LayerRow& row : rows) {
-      const Json& w = row.json["exploration"]["weft_ms_per_variant"];
-      if (w.is_null()) continue;
-      t.values[row.layer.name] = w;
-      medians.push_back(w["median"].get<double>());
-      variants += w["variants"].get<int>();
+      const Json& ex = row.json["exploration"];
+      const Json& cpu = ex.contains("weft_cpu_ms_per_variant") ? ex["weft_cpu_ms_per_variant"]
+                                                               : Json(nullptr);
+      if (!ex["weft_ms_per_variant"].is_null()) {
+        worstWallMedian =
+            std::max(worstWallMedian, ex["weft_ms_per_variant"]["median"].get<double>());
+      }
+      if (cpu.is_null()) continue;
+      t.values[row.layer.name] = cpu;
+      medians.push_back(cpu["median"].get<double>());
+      sum += cpu["sum"].get<double>();
+      variants += cpu["variants"].get<int>();
     }
     if (medians.empty()) {
       t.status = "INCOMPLETE";
-      t.detail = "unknown: no variant records weftMs in its details";
+      t.detail = "unknown: no variant records weftCpuMs in its details";
     } else {
       const double worst = *std::max_element(medians.begin(), medians.end());
-      t.status =
-          worst < kWeftMsTarget ? (medians.size() < rows.size() ? "INCOMPLETE" : "MET") : "NOT MET";
-      t.detail =
-          fmt::format("largest per-layer median {:.3f} ms over {} variants of {} of {} layers",
-                      worst, variants, medians.size(), rows.size());
+      const double mean = sum / variants;
+      t.status = worst < kWeftMsTarget && mean < kWeftMsTarget
+                     ? (medians.size() < rows.size() ? "INCOMPLETE" : "MET")
+                     : "NOT MET";
+      t.detail = fmt::format(
+          "CPU: largest per-layer median {:.3f} ms, mean {:.3f} ms over {} variants of {} of {} "
+          "layers (wall, which counts the CPU the pre-builds took beside it: largest per-layer "
+          "median {:.3f} ms)",
+          worst, mean, variants, medians.size(), rows.size(), worstWallMedian);
     }
     targets.push_back(t);
   }
@@ -1119,7 +1147,8 @@ int run(const Options& options) {
       "measuring order until the first within 10 % of the best recorded (of the samples "
       "explored).\n\nExploration (from the databases; recorded s = Σ details.childSeconds + Σ "
       "details.prebuild.waitedSeconds, the time the rows account for; rows' time span = last "
-      "row written − first; weft ms = details.weftMs, weft's own work per variant):\n\n" +
+      "row written − first; weft CPU ms = details.weftCpuMs, weft's own work per variant in CPU "
+      "time, explorer and generator; wall = details.weftMs):\n\n" +
       explorationTable(report) + "\nTargets:\n\n" + targetText + boundText + "\nReproduce: `" +
       options.commandLine + "`\n";
 

@@ -1528,6 +1528,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   size_t launcherRetryOf = std::numeric_limits<size_t>::max();  // the variant run again
   for (size_t position = 0; position < pending.size(); ++position) {
     const auto iterationStart = Clock::now();
+    const double iterationCpuStart = threadCpuMs();
     const size_t index = pending[position];
     PrebuildPool::Result prebuilt;
     if (jobs > 1) {
@@ -1644,6 +1645,13 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       const double aroundChild = std::chrono::duration<double>(Clock::now() - iterationStart).count() -
                                  outcome.seconds - prebuilt.waitedSeconds;
       details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + generatorBusyMs;
+      // The same work in CPU time: the explorer thread's (its waits for the pre-build and the
+      // child take none) plus the generator's. Unlike the wall figure it does not grow when
+      // the pre-builds running beside it (OpenCL builds, not weft's work) take the cores.
+      const double explorerCpuMs = threadCpuMs() - iterationCpuStart;
+      details["explorerCpuMs"] = explorerCpuMs;
+      details["weftCpuMs"] =
+          explorerCpuMs + (exited.is_object() ? exited.value("cpuMs", 0.0) : 0.0);
       if (exited.is_object()) {
         // Thread CPU milliseconds: the generator's in all and for generating; handing the variant
         // to the launcher (wall and CPU) and the launcher's fork of the measuring child (wall);

@@ -29,7 +29,9 @@
 // child dies with its parent (PR_SET_PDEATHSIG; the measuring child with the launcher, the
 // launcher and the generators with the explorer). Each row's details hold the generator's own
 // figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs and forkCpuMs = handing
-// the variant to the launcher, launcherForkMs = the launcher's fork, childCpuMs) and weftMs.
+// the variant to the launcher, launcherForkMs = the launcher's fork, childCpuMs), weftMs (wall:
+// weft's work for the variant, the generator's and the explorer's around the child) and
+// weftCpuMs (the same in CPU time: explorerCpuMs + the generator's cpuMs).
 //
 // Resume. Points come from the seeded sampler, so the same command samples the same points;
 // those already recorded with a final status are skipped. Before a variant runs its row is

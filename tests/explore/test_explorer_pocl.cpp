@@ -148,6 +148,11 @@ TEST_CASE("a small layer: every variant recorded, verified and timed; a re-run r
     }
     CHECK(details.value("generateMs", 0.0) > 0);
     CHECK(details.value("weftMs", 0.0) >= details.value("generateMs", 0.0));
+    // weft's own work in CPU time: the explorer's plus the generator's, which holds generation.
+    CHECK(details.value("explorerCpuMs", -1.0) > 0);
+    REQUIRE(details.contains("generator"));
+    CHECK(details.value("weftCpuMs", 0.0) >=
+          details.value("explorerCpuMs", 0.0) + details["generator"].value("generateCpuMs", 1.0));
     CHECK(row.spaceBytes.value_or(0) >= 4 * (8 * 8 * 8 * 2 + 8 * 9 * 8));  // input, output, weights
     CHECK(row.buildMs.value_or(-1) >= 0);
     CHECK(row.sourceHash.size() == 16);
