@@ -643,8 +643,7 @@ std::string explorationTable(const Json& report) {
   for (const Json& row : report["layers"]) {
     const Json& ex = row["exploration"];
     const Json& w = ex["weft_ms_per_variant"];
-    const Json& cpu = ex.contains("weft_cpu_ms_per_variant") ? ex["weft_cpu_ms_per_variant"]
-                                                             : Json(nullptr);
+    const Json& cpu = ex["weft_cpu_ms_per_variant"];
     md += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row["layer"].get<std::string>(),
         ex["samples"].get<int64_t>(), ex["statuses"].value("ok", 0),
@@ -1027,8 +1026,7 @@ int run(const Options& options) {
     int variants = 0;
     for (const LayerRow& row : rows) {
       const Json& ex = row.json["exploration"];
-      const Json& cpu = ex.contains("weft_cpu_ms_per_variant") ? ex["weft_cpu_ms_per_variant"]
-                                                               : Json(nullptr);
+      const Json& cpu = ex["weft_cpu_ms_per_variant"];
       if (!ex["weft_ms_per_variant"].is_null()) {
         worstWallMedian =
             std::max(worstWallMedian, ex["weft_ms_per_variant"]["median"].get<double>());
