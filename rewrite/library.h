@@ -31,6 +31,7 @@ void addInterchangeRules(std::vector<Rule>& rules);   // rules_interchange.cpp
 void addConvolutionRules(std::vector<Rule>& rules);   // rules_convolution.cpp
 void addBlockingRules(std::vector<Rule>& rules);      // rules_blocking.cpp
 void addVectorBlockingRules(std::vector<Rule>& rules);  // rules_vector_blocking.cpp
+void addReduceLevelRules(std::vector<Rule>& rules);    // rules_reduce_levels.cpp
 void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.cpp
 void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cpp
 void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.cpp

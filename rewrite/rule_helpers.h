@@ -33,6 +33,11 @@ inline bool isParamNode(const Expr& e, const Expr& param) {
   return e.isParam() && e.paramId() == param.paramId();
 }
 
+// True when `e` is param._index.
+inline bool isGetOf(const Expr& e, int64_t index, const Expr& param) {
+  return e.isPrim(Op::Get) && e.nats()[0].constant() == index && isParamNode(e.args()[0], param);
+}
+
 inline bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
 
 // How many times `e` reads `param`.

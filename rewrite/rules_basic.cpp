@@ -331,6 +331,7 @@ const std::vector<Rule>& ruleLibrary() {
     addConvolutionRules(all);
     addBlockingRules(all);
     addVectorBlockingRules(all);
+    addReduceLevelRules(all);
     addStencilFusionRules(all);
     addStencilChainRules(all);
     addStencilTupleRules(all);

@@ -201,10 +201,6 @@ std::optional<Expr> reduceReorderStride(const RuleApplication& application) {
 
 const std::vector<int64_t> kVectorWidths = {2, 3, 4, 8, 16};
 
-bool isGetOf(const Expr& e, int64_t index, const Expr& param) {
-  return e.isPrim(Op::Get) && e.nats()[0].constant() == index && isParamNode(e.args()[0], param);
-}
-
 // reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b))   [a, b : [float]n; v given]
 //   => reduce(z, (acc, p) -> acc + dot(p._0, p._1), zip(asVector(v, a), asVector(v, b)))
 std::optional<Expr> vectorizeDot(const RuleApplication& application) {

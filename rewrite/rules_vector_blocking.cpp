@@ -153,10 +153,6 @@ std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
 
 // ---- vectorize-block-accumulators ----
 
-bool isGetOf(const Expr& e, int64_t index, const Expr& param) {
-  return e.isPrim(Op::Get) && e.nats()[0].constant() == index && isParamNode(e.args()[0], param);
-}
-
 // map applied `depth` times: f itself at depth 0, map(x -> f(x)) at 1, map(map(f)) at 2, ...
 Expr mapDeep(int depth, const std::function<Expr(Expr)>& f, Expr x) {
   if (depth == 0) return f(std::move(x));
