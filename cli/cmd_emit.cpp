@@ -361,11 +361,17 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
       throw std::runtime_error("--params: vector_pad_in_loads=" + std::to_string(padInLoads) +
                                " is not 0 or 1");
     }
+    const int64_t rowUnroll = given.count("vector_row_unroll") ? given.at("vector_row_unroll") : 0;
+    if (rowUnroll != 0 && rowUnroll != 1) {
+      throw std::runtime_error("--params: vector_row_unroll=" + std::to_string(rowUnroll) +
+                               " is not 0 or 1");
+    }
+    std::vector<std::pair<std::string, int64_t>> structure = {
+        {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
+    if (given.count("vector_row_unroll")) structure.push_back({"vector_row_unroll", rowUnroll});
     return {explore::layerVectorTarget(layer, static_cast<int>(kappa), static_cast<int>(sigma),
-                                       static_cast<int>(padInLoads)),
-            {{"vector_kappa", kappa},
-             {"vector_sigma", sigma},
-             {"vector_pad_in_loads", padInLoads}}};
+                                       static_cast<int>(padInLoads), static_cast<int>(rowUnroll)),
+            structure};
   }
   std::vector<std::string> structural;
   for (const char* name : {"v", "unroll"}) {
@@ -557,9 +563,9 @@ void emitPicked(const EmitOptions& options) {
       layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
   if (recorded.is_object()) {
     const std::set<std::string> structural = {"v", "unroll", "vector_kappa", "vector_sigma",
-                                              "vector_pad_in_loads"};
-    for (const char* first :
-         {"v", "unroll", "vector_kappa", "vector_sigma", "vector_pad_in_loads"}) {
+                                              "vector_pad_in_loads", "vector_row_unroll"};
+    for (const char* first : {"v", "unroll", "vector_kappa", "vector_sigma",
+                              "vector_pad_in_loads", "vector_row_unroll"}) {
       if (recorded.contains(first) && recorded[first].is_number_integer()) {
         metadata.parameters.push_back({first, recorded[first].get<int64_t>()});
       }

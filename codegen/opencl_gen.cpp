@@ -21,6 +21,9 @@
 //    none fires, guarded otherwise. A float sum's product with a literal zero factor (what a
 //    firing zero-pad read gives) is dropped, so border copies skip the padded taps (see
 //    floatSumWithProduct for the float semantics this assumes).
+//  - a reduce whose initial value is the enclosing reduce step's accumulator (a private array
+//    the step reads only there, no loop in between: reduce-nest-inner-level's inner reduce)
+//    updates that accumulator in place instead of a copy of its own.
 //  - interior fast path: a work-item of mapGlb(0) whose clamp/mirror pad reads are affine in
 //    its index is emitted twice under one work-group-uniform check: unclamped when the whole
 //    group reads inside the padded array, as before otherwise (withInteriorFastPath).
@@ -1092,6 +1095,16 @@ class Generator {
     assign(dest, callUserFun(f, values, 0), f.userFunResultType(), at);
   }
 
+  static bool readsOnce(const Expr& body, const Expr& param) {
+    int uses = 0;
+    forEachNode(body, [&](const Expr& n) { uses += n.isParam() && n.paramId() == param.paramId(); });
+    return uses == 1;
+  }
+
+  static bool isPrivateArray(const ViewPtr& view) {
+    return view->kind == View::Kind::Memory && view->space == AddressSpace::Private;
+  }
+
   std::string readValue(const ViewPtr& view, const Expr& at) {
     std::string expression;
     try {
@@ -1505,7 +1518,18 @@ class Generator {
     ViewPtr input = genView(xs);
     ViewPtr acc;
     int64_t accumulatorScalars = 0;
-    if (accType.isScalar() || accType.isVector()) {
+    auto enclosing = init.isParam() ? inPlaceAccumulators_.find(init.paramId())
+                                    : inPlaceAccumulators_.end();
+    const bool inPlace = enclosing != inPlaceAccumulators_.end() &&
+                         enclosing->second == loops_.size() && !accType.isScalar() &&
+                         !accType.isVector() && isPrivateArray(lookup(init));
+    if (inPlace) {
+      // The initial value is the accumulator of the enclosing reduce's step, read nowhere else
+      // and with no loop in between (reduce-nest-inner-level's inner reduce: (acc, row) ->
+      // join(reduce(acc, f, row))): it is updated in place — no second array, no copies, no
+      // second share of the register estimate; the step's result is written back to it.
+      acc = lookup(init);
+    } else if (accType.isScalar() || accType.isVector()) {
       std::string name = fresh("acc");
       emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
       acc = variableView(name, accType);
@@ -1523,8 +1547,14 @@ class Generator {
     Arith n = typeOf(xs).arrayLength();
     liveAccumulatorScalars_ += accumulatorScalars;
     maxLiveAccumulatorScalars_ = std::max(maxLiveAccumulatorScalars_, liveAccumulatorScalars_);
+    // A step that reads its accumulator once may hand it to an inner reduce to update in
+    // place (above), when that reduce runs once per step: no loop opened in between.
+    const bool handsOver = f.isLambda() && !accType.isScalar() && !accType.isVector() &&
+                           isPrivateArray(acc) && readsOnce(f.body(), f.params()[0]);
     loop(loopOp, 0, n, e, [&](const Arith& i) {
+      if (handsOver) inPlaceAccumulators_[f.params()[0].paramId()] = loops_.size();
       genApplyViews(f, {acc, accessView(input, i)}, acc, e);
+      if (handsOver) inPlaceAccumulators_.erase(f.params()[0].paramId());
     }, flattenFactors(xs));
     liveAccumulatorScalars_ -= accumulatorScalars;
     copy(acc, accessView(dest, Arith(0)), accType, e);
@@ -1882,6 +1912,9 @@ class Generator {
     if (type.isVector()) widestVector_ = std::max<int64_t>(widestVector_, type.vectorWidth());
   }
   std::vector<PrivateArray> privateArrays_;  // buffers the kernel stores to (the others are const)
+  // Accumulator params of the reduce steps being generated that an inner reduce may update in
+  // place, with the loop depth of the step's body (genReduce).
+  std::map<uint64_t, size_t> inPlaceAccumulators_;
   std::vector<std::string> localDeclarations_;
   struct LocalArg {
     std::string name;

@@ -78,9 +78,13 @@ double balance(double workGroups, const CoreModel& core) {
 
 // Issue 8's register-blocked vector family: σ float<κ> accumulators per work-item, one weight
 // vector load and σ broadcast input loads per window element (K·K·C of them), R output rows per
-// work-group; a pad kernel unless the convolution pads in its loads.
+// work-group; a pad kernel unless the convolution pads in its loads. With row_unroll the taps of
+// a window row are unrolled inside the channel loop: a row's (σ - 1)·stride + K distinct input
+// values are loaded once for its K taps (the compiler merges the loads of one address), so a
+// window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ.
 CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma,
-                                int64_t rows, int64_t padInLoads, const CoreModel& core) {
+                                int64_t rows, int64_t padInLoads, int64_t rowUnroll,
+                                const CoreModel& core) {
   CostPrediction out;
   out.family = "register-blocked-vector";
   const int64_t outH = layer.outH(), outW = layer.outW();
@@ -93,14 +97,19 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   const double fmaCycles = static_cast<double>(sigma * registersPerVector *
                                                ceilDiv(lanes, core.pipeLanes)) /
                            core.fmaPipes;
-  const double loadCycles = static_cast<double>(sigma + registersPerVector) / core.loadsPerCycle;
+  const double broadcasts =
+      rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
+                           static_cast<double>(layer.K)
+                     : static_cast<double>(sigma);
+  const double loadCycles = (broadcasts + static_cast<double>(registersPerVector)) /
+                            core.loadsPerCycle;
   const double latencyCycles = core.fmaLatency;
   double stepCycles = std::max({fmaCycles, loadCycles, latencyCycles});
   std::string limit = stepCycles == latencyCycles ? "fma latency"
                       : stepCycles == fmaCycles   ? "fma issue"
                                                   : "loads";
   out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) /
-                     static_cast<double>(sigma + registersPerVector);
+                     (broadcasts + static_cast<double>(registersPerVector));
   // Issue 8: past the register budget the accumulators spill and the speed halves.
   if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
   const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
@@ -248,7 +257,8 @@ std::optional<CostPrediction> predictLayerVariantCost(
     out = vectorFamilyCost(layer, std::max<int64_t>(1, parameters.at("vector_kappa")),
                            std::max<int64_t>(1, parameters.at("vector_sigma")),
                            valueOr(parameters, "rows", 1),
-                           valueOr(parameters, "vector_pad_in_loads", 0), core);
+                           valueOr(parameters, "vector_pad_in_loads", 0),
+                           valueOr(parameters, "vector_row_unroll", 0), core);
   } else if (parameters.count("v") && parameters.count("kappa") &&
              parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);

@@ -915,14 +915,16 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   return target;
 }
 
-ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads) {
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
+                                int rowUnroll) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
   rewrite::RewriteContext context;
   rewrite::StrategyResult rewritten =
       strategy->make({{"kappa", Arith(kappa)},
                       {"sigma", Arith(sigma)},
-                      {"pad_in_loads", Arith(padInLoads)}})(convListing3Definition(), context);
+                      {"pad_in_loads", Arith(padInLoads)},
+                      {"row_unroll", Arith(rowUnroll)}})(convListing3Definition(), context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
@@ -931,6 +933,7 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
   target.parametric = *rewritten.definition;
   target.fixedParameters = {
       {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
+  if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
   return target;
 }
 
@@ -940,9 +943,11 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
     // Records made before pad_in_loads existed lack it: 0, the padded copy (a pad kernel).
     const int64_t padInLoads =
         fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
+    const int64_t rowUnroll = fixed.count("vector_row_unroll") ? fixed.at("vector_row_unroll") : 0;
     ExploreTarget target =
         layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
-                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads));
+                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
+                          static_cast<int>(rowUnroll));
     // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
     if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
     return target;
@@ -964,12 +969,15 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
       if (outWidth % sigma != 0) continue;
       // The padded input as a kernel of its own (0), or read through guarded loads (1).
       for (int padInLoads : {0, 1}) {
-        try {
-          ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads);
-          structures.push_back(
-              {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
-        } catch (const std::exception&) {
-          // The strategy does not apply to this layer with these blocks: not a structure.
+        // The window's loops as row, tap, channel (0) or row, channel, unrolled taps (1).
+        for (int rowUnroll : {0, 1}) {
+          try {
+            ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll);
+            structures.push_back(
+                {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
+          } catch (const std::exception&) {
+            // The strategy does not apply to this layer with these blocks: not a structure.
+          }
         }
       }
     }

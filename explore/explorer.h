@@ -148,16 +148,21 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 // strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
 // rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
 // the input through guarded loads (0: the padded copy by a kernel of its own); recorded with
-// vector_kappa, vector_sigma and vector_pad_in_loads.
-ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0);
+// vector_kappa, vector_sigma and vector_pad_in_loads; rowUnroll 1: the window's loops ordered
+// row, channel, tap with the taps unrolled (input values loaded once per row for its K taps),
+// recorded as vector_row_unroll = 1 (absent for 0, so that records made before it existed are
+// the same structure).
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
+                                int rowUnroll = 0);
 // The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
 // vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
-// parameters then lack it too, as recorded) for the vector family, v/unroll for conv-direct.
+// parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
+// family, v/unroll for conv-direct.
 // Throws std::runtime_error when they name neither.
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixedParameters);
 // The vector family's structures that apply to a layer: κ in {4, 8, 16} dividing M, σ in
-// {2, 4, 7, 8, 14, 16} dividing the output width, pad_in_loads 0 and 1.
+// {2, 4, 7, 8, 14, 16} dividing the output width, pad_in_loads 0 and 1, row_unroll 0 and 1.
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
 
 // The sampled points of a target for a device profile, as exploration lays them out (the

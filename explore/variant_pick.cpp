@@ -323,7 +323,8 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
   const Json parameters = recordedParameters(record, what);
   // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa,
   // vector_sigma and vector_pad_in_loads (the register-blocked vector family; records made
-  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own).
+  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own),
+  // and vector_row_unroll where it is 1.
   const bool vectorFamily =
       parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
   std::vector<std::string> structural =
@@ -331,6 +332,9 @@ RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& recor
                    : std::vector<std::string>{"v", "unroll"};
   if (vectorFamily && parameters.contains("vector_pad_in_loads")) {
     structural.push_back("vector_pad_in_loads");
+  }
+  if (vectorFamily && parameters.contains("vector_row_unroll")) {
+    structural.push_back("vector_row_unroll");
   }
   if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
     throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "

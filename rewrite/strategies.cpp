@@ -59,6 +59,8 @@
 //      explicit local size outW/σ × R);
 //   6. the copy nests: mapGlb 1 and 0 over their outer levels, mapSeq below;
 //   7. the accumulators' update mapSeqUnroll (each vector a variable), the reduce reduceSeq.
+//   With row_unroll = 1, after 2: reduce-swap-inner-levels ([K][K][C] -> [K][C][K]) and
+//   reduce-nest-inner-level (a row's K taps an inner reduce, made reduceSeqUnroll in 7).
 //   Three kernels: re-layout, pad, convolution (code generation emits the update as fma);
 //   two with pad_in_loads = 1.
 #include "rewrite/strategies.h"
@@ -501,11 +503,14 @@ NodePredicate computingMapOver(const std::string& name) {
 }
 
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"kappa", "sigma", "rows", "pad_in_loads"};
+  static const std::vector<std::string> known = {"kappa", "sigma", "rows", "pad_in_loads",
+                                                 "row_unroll"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       throw std::invalid_argument(
-          "conv-register-blocked-vector takes kappa, sigma, rows and pad_in_loads, not " + name);
+          "conv-register-blocked-vector takes kappa, sigma, rows, pad_in_loads and row_unroll, "
+          "not " +
+          name);
     }
   }
   // κ is the accumulators' vector width and σ the number of unrolled accumulators: numbers.
@@ -533,6 +538,16 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
       throw std::invalid_argument("conv-register-blocked-vector: pad_in_loads must be 0 or 1");
     }
   }
+  // row_unroll = 1: the window's loops ordered (window row, channel, tap of the row) with the
+  // taps unrolled, so that a row's σ + K - 1 input values are loaded once for its K·σ
+  // multiply-adds; 0 (the default): (row, tap, channel), one load per multiply-add.
+  int64_t rowUnroll = 0;
+  if (factorValue(arguments, "row_unroll")) {
+    rowUnroll = number("row_unroll");
+    if (rowUnroll != 0 && rowUnroll != 1) {
+      throw std::invalid_argument("conv-register-blocked-vector: row_unroll must be 0 or 1");
+    }
+  }
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
   if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
 
@@ -550,6 +565,14 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         // The block's σ × κ scalar accumulators as σ vectors of width κ.
         required(topDown(rule("vectorize-block-accumulators")),
                  "the block's reduction is not acc + window * weight"),
+        // row_unroll: [K][K][C] -> [K][C][K] (the sum re-associated), then the taps of a row
+        // as an inner reduce of their own (unrolled below).
+        rowUnroll == 0 ? identity()
+                       : required(topDown(rule("reduce-swap-inner-levels")),
+                                  "the window's reduction has no two nested levels to exchange"),
+        rowUnroll == 0 ? identity()
+                       : required(topDown(rule("reduce-nest-inner-level")),
+                                  "the window's reduction has no inner level to nest"),
         // The padded input as a kernel of its own (as conv-direct), unless it is read through
         // the pad view by the convolution (pad_in_loads = 1).
         padInLoads != 0 ? identity()
@@ -572,6 +595,12 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         lowerCopyNests(),
         // The update of the σ vector accumulators unrolled, so that each is a variable.
         repeat(unrollComputingAccumulatorMaps(), 16),
+        // The reduce over a row's taps (its initial value the enclosing accumulator) unrolled.
+        rowUnroll == 0 ? identity()
+                       : topDownWhere(rule("reduce-to-reduceseq-unroll"),
+                                      [](const Expr& n) {
+                                        return n.isPrim(Op::Reduce) && n.args()[0].isParam();
+                                      }),
         repeat(topDown(rule("reduce-to-reduceseq")), 16),
     };
     Strategy all = identity();
@@ -734,8 +763,11 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "broadcast), rows output rows per work-group (a number or a tuning variable); kernels: "
        "weights re-laid out [M/kappa][K][K][C][kappa], pad, convolution (mapWrg 2/1 over kernel "
        "groups and row groups, mapLcl 1/0 over rows and pixel blocks); pad_in_loads = 1 (0 by "
-       "default): no pad kernel, the convolution reads the input through guarded loads",
-       {"kappa", "sigma", "rows", "pad_in_loads"},
+       "default): no pad kernel, the convolution reads the input through guarded loads; "
+       "row_unroll = 1 (0 by default): the window's loops ordered row, channel, tap with the "
+       "taps unrolled (reduce-swap-inner-levels, reduce-nest-inner-level), each input value "
+       "loaded once per row for its K taps",
+       {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll"},
        convRegisterBlockedVector},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),

@@ -132,6 +132,31 @@ TEST_CASE("accumulators past the register budget spill") {
   CHECK(spills->seconds > fits->seconds);
 }
 
+TEST_CASE("a window row's unrolled taps load each input value once") {
+  const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");
+  const ConvLayer conv3_2 = parseConvLayer("vgg16:12");
+  std::map<std::string, int64_t> rowUnrolled = vectorPoint(16, 8, 2);
+  rowUnrolled["vector_row_unroll"] = 1;
+  std::optional<CostPrediction> plain =
+      predictLayerVariantCost(conv3_2, vectorPoint(16, 8, 2), pocl);
+  std::optional<CostPrediction> unrolled = predictLayerVariantCost(conv3_2, rowUnrolled, pocl);
+  REQUIRE(plain);
+  REQUIRE(unrolled);
+  // σ = 8, K = 3: (8 + 2) / 3 broadcasts per window element instead of 8, one weight vector.
+  CHECK(unrolled->flopsPerLoad == doctest::Approx(2.0 * 8 * 16 / (10.0 / 3 + 1)));
+  CHECK(plain->flopsPerLoad == doctest::Approx(2.0 * 8 * 16 / 9.0));
+  CHECK(unrolled->seconds <= plain->seconds);
+  // Where the loads are the limit (κ = 4: one FMA per pixel and window element), it is faster.
+  std::map<std::string, int64_t> narrowUnrolled = vectorPoint(4, 8, 2);
+  narrowUnrolled["vector_row_unroll"] = 1;
+  std::optional<CostPrediction> narrow = predictLayerVariantCost(conv3_2, vectorPoint(4, 8, 2), pocl);
+  std::optional<CostPrediction> narrowRow = predictLayerVariantCost(conv3_2, narrowUnrolled, pocl);
+  REQUIRE(narrow);
+  REQUIRE(narrowRow);
+  CHECK(narrow->kernels.back().limit == "loads");
+  CHECK(narrowRow->seconds < narrow->seconds);
+}
+
 TEST_CASE("work-groups that leave a compute unit idle cost more") {
   const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");  // 2 compute units
   const ConvLayer tiny = parseConvLayer("8,14,14,16,3,1,1");

@@ -3,7 +3,8 @@
 // (one family's far larger count must not crowd the other out), samples are valid points of
 // their structure's space, distinct, and reproducible from the seed; vector structures record
 // vector_kappa, vector_sigma and vector_pad_in_loads (both 0 and 1 offered) and rebuild through
-// layerStructureTarget, also from records without vector_pad_in_loads (older ones: 0).
+// layerStructureTarget, also from records without vector_pad_in_loads (older ones: 0), and
+// vector_row_unroll where it is 1 (both orders of the window's loops offered).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -21,7 +22,7 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
   ExploreTarget target = layerTargetStructures(layer, {4}, {0}, /*vectorFamily=*/true);
   REQUIRE(target.structures.size() > 1);
   size_t vectorStructures = 0;
-  std::set<int64_t> padInLoadsSeen;
+  std::set<int64_t> padInLoadsSeen, rowUnrollSeen;
   for (const ExploreTarget::Structure& s : target.structures) {
     if (s.family == "register-blocked-vector") {
       ++vectorStructures;
@@ -29,6 +30,10 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
       CHECK(s.fixedParameters.count("vector_sigma"));
       REQUIRE(s.fixedParameters.count("vector_pad_in_loads"));
       padInLoadsSeen.insert(s.fixedParameters.at("vector_pad_in_loads"));
+      // vector_row_unroll is recorded only where it is 1 (absent: 0, as in older records).
+      const bool rowUnroll = s.fixedParameters.count("vector_row_unroll") != 0;
+      if (rowUnroll) CHECK(s.fixedParameters.at("vector_row_unroll") == 1);
+      rowUnrollSeen.insert(rowUnroll ? 1 : 0);
       // The recorded fixed parameters rebuild the same structure.
       ExploreTarget rebuilt = layerStructureTarget(layer, s.fixedParameters);
       CHECK(rebuilt.fixedParameters == s.fixedParameters);
@@ -46,7 +51,8 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
   REQUIRE(vectorStructures > 0);
   // Both settings of pad_in_loads are structures of the family, for every (κ, σ).
   CHECK(padInLoadsSeen == std::set<int64_t>{0, 1});
-  CHECK(vectorStructures % 2 == 0);
+  CHECK(rowUnrollSeen == std::set<int64_t>{0, 1});
+  CHECK(vectorStructures % 4 == 0);
   host::DeviceProfile profile = host::loadProfile("pocl-cpu");
   SampledTarget sampled = sampleTarget(target, profile, 60, 5);
   REQUIRE(sampled.points.size() == 60);

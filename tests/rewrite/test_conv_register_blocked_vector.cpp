@@ -10,7 +10,9 @@
 // pad_in_loads = 1 there is no padded copy: two stages (the re-layout, then the convolution
 // reading the input through the pad view), checked the same way on random small layers (3×3
 // and 5×5, padding 0-2, stride 1-2). convRegisterBlockedVectorDefinition with the same
-// factors computes the same. Wrong factors are refused.
+// factors computes the same. With row_unroll = 1 the window's levels are [K][C][K] and a row's
+// taps are an unrolled reduce inside the reduce over rows and channels; checked the same way.
+// Wrong factors are refused.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -36,6 +38,7 @@ constexpr double kTolerance = 1e-4;
 struct Block {
   int kappa, sigma, rows;  // rows 0: left symbolic
   int padInLoads = 0;      // 1: no padded copy, the convolution reads through the pad view
+  int rowUnroll = 0;       // 1: the window's loops row, channel, unrolled taps
 };
 
 // The strategy's definition for a block, checked for its shape.
@@ -48,6 +51,7 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
   if (b.padInLoads != 0 || b.kappa == 8) {
     arguments.push_back({"pad_in_loads", Arith(b.padInLoads)});
   }
+  if (b.rowUnroll != 0 || b.kappa == 16) arguments.push_back({"row_unroll", Arith(b.rowUnroll)});
   StrategyResult result = strategy->make(arguments)(conv, context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   const Definition rewritten = *result.definition;
@@ -73,6 +77,12 @@ Definition rewriteChecked(const Definition& conv, const Block& b, RewriteContext
   CHECK(countPrims(body, Op::MapLcl) == 2);
   CHECK(countPrims(body, Op::Reduce) == 0);
   CHECK(countPrims(body, Op::ReduceSeq) == 1);
+  // row_unroll: the taps of a window row an unrolled reduce whose initial value is the
+  // enclosing reduce's accumulator (code generation updates it in place).
+  CHECK(countPrims(body, Op::ReduceSeqUnroll) == b.rowUnroll);
+  forEachNode(body, [&](const Expr& node) {
+    if (node.isPrim(Op::ReduceSeqUnroll)) CHECK(node.args()[0].isParam());
+  });
   // The re-laid-out weights: [M/κ][K][K][C][κ] (κ kernels innermost).
   Type relaid = typed.types.at(body.args()[0].node());
   int rank = 0;
@@ -116,6 +126,8 @@ void checkLayer(int channels, int size, int kernels, int kernelSize, int padding
     CAPTURE(b.kappa);
     CAPTURE(b.sigma);
     CAPTURE(b.rows);
+    CAPTURE(b.padInLoads);
+    CAPTURE(b.rowUnroll);
     RewriteContext context;
     const Definition rewritten = rewriteChecked(conv, b, context);
     CAPTURE(printDefinition(rewritten));
@@ -163,7 +175,7 @@ namespace {
 // Eight random small layers (1-5 channels, kappa 4 or 8 dividing the kernels, padding 0-2,
 // stride 1-2, 3x3 windows, or 5x5 in every third trial when withFiveByFive), each with sigma and R
 // random divisors of the output width and height.
-void checkRandomLayers(uint64_t seed, int padInLoads, bool withFiveByFive) {
+void checkRandomLayers(uint64_t seed, int padInLoads, bool withFiveByFive, int rowUnroll = 0) {
   std::mt19937_64 rng(seed);
   for (int trial = 0; trial < 8; ++trial) {
     const int channels = std::uniform_int_distribution<int>(1, 5)(rng);
@@ -188,7 +200,7 @@ void checkRandomLayers(uint64_t seed, int padInLoads, bool withFiveByFive) {
     CAPTURE(size);
     CAPTURE(kernelSize);
     checkLayer(channels, size, kernels, kernelSize, padding, stride,
-               {{kappa, sigma, rows, padInLoads}}, rng());
+               {{kappa, sigma, rows, padInLoads, rowUnroll}}, rng());
   }
 }
 
@@ -208,6 +220,14 @@ TEST_CASE("conv-register-blocked-vector with pad_in_loads = 1: random small laye
   checkRandomLayers(2027, 1, true);
 }
 
+TEST_CASE("conv-register-blocked-vector with row_unroll = 1: channels outside the row's taps") {
+  //                            kappa sigma rows pad_in_loads row_unroll
+  checkLayer(3, 8, 16, 3, 1, 1, {{4, 4, 2, 0, 1}, {16, 8, 8, 1, 1}, {4, 2, 0, 1, 1}}, 23);
+  checkLayer(2, 9, 4, 5, 0, 1, {{4, 5, 5, 0, 1}}, 24);
+  checkRandomLayers(2028, 0, true, 1);
+  checkRandomLayers(2029, 1, true, 1);
+}
+
 TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and sigma") {
   const NamedStrategy* strategy = findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
@@ -223,4 +243,6 @@ TEST_CASE("conv-register-blocked-vector refuses symbolic or invalid kappa and si
                                {"pad_in_loads", Arith::var("p", VarKind::Tuning, 0, 1)}}));
   CHECK_NOTHROW(
       strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"pad_in_loads", Arith(1)}}));
+  CHECK_THROWS(
+      strategy->make({{"kappa", Arith(4)}, {"sigma", Arith(2)}, {"row_unroll", Arith(2)}}));
 }
