@@ -28,17 +28,6 @@ using namespace weft::testing;
 
 namespace {
 
-// [t] nested with the given lengths (outermost first).
-Type nestedArray(Type t, const std::vector<int>& lengths) {
-  for (auto it = lengths.rbegin(); it != lengths.rend(); ++it) t = arrayOf(t, *it);
-  return t;
-}
-
-Expr joined(Expr x, int times) {
-  for (int i = 0; i < times; ++i) x = join(x);
-  return x;
-}
-
 // A random reduction over flattened nested arrays (see the file comment) and the reduce node.
 struct LevelReduction {
   Definition definition;
@@ -62,8 +51,8 @@ LevelReduction randomLevelReduction(std::mt19937_64& rng, ScalarKind kind, bool 
       "p",
       {{"a", nestedArray(first, shape)}, {"b", nestedArray(t, shape)}, {"z", t}},
       [&](const auto& p) {
-        Expr xs = zipped ? zip(joined(p[0], levels - 1), joined(p[1], levels - 1))
-                         : joined(p[0], levels - 1);
+        Expr xs = zipped ? zip(joinTimes(p[0], levels - 1), joinTimes(p[1], levels - 1))
+                         : joinTimes(p[0], levels - 1);
         auto add = [&](Expr acc, Expr term) { return sumOnLeft ? acc + term : term + acc; };
         Expr f;
         Expr init;

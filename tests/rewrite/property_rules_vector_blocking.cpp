@@ -131,16 +131,8 @@ TEST_CASE("map2d-kernel-blocking with symbolic factors gives a parametric, well-
 
 namespace {
 
-// [t] nested `levels` deep with the given lengths (outermost first).
-Type nested(Type t, const std::vector<int>& lengths) {
-  for (auto it = lengths.rbegin(); it != lengths.rend(); ++it) t = arrayOf(t, *it);
-  return t;
-}
-
-Expr joinAll(Expr x, int levels) {
-  for (int i = 1; i < levels; ++i) x = join(x);
-  return x;
-}
+// x's `levels` nested levels flattened to one.
+Expr joinAll(Expr x, int levels) { return joinTimes(std::move(x), levels - 1); }
 
 }  // namespace
 
@@ -170,8 +162,8 @@ TEST_CASE("vectorize-block-accumulators preserves blocks of dot products exactly
     Expr target;
     Definition original = definition(
         "p",
-        {{"ws", arrayOf(nested(t, windowShape), sigma)},
-         {"ks", arrayOf(nested(t, kernelShape), kappa * groups)},
+        {{"ws", arrayOf(nestedArray(t, windowShape), sigma)},
+         {"ks", arrayOf(nestedArray(t, kernelShape), kappa * groups)},
          {"bs", arrayOf(t, kappa * groups)},
          {"s", t}},
         [&](const auto& p) {

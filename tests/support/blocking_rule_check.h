@@ -1,6 +1,7 @@
 // What the property tests of the blocking macro rules (rewrite/rules_blocking.cpp and
 // rewrite/rules_vector_blocking.cpp) share on top of tests/support/rule_check.h: small random
-// choices (pick, coin, an int or float scalar kind), the sum of a 1D array, counting primitives,
+// choices (pick, coin, an int or float scalar kind), nested array types and joins of them, the sum
+// of a 1D array, counting primitives,
 // the check of one rewrite (same type, same interpreter result) and the loop that runs a
 // property over random programs, counts the applications and requires at least 50.
 // Header-only: every .cpp under tests/<folder>/ is a test executable of its own.
@@ -13,6 +14,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ir/builders.h"
 #include "tests/support/expr_counting.h"
@@ -34,6 +36,18 @@ inline Expr zeroOf(ScalarKind kind) { return kind == ScalarKind::Float ? lit(0.0
 // The sum of a 1D array of scalars, as a one-element array.
 inline Expr sumOf(Expr xs, ScalarKind kind) {
   return reduce(zeroOf(kind), lam2("a", "b", [](Expr a, Expr b) { return a + b; }), std::move(xs));
+}
+
+// [t] nested with the given lengths (outermost first).
+inline Type nestedArray(Type t, const std::vector<int>& lengths) {
+  for (auto it = lengths.rbegin(); it != lengths.rend(); ++it) t = arrayOf(t, *it);
+  return t;
+}
+
+// x joined `times` times.
+inline Expr joinTimes(Expr x, int times) {
+  for (int i = 0; i < times; ++i) x = join(std::move(x));
+  return x;
 }
 
 // Fails the property unless the rewritten definition has the original's type and computes its
