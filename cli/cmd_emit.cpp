@@ -332,6 +332,17 @@ void writeAndReport(const CompiledProgram& compiled, const ArithBinding& sizes,
               names.c_str(), options.out.c_str());
 }
 
+// A 0/1 structural switch of --params: its value, 0 when not given.
+int64_t givenSwitch(const std::map<std::string, int64_t>& given, const std::string& name) {
+  auto it = given.find(name);
+  if (it == given.end()) return 0;
+  if (it->second != 0 && it->second != 1) {
+    throw std::runtime_error("--params: " + name + "=" + std::to_string(it->second) +
+                             " is not 0 or 1");
+  }
+  return it->second;
+}
+
 // The structure --params chooses for a layer: the register-blocked vector family when it gives
 // vector_kappa and vector_sigma, else conv-direct's (v, unroll), which are then required.
 // Returns the target and its structural parameters in the order to list them.
@@ -355,17 +366,8 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
                                std::to_string(layer.M) + ", vector_sigma in {2, 4, 7, 8, 14, 16} " +
                                "dividing the output width " + std::to_string(layer.outW()) + ")");
     }
-    const int64_t padInLoads =
-        given.count("vector_pad_in_loads") ? given.at("vector_pad_in_loads") : 0;
-    if (padInLoads != 0 && padInLoads != 1) {
-      throw std::runtime_error("--params: vector_pad_in_loads=" + std::to_string(padInLoads) +
-                               " is not 0 or 1");
-    }
-    const int64_t rowUnroll = given.count("vector_row_unroll") ? given.at("vector_row_unroll") : 0;
-    if (rowUnroll != 0 && rowUnroll != 1) {
-      throw std::runtime_error("--params: vector_row_unroll=" + std::to_string(rowUnroll) +
-                               " is not 0 or 1");
-    }
+    const int64_t padInLoads = givenSwitch(given, "vector_pad_in_loads");
+    const int64_t rowUnroll = givenSwitch(given, "vector_row_unroll");
     std::vector<std::pair<std::string, int64_t>> structure = {
         {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
     if (given.count("vector_row_unroll")) structure.push_back({"vector_row_unroll", rowUnroll});
@@ -383,13 +385,10 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
                              "or vector_kappa and vector_sigma for the register-blocked vector "
                              "family)");
   }
-  int64_t v = given.at("v"), unroll = given.at("unroll");
+  int64_t v = given.at("v"), unroll = givenSwitch(given, "unroll");
   if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
     throw std::runtime_error("--params: v=" + std::to_string(v) +
                              " is not a vector width (1, 2, 4, 8 or 16)");
-  }
-  if (unroll != 0 && unroll != 1) {
-    throw std::runtime_error("--params: unroll=" + std::to_string(unroll) + " is not 0 or 1");
   }
   return {explore::layerTarget(layer, static_cast<int>(v), static_cast<int>(unroll)),
           {{"v", v}, {"unroll", unroll}}};
@@ -562,10 +561,10 @@ void emitPicked(const EmitOptions& options) {
   metadata.program =
       layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
   if (recorded.is_object()) {
-    const std::set<std::string> structural = {"v", "unroll", "vector_kappa", "vector_sigma",
-                                              "vector_pad_in_loads", "vector_row_unroll"};
-    for (const char* first : {"v", "unroll", "vector_kappa", "vector_sigma",
-                              "vector_pad_in_loads", "vector_row_unroll"}) {
+    static const std::vector<std::string> structuralOrder = {
+        "v", "unroll", "vector_kappa", "vector_sigma", "vector_pad_in_loads", "vector_row_unroll"};
+    const std::set<std::string> structural(structuralOrder.begin(), structuralOrder.end());
+    for (const std::string& first : structuralOrder) {
       if (recorded.contains(first) && recorded[first].is_number_integer()) {
         metadata.parameters.push_back({first, recorded[first].get<int64_t>()});
       }

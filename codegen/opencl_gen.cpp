@@ -1095,12 +1095,6 @@ class Generator {
     assign(dest, callUserFun(f, values, 0), f.userFunResultType(), at);
   }
 
-  static bool readsOnce(const Expr& body, const Expr& param) {
-    int uses = 0;
-    forEachNode(body, [&](const Expr& n) { uses += n.isParam() && n.paramId() == param.paramId(); });
-    return uses == 1;
-  }
-
   static bool isPrivateArray(const ViewPtr& view) {
     return view->kind == View::Kind::Memory && view->space == AddressSpace::Private;
   }
@@ -1550,7 +1544,7 @@ class Generator {
     // A step that reads its accumulator once may hand it to an inner reduce to update in
     // place (above), when that reduce runs once per step: no loop opened in between.
     const bool handsOver = f.isLambda() && !accType.isScalar() && !accType.isVector() &&
-                           isPrivateArray(acc) && readsOnce(f.body(), f.params()[0]);
+                           isPrivateArray(acc) && paramUses(f.body(), f.params()[0]) == 1;
     loop(loopOp, 0, n, e, [&](const Arith& i) {
       if (handsOver) inPlaceAccumulators_[f.params()[0].paramId()] = loops_.size();
       genApplyViews(f, {acc, accessView(input, i)}, acc, e);

@@ -529,6 +529,12 @@ void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit) {
   }
 }
 
+int paramUses(const Expr& e, const Expr& param) {
+  int uses = 0;
+  forEachNode(e, [&](const Expr& n) { uses += n.isParam() && n.paramId() == param.paramId(); });
+  return uses;
+}
+
 std::vector<Arith> variableOccurrences(const Definition& definition) {
   std::vector<Arith> found;
   auto addArith = [&](const Arith& arith) {

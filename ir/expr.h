@@ -151,6 +151,8 @@ Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& r
 Expr substituteArith(const Expr& e, const ArithSubstitution& substitution);
 // Calls `visit` on every node, parents before children (functions and args in order).
 void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit);
+// How many times `e` mentions `param` (by id; a lambda's own binder is not in its body).
+int paramUses(const Expr& e, const Expr& param);
 // Every occurrence of a size variable or tuning parameter in a definition, in order, repeats
 // included: param types (the definition's and lambdas'), size arguments and reorder strides
 // of its function, then its declared result type. User functions are not entered: they are

@@ -4,7 +4,8 @@
 // top-level stage, the params free in a subtree, an element-by-element copy of an array, a node
 // replaced by identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
 // plain and joined forms, slide2D's and pad2D's expansions; overlapped tiling of 2D windows with
-// its theta1 x theta2 factors). Only rules_*.cpp include it.
+// its theta1 x theta2 factors; a function mapped or a join applied several levels deep). Only
+// rules_*.cpp include it.
 #pragma once
 
 #include <algorithm>
@@ -40,12 +41,21 @@ inline bool isGetOf(const Expr& e, int64_t index, const Expr& param) {
 
 inline bool isUnaryLambda(const Expr& f) { return f.isLambda() && f.params().size() == 1; }
 
-// How many times `e` reads `param`.
-inline int useCount(const Expr& e, const Expr& param) {
-  int uses = 0;
-  forEachNode(e, [&](const Expr& node) { uses += isParamNode(node, param) ? 1 : 0; });
-  return uses;
+// map applied `depth` times: f itself at depth 0, map(x -> f(x)) at 1, map(map(f)) at 2, ...
+inline Expr mapDeep(int depth, const std::function<Expr(Expr)>& f, Expr x) {
+  if (depth == 0) return f(std::move(x));
+  return map(lam("level", [&](Expr level) { return mapDeep(depth - 1, f, std::move(level)); }),
+             std::move(x));
 }
+
+// x joined `depth` times.
+inline Expr joinDeep(int depth, Expr x) {
+  for (int i = 0; i < depth; ++i) x = join(std::move(x));
+  return x;
+}
+
+// How many times `e` reads `param`.
+inline int useCount(const Expr& e, const Expr& param) { return paramUses(e, param); }
 
 // f(x): f's body with its param replaced by x when x is a param or f reads it at most once
 // (nothing is computed twice), else let(f, x); a user function becomes a call.

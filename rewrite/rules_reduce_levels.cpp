@@ -79,15 +79,10 @@ std::optional<JoinedLevels> matchJoinedLevels(const Expr& xs, const TypeLookup& 
   return levels;
 }
 
-Expr joinTimes(int times, Expr x) {
-  for (int i = 0; i < times; ++i) x = join(std::move(x));
-  return x;
-}
-
 Expr rebuildData(const JoinedLevels& levels, int depth,
                  const std::function<Expr(const Expr&)>& component) {
   std::vector<Expr> parts;
-  for (const Expr& c : levels.components) parts.push_back(joinTimes(depth, component(c)));
+  for (const Expr& c : levels.components) parts.push_back(joinDeep(depth, component(c)));
   return levels.zipped ? zip(std::move(parts)) : parts[0];
 }
 
@@ -147,14 +142,9 @@ std::optional<Expr> reduceSwapInnerLevels(const RuleApplication& a) {
   std::optional<JoinedLevels> levels = matchJoinedLevels(a.node.args()[1], a.typeOf);
   if (!levels) return std::nullopt;
   const int depth = levels->depth;
+  // map^(depth-1)(transpose): the levels depth - 1 and depth (from 0) exchanged.
   Expr data = rebuildData(*levels, depth, [&](const Expr& c) {
-    // map^(depth-1)(transpose): the levels depth - 1 and depth (from 0) exchanged.
-    std::function<Expr(int, Expr)> swapAt = [&](int mapsLeft, Expr x) -> Expr {
-      if (mapsLeft == 0) return transpose(std::move(x));
-      return map(lam("level", [&](Expr level) { return swapAt(mapsLeft - 1, std::move(level)); }),
-                 std::move(x));
-    };
-    return swapAt(depth - 1, c);
+    return mapDeep(depth - 1, [](Expr x) { return transpose(std::move(x)); }, c);
   });
   return reduce(a.node.args()[0], a.node.funs()[0], std::move(data));
 }
@@ -164,13 +154,12 @@ std::optional<Expr> reduceNestInnerLevel(const RuleApplication& a) {
   std::optional<JoinedLevels> levels = matchJoinedLevels(a.node.args()[1], a.typeOf);
   if (!levels) return std::nullopt;
   const Expr& f = a.node.funs()[0];
-  const JoinedLevels found = *levels;
-  Expr outerData = rebuildData(found, found.depth - 1, [](const Expr& c) { return c; });
+  Expr outerData = rebuildData(*levels, levels->depth - 1, [](const Expr& c) { return c; });
   Expr step = lam2("acc", "rows", [&](Expr acc, Expr rows) {
     Expr row = rows;
-    if (found.zipped) {
+    if (levels->zipped) {
       std::vector<Expr> parts;
-      for (size_t i = 0; i < found.components.size(); ++i) {
+      for (size_t i = 0; i < levels->components.size(); ++i) {
         parts.push_back(get(Arith(static_cast<int64_t>(i)), rows));
       }
       row = zip(std::move(parts));

@@ -153,13 +153,6 @@ std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
 
 // ---- vectorize-block-accumulators ----
 
-// map applied `depth` times: f itself at depth 0, map(x -> f(x)) at 1, map(map(f)) at 2, ...
-Expr mapDeep(int depth, const std::function<Expr(Expr)>& f, Expr x) {
-  if (depth == 0) return f(std::move(x));
-  return map(lam("level", [&](Expr level) { return mapDeep(depth - 1, f, std::move(level)); }),
-             std::move(x));
-}
-
 // [a][n1]..[n_levels]... -> [n1]..[n_levels][a]...: the outer dimension moved `levels` down.
 Expr outerInnermost(int levels, Expr x) {
   Expr result = transpose(std::move(x));
@@ -168,11 +161,6 @@ Expr outerInnermost(int levels, Expr x) {
         i, [](Expr y) { return transpose(std::move(y)); }, std::move(result));
   }
   return result;
-}
-
-Expr joinDeep(int depth, Expr x) {
-  for (int i = 0; i < depth; ++i) x = join(std::move(x));
-  return x;
 }
 
 // A fresh lambda x' -> e[x := x'].

@@ -529,25 +529,22 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
     throw std::invalid_argument("conv-register-blocked-vector: kappa must be 2, 3, 4, 8 or 16");
   }
   if (sigma < 1) throw std::invalid_argument("conv-register-blocked-vector: sigma must be >= 1");
-  // pad_in_loads = 1: no pad kernel, the convolution reads the unpadded input through the pad
-  // view (guarded loads); 0 (the default): the padded input materialized by a kernel of its own.
-  int64_t padInLoads = 0;
-  if (factorValue(arguments, "pad_in_loads")) {
-    padInLoads = number("pad_in_loads");
-    if (padInLoads != 0 && padInLoads != 1) {
-      throw std::invalid_argument("conv-register-blocked-vector: pad_in_loads must be 0 or 1");
+  // A 0/1 switch, 0 when not given.
+  auto switchValue = [&](const std::string& name) -> int64_t {
+    if (!factorValue(arguments, name)) return 0;
+    const int64_t value = number(name);
+    if (value != 0 && value != 1) {
+      throw std::invalid_argument("conv-register-blocked-vector: " + name + " must be 0 or 1");
     }
-  }
+    return value;
+  };
+  // pad_in_loads = 1: no pad kernel, the convolution reads the unpadded input through the pad
+  // view (guarded loads); 0: the padded input materialized by a kernel of its own.
+  const int64_t padInLoads = switchValue("pad_in_loads");
   // row_unroll = 1: the window's loops ordered (window row, channel, tap of the row) with the
   // taps unrolled, so that a row's σ + K - 1 input values are loaded once for its K·σ
-  // multiply-adds; 0 (the default): (row, tap, channel), one load per multiply-add.
-  int64_t rowUnroll = 0;
-  if (factorValue(arguments, "row_unroll")) {
-    rowUnroll = number("row_unroll");
-    if (rowUnroll != 0 && rowUnroll != 1) {
-      throw std::invalid_argument("conv-register-blocked-vector: row_unroll must be 0 or 1");
-    }
-  }
+  // multiply-adds; 0: (row, tap, channel), one load per multiply-add.
+  const int64_t rowUnroll = switchValue("row_unroll");
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
   if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
 
