@@ -638,11 +638,18 @@ Event Context::enqueue(const Kernel& kernel, const NDRange& global,
                           CL_INVALID_WORK_GROUP_SIZE);
       }
     }
-    std::size_t limit = kernel.maxWorkGroupSize(device_);
-    if (local->total() > limit) {
-      throw OpenCLError(fmt::format("{}: a work-group of {} work-items exceeds this kernel's "
-                                    "limit of {} on device '{}'",
-                                    where(), local->total(), limit, device_.name),
+    // The device's maximum is a hard limit. A kernel's CL_KERNEL_WORK_GROUP_SIZE is not
+    // checked here: NVIDIA's OpenCL reports 256 for every kernel, a trivial one of 16
+    // registers included, and runs work-groups of 512 and 1024 of them (H100, driver
+    // 580.159, 2026-11-23); the driver's own refusal is reported below with that limit.
+    std::size_t deviceLimit = 0;
+    checkCL(clGetDeviceInfo(device_.id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof deviceLimit,
+                            &deviceLimit, nullptr),
+            "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)");
+    if (local->total() > deviceLimit) {
+      throw OpenCLError(fmt::format("{}: a work-group of {} work-items exceeds the maximum "
+                                    "work-group size {} of device '{}'",
+                                    where(), local->total(), deviceLimit, device_.name),
                         CL_INVALID_WORK_GROUP_SIZE);
     }
   }
@@ -657,8 +664,16 @@ Event Context::enqueue(const Kernel& kernel, const NDRange& global,
       clEnqueueNDRangeKernel(queue(), kernel.get(), global.dimensions, nullptr, global.sizes.data(),
                              local ? local->sizes.data() : nullptr, 0, nullptr, &event);
   if (status != CL_SUCCESS) {
-    throw OpenCLError(fmt::format("clEnqueueNDRangeKernel failed: {} ({}) in the {}",
-                                  clErrorName(status), status, where()),
+    std::string detail;
+    if (status == CL_INVALID_WORK_GROUP_SIZE && local) {
+      std::size_t kernelLimit = kernel.maxWorkGroupSize(device_);
+      if (local->total() > kernelLimit) {
+        detail = fmt::format(": a work-group of {} work-items exceeds this kernel's limit of {}",
+                             local->total(), kernelLimit);
+      }
+    }
+    throw OpenCLError(fmt::format("clEnqueueNDRangeKernel failed: {} ({}) in the {}{}",
+                                  clErrorName(status), status, where(), detail),
                       status);
   }
   return Event(EventHandle(event));

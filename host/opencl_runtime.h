@@ -239,8 +239,9 @@ class Kernel {
   const std::string& name() const { return name_; }
   cl_kernel get() const { return kernel_.get(); }
   cl_uint argCount() const;
-  // The largest work-group this kernel can be launched with on `device`
-  // (CL_KERNEL_WORK_GROUP_SIZE).
+  // The largest work-group the driver says this kernel can be launched with on `device`
+  // (CL_KERNEL_WORK_GROUP_SIZE). Not always true: NVIDIA's OpenCL reports 256 for every kernel
+  // and runs larger work-groups (Context::enqueue only cites it when the driver refuses one).
   std::size_t maxWorkGroupSize(const Device& device) const;
 
  private:
