@@ -56,6 +56,10 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
     if (!inserted) it->second = it->second * entry.variable;
   }
   for (const auto& [k, groupSize] : groupSizes) {
+    const KernelPlan& kernel = program.kernels[static_cast<size_t>(k)];
+    if (std::optional<Constraint> registers = registerFileConstraint(kernel, groupSize, device)) {
+      constraints.push_back(*registers);
+    }
     if (groupSize.isVar()) continue;  // one dimension: its domain already respects the limit
     Constraint limit;
     limit.relation = Relation::LessEqual;
@@ -66,6 +70,20 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
     constraints.push_back(limit);
   }
   return constraints;
+}
+
+std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const Arith& groupSize,
+                                                 const host::DeviceProfile& device) {
+  if (device.registersPerWorkGroup <= 0) return std::nullopt;
+  Constraint limit;
+  limit.relation = Relation::LessEqual;
+  limit.lhs = groupSize * (kernel.privateScalarsExpr + Arith(kRegistersBesidePrivateValues));
+  limit.rhs = Arith(device.registersPerWorkGroup);
+  limit.origin = "kernel " + kernel.name + " registers per work-group";
+  limit.reason = "work-items per group x (private values + " +
+                 std::to_string(kRegistersBesidePrivateValues) +
+                 ") at most the registers a work-group shares on " + device.name;
+  return limit;
 }
 
 int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding) {

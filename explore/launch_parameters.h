@@ -11,6 +11,8 @@
 // runs (applyLocalSizeParameters); a binding without them leaves the local size open.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +38,26 @@ struct OpenLocalSize {
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
                                           const host::DeviceProfile& device);
 
-// The constraints on them: per kernel the work-group size within the device limit, and in every
-// dimension the local size dividing the global size. Sizes not yet substituted.
+// The constraints on them: per kernel the work-group size within the device limit and its
+// register file (registerFileConstraint), and in every dimension the local size dividing the
+// global size. Sizes not yet substituted.
 std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
                                              const std::vector<OpenLocalSize>& open,
                                              const host::DeviceProfile& device);
+
+// Registers a work-item is assumed to use beside the kernel's private values (the register
+// estimate of code generation, KernelPlan::privateScalarsExpr): addresses, indices, loop
+// counters. An estimate: NVIDIA's compiler gave a register-blocked vector convolution kernel of
+// 16 accumulators 32 registers (sm_90, 2026-11-23).
+inline constexpr std::int64_t kRegistersBesidePrivateValues = 16;
+
+// Where the device shares a register file among a work-group's work-items
+// (DeviceProfile::registersPerWorkGroup > 0): `groupSize` x (the kernel's private values +
+// kRegistersBesidePrivateValues) at most that file, else the kernel could not be launched in
+// such work-groups (CUDA's "too many resources requested for launch"). Nothing where the
+// device has no such limit.
+std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const Arith& groupSize,
+                                                 const host::DeviceProfile& device);
 
 // Gives every kernel without a local size the one `binding` holds (dimensions it does not
 // hold get 1, as openLocalSizes makes no parameter where 1 is the only choice; kernels with no

@@ -365,6 +365,9 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                                    k + " work-group size",
                                    "work-items per group at most the maximum work-group size" + dev),
                     ConstraintSource::Hardware, substitution);
+      if (std::optional<Constraint> registers = registerFileConstraint(kernel, groupSize, device)) {
+        addConstraint(space, *registers, ConstraintSource::Hardware, substitution);
+      }
       for (int d = 0; d < kernel.dimensions; ++d) {
         const std::string dim = std::to_string(d);
         addConstraint(

@@ -177,6 +177,7 @@ class FieldReader {
                                                                "preferredFloatVectorWidth",
                                                                "nativeFloatVectorWidth",
                                                                "registersPerWorkItem",
+                                                               "registersPerWorkGroup",
                                                                "fp64",
                                                                "fp16",
                                                                "fingerprint",
@@ -244,6 +245,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   json["preferredFloatVectorWidth"] = p.preferredFloatVectorWidth;
   json["nativeFloatVectorWidth"] = p.nativeFloatVectorWidth;
   json["registersPerWorkItem"] = p.registersPerWorkItem;
+  json["registersPerWorkGroup"] = p.registersPerWorkGroup;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   json["fingerprint"] = p.fingerprint;
@@ -314,6 +316,10 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   p.preferredFloatVectorWidth = r.vectorWidth("preferredFloatVectorWidth");
   p.nativeFloatVectorWidth = r.vectorWidth("nativeFloatVectorWidth");
   p.registersPerWorkItem = static_cast<int>(r.integer("registersPerWorkItem", 1, kIntMax));
+  if (const Json* shared = r.find("registersPerWorkGroup")) {
+    p.registersPerWorkGroup = r.checkInteger(*shared, "registersPerWorkGroup", 0,
+                                             std::numeric_limits<std::int64_t>::max());
+  }
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
   p.fingerprint = r.string("fingerprint", &empty);
@@ -535,6 +541,8 @@ DeviceProfile queryProfile(const Device& device) {
       std::max(1, static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)));
   p.registersPerWorkItem =
       estimateRegistersPerWorkItem(p.deviceType, p.vendor, p.preferredFloatVectorWidth);
+  // The register file a work-group shares, where documented (see DeviceProfile).
+  if (p.deviceType == "gpu" && containsWord(p.vendor, "nvidia")) p.registersPerWorkGroup = 65536;
 
   cl_device_fp_config doubleConfig = 0;  // 0 also when an old driver does not know the query
   clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof doubleConfig, &doubleConfig, nullptr);

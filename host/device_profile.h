@@ -63,6 +63,13 @@ struct DeviceProfile {
   // private memory. Built-in profiles take it from vendor documentation; queried ones from the
   // heuristic documented at queryProfile.
   int registersPerWorkItem = 1;
+  // The 32-bit registers all work-items of one work-group share (0: no such limit, e.g. a CPU):
+  // a kernel using r registers per work-item runs in work-groups of at most this / r
+  // work-items. NVIDIA: 65536 per thread block (CUDA C++ Programming Guide, 'Technical
+  // Specifications per Compute Capability', 5.0 to 9.0): a thread block of 1024 threads has
+  // at most 64 registers per thread. Arm Mali Bifrost: 384 x 32 (a kernel of more than 32
+  // registers runs work-groups of at most 192). Optional in a profile's JSON (default 0).
+  std::int64_t registersPerWorkGroup = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,

@@ -1,7 +1,8 @@
 // Tests of explore/launch_parameters: kernels that leave their local size open get power-of-two
 // local-size parameters in the space (bounded by the device, dividing the global size), the
 // sampler finds exactly the valid ones (brute force over the box), samples respect the device's
-// work-group limits, and compileVariant applies the sampled local sizes to the kernels.
+// work-group limits (the register file a work-group shares included, where the profile has
+// one), and compileVariant applies the sampled local sizes to the kernels.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -149,4 +150,43 @@ TEST_CASE("a 2D kernel's local sizes: product within the work-group limit, appli
   // Without the parameters in the binding the local size stays open.
   CompiledProgram open = compileVariant(definition, sizes);
   CHECK_FALSE(open.kernels[0].hasLocalSize);
+}
+
+TEST_CASE("where work-items share a register file, local size x registers stays within it") {
+  const char* text =
+      "def twice(xs: [[float]M]N): [[float]M]N = map(row -> map(x -> x * 2.0f, row), xs)\n";
+  Definition definition = parseProgram(text).definitions.back();
+  ArithBinding sizes{{"N", 512}, {"M", 512}};
+  SpaceOptions options;
+  options.device = host::loadProfile("nvidia-generic");
+  const int64_t perItem =
+      evaluate(compileVariant(definition, sizes).kernels[0].privateScalarsExpr, sizes) +
+      kRegistersBesidePrivateValues;
+  // A file that holds 64 work-items' registers: 1024-item groups become invalid.
+  options.device->registersPerWorkGroup = 64 * perItem;
+  ParameterSpace limited = buildParameterSpace(definition, sizes, options);
+  bool named = false;
+  for (const SpaceConstraint& c : limited.constraints) {
+    named = named || c.constraint.origin.find("registers per work-group") != std::string::npos;
+  }
+  CHECK(named);
+  Sampler sampler(limited);
+  SampleSet samples = sampler.sample(200, 5);
+  REQUIRE(!samples.points.empty());
+  int64_t largest = 0;
+  for (const std::vector<int64_t>& point : samples.points) {
+    CHECK(limited.violations(point).empty());
+    const ArithBinding binding = limited.binding(point);
+    const int64_t group = binding.at(localSizeParameterName(0, 0)) *
+                          binding.at(localSizeParameterName(0, 1));
+    CHECK(group * perItem <= 64 * perItem);
+    largest = std::max(largest, group);
+  }
+  CHECK(largest == 64);  // the limit binds, and is reached
+  // Without a shared register file (a CPU, registersPerWorkGroup 0) there is no such constraint.
+  options.device->registersPerWorkGroup = 0;
+  ParameterSpace unlimited = buildParameterSpace(definition, sizes, options);
+  for (const SpaceConstraint& c : unlimited.constraints) {
+    CHECK(c.constraint.origin.find("registers per work-group") == std::string::npos);
+  }
 }

@@ -129,6 +129,7 @@ TEST_CASE("the built-in profiles are mali-g72, nvidia-generic and pocl-cpu with 
   CHECK_FALSE(mali.hasDedicatedLocalMemory());
   CHECK(mali.preferredFloatVectorWidth == 4);
   CHECK(mali.registersPerWorkItem == 64);
+  CHECK(mali.registersPerWorkGroup == 384 * 32);
   CHECK(mali.fp16);
 
   const DeviceProfile& nvidia = builtin("nvidia-generic");
@@ -139,6 +140,7 @@ TEST_CASE("the built-in profiles are mali-g72, nvidia-generic and pocl-cpu with 
   CHECK(nvidia.workGroupMultiple == 32);
   CHECK(nvidia.preferredFloatVectorWidth == 1);
   CHECK(nvidia.registersPerWorkItem == 255);
+  CHECK(nvidia.registersPerWorkGroup == 65536);
 
   const DeviceProfile& pocl = builtin("pocl-cpu");
   CHECK(pocl.deviceType == "cpu");
@@ -209,6 +211,7 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.preferredFloatVectorWidth = widths[*rc::gen::inRange(0, 6)];
     p.nativeFloatVectorWidth = widths[*rc::gen::inRange(0, 6)];
     p.registersPerWorkItem = *rc::gen::inRange(1, 100000);
+    p.registersPerWorkGroup = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 40);
     p.fp64 = *rc::gen::arbitrary<bool>();
     p.fp16 = *rc::gen::arbitrary<bool>();
     p.fingerprint =
@@ -232,6 +235,7 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.vendor.empty());
   CHECK(p.source.empty());
   CHECK(p.fingerprint == weft::host::profileFingerprint("tiny", "", ""));
+  CHECK(p.registersPerWorkGroup == 0);  // no register file shared by a work-group
 
   // Without "name", a file's profile is named after the file.
   std::string unnamed = text;
