@@ -1962,6 +1962,7 @@ CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions&
       specialised.declaredType = substitute(lowLevel.declaredType, substitution);
     }
   }
+  ResolveMemoScope memo;  // one generation's resolutions, shared by its unswitched copies
   Generator generator(specialised, options);
   return generator.run();
 }

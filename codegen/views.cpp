@@ -12,9 +12,13 @@
 // `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it. A memory
 // address (the sum of each index times its stride) is built with sumOfProducts, canonicalised
 // once rather than after every + and *: unrolled loops resolve thousands of reads (issue 6).
+// Under a ResolveMemoScope, resolutions of shared views are memoised (same view, indices,
+// path, lane and guard assumptions: the same result and recorded guards).
 #include "codegen/views.h"
 
 #include <cstdio>
+#include <string>
+#include <unordered_map>
 
 #include "codegen/codegen.h"
 
@@ -22,7 +26,33 @@ namespace weft {
 
 namespace {
 
-ViewPtr make(View view) { return std::make_shared<const View>(std::move(view)); }
+size_t combineHash(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+// The structural hash of a view whose children are made (see View::structuralHash).
+size_t structuralHashOf(const View& v) {
+  size_t h = std::hash<int>()(static_cast<int>(v.kind));
+  for (const ViewPtr& child : v.children) h = combineHash(h, child->structuralHash);
+  h = combineHash(h, v.a.hash());
+  h = combineHash(h, v.b.hash());
+  h = combineHash(h, v.index.hash());
+  h = combineHash(h, static_cast<size_t>(v.component));
+  h = combineHash(h, std::hash<std::string>()(v.name));
+  h = combineHash(h, v.offset.hash());
+  h = combineHash(h, static_cast<size_t>(v.space));
+  h = combineHash(h, static_cast<size_t>(v.vectorStorage));
+  h = combineHash(h, static_cast<size_t>(v.boundary));
+  h = combineHash(h, std::hash<double>()(v.padValue));
+  h = combineHash(h, static_cast<size_t>(v.indexFunction));
+  if (v.type) h = combineHash(h, v.type.hash());
+  return h;
+}
+
+ViewPtr make(View view) {
+  view.structuralHash = structuralHashOf(view);
+  return std::make_shared<const View>(std::move(view));
+}
 
 [[noreturn]] void fail(const std::string& message) { throw CodegenError(message); }
 
@@ -68,9 +98,147 @@ thread_local PadGuardRecorder* activePadGuards = nullptr;
 // The innermost live BorderReadScope's recorder on this thread (null: none).
 thread_local BorderReadRecorder* activeBorderReads = nullptr;
 
+}  // namespace
+
+bool sameView(const View& x, const View& y) {
+  if (&x == &y) return true;
+  if (x.structuralHash != y.structuralHash || x.kind != y.kind) return false;
+  if (x.kind == View::Kind::Map) return false;  // element functions do not compare
+  if (x.children.size() != y.children.size()) return false;
+  if (!(x.a == y.a && x.b == y.b && x.index == y.index && x.component == y.component &&
+        x.name == y.name && x.offset == y.offset && x.space == y.space &&
+        x.vectorStorage == y.vectorStorage && x.boundary == y.boundary &&
+        x.padValue == y.padValue && x.indexFunction == y.indexFunction && x.type == y.type)) {
+    return false;
+  }
+  for (size_t i = 0; i < x.children.size(); ++i) {
+    if (!sameView(*x.children[i], *y.children[i])) return false;
+  }
+  return true;
+}
+
+// ---- the memo of resolutions (ResolveMemoScope) ----------------------------------------------
+
+// A guard assumption a resolution consulted: a constant pad's guard (in bounds, firing or
+// neither) or a clamp/mirror pad's border read (inside or not), by key.
+struct AssumptionUse {
+  bool border = false;
+  std::string key;
+  int status = 0;
+  bool operator==(const AssumptionUse&) const = default;
+};
+
+struct ResolveMemoScope::Memo {
+  struct Key {
+    ViewPtr view;  // kept alive with the entry
+    std::vector<Arith> indices;
+    std::vector<int> path;
+    std::optional<Arith> lane;
+    bool recordingPadGuards = false, recordingBorderReads = false;
+    bool operator==(const Key& other) const {
+      return recordingPadGuards == other.recordingPadGuards &&
+             recordingBorderReads == other.recordingBorderReads && path == other.path &&
+             indices == other.indices && lane == other.lane && sameView(*view, *other.view);
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      size_t h = key.view->structuralHash * 4 + (key.recordingPadGuards ? 2 : 0) +
+                 (key.recordingBorderReads ? 1 : 0);
+      for (const Arith& index : key.indices) h = h * 31 + index.hash();
+      for (int component : key.path) h = h * 31 + static_cast<size_t>(component);
+      if (key.lane) h = h * 31 + key.lane->hash();
+      return h;
+    }
+  };
+  // One result per combination of the assumptions it consulted.
+  struct Variant {
+    std::vector<AssumptionUse> uses;
+    ResolvedElement element;
+    std::vector<PadGuard> padGuards;  // what resolving it recorded, replayed on a hit
+    std::vector<BorderRead> borderReads;
+  };
+  std::unordered_map<Key, std::vector<Variant>, KeyHash> entries;
+};
+
+namespace {
+
+thread_local ResolveMemoScope::Memo* activeResolveMemo = nullptr;
+// The assumptions consulted by the resolution under way (innermost memoised one); null: none.
+thread_local std::vector<AssumptionUse>* activeAssumptionUses = nullptr;
+
+// The status of a guard assumption now: pad guards 1 in bounds, 2 firing, 0 neither; border
+// reads 1 inside, 0 not. Only called while the corresponding recorder is live.
+int assumptionStatus(bool border, const std::string& key) {
+  if (border) return activeBorderReads->assumedInside.count(key) ? 1 : 0;
+  if (activePadGuards->assumedInBounds.count(key)) return 1;
+  return activePadGuards->assumedFiring.count(key) ? 2 : 0;
+}
+
+// The status of the assumption `key`, noted as consulted by the resolutions under way.
+int consultAssumption(bool border, const std::string& key) {
+  const int status = assumptionStatus(border, key);
+  if (activeAssumptionUses) activeAssumptionUses->push_back({border, key, status});
+  return status;
+}
+
+ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
+                              std::vector<int>& path, std::optional<Arith> lane) {
+  ResolveMemoScope::Memo* memo = activeResolveMemo;
+  if (!memo) return resolve(*view, indices, path, std::move(lane));
+  ResolveMemoScope::Memo::Key key{view, indices, path, lane, activePadGuards != nullptr,
+                                  activeBorderReads != nullptr};
+  std::vector<ResolveMemoScope::Memo::Variant>& variants = memo->entries[key];
+  for (const ResolveMemoScope::Memo::Variant& variant : variants) {
+    bool holds = true;
+    for (const AssumptionUse& use : variant.uses) {
+      holds = holds && assumptionStatus(use.border, use.key) == use.status;
+    }
+    if (!holds) continue;
+    if (activePadGuards) {
+      for (const PadGuard& guard : variant.padGuards) activePadGuards->seen.push_back(guard);
+    }
+    if (activeBorderReads) {
+      for (const BorderRead& read : variant.borderReads) activeBorderReads->seen.push_back(read);
+    }
+    if (activeAssumptionUses) {
+      activeAssumptionUses->insert(activeAssumptionUses->end(), variant.uses.begin(),
+                                   variant.uses.end());
+    }
+    return variant.element;
+  }
+  const size_t guardsBefore = activePadGuards ? activePadGuards->seen.size() : 0;
+  const size_t readsBefore = activeBorderReads ? activeBorderReads->seen.size() : 0;
+  ResolveMemoScope::Memo::Variant variant;
+  std::vector<AssumptionUse>* outer = activeAssumptionUses;
+  activeAssumptionUses = &variant.uses;
+  try {
+    variant.element = resolve(*view, indices, path, std::move(lane));
+  } catch (...) {
+    activeAssumptionUses = outer;
+    throw;
+  }
+  activeAssumptionUses = outer;
+  if (outer) outer->insert(outer->end(), variant.uses.begin(), variant.uses.end());
+  if (activePadGuards) {
+    variant.padGuards.assign(
+        activePadGuards->seen.begin() + static_cast<std::ptrdiff_t>(guardsBefore),
+        activePadGuards->seen.end());
+  }
+  if (activeBorderReads) {
+    variant.borderReads.assign(
+        activeBorderReads->seen.begin() + static_cast<std::ptrdiff_t>(readsBefore),
+        activeBorderReads->seen.end());
+  }
+  // `variants` may have moved if the resolution above added entries (rehash): look it up again.
+  std::vector<ResolveMemoScope::Memo::Variant>& stored = memo->entries[key];
+  stored.push_back(std::move(variant));
+  return stored.back().element;
+}
+
 ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
                              std::optional<Arith> lane, size_t child = 0) {
-  return resolve(*view.children.at(child), indices, path, lane);
+  return resolveShared(view.children.at(child), indices, path, std::move(lane));
 }
 
 // Takes the outermost index (the front of the list).
@@ -240,9 +408,10 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       bool firing = false;  // the caller checked that the index is outside the array
       if (view.boundary == Boundary::Constant && !(aboveZero && belowEnd) && activePadGuards) {
         PadGuard guard{k, n, !aboveZero, !belowEnd};
-        if (activePadGuards->assumedInBounds.count(guard.key())) {
+        const int status = consultAssumption(/*border=*/false, guard.key());
+        if (status == 1) {
           aboveZero = belowEnd = true;  // checked by the caller outside the loop
-        } else if (activePadGuards->assumedFiring.count(guard.key())) {
+        } else if (status == 2) {
           firing = true;
         } else {
           activePadGuards->seen.push_back(std::move(guard));
@@ -250,7 +419,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       }
       if (view.boundary != Boundary::Constant && !(aboveZero && belowEnd) && activeBorderReads) {
         BorderRead read{k, n, !aboveZero, !belowEnd};
-        if (activeBorderReads->assumedInside.count(read.key())) {
+        if (consultAssumption(/*border=*/true, read.key()) == 1) {
           aboveZero = belowEnd = true;  // the caller checked it for the whole work-group
         } else {
           activeBorderReads->seen.push_back(std::move(read));
@@ -321,7 +490,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         std::vector<Arith> laneIndices = indices;
         laneIndices.insert(laneIndices.begin(), k * width + t);
         std::vector<int> pathCopy = path;
-        lanes.push_back(resolve(*view.children[0], laneIndices, pathCopy, std::nullopt));
+        lanes.push_back(resolveShared(view.children[0], laneIndices, pathCopy, std::nullopt));
       }
       bool contiguous = true;
       for (int64_t t = 0; t < w && contiguous; ++t) {
@@ -356,7 +525,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
     case View::Kind::Map: {
       Arith i = popFront(indices, "map");
       ViewPtr element = view.elementView(accessView(view.children[0], i));
-      return resolve(*element, indices, path, lane);
+      return resolveShared(element, indices, path, lane);
     }
   }
   fail("unknown view kind");
@@ -571,11 +740,18 @@ PadGuardScope::PadGuardScope(PadGuardRecorder& recorder) : previous_(activePadGu
 
 PadGuardScope::~PadGuardScope() { activePadGuards = previous_; }
 
+ResolveMemoScope::ResolveMemoScope()
+    : memo_(std::make_unique<Memo>()), previous_(activeResolveMemo) {
+  activeResolveMemo = memo_.get();
+}
+
+ResolveMemoScope::~ResolveMemoScope() { activeResolveMemo = previous_; }
+
 ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
                                std::vector<int> tuplePath, std::optional<Arith> lane) {
-  if (!activePadGuards) return resolve(*view, indices, tuplePath, std::move(lane));
+  if (!activePadGuards) return resolveShared(view, indices, tuplePath, std::move(lane));
   const size_t guardsBefore = activePadGuards->seen.size();
-  ResolvedElement element = resolve(*view, indices, tuplePath, std::move(lane));
+  ResolvedElement element = resolveShared(view, indices, tuplePath, std::move(lane));
   if (activePadGuards->seen.size() > guardsBefore) ++activePadGuards->guardedReads;
   return element;
 }

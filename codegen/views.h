@@ -68,7 +68,14 @@ struct View {
   double padValue = 0.0;
   IndexFunction indexFunction = IndexFunction::Stride;
   std::function<ViewPtr(const ViewPtr&)> elementView;  // Map
+  // Set by the constructors: equal for views equal in kind, fields and children (sameView),
+  // so that a memo of resolutions recognises a view rebuilt for another copy of a loop body.
+  size_t structuralHash = 0;
 };
+
+// Whether two views denote the same thing: the same node, or equal kinds, fields and children
+// (a Map's element function cannot be compared: Map views are the same only as one node).
+bool sameView(const View& x, const View& y);
 
 // Constructors (each records the type of the value the view stands for).
 ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0),
@@ -132,6 +139,29 @@ class PadGuardScope {
 
  private:
   PadGuardRecorder* previous_;
+};
+
+// A memo of resolutions for one code generation (opencl_gen.cpp's generateOpenCL): while a
+// ResolveMemoScope is alive on this thread, resolving a view equal to one resolved before
+// (sameView) with the same indices, tuple path, lane and guard assumptions returns the earlier
+// result and records the same pad guards and border reads again, instead of walking the view
+// chain anew. Loop unswitching generates a loop's
+// body once per outcome of its hoisted guards, and a vector read resolves each of its lanes,
+// so without it a register-blocked convolution re-resolved the same input and weight elements
+// through ~15 views hundreds of times (20 ms of generation per variant, issue 6). Resolution
+// is a function of the view's structure: views are immutable, and Arith compares by value (a
+// variable by its name, unique within one generation).
+class ResolveMemoScope {
+ public:
+  ResolveMemoScope();
+  ~ResolveMemoScope();
+  ResolveMemoScope(const ResolveMemoScope&) = delete;
+  ResolveMemoScope& operator=(const ResolveMemoScope&) = delete;
+  struct Memo;
+
+ private:
+  std::unique_ptr<Memo> memo_;
+  Memo* previous_;
 };
 
 // Clamp and mirror pads whose index may leave the unpadded array, for code generation's
