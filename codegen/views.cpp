@@ -12,10 +12,12 @@
 // `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it. A memory
 // address (the sum of each index times its stride) is built with sumOfProducts, canonicalised
 // once rather than after every + and *: unrolled loops resolve thousands of reads (issue 6).
-// Under a ResolveMemoScope, resolutions of shared views are memoised (same view, indices,
-// path, lane and guard assumptions: the same result and recorded guards).
+// Under a ResolveMemoScope, while guards are recorded, views are interned and whole reads are
+// memoised (the same view, path, lane and status of the guard assumptions consulted: the same
+// result and recorded guards).
 #include "codegen/views.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
@@ -49,10 +51,7 @@ size_t structuralHashOf(const View& v) {
   return h;
 }
 
-ViewPtr make(View view) {
-  view.structuralHash = structuralHashOf(view);
-  return std::make_shared<const View>(std::move(view));
-}
+ViewPtr make(View view);  // below: interns views while a ResolveMemoScope is alive
 
 [[noreturn]] void fail(const std::string& message) { throw CodegenError(message); }
 
@@ -100,17 +99,24 @@ thread_local BorderReadRecorder* activeBorderReads = nullptr;
 
 }  // namespace
 
+namespace {
+
+// Equal kinds and fields (not children; a Map's element function cannot be compared, so Map
+// views never are).
+bool sameFields(const View& x, const View& y) {
+  if (x.kind != y.kind || x.kind == View::Kind::Map) return false;
+  return x.a == y.a && x.b == y.b && x.index == y.index && x.component == y.component &&
+         x.name == y.name && x.offset == y.offset && x.space == y.space &&
+         x.vectorStorage == y.vectorStorage && x.boundary == y.boundary &&
+         x.padValue == y.padValue && x.indexFunction == y.indexFunction && x.type == y.type;
+}
+
+}  // namespace
+
 bool sameView(const View& x, const View& y) {
   if (&x == &y) return true;
-  if (x.structuralHash != y.structuralHash || x.kind != y.kind) return false;
-  if (x.kind == View::Kind::Map) return false;  // element functions do not compare
+  if (x.structuralHash != y.structuralHash || !sameFields(x, y)) return false;
   if (x.children.size() != y.children.size()) return false;
-  if (!(x.a == y.a && x.b == y.b && x.index == y.index && x.component == y.component &&
-        x.name == y.name && x.offset == y.offset && x.space == y.space &&
-        x.vectorStorage == y.vectorStorage && x.boundary == y.boundary &&
-        x.padValue == y.padValue && x.indexFunction == y.indexFunction && x.type == y.type)) {
-    return false;
-  }
   for (size_t i = 0; i < x.children.size(); ++i) {
     if (!sameView(*x.children[i], *y.children[i])) return false;
   }
@@ -135,10 +141,10 @@ struct ResolveMemoScope::Memo {
     std::vector<int> path;
     std::optional<Arith> lane;
     bool recordingPadGuards = false, recordingBorderReads = false;
-    bool operator==(const Key& other) const {
-      return recordingPadGuards == other.recordingPadGuards &&
+    bool operator==(const Key& other) const {  // views are interned: one node per structure
+      return view == other.view && recordingPadGuards == other.recordingPadGuards &&
              recordingBorderReads == other.recordingBorderReads && path == other.path &&
-             indices == other.indices && lane == other.lane && sameView(*view, *other.view);
+             indices == other.indices && lane == other.lane;
     }
   };
   struct KeyHash {
@@ -159,6 +165,9 @@ struct ResolveMemoScope::Memo {
     std::vector<BorderRead> borderReads;
   };
   std::unordered_map<Key, std::vector<Variant>, KeyHash> entries;
+  // Every view made while the scope is alive, one node per structure (hash-consing: a node's
+  // children are interned already, so comparing them by pointer is comparing them whole).
+  std::unordered_multimap<size_t, ViewPtr> interned;
 };
 
 namespace {
@@ -175,16 +184,47 @@ int assumptionStatus(bool border, const std::string& key) {
   return activePadGuards->assumedFiring.count(key) ? 2 : 0;
 }
 
+// Adds to `uses` those of `more` it does not hold yet (a resolution consults few).
+void addUses(std::vector<AssumptionUse>& uses, const std::vector<AssumptionUse>& more) {
+  for (const AssumptionUse& use : more) {
+    if (std::find(uses.begin(), uses.end(), use) == uses.end()) uses.push_back(use);
+  }
+}
+
 // The status of the assumption `key`, noted as consulted by the resolutions under way.
 int consultAssumption(bool border, const std::string& key) {
   const int status = assumptionStatus(border, key);
-  if (activeAssumptionUses) activeAssumptionUses->push_back({border, key, status});
+  if (activeAssumptionUses) addUses(*activeAssumptionUses, {{border, key, status}});
   return status;
+}
+
+// The memo, where it pays: while guards or border reads are recorded, i.e. in the bodies that
+// loop unswitching and the interior fast path generate several times.
+ResolveMemoScope::Memo* memoInUse() {
+  return (activePadGuards || activeBorderReads) ? activeResolveMemo : nullptr;
+}
+
+// Equal kinds and fields, children the same nodes: for interned children, sameView.
+bool shallowSame(const View& x, const View& y) {
+  return x.children == y.children && sameFields(x, y);
+}
+
+ViewPtr make(View view) {
+  view.structuralHash = structuralHashOf(view);
+  ResolveMemoScope::Memo* memo = memoInUse();
+  if (!memo) return std::make_shared<const View>(std::move(view));
+  auto [first, last] = memo->interned.equal_range(view.structuralHash);
+  for (auto it = first; it != last; ++it) {
+    if (shallowSame(*it->second, view)) return it->second;
+  }
+  ViewPtr made = std::make_shared<const View>(std::move(view));
+  memo->interned.emplace(made->structuralHash, made);
+  return made;
 }
 
 ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
                               std::vector<int>& path, std::optional<Arith> lane) {
-  ResolveMemoScope::Memo* memo = activeResolveMemo;
+  ResolveMemoScope::Memo* memo = memoInUse();
   if (!memo) return resolve(*view, indices, path, std::move(lane));
   ResolveMemoScope::Memo::Key key{view, indices, path, lane, activePadGuards != nullptr,
                                   activeBorderReads != nullptr};
@@ -201,10 +241,7 @@ ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
     if (activeBorderReads) {
       for (const BorderRead& read : variant.borderReads) activeBorderReads->seen.push_back(read);
     }
-    if (activeAssumptionUses) {
-      activeAssumptionUses->insert(activeAssumptionUses->end(), variant.uses.begin(),
-                                   variant.uses.end());
-    }
+    if (activeAssumptionUses) addUses(*activeAssumptionUses, variant.uses);
     return variant.element;
   }
   const size_t guardsBefore = activePadGuards ? activePadGuards->seen.size() : 0;
@@ -219,7 +256,7 @@ ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
     throw;
   }
   activeAssumptionUses = outer;
-  if (outer) outer->insert(outer->end(), variant.uses.begin(), variant.uses.end());
+  if (outer) addUses(*outer, variant.uses);
   if (activePadGuards) {
     variant.padGuards.assign(
         activePadGuards->seen.begin() + static_cast<std::ptrdiff_t>(guardsBefore),
@@ -238,7 +275,7 @@ ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
 
 ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
                              std::optional<Arith> lane, size_t child = 0) {
-  return resolveShared(view.children.at(child), indices, path, std::move(lane));
+  return resolve(*view.children.at(child), indices, path, std::move(lane));
 }
 
 // Takes the outermost index (the front of the list).
@@ -490,7 +527,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         std::vector<Arith> laneIndices = indices;
         laneIndices.insert(laneIndices.begin(), k * width + t);
         std::vector<int> pathCopy = path;
-        lanes.push_back(resolveShared(view.children[0], laneIndices, pathCopy, std::nullopt));
+        lanes.push_back(resolve(*view.children[0], laneIndices, pathCopy, std::nullopt));
       }
       bool contiguous = true;
       for (int64_t t = 0; t < w && contiguous; ++t) {
@@ -525,7 +562,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
     case View::Kind::Map: {
       Arith i = popFront(indices, "map");
       ViewPtr element = view.elementView(accessView(view.children[0], i));
-      return resolveShared(element, indices, path, lane);
+      return resolve(*element, indices, path, lane);
     }
   }
   fail("unknown view kind");
