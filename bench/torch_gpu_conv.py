@@ -6,16 +6,22 @@ median of 50 calls each timed by CUDA events. Prints one line per layer and a JS
 Needs a CUDA build of PyTorch (not Debian's python3-torch): weft_bench_table3 runs the CPU peer
 (bench/baselines_torch.py). Used for bench/results/nvidia-h100/pytorch-cudnn.txt.
 """
-import torch, json, statistics
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from baselines_torch import VGG16  # noqa: E402  (the 13 layers: name, C, H, W, M)
+
 torch.backends.cudnn.benchmark = True
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cuda.matmul.allow_tf32 = False
-layers = [("conv1_1",3,64,224),("conv1_2",64,64,224),("conv2_1",64,128,112),("conv2_2",128,128,112),
-          ("conv3_1",128,256,56),("conv3_2",256,256,56),("conv3_3",256,256,56),("conv4_1",256,512,28),
-          ("conv4_2",512,512,28),("conv4_3",512,512,28),("conv5_1",512,512,14),("conv5_2",512,512,14),("conv5_3",512,512,14)]
 out = {}
 with torch.no_grad():
-    for name, c, m, hw in layers:
+    for name, c, hw, _, m in VGG16:
         x = torch.rand(1, c, hw, hw, device="cuda") * 2 - 1
         w = torch.rand(m, c, 3, 3, device="cuda") * 2 - 1
         b = torch.rand(m, device="cuda")

@@ -113,16 +113,6 @@ bool sameFields(const View& x, const View& y) {
 
 }  // namespace
 
-bool sameView(const View& x, const View& y) {
-  if (&x == &y) return true;
-  if (x.structuralHash != y.structuralHash || !sameFields(x, y)) return false;
-  if (x.children.size() != y.children.size()) return false;
-  for (size_t i = 0; i < x.children.size(); ++i) {
-    if (!sameView(*x.children[i], *y.children[i])) return false;
-  }
-  return true;
-}
-
 // ---- the memo of resolutions (ResolveMemoScope) ----------------------------------------------
 
 // A guard assumption a resolution consulted: a constant pad's guard (in bounds, firing or
@@ -204,7 +194,7 @@ ResolveMemoScope::Memo* memoInUse() {
   return (activePadGuards || activeBorderReads) ? activeResolveMemo : nullptr;
 }
 
-// Equal kinds and fields, children the same nodes: for interned children, sameView.
+// Equal kinds and fields, children the same nodes (interned children: equal views).
 bool shallowSame(const View& x, const View& y) {
   return x.children == y.children && sameFields(x, y);
 }

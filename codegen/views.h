@@ -68,14 +68,10 @@ struct View {
   double padValue = 0.0;
   IndexFunction indexFunction = IndexFunction::Stride;
   std::function<ViewPtr(const ViewPtr&)> elementView;  // Map
-  // Set by the constructors: equal for views equal in kind, fields and children (sameView),
-  // so that a memo of resolutions recognises a view rebuilt for another copy of a loop body.
+  // Set by the constructors: equal for views equal in kind, fields and children, so that
+  // ResolveMemoScope interns a view rebuilt for another copy of a loop body as the same node.
   size_t structuralHash = 0;
 };
-
-// Whether two views denote the same thing: the same node, or equal kinds, fields and children
-// (a Map's element function cannot be compared: Map views are the same only as one node).
-bool sameView(const View& x, const View& y);
 
 // Constructors (each records the type of the value the view stands for).
 ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0),

@@ -526,6 +526,9 @@ std::string NDRange::toString() const {
 
 Context::Context(Device device) : device_(std::move(device)) {
   prepareOpenCLEnvironment();
+  checkCL(clGetDeviceInfo(device_.id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxWorkGroupSize_,
+                          &maxWorkGroupSize_, nullptr),
+          "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)");
   cl_context_properties properties[] = {
       CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device_.platform), 0};
   cl_int status = CL_SUCCESS;
@@ -642,14 +645,10 @@ Event Context::enqueue(const Kernel& kernel, const NDRange& global,
     // checked here: NVIDIA's OpenCL reports 256 for every kernel, a trivial one of 16
     // registers included, and runs work-groups of 512 and 1024 of them (H100, driver
     // 580.159, 2026-11-23); the driver's own refusal is reported below with that limit.
-    std::size_t deviceLimit = 0;
-    checkCL(clGetDeviceInfo(device_.id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof deviceLimit,
-                            &deviceLimit, nullptr),
-            "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)");
-    if (local->total() > deviceLimit) {
+    if (local->total() > maxWorkGroupSize_) {
       throw OpenCLError(fmt::format("{}: a work-group of {} work-items exceeds the maximum "
                                     "work-group size {} of device '{}'",
-                                    where(), local->total(), deviceLimit, device_.name),
+                                    where(), local->total(), maxWorkGroupSize_, device_.name),
                         CL_INVALID_WORK_GROUP_SIZE);
     }
   }

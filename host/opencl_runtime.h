@@ -332,6 +332,7 @@ class Context {
 
  private:
   Device device_;
+  std::size_t maxWorkGroupSize_ = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE, checked at each launch
   ContextHandle context_;
   QueueHandle queue_;
 };

@@ -247,9 +247,7 @@ TEST_CASE("kernel and launch errors name the kernel and the problem") {
   CHECK_THROWS_WITH_AS(ctx.launch(kernel, NDRange(1024), NDRange(32, 2)),
                        doctest::Contains("different dimensions"), OpenCLError);
   CHECK(kernel.maxWorkGroupSize(ctx.device()) >= 1);
-  std::size_t deviceLimit = 0;
-  clGetDeviceInfo(ctx.device().id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof deviceLimit,
-                  &deviceLimit, nullptr);
+  const auto deviceLimit = static_cast<std::size_t>(queryProfile(ctx.device()).maxWorkGroupSize);
   REQUIRE(deviceLimit >= 1);
   const std::string tooLarge = "exceeds the maximum work-group size " + std::to_string(deviceLimit);
   CHECK_THROWS_WITH_AS(ctx.launch(kernel, NDRange(deviceLimit * 4), NDRange(deviceLimit * 2)),
