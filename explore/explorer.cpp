@@ -1072,8 +1072,12 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
   // Each structure's space and the sampler that counted it, kept to draw its samples (the
   // sampler refers to the space, so both stay where they are until sampling is done; the
   // spaces move into `out` after).
+  // Structures whose spaces are the same to a sampler (e.g. conv-direct's unroll switch, which
+  // changes the code but no parameter or constraint) share one sampler: counting such a space
+  // (a walk over millions of points where constraints are relaxed) is done once.
   std::vector<std::unique_ptr<ParameterSpace>> spaces;
-  std::vector<std::unique_ptr<Sampler>> samplers;
+  std::vector<std::shared_ptr<Sampler>> samplers;
+  std::map<std::string, std::pair<std::shared_ptr<Sampler>, uint64_t>> countedSpaces;
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& structure = target.structures[i];
     SpaceOptions structureOptions = spaceOptions;
@@ -1081,13 +1085,19 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
     try {
       auto space = std::make_unique<ParameterSpace>(
           buildParameterSpace(structure.parametric, target.sizes, structureOptions));
-      auto sampler = std::make_unique<Sampler>(*space, samplerOptions);
-      SpaceCount count = sampler->count(UINT64_MAX);
-      if (count.points == 0) throw std::runtime_error("no valid point");
+      const std::string key = space->samplingKey();
+      auto counted = countedSpaces.find(key);
+      if (counted == countedSpaces.end()) {
+        auto sampler = std::make_shared<Sampler>(*space, samplerOptions);
+        SpaceCount count = sampler->count(UINT64_MAX);
+        counted = countedSpaces.emplace(key, std::make_pair(sampler, count.points)).first;
+      }
+      const auto& [sampler, points] = counted->second;
+      if (points == 0) throw std::runtime_error("no valid point");
       spaces.push_back(std::move(space));
-      samplers.push_back(std::move(sampler));
+      samplers.push_back(sampler);
       out.spaceStructure.push_back(i);
-      counts.push_back(count.points);
+      counts.push_back(points);
       families.push_back(structure.family);
     } catch (const std::exception& error) {
       std::string name;
@@ -1165,6 +1175,7 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
     for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
   }
   samplers.clear();
+  countedSpaces.clear();
   for (std::unique_ptr<ParameterSpace>& space : spaces) out.spaces.push_back(std::move(*space));
   // A seeded interleaving, so that the first variants run already span the structures.
   std::shuffle(drawn.begin(), drawn.end(), rng);

@@ -166,7 +166,9 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
 
 // The sampled points of a target for a device profile, as exploration lays them out (the
-// union of structures: see ExploreTarget::Structure).
+// union of structures: see ExploreTarget::Structure). Structures whose spaces have the same
+// ParameterSpace::samplingKey are counted once and sampled from one Sampler (each with its own
+// seed): the points are those that separate samplers would draw.
 struct SampledTarget {
   std::vector<ParameterSpace> spaces;
   std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]

@@ -110,6 +110,29 @@ int ParameterSpace::indexOf(const std::string& name) const {
   return -1;
 }
 
+std::string ParameterSpace::samplingKey() const {
+  std::string key;
+  for (const auto& [name, value] : sizes) {
+    key += name + "=" + std::to_string(value) + ";";
+  }
+  key += "|";
+  for (const Parameter& p : parameters) {
+    key += p.name + ":" + domainKindName(p.kind) + "[" + std::to_string(p.lo) + "," +
+           std::to_string(p.hi) + "]" + p.variable.varLo().toString() + ".." +
+           (p.variable.varHi() ? p.variable.varHi()->toString() : std::string("-")) + "@" +
+           std::to_string(p.launchKernel) + ";";
+  }
+  key += "|";
+  for (const SpaceConstraint& c : constraints) {
+    for (const Constraint* side : {&c.constraint, &c.original}) {
+      key += std::to_string(static_cast<int>(side->relation)) + "(" + side->lhs.toString() + "," +
+             side->rhs.toString() + ")";
+    }
+    key += ";";
+  }
+  return key;
+}
+
 std::optional<uint64_t> ParameterSpace::unconstrainedSize() const {
   uint64_t product = 1;
   for (const Parameter& p : parameters) {

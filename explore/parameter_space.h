@@ -114,6 +114,11 @@ struct ParameterSpace {
 
   const Parameter* find(const std::string& name) const;
   int indexOf(const std::string& name) const;  // -1 if absent
+  // Everything a Sampler reads from the space, as text: the sizes, each parameter (name, domain,
+  // symbolic range, launch kernel) and each constraint (substituted and original, in order).
+  // Two spaces with the same key have the same valid points in the same parameter order, so
+  // one count (and one sampler) serves both.
+  std::string samplingKey() const;
   // The product of the domain sizes, nullopt when it exceeds 2^64 - 1.
   std::optional<uint64_t> unconstrainedSize() const;
   double unconstrainedSizeApprox() const;

@@ -98,6 +98,10 @@ TEST_CASE("power-of-two and switch domains; hand-built tuning variables") {
   CHECK(sw.values() == std::vector<int64_t>{0, 1});
   CHECK(sw.domainText() == "{0, 1}");
 
+  // The sampling key: the same for the same space, different when a domain differs.
+  CHECK(buildParameterSpace(def, {}, options).samplingKey() == space.samplingKey());
+  CHECK(buildParameterSpace(def, {}, {}).samplingKey() != space.samplingKey());
+
   SpaceOptions wrong;
   wrong.switches = {"nothere"};
   CHECK_THROWS_WITH_AS(buildParameterSpace(def, {}, wrong),

@@ -7,6 +7,7 @@
 // vector_row_unroll where it is 1 (both orders of the window's loops offered).
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 
 #include "explore/explorer.h"
@@ -81,6 +82,42 @@ TEST_CASE("two families share the samples; points are valid, distinct and reprod
   SampledTarget again = sampleTarget(target, profile, 60, 5);
   CHECK(again.points == sampled.points);
   CHECK(again.pointSpace == sampled.pointSpace);
+}
+
+TEST_CASE("structures whose spaces differ only in code share one count, and their samples") {
+  // conv-direct's unroll switch changes the generated code, not the parameters or constraints:
+  // both structures have the same sampling key, so sampleTarget counts that space once.
+  ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");
+  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0, 1}, /*vectorFamily=*/false);
+  REQUIRE(target.structures.size() == 4);
+  host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  SpaceOptions options;
+  options.powerOfTwo = target.powerOfTwo;
+  options.device = profile;
+  std::map<int64_t, std::set<std::string>> keysByV;
+  for (const ExploreTarget::Structure& s : target.structures) {
+    options.switches = s.switches;
+    keysByV[s.fixedParameters.at("v")].insert(
+        buildParameterSpace(s.parametric, target.sizes, options).samplingKey());
+  }
+  REQUIRE(keysByV.size() == 2);
+  CHECK(keysByV[1].size() == 1);  // unroll 0 and 1: one key
+  CHECK(keysByV[4].size() == 1);
+  CHECK(*keysByV[1].begin() != *keysByV[4].begin());  // v = 4 adds constraints
+  // Sampling from the shared sampler still gives each structure valid, distinct points of its
+  // own, reproducibly.
+  SampledTarget sampled = sampleTarget(target, profile, 40, 9);
+  REQUIRE(sampled.points.size() == 40);
+  std::set<std::pair<size_t, std::vector<int64_t>>> distinct;
+  std::set<size_t> spacesUsed;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    CHECK(sampled.spaces[sampled.pointSpace[j]].violations(sampled.points[j]).empty());
+    distinct.insert({sampled.pointSpace[j], sampled.points[j]});
+    spacesUsed.insert(sampled.pointSpace[j]);
+  }
+  CHECK(distinct.size() == sampled.points.size());
+  CHECK(spacesUsed.size() == 4);
+  CHECK(sampleTarget(target, profile, 40, 9).points == sampled.points);
 }
 
 TEST_CASE("a recorded structure that names no family is refused") {
