@@ -487,7 +487,12 @@ int run(const Options& options) {
   std::string out = options.out.empty()
                         ? std::string(WEFT_BENCH_RESULTS_DIR) + "/weft_overhead.json"
                         : options.out;
-  std::ofstream(out) << report.dump(2) << "\n";
+  if (std::filesystem::path(out).has_parent_path()) {
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+  }
+  std::ofstream jsonFile(out);
+  jsonFile << report.dump(2) << "\n";
+  if (!jsonFile) throw std::runtime_error("cannot write " + out);
 
   // The markdown table.
   std::string md = "# weft's own time per variant (issue 6)\n\n";
@@ -574,7 +579,9 @@ int run(const Options& options) {
     md += "\n";
   }
   std::filesystem::path mdPath = std::filesystem::path(out).replace_extension(".md");
-  std::ofstream(mdPath) << md;
+  std::ofstream mdFile(mdPath);
+  mdFile << md;
+  if (!mdFile) throw std::runtime_error("cannot write " + mdPath.string());
   std::fputs(md.c_str(), stdout);
   std::fprintf(stderr, "wrote %s and %s\n", out.c_str(), mdPath.c_str());
   return 0;

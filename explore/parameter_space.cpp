@@ -333,6 +333,23 @@ Expr withoutUnrolling(const Expr& e) {
   return e.withChildren(e.nats(), funs, args);
 }
 
+// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`. Unrolled maps are
+// left alone: they write private arrays with constant indices (accumulators, a fused
+// pipeline's private tile), whose size the register budget already bounds.
+void collectUnrolledReductionLengths(const Expr& e, const TypedDefinition& typed,
+                                     std::vector<Arith>& lengths) {
+  if (e.isLambda()) {
+    collectUnrolledReductionLengths(e.body(), typed, lengths);
+    return;
+  }
+  if (!e.isPrim()) return;
+  if (e.isPrim(Op::ReduceSeqUnroll) && !e.args().empty()) {
+    lengths.push_back(typed.typeOf(e.args().back()).arrayLength());
+  }
+  for (const Expr& f : e.funs()) collectUnrolledReductionLengths(f, typed, lengths);
+  for (const Expr& a : e.args()) collectUnrolledReductionLengths(a, typed, lengths);
+}
+
 void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                             const SpaceOptions& options, const ArithSubstitution& substitution) {
   const host::DeviceProfile& device = *options.device;
@@ -631,6 +648,19 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
   if (options.device) {
     space.deviceName = options.device->name;
     addHardwareConstraints(space, parametric, options, substitution);
+    if (options.maxUnrolledIterations > 0) {
+      std::vector<Arith> unrolled;
+      collectUnrolledReductionLengths(parametric.function, typed, unrolled);
+      for (const Arith& length : unrolled) {
+        addConstraint(space,
+                      makeConstraint(Relation::LessEqual, length,
+                                     Arith(options.maxUnrolledIterations), "unrolled reduction",
+                                     "at most " + std::to_string(options.maxUnrolledIterations) +
+                                         " iterations: longer unrolled loops build and run "
+                                         "slowly (SpaceOptions::maxUnrolledIterations)"),
+                      ConstraintSource::Hardware, substitution);
+      }
+    }
   }
   if (options.device && space.hardwareConstraints) {
     space.notes.push_back(

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "explore/explorer.h"
+#include "explore/sampler.h"
 #include "host/device_profile.h"
 #include "ir/conv_layer.h"
 #include "ir/printer.h"
@@ -118,6 +119,53 @@ TEST_CASE("structures whose spaces differ only in code share one count, and thei
   CHECK(distinct.size() == sampled.points.size());
   CHECK(spacesUsed.size() == 4);
   CHECK(sampleTarget(target, profile, 40, 9).points == sampled.points);
+}
+
+TEST_CASE("unrolled reductions are capped at SpaceOptions::maxUnrolledIterations") {
+  // conv-direct with unroll = 1 unrolls both reductions: the partial convolution over omega
+  // window elements (v = 1: omega iterations) and the sum of the C*K*K/omega partial results.
+  ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");  // C*K*K = 72
+  ExploreTarget target = layerTargetStructures(layer, {1}, {0, 1}, /*vectorFamily=*/false);
+  REQUIRE(target.structures.size() == 2);
+  SpaceOptions options;
+  options.powerOfTwo = target.powerOfTwo;
+  options.device = host::loadProfile("pocl-cpu");
+  auto capsOf = [](const ParameterSpace& space) {
+    std::set<std::string> caps;
+    for (const SpaceConstraint& c : space.constraints) {
+      if (c.constraint.origin == "unrolled reduction") caps.insert(c.constraint.formula());
+    }
+    return caps;
+  };
+  for (const ExploreTarget::Structure& s : target.structures) {
+    options.switches = s.switches;
+    options.maxUnrolledIterations = 12;
+    ParameterSpace capped = buildParameterSpace(s.parametric, target.sizes, options);
+    options.maxUnrolledIterations = 0;
+    ParameterSpace free = buildParameterSpace(s.parametric, target.sizes, options);
+    CHECK(capsOf(free).empty());
+    if (s.fixedParameters.at("unroll") == 0) {
+      CHECK(capsOf(capped).empty());
+      continue;
+    }
+    int omega = -1;  // the parameter is named after the rule's variable, e.g. omega6
+    for (size_t p = 0; p < capped.parameters.size(); ++p) {
+      if (capped.parameters[p].name.rfind("omega", 0) == 0) omega = static_cast<int>(p);
+    }
+    REQUIRE(omega >= 0);
+    const std::string name = capped.parameters[static_cast<size_t>(omega)].name;
+    CHECK(capsOf(capped) ==
+          std::set<std::string>{name + " <= 12", "72/" + name + " <= 12"});
+    Sampler cappedSampler(capped), freeSampler(free);
+    const uint64_t cappedCount = cappedSampler.count(UINT64_MAX).points;
+    CHECK(cappedCount > 0);
+    CHECK(cappedCount < freeSampler.count(UINT64_MAX).points);
+    for (const std::vector<int64_t>& point : cappedSampler.sample(20, 3).points) {
+      const int64_t value = point[static_cast<size_t>(omega)];
+      CHECK(value <= 12);
+      CHECK(72 / value <= 12);
+    }
+  }
 }
 
 TEST_CASE("a recorded structure that names no family is refused") {
