@@ -1071,10 +1071,11 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
   std::vector<std::string> families;
   // Each structure's space and the sampler that counted it, kept to draw its samples (the
   // sampler refers to the space, so both stay where they are until sampling is done; the
-  // spaces move into `out` after).
-  // Structures whose spaces are the same to a sampler (e.g. conv-direct's unroll switch, which
-  // changes the code but no parameter or constraint) share one sampler: counting such a space
-  // (a walk over millions of points where constraints are relaxed) is done once.
+  // spaces move into `out` after). Structures whose spaces are the same to a sampler share one
+  // sampler, so that such a space is counted once (a walk over millions of points where
+  // constraints are relaxed): conv-direct's unroll 0 and 1 where the cap on unrolled
+  // reductions does not bind (SpaceOptions::maxUnrolledIterations), which changes the code but
+  // no parameter or constraint.
   std::vector<std::unique_ptr<ParameterSpace>> spaces;
   std::vector<std::shared_ptr<Sampler>> samplers;
   std::map<std::string, std::pair<std::shared_ptr<Sampler>, uint64_t>> countedSpaces;

@@ -106,8 +106,8 @@ struct SpaceOptions {
   // variants unrolled 144 and 192 iterations; such a kernel is up to 800 KB of source and took
   // up to 290 ms to generate (issue 6). Conv-direct's second unrolled reduction, over the
   // C*K*K/omega partial sums, exceeded 256 in 4 explored variants, none faster than 185 ms (the
-  // family's best: 64 ms); the same cap holds for it. Unrolled
-  // maps (private arrays with constant indices) are bounded by the register budget instead.
+  // family's best: 64 ms); the same cap holds for it. Unrolled maps (private arrays with
+  // constant indices) are bounded by the register budget instead.
   int64_t maxUnrolledIterations = 256;
 };
 
