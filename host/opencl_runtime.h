@@ -284,6 +284,9 @@ class Context {
   explicit Context(Device device);
 
   const Device& device() const { return device_; }
+  // The device's CL_DEVICE_MAX_WORK_GROUP_SIZE, queried once when the context is made: the
+  // largest work-group enqueue accepts.
+  std::size_t maxWorkGroupSize() const { return maxWorkGroupSize_; }
   cl_context get() const { return context_.get(); }
   cl_command_queue queue() const { return queue_.get(); }
 
@@ -332,7 +335,7 @@ class Context {
 
  private:
   Device device_;
-  std::size_t maxWorkGroupSize_ = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE, checked at each launch
+  std::size_t maxWorkGroupSize_ = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
   ContextHandle context_;
   QueueHandle queue_;
 };

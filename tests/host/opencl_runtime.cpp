@@ -247,7 +247,8 @@ TEST_CASE("kernel and launch errors name the kernel and the problem") {
   CHECK_THROWS_WITH_AS(ctx.launch(kernel, NDRange(1024), NDRange(32, 2)),
                        doctest::Contains("different dimensions"), OpenCLError);
   CHECK(kernel.maxWorkGroupSize(ctx.device()) >= 1);
-  const auto deviceLimit = static_cast<std::size_t>(queryProfile(ctx.device()).maxWorkGroupSize);
+  const std::size_t deviceLimit = ctx.maxWorkGroupSize();
+  CHECK(deviceLimit == static_cast<std::size_t>(queryProfile(ctx.device()).maxWorkGroupSize));
   REQUIRE(deviceLimit >= 1);
   const std::string tooLarge = "exceeds the maximum work-group size " + std::to_string(deviceLimit);
   CHECK_THROWS_WITH_AS(ctx.launch(kernel, NDRange(deviceLimit * 4), NDRange(deviceLimit * 2)),

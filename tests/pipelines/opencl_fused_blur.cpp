@@ -5,10 +5,11 @@
 // (private). On small images (borders included, several tile sizes, sizes symbolic and
 // specialised, explicit local sizes for the private kernel, canary regions around the output)
 // the output equals the unfused program's two kernels (exactly on PoCL: checkSameAsUnfused) and
-// the C++ reference of tests/support/pipeline_reference.h. The last test case is a measurement, not a test: skipped
-// unless asked for (`test_pipelines_opencl_fused_blur --no-skip -tc='*4096*'`), it times the
-// unfused and the fused blurs at 4096×4096 (best of 5 cl_event sums) and prints them
-// (bench/pipelines.cpp compares them with hand-written OpenCL).
+// the C++ reference of tests/support/pipeline_reference.h. The last test case is a
+// measurement, not a test: skipped unless asked for
+// (`test_pipelines_opencl_fused_blur --no-skip -tc='*4096*'`), it times the unfused and the
+// fused blurs at 4096×4096 (best of 5 cl_event sums) and prints them (bench/pipelines.cpp
+// compares them with hand-written OpenCL).
 // Label opencl: skipped where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
@@ -16,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "host/device_profile.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -44,7 +44,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
   };
   const std::vector<Tiling> tilings = {
       {10, 8, 32, 32}, {18, 16, 48, 32}, {3, 1, 7, 5}, {6, 4, 12, 8}, {34, 32, 64, 32}};
-  const int64_t maxGroup = host::queryProfile(pipelineContext().device()).maxWorkGroupSize;
+  const auto maxGroup = static_cast<int64_t>(pipelineContext().maxWorkGroupSize());
   for (const Tiling& t : tilings) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
@@ -60,8 +60,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
       const Image image =
           specialise ? blockyImage(t.width, t.height, 1, 3) : randomImage(t.width, t.height, 1, 2);
       const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
-      const host::RunResult result = run(fused, image, specialise);
-      const std::vector<float> got = flattenToFloats(result.output);
+      const std::vector<float> got = flattenToFloats(run(fused, image, specialise).output);
       checkSameAsUnfused(got, expected, t.width, t.height);
       const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
       CHECK_MESSAGE(agreement.mismatches == 0,

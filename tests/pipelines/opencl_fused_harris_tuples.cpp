@@ -84,7 +84,7 @@ TEST_CASE("Harris fused with tuples at 4256x2832 equals the reference and the un
   CHECK(result.kernels.size() == 1);
   const std::vector<float> got = flattenToFloats(result.output);
   checkSameAsUnfused(got, unfusedOutput("harris", image, sizes), image.width, image.height,
-                           harrisReference(image).scale);
+                     harrisReference(image).scale);
   checkReference(got, image);
   MESSAGE("Harris 4256x2832 fused with tuples, theta 6 x 16, local 16 x 1: "
           << milliseconds(result.totalNanoseconds));
