@@ -27,6 +27,12 @@
 //  - interior fast path: a work-item of mapGlb(0) whose clamp/mirror pad reads are affine in
 //    its index is emitted twice under one work-group-uniform check: unclamped when the whole
 //    group reads inside the padded array, as before otherwise (withInteriorFastPath).
+//  - a float division by a float literal c is a multiplication by the float nearest 1/c
+//    (reciprocalOfDivisor): exact when c is a power of two; otherwise within 1.5 ulp of the
+//    quotient, inside the 2.5 ulp OpenCL 1.2 allows for x / y (section 7.4) without
+//    -cl-fp32-correctly-rounded-divide-sqrt. Halide 14 does the same (its lowered statement for
+//    inp(x) / 3.0f reads inp[...] * 0.333333f); on PoCL the divisions were blur's bottleneck
+//    after the loads (issue 9).
 //  - barriers follow writes of local (or global) memory by mapLcl that other work-items
 //    of the group read, and are placed only where every work-item of the group reaches them;
 //    a program that would need one elsewhere is rejected.
@@ -36,6 +42,7 @@
 //    before their re-layout) is no argument of the per-inference kernels.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -115,6 +122,17 @@ std::string floatLiteralC(double value) {
   std::string text = buffer;
   if (text.find_first_of(".eE") == std::string::npos) text += ".0";
   return text + "f";
+}
+
+// The multiplier that replaces a float division by the literal `divisor` (see the top of the
+// file): the float nearest 1 / divisor, when the divisor is a normal float whose reciprocal is
+// one too (no zero, infinity, NaN or subnormal on either side); otherwise nothing.
+std::optional<float> reciprocalOfDivisor(double divisor) {
+  const float d = static_cast<float>(divisor);
+  if (!std::isnormal(d)) return std::nullopt;
+  const float reciprocal = 1.0f / d;
+  if (!std::isnormal(reciprocal)) return std::nullopt;
+  return reciprocal;
 }
 
 // True for the C text of a float zero literal, scalar or broadcast: "0.0f", "-0.0f",
@@ -1713,7 +1731,13 @@ class Generator {
         return binary("+");
       case Op::Sub: return binary("-");
       case Op::Mul: return binary("*");
-      case Op::Div: return binary("/");
+      case Op::Div:
+        if (isFloat && args[1].isLiteral() && args[1].literalKind() == ScalarKind::Float) {
+          if (std::optional<float> reciprocal = reciprocalOfDivisor(args[1].literalFloat())) {
+            return "(" + arg(0) + " * " + floatLiteralC(*reciprocal) + ")";
+          }
+        }
+        return binary("/");
       case Op::Mod: return binary("%");
       case Op::Lt: return binary("<");
       case Op::Le: return binary("<=");
