@@ -9,7 +9,9 @@
 // every pixel, borders included: within a relative 1e-5 of the pixel's terms; pixels on the
 // other side of a near-tie comparison — unsharp's threshold select, Canny's labels — counted
 // apart as tie flips; times are the median over the repeats of the summed cl_event times of
-// the variant's kernels, after one warm-up run that is the one verified):
+// the variant's kernels, after one warm-up run that is the one verified; the repeats go on
+// past --repeats until they add up to --min-time ms, weft explore's protocol, for the peers
+// too):
 //   weft unfused            the .weft file with the default lowering (one kernel per stage),
 //                           local size left to the implementation, and with --local sizes
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
@@ -37,7 +39,7 @@
 // need gigabytes for unsharp and Canny).
 //
 //   build/bench/weft_bench_pipelines [--pipelines blur,unsharp,harris,canny] [--device D]
-//       [--repeats 5] [--no-peers] [--peer-threads 2] [--out FILE.json]
+//       [--repeats 5] [--min-time 100] [--no-peers] [--peer-threads 2] [--out FILE.json]
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +84,10 @@ struct Options {
   std::string out;
   std::vector<std::string> pipelines = kPipelines;
   int repeats = 5;
+  // Timed runs go on past `repeats` until they add up to this many ms (weft explore's
+  // --min-time): the first runs after a verification are often slower (issue 9's blur:
+  // 6.6-11 ms, then 5.4-5.5), and a handful of 5 ms runs is too few to get past them.
+  double minTimeMs = 100;
   bool peers = true;
   int peerThreads = 2;
   int peerRepeats = 5;
@@ -202,11 +208,23 @@ Definition loadPipeline(const std::string& name) {
 // whose temporaries grow with the tiles is reported instead).
 constexpr double kMaxBufferBytes = 3e9;
 
+// The timed runs of one variant: `run` (one run's ms) at least `repeats` times and until the
+// runs add up to `minTimeMs`, at most 1000 runs.
+std::vector<double> timedRuns(int repeats, double minTimeMs, const std::function<double()>& run) {
+  std::vector<double> ms;
+  double total = 0;
+  while ((static_cast<int>(ms.size()) < repeats || total < minTimeMs) && ms.size() < 1000) {
+    ms.push_back(run());
+    total += ms.back();
+  }
+  return ms;
+}
+
 // Builds `program`, fills its input buffer with the pipeline's image, runs the kernels once
 // (verified) and then `repeats` times (timed: the sum of the kernels' cl_event times).
 Measured runCompiled(host::Context& context, host::ProgramCache& cache, const std::string& name,
                      const std::string& kind, const CompiledProgram& program,
-                     const Pipeline& pipe, int repeats) {
+                     const Pipeline& pipe, int repeats, double minTimeMs) {
   Measured m{name, kind, {}, {}, ""};
   const ArithBinding sizes = pipe.sizes();
   const double bufferBytes = static_cast<double>(program.globalBytes(sizes));
@@ -278,7 +296,7 @@ Measured runCompiled(host::Context& context, host::ProgramCache& cache, const st
   } else {
     m.agreement = pipe.verify(context.read<float>(out), {});
   }
-  for (int i = 0; i < repeats; ++i) m.ms.push_back(static_cast<double>(runOnce()) / 1e6);
+  m.ms = timedRuns(repeats, minTimeMs, [&] { return static_cast<double>(runOnce()) / 1e6; });
   return m;
 }
 
@@ -402,17 +420,19 @@ struct HandRun {
   host::Context& context;
   const Pipeline& pipe;
   int repeats;
+  double minTimeMs;
   host::Buffer input, temp, output;
 };
 
 // Runs `launch` (which enqueues the variant's kernels and returns their summed time) once to
-// warm up and check, then `repeats` times.
+// warm up and check, then as timedRuns says.
 Measured timeHand(HandRun& run, const std::string& name, const std::string& kind,
                   const std::function<uint64_t()>& launch) {
   Measured m{name, kind, {}, {}, ""};
   launch();
   m.agreement = run.pipe.verify(run.context.read<float>(run.output), {});
-  for (int i = 0; i < run.repeats; ++i) m.ms.push_back(static_cast<double>(launch()) / 1e6);
+  m.ms = timedRuns(run.repeats, run.minTimeMs,
+                   [&] { return static_cast<double>(launch()) / 1e6; });
   return m;
 }
 
@@ -423,6 +443,7 @@ std::vector<Measured> runHand(host::Context& context, const Options& o, const Pi
   HandRun run{context,
               pipe,
               o.repeats,
+              o.minTimeMs,
               context.createBuffer(std::span<const float>(image.data)),
               context.createBuffer(bytes),
               context.createBuffer(bytes)};
@@ -516,7 +537,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
   const CompiledProgram unfused = generateOpenCL(lowerDefault(original), codegen);
   results.push_back(tryVariant("weft unfused (local: implementation's)", "weft-unfused", [&] {
     return runCompiled(context, cache, "weft unfused (local: implementation's)", "weft-unfused",
-                       unfused, pipe, o.repeats);
+                       unfused, pipe, o.repeats, o.minTimeMs);
   }));
   for (const std::string& spec : o.localSizes) {
     const std::vector<int> l = parseInts(spec);
@@ -538,7 +559,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       name += fmt::format(" ({} of {} kernels)", applied, unfused.kernels.size());
     }
     results.push_back(tryVariant(name, "weft-unfused", [&] {
-      return runCompiled(context, cache, name, "weft-unfused", withLocal, pipe, o.repeats);
+      return runCompiled(context, cache, name, "weft-unfused", withLocal, pipe, o.repeats, o.minTimeMs);
     }));
   }
   for (const std::string& strategyName : o.strategies) {
@@ -632,7 +653,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       }
       for (const auto& [named, launched] : launches) {
         results.push_back(tryVariant(named, kind, [&] {
-          return runCompiled(context, cache, named, kind, launched, pipe, o.repeats);
+          return runCompiled(context, cache, named, kind, launched, pipe, o.repeats, o.minTimeMs);
         }));
       }
     }
@@ -698,9 +719,9 @@ nlohmann::json runPeers(const Options& o) {
   const std::filesystem::path report =
       std::filesystem::temp_directory_path() / fmt::format("weft_pipelines_peers_{}.json", getpid());
   const std::string command = fmt::format(
-      "{} {} --pipelines {} --repeats {} --threads {} --out {} >&2", shellQuote(o.python),
-      shellQuote(o.peersScript), shellQuote(list), o.peerRepeats, o.peerThreads,
-      shellQuote(report.string()));
+      "{} {} --pipelines {} --repeats {} --min-time {} --threads {} --out {} >&2",
+      shellQuote(o.python), shellQuote(o.peersScript), shellQuote(list), o.peerRepeats,
+      o.minTimeMs, o.peerThreads, shellQuote(report.string()));
   std::fprintf(stderr, "peers: %s\n", command.c_str());
   const int status = std::system(command.c_str());
   if (status != 0) {
@@ -829,8 +850,9 @@ int runBench(const Options& o) {
   const host::Device device = host::selectDevice(o.device);
   host::Context context(device);
   const host::DeviceProfile profile = host::queryProfile(device);
-  fmt::print("pipelines on {} ({} repeats, median ms of the kernels' event times)\n", device.name,
-             o.repeats);
+  fmt::print("pipelines on {} ({} repeats and at least {} ms, median ms of the kernels' event "
+             "times)\n",
+             device.name, o.repeats, o.minTimeMs);
   const CopyBandwidth copy = measureCopy(context, o.repeats);
   fmt::print("copy bandwidth floor: {:.1f} GB/s (clEnqueueCopyBuffer {:.2f} ms, float4 kernel "
              "{:.2f} ms for {} MiB)\n",
@@ -858,9 +880,12 @@ int runBench(const Options& o) {
   report["date"] = utcNow();
   report["device"] = deviceJson(device, profile);
   report["repeats"] = o.repeats;
+  report["min_time_ms"] = o.minTimeMs;
   report["timing"] =
       "weft and hand-written OpenCL: median of the summed cl_event times of the kernels; peers: "
-      "wall clock of the whole pipeline (Halide realize, OpenCV calls), median after a warm-up";
+      "wall clock of the whole pipeline (Halide realize, OpenCV calls), median after a warm-up; "
+      "every variant and peer is run at least `repeats` times and until its runs add up to "
+      "min_time_ms";
   report["copy_floor"] = {{"bytes", copy.bytes},
                           {"enqueue_copy_buffer_ms", copy.bufferMs},
                           {"copy_kernel_ms", copy.kernelMs},
@@ -875,16 +900,18 @@ int runBench(const Options& o) {
   }
   std::string md = fmt::format(
       "# Image pipelines (issue 9): weft vs hand-written OpenCL, Halide 14, OpenCV 4.6\n\n"
-      "{} on {}. weft and hand-written OpenCL: median of {} runs of the kernels' event times; "
-      "peers: wall clock of the pipeline (median of {} runs, {} threads). GB/s: the pipeline's "
+      "{} on {}. weft and hand-written OpenCL: median of the kernels' event times over at least {} "
+      "runs; peers: wall clock of the pipeline (median of at least {} runs, {} threads); runs "
+      "go on until they add up to {} ms (weft explore's --min-time). GB/s: the pipeline's "
       "input + output bytes over the time; the floor is the device's copy bandwidth, "
       "{:.1f} GB/s (2 x 256 MiB over the faster of clEnqueueCopyBuffer {:.2f} ms and a float4 "
       "copy kernel {:.2f} ms). The machine is shared (2 cores, other builds running): figures "
       "are noisy.\n\n"
-      "```sh\nbuild/bench/weft_bench_pipelines --repeats {} --peer-repeats {} --peer-threads {}"
-      "   # --pipelines blur,harris to run a part\n```\n",
-      utcNow(), device.name, o.repeats, o.peerRepeats, o.peerThreads, copy.gbPerS(),
-      copy.bufferMs, copy.kernelMs, o.repeats, o.peerRepeats, o.peerThreads);
+      "```sh\nbuild/bench/weft_bench_pipelines --repeats {} --peer-repeats {} --peer-threads {} "
+      "--min-time {}   # --pipelines blur,harris to run a part\n```\n",
+      utcNow(), device.name, o.repeats, o.peerRepeats, o.peerThreads, o.minTimeMs,
+      copy.gbPerS(), copy.bufferMs, copy.kernelMs, o.repeats, o.peerRepeats, o.peerThreads,
+      o.minTimeMs);
   std::string targetsMd = "\n## Targets (issue 9)\n\n| pipeline | target | verdict | detail |\n|---|---|---|---|\n";
   nlohmann::ordered_json pipelinesJson, targetsJson = nlohmann::ordered_json::array();
   bool allWeftCorrect = true;
@@ -989,6 +1016,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", options.out,
                  "results JSON (default bench/results/pipelines.json; the .md beside it)");
   app.add_option("--repeats", options.repeats, "timed runs per weft / hand variant (default 5)");
+  app.add_option("--min-time", options.minTimeMs,
+                 "every variant and peer is timed until its runs add up to this many ms (default "
+                 "100, as weft explore)");
   app.add_flag("!--no-peers", options.peers, "do not run Halide and OpenCV");
   app.add_option("--peer-threads", options.peerThreads, "threads of Halide and OpenCV (2)");
   app.add_option("--peer-repeats", options.peerRepeats, "timed runs per peer (default 5)");

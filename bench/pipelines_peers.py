@@ -33,12 +33,14 @@ for the comparisons (unsharp mask's threshold select, Canny's labels) the pixels
 apart from how many of those the reference marks as near ties. Nothing is hidden: a peer whose
 output differs is reported with its mismatches, not dropped.
 
-Timing: one warm-up run, then the median of --repeats runs (milliseconds, wall clock of the
-whole pipeline). Threads: --threads (default 2) for Halide (HL_NUM_THREADS, set before Halide
-starts) and OpenCV (cv2.setNumThreads).
+Timing: one warm-up run, then the median of at least --repeats runs that go on until they add
+up to --min-time ms (milliseconds, wall clock of the whole pipeline). Threads: --threads
+(default 2) for Halide (HL_NUM_THREADS, set before Halide starts) and OpenCV
+(cv2.setNumThreads).
 
   /usr/bin/python3 bench/pipelines_peers.py [--pipelines blur,unsharp,harris,canny]
-      [--repeats 5] [--threads 2] [--peers halide-hand,...,opencv] [--small] [--out FILE]
+      [--repeats 5] [--min-time 100] [--threads 2] [--peers halide-hand,...,opencv] [--small]
+      [--out FILE]
 
 JSON on stdout (or --out FILE); progress on stderr. Needs python3-halide, libhalide14-0-dev
 and python3-opencv (scripts/setup-bench.sh).
@@ -397,15 +399,27 @@ def opencl_schedule(hl, name, out, stages, xyc, mode, tw, th):
             " (a kernel each, global intermediates); the rest inlined")
 
 
-def run_halide(hl, name, peer, img, expected_dtype, threads, repeats, estimates):
+def timed_runs(once, runs):
+    """Wall-clock ms of `once` run at least runs[0] times and until they add up to runs[1] ms
+    (at most 1000 runs)."""
+    repeats, min_time_ms = runs
+    times = []
+    while (len(times) < repeats or sum(times) < min_time_ms) and len(times) < 1000:
+        started = time.perf_counter()
+        once()
+        times.append((time.perf_counter() - started) * 1e3)
+    return times
+
+
+def run_halide(hl, name, peer, img, expected_dtype, threads, runs, estimates):
     if peer != "halide-opencl":
-        return run_halide_once(hl, name, peer, img, expected_dtype, threads, repeats, estimates,
+        return run_halide_once(hl, name, peer, img, expected_dtype, threads, runs, estimates,
                                None)
     failures = []
     for choice in OPENCL_SCHEDULES:
         try:
             times, result, schedule, compile_s = run_halide_once(
-                hl, name, peer, img, expected_dtype, threads, repeats, estimates, choice)
+                hl, name, peer, img, expected_dtype, threads, runs, estimates, choice)
         except Exception as error:  # this block shape does not run here: try the next
             failures.append(f"{choice}: {type(error).__name__}: {str(error).strip()}")
             log(f"[peers] {name}: halide-opencl {choice} failed: {failures[-1]}")
@@ -416,7 +430,7 @@ def run_halide(hl, name, peer, img, expected_dtype, threads, repeats, estimates)
     raise RuntimeError("no OpenCL schedule ran: " + "; ".join(failures))
 
 
-def run_halide_once(hl, name, peer, img, expected_dtype, threads, repeats, estimates,
+def run_halide_once(hl, name, peer, img, expected_dtype, threads, runs, estimates,
                     opencl_choice):
     c, h, w = img.shape
     chans = c if name == "unsharp" else 1
@@ -459,11 +473,7 @@ def run_halide_once(hl, name, peer, img, expected_dtype, threads, repeats, estim
         def once():
             pipeline.realize(outbuf, target)
     once()  # warm-up
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        once()
-        times.append((time.perf_counter() - started) * 1e3)
+    times = timed_runs(once, runs)
     if peer == "halide-opencl":
         outbuf.copy_to_host()
     return times, result, schedule, compile_s
@@ -533,14 +543,10 @@ def opencv_pipeline(cv2, name):
             "suppression (copyMakeBorder + numpy) and thresholds in numpy"), run
 
 
-def run_opencv(cv2, name, img, repeats):
+def run_opencv(cv2, name, img, runs):
     description, fn = opencv_pipeline(cv2, name)
     result = fn(img)  # warm-up
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = fn(img)
-        times.append((time.perf_counter() - started) * 1e3)
+    times = timed_runs(lambda: fn(img), runs)
     return times, result, description
 
 
@@ -563,6 +569,8 @@ def main():
     parser.add_argument("--pipelines", default="blur,unsharp,harris,canny")
     parser.add_argument("--peers", default=",".join(ALL_PEERS))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=100.0,
+                        help="time each peer until its runs add up to this many ms")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--small", action="store_true", help="small images (a quick check)")
@@ -574,7 +582,9 @@ def main():
     os.environ.setdefault("HL_OCL_DEVICE_TYPE", "cpu")
     os.environ.setdefault("POCL_CACHE_DIR", "/work/pocl-cache")
     peers = [p for p in args.peers.split(",") if p]
+    runs = (args.repeats, args.min_time)
     report = {"benchmark": "pipelines_peers", "threads": args.threads, "repeats": args.repeats,
+              "min_time_ms": args.min_time,
               "timing": "wall clock of the whole pipeline, median after one warm-up run, ms",
               "python": platform.python_version(), "numpy": np.__version__,
               "machine": platform.machine(), "pipelines": {}}
@@ -609,13 +619,12 @@ def main():
                 if peer == "opencv":
                     if cv2 is None:
                         raise RuntimeError(report["opencv"])
-                    times, got, schedule = run_opencv(cv2, name, img, args.repeats)
+                    times, got, schedule = run_opencv(cv2, name, img, runs)
                 else:
                     if hl is None:
                         raise RuntimeError(report["halide"])
                     times, got, schedule, compile_s = run_halide(
-                        hl, name, peer, img, expected.dtype, args.threads, args.repeats,
-                        estimates)
+                        hl, name, peer, img, expected.dtype, args.threads, runs, estimates)
                     record["jit_compile_s"] = round(compile_s, 2)
                 record["median_ms"] = statistics.median(times)
                 record["ms"] = times
