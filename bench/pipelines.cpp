@@ -221,7 +221,7 @@ std::vector<double> timedRuns(int repeats, double minTimeMs, const std::function
 }
 
 // Builds `program`, fills its input buffer with the pipeline's image, runs the kernels once
-// (verified) and then `repeats` times (timed: the sum of the kernels' cl_event times).
+// (verified) and then as timedRuns says (timed: the sum of the kernels' cl_event times).
 Measured runCompiled(host::Context& context, host::ProgramCache& cache, const std::string& name,
                      const std::string& kind, const CompiledProgram& program,
                      const Pipeline& pipe, int repeats, double minTimeMs) {
@@ -559,7 +559,8 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       name += fmt::format(" ({} of {} kernels)", applied, unfused.kernels.size());
     }
     results.push_back(tryVariant(name, "weft-unfused", [&] {
-      return runCompiled(context, cache, name, "weft-unfused", withLocal, pipe, o.repeats, o.minTimeMs);
+      return runCompiled(context, cache, name, "weft-unfused", withLocal, pipe, o.repeats,
+                         o.minTimeMs);
     }));
   }
   for (const std::string& strategyName : o.strategies) {
@@ -653,7 +654,8 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       }
       for (const auto& [named, launched] : launches) {
         results.push_back(tryVariant(named, kind, [&] {
-          return runCompiled(context, cache, named, kind, launched, pipe, o.repeats, o.minTimeMs);
+          return runCompiled(context, cache, named, kind, launched, pipe, o.repeats,
+                             o.minTimeMs);
         }));
       }
     }

@@ -34,7 +34,9 @@ CompiledProgram compile(const std::string& text) {
 // quotient): how many floats lie between them.
 double ulpDistance(float a, float b) {
   if (a == b) return 0;
-  const float ulp = std::nextafter(std::fabs(b), std::numeric_limits<float>::infinity()) - std::fabs(b);
+  const float magnitude = std::fabs(b);
+  const float ulp =
+      std::nextafter(magnitude, std::numeric_limits<float>::infinity()) - magnitude;
   return std::fabs(static_cast<double>(a) - static_cast<double>(b)) / ulp;
 }
 
