@@ -31,8 +31,8 @@
 //    (reciprocalOfDivisor): exact when c is a power of two; otherwise within 1.5 ulp of the
 //    quotient, inside the 2.5 ulp OpenCL 1.2 allows for x / y (section 7.4) without
 //    -cl-fp32-correctly-rounded-divide-sqrt. Halide 14 does the same (its lowered statement for
-//    inp(x) / 3.0f reads inp[...] * 0.333333f); on PoCL the divisions were blur's bottleneck
-//    after the loads (issue 9).
+//    inp(x) / 3.0f reads inp[...] * 0.333333f); on PoCL blur's divisions by 3 cost about 5 %
+//    of its time (issue 9).
 //  - barriers follow writes of local (or global) memory by mapLcl that other work-items
 //    of the group read, and are placed only where every work-item of the group reaches them;
 //    a program that would need one elsewhere is rejected.
