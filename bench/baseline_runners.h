@@ -33,7 +33,7 @@
 
 #include "bench/bench_support.h"
 #include "host/opencl_runtime.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 
 namespace weft::bench {
 

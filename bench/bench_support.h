@@ -32,12 +32,13 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/value.h"
 
 // Defaults for what bench/CMakeLists.txt passes as compile definitions (a build outside it).
@@ -231,7 +232,7 @@ inline void addLayerShape(nlohmann::ordered_json& out, const ConvLayer& layer) {
   out["flops"] = layer.flops();
 }
 
-// The layer's data in the layouts of the LIFT paper's Listing 3 (ir/conv_layer.h
+// The layer's data in the layouts of the LIFT paper's Listing 3 (workloads/conv/conv_layer.h
 // convListing3Definition, the program exploration rewrites: weights [M][K][K][C], biases [M],
 // input [H][W][C], channels innermost), as values in that definition's parameter order
 // (weights, biases, input) under convListing3Sizes(layer). The output keeps PyTorch's layout
@@ -281,7 +282,7 @@ struct NaiveConvRun {
 inline NaiveConvRun runNaiveConv(const ConvLayer& layer, const LayerData& data,
                                  host::Context& context, int minRepeats, double minSeconds) {
   Definition definition = convLayerDefinition(layer);
-  NaiveConvRun run{generateOpenCL(lowerDefault(definition)), 0, {}, 0, {}};
+  NaiveConvRun run{compileToOpenCL(definition), 0, {}, 0, {}};
   run.globalBytes = run.program.globalBytes({});
   const std::vector<Expr>& params = definition.function.params();
   std::vector<Value> inputs = {valueFromFlat(params[0].paramType(), {}, data.x),

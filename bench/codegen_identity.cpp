@@ -21,10 +21,12 @@
 
 #include "explore/explorer.h"
 #include "explore/measurement.h"
-#include "explore/pipeline_target.h"
+#include "workloads/pipeline/pipeline_target.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/parser.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 
@@ -60,8 +62,8 @@ void manifestOf(const std::string& item, const explore::ExploreTarget& target,
       explore::sampleTarget(target, profile, options.samples, options.seed);
   explore::Preparation prep;
   prep.target = target;
-  prep.workload.sizes = target.sizes;
-  prep.workload.expected = std::vector<float>{};  // nothing runs: no reference needed
+  prep.inputs.sizes = target.sizes;
+  prep.inputs.expected = std::vector<float>{};  // nothing runs: no reference needed
   prep.spaces = std::move(sampled.spaces);
   prep.spaceStructure = std::move(sampled.spaceStructure);
   prep.pointSpace = std::move(sampled.pointSpace);
@@ -71,7 +73,7 @@ void manifestOf(const std::string& item, const explore::ExploreTarget& target,
   for (size_t i = 0; i < prep.points.size(); ++i) {
     const ArithBinding binding = prep.spaceOf(i).binding(prep.points[i]);
     explore::GeneratedVariant variant =
-        explore::generateVariant(prep.programOf(i), binding, prep.workload, measurement);
+        explore::generateVariant(prep.programOf(i), binding, prep.inputs, measurement);
     const std::string hash =
         variant.program ? variant.measurement.sourceHash
                         : "error:" + explore::sourceHash(variant.measurement.message);

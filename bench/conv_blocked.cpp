@@ -1,7 +1,7 @@
 // Register-blocked direct convolution (the conv-register-blocked strategy of
 // rewrite/strategies.h, issue 8's fast family) against the default lowering, on VGG-16 layers.
 //
-// Both start from the paper's Listing 3 (ir/conv_layer.h convListing3Definition, the same
+// Both start from the paper's Listing 3 (workloads/conv/conv_layer.h convListing3Definition, the same
 // program as examples/conv.weft: weights [M][K][K][C], biases [M], input [H][W][C], channels
 // innermost; output [M][outH][outW]). "default" is codegen's default lowering of it (one
 // work-item per output, a loop over the window); "rb k=κ s=σ" is conv-register-blocked with one
@@ -50,7 +50,7 @@
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/value.h"
 #include "rewrite/strategies.h"
 

@@ -1,4 +1,4 @@
-// weft_bench_cost_model_ordering: how well the static cost model (explore/cost_model.h) orders
+// weft_bench_cost_model_ordering: how well the static cost model (workloads/conv/cost_model.h) orders
 // an exploration's samples, and what measuring them in that order saves (issues 6 and 8).
 //
 //  (a) offline, on a results database already measured (default /work/explore-runs/vgg16.db,
@@ -33,11 +33,13 @@
 #include <string>
 #include <vector>
 
-#include "explore/cost_model.h"
+#include "workloads/conv/cost_model.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 #ifndef WEFT_BENCH_RESULTS_DIR
 #define WEFT_BENCH_RESULTS_DIR "bench/results"
@@ -445,7 +447,7 @@ int main(int argc, char** argv) {
   try {
     const host::DeviceProfile profile = host::loadProfile(profileName);
     std::ostringstream md;
-    md << "# The cost model's ordering of exploration samples (explore/cost_model.h)\n\n"
+    md << "# The cost model's ordering of exploration samples (workloads/conv/cost_model.h)\n\n"
        << "Produced by `weft_bench_cost_model_ordering" << (runLive ? " --live" : "")
        << "`. Shared, loaded 2-core machine: times are indicative.\n\n";
     Json out;

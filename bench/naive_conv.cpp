@@ -1,4 +1,4 @@
-// The naive baseline: weft's built-in convolution layer (ir/conv_layer.h) compiled with the
+// The naive baseline: weft's built-in convolution layer (workloads/conv/conv_layer.h) compiled with the
 // default lowering (one work-item per output value, a sequential loop over the C·K·K products)
 // and run on an OpenCL device, for VGG-16's layers 0 (conv1_1, 3×224×224 → 64) and 10
 // (conv3_1, 128×56×56 → 256) in the LIFT paper's numbering. This is the figure that explored
@@ -39,7 +39,7 @@
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/value.h"
 
 namespace weft::bench {

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/device_profile.h"
@@ -534,7 +535,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
   const ArithBinding sizes = pipe.sizes();
   CodegenOptions codegen;
   codegen.specialize = sizes;
-  const CompiledProgram unfused = generateOpenCL(lowerDefault(original), codegen);
+  const CompiledProgram unfused = compileToOpenCL(original, codegen);
   results.push_back(tryVariant("weft unfused (local: implementation's)", "weft-unfused", [&] {
     return runCompiled(context, cache, "weft unfused (local: implementation's)", "weft-unfused",
                        unfused, pipe, o.repeats, o.minTimeMs);
@@ -619,7 +620,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       const std::string name =
           fmt::format("weft {} theta1={} theta2={}", strategyName, t[0], t[1]);
       const std::string stopped = probeGeneration(
-          [&] { generateOpenCL(lowerDefault(*fused.definition), codegen); }, size_t(3) << 30,
+          [&] { compileToOpenCL(*fused.definition, codegen); }, size_t(3) << 30,
           180);
       if (!stopped.empty()) {
         results.push_back({name, kind, {}, {}, "not measured: " + stopped});
@@ -627,7 +628,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       }
       CompiledProgram program;
       try {
-        program = generateOpenCL(lowerDefault(*fused.definition), codegen);
+        program = compileToOpenCL(*fused.definition, codegen);
       } catch (const std::exception& error) {
         results.push_back({name, kind, {}, {}, std::string("failed: ") + error.what()});
         continue;

@@ -36,7 +36,7 @@
 #include "explore/sampler.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "rewrite/strategies.h"
 #include "typecheck/typecheck.h"
 
@@ -246,7 +246,7 @@ Json validityLayer(const Parametric& parametric, const std::string& spec, const 
       CodegenOptions codegen;
       codegen.specialize = specialize;
       CompiledProgram program = generateOpenCL(low, codegen);
-      explore::applyLocalSizeParameters(program, specialize);
+      applyLocalSizeParameters(program, specialize);
       stage = "build";
       auto buildStart = Clock::now();
       host::Program binary = context.build(program.source);

@@ -85,7 +85,9 @@
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 namespace weft::bench {
 

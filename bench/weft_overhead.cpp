@@ -62,7 +62,9 @@
 #include "explore/explorer.h"
 #include "explore/measurement.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 #ifndef WEFT_BENCH_RESULTS_DIR
 #define WEFT_BENCH_RESULTS_DIR "bench/results"
@@ -148,7 +150,7 @@ bool generateInProcess(const explore::Preparation& prep, size_t index,
   explore::MeasurementOptions options;
   options.constantInputs = prep.target.constantInputs;
   explore::GeneratedVariant variant =
-      explore::generateVariant(prep.programOf(index), binding, prep.workload, options);
+      explore::generateVariant(prep.programOf(index), binding, prep.inputs, options);
   if (!dumpPath.empty()) {
     if (variant.program) {
       std::ofstream file(dumpPath + "_" + variant.measurement.sourceHash + ".cl",
@@ -324,7 +326,7 @@ int run(const Options& options) {
 
     explore::Preparation prep;
     prep.target = target;
-    prep.workload.sizes = target.sizes;
+    prep.inputs.sizes = target.sizes;
     prep.spaces = std::move(sampled.spaces);
     prep.spaceStructure = std::move(sampled.spaceStructure);
     prep.pointSpace = std::move(sampled.pointSpace);
@@ -341,7 +343,7 @@ int run(const Options& options) {
     int failed = 0;
     double explorerSetupCpu = 0;  // runExploration's work before the first variant and after
     const bool inProcess = options.inProcess || !options.dump.empty();
-    prep.workload.expected = std::vector<float>{};  // no verification: nothing runs
+    prep.inputs.expected = std::vector<float>{};  // no verification: nothing runs
     if (inProcess) {
       for (size_t i = 0; i < n; ++i) {
         if (!options.only.empty() &&

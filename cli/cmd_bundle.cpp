@@ -1,5 +1,5 @@
 // `weft bundle --layer vgg16:N|C,H,W,M,K,stride,pad --samples K [--seed S] --profile P --out DIR
-// [--vector-width V] [--unroll 0|1]`: a measurement bundle (host/bundle_export.h) for a device
+// [--vector-width V] [--unroll 0|1]`: a measurement bundle (export/bundle_export.h) for a device
 // weft cannot reach: K variants of the layer sampled exactly as `weft explore --profile P --seed
 // S --samples K` would sample them, each generated as the explorer generates it, plus the
 // reference (the default-lowered Listing 3) and a generic C harness that measures them there.
@@ -23,16 +23,16 @@
 
 #include "cli/commands.h"
 #include "cli/program_loading.h"
-#include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "explore/explorer.h"
-#include "explore/launch_parameters.h"
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
-#include "host/bundle_export.h"
+#include "export/bundle_export.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 namespace weft::cli {
 
@@ -56,10 +56,10 @@ struct BundleCommandOptions {
 // values substituted, the default lowering, every size and parameter specialised, the local
 // sizes applied; the source hash and the global memory as it records them (the inference
 // memory: constant inputs only preparation kernels read are not counted).
-host::BundleProgram generateVariant(const std::string& id, const Definition& parametric,
-                                    const ArithBinding& sizes, const ArithBinding& binding,
-                                    const std::set<int>& constantInputs) {
-  host::BundleProgram variant;
+exporting::BundleProgram generateVariant(const std::string& id, const Definition& parametric,
+                                         const ArithBinding& sizes, const ArithBinding& binding,
+                                         const std::set<int>& constantInputs) {
+  exporting::BundleProgram variant;
   variant.id = id;
   ArithBinding point;
   for (const auto& [name, value] : binding) {
@@ -69,11 +69,9 @@ host::BundleProgram generateVariant(const std::string& id, const Definition& par
   for (const auto& [name, value] : point) full[name] = value;
   variant.binding = full;
   try {
-    CodegenOptions codegen;
-    codegen.specialize = full;
-    CompiledProgram program =
-        generateOpenCL(lowerDefault(explore::instantiate(parametric, point)), codegen);
-    explore::applyLocalSizeParameters(program, point);
+    CompilePipelineOptions compile;
+    compile.codegen.specialize = full;
+    CompiledProgram program = compileToOpenCL(parametric, point, compile);
     variant.sourceHash = explore::sourceHash(program.source);
     variant.spaceBytes = program.inferenceBytes(full, constantInputs);
     variant.program = std::move(program);
@@ -107,16 +105,12 @@ void runBundle(const BundleCommandOptions& options) {
         "import`); give another --out");
   }
 
-  // The targets of `weft explore --layer` (cli/cmd_explore.cpp).
-  const LayerStructureChoices choices = layerStructureChoices(options.vectorWidth, options.unroll);
-  const std::vector<int>& widths = choices.widths;
-  const std::vector<int>& unrolls = choices.unrolls;
-  explore::ExploreTarget target =
-      widths.size() * unrolls.size() == 1
-          ? explore::layerTarget(layer, widths.front(), unrolls.front())
-          : explore::layerTargetStructures(layer, widths, unrolls,
-                                                 /*vectorFamily=*/options.vectorWidth < 0 &&
-                                                     options.unroll < 0);
+  // The target of `weft explore --layer`, from the conv workload (cli/cmd_explore.cpp).
+  explore::WorkloadRequest request;
+  request.instance = options.layer;
+  if (options.vectorWidth >= 0) request.options["vector-width"] = std::to_string(options.vectorWidth);
+  if (options.unroll >= 0) request.options["unroll"] = std::to_string(options.unroll);
+  explore::ExploreTarget target = explore::convWorkload()->targets(request, &profile).front();
 
   const auto start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "weft bundle: %s; sampling %zu variants with profile %s...\n",
@@ -126,7 +120,7 @@ void runBundle(const BundleCommandOptions& options) {
     std::fprintf(stderr, "structure without valid variants: %s\n", empty.c_str());
   }
 
-  std::vector<host::BundleProgram> variants;
+  std::vector<exporting::BundleProgram> variants;
   size_t invalid = 0;
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const explore::ParameterSpace& space = sampled.spaces[sampled.pointSpace[j]];
@@ -138,7 +132,7 @@ void runBundle(const BundleCommandOptions& options) {
         target.structures.empty()
             ? target.fixedParameters
             : target.structures[sampled.spaceStructure[sampled.pointSpace[j]]].fixedParameters;
-    host::BundleProgram variant =
+    exporting::BundleProgram variant =
         generateVariant(variantId(j, sampled.points.size()), parametric, target.sizes,
                         space.binding(sampled.points[j]), target.constantInputs);
     variant.key = explore::parametersJson(space, sampled.points[j], fixed);
@@ -150,19 +144,19 @@ void runBundle(const BundleCommandOptions& options) {
     variants.push_back(std::move(variant));
   }
 
-  host::BundleProgram reference;
+  exporting::BundleProgram reference;
   reference.id = "reference";
   reference.binding = target.sizes;
   {
-    CodegenOptions codegen;
-    codegen.specialize = target.sizes;
-    CompiledProgram program = generateOpenCL(lowerDefault(*target.reference), codegen);
+    CompilePipelineOptions compile;
+    compile.codegen.specialize = target.sizes;
+    CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
     reference.sourceHash = explore::sourceHash(program.source);
     reference.spaceBytes = program.globalBytes(target.sizes);
     reference.program = std::move(program);
   }
 
-  host::BundleMetadata metadata;
+  exporting::BundleMetadata metadata;
   metadata.program = target.program;
   metadata.description = target.description;
   metadata.flops = target.flops;
@@ -186,8 +180,8 @@ void runBundle(const BundleCommandOptions& options) {
       "inputs: the definition's parameters (" + layer.describe() +
           ") are filled by the harness from a fixed seed; every variant and the reference see "
           "the same values, so only their agreement is checked."};
-  std::vector<host::DropinFile> files = host::emitBundle(reference, variants, metadata);
-  host::writeBundle(out, files);
+  std::vector<exporting::DropinFile> files = exporting::emitBundle(reference, variants, metadata);
+  exporting::writeBundle(out, files);
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,10 +1,10 @@
 // `weft compile FILE [--def NAME] [-o out.cl] [--size N=..]... [--no-lower]`: generates OpenCL
 // C for a definition and says how to launch it.
 //
-// The file is parsed, the definition is given the default lowering (codegen/lowering.h)
-// unless --no-lower says it is already low-level, and codegen/codegen.h generates the kernels
-// with the --size values substituted as constants (the other sizes stay symbolic and become
-// kernel arguments). The source goes to -o, or to stdout; then the kernels with their launch
+// The file is parsed and compiled by codegen/compile_pipeline.h: the default lowering unless
+// --no-lower says the definition is already low-level, then the kernels are generated with
+// the --size values substituted as constants (the other sizes stay symbolic and become kernel
+// arguments). The source goes to -o, or to stdout; then the kernels with their launch
 // sizes and the buffers with their sizes are printed (CompiledProgram::describe), as `//`
 // comments when they follow the source on stdout so that the output stays valid OpenCL C.
 // Parse, type and code generation errors propagate to cli/main.cpp (one line, exit code 1).
@@ -20,7 +20,7 @@
 #include "cli/commands.h"
 #include "cli/program_loading.h"
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "ir/parser.h"
 
 namespace weft::cli {
@@ -53,10 +53,11 @@ void compile(const CompileOptions& options) {
   Program program = parseFile(options.file);
   const Definition& definition =
       chooseFunctionDefinition(program, options.file, options.definition, "compile");
-  CodegenOptions codegen;
-  codegen.specialize = parseSizeOptions(options.sizes, definition, sizeNames(definition));
-  Definition lowLevel = options.noLower ? definition : lowerDefault(definition);
-  CompiledProgram compiled = generateOpenCL(lowLevel, codegen);
+  CompilePipelineOptions passes;
+  passes.codegen.specialize = parseSizeOptions(options.sizes, definition, sizeNames(definition));
+  passes.lower = !options.noLower;
+  const CodegenOptions& codegen = passes.codegen;
+  CompiledProgram compiled = compileToOpenCL(definition, {}, passes);
 
   std::string summary =
       definition.name + ": " + std::to_string(compiled.kernels.size()) + " kernel(s)";

@@ -1,4 +1,4 @@
-// `weft emit`: the drop-in export of one variant (host/dropin_export.h) into --out DIR.
+// `weft emit`: the drop-in export of one variant (export/dropin_export.h) into --out DIR.
 //
 //   weft emit FILE [--def NAME] [--size N=..]... --params kappa=4,omega=8 --out DIR
 //   weft emit --layer vgg16:N|C,H,W,M,K,stride,pad --params v=4,unroll=0,theta=..,... --out DIR
@@ -21,10 +21,10 @@
 // and are checked against the generated kernels (they must divide the global size).
 // With --pick the variant comes from the results database (explore/variant_pick.h), and the
 // device and the pick go into the emitted header comments. A pipeline explored over its fusion
-// choices records fusion=N (explore/pipeline_target.h: 0 as written, else a fusion strategy);
+// choices records fusion=N (workloads/pipeline/pipeline_target.h: 0 as written, else a fusion strategy);
 // --params takes it too, and the tile sizes of that structure then.
 // --constant-inputs names the inputs that stay the same from run to run; the kernels that
-// depend only on them become the emitted PREFIX_prepare (host/dropin_export.h). Layers default
+// depend only on them become the emitted PREFIX_prepare (export/dropin_export.h). Layers default
 // to their weights and biases (the register-blocked vector family's weight re-layout is then a
 // one-off step), files to none.
 #include <algorithm>
@@ -43,12 +43,14 @@
 #include "explore/explorer.h"
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
-#include "explore/pipeline_target.h"
+#include "workloads/pipeline/pipeline_target.h"
 #include "explore/variant_pick.h"
 #include "host/device_profile.h"
-#include "host/dropin_export.h"
-#include "ir/conv_layer.h"
+#include "export/dropin_export.h"
+#include "workloads/conv/conv_workload.h"
+#include "workloads/pipeline/pipeline_workload.h"
 #include "ir/parser.h"
+#include "workloads/conv/conv_targets.h"
 
 namespace weft::cli {
 
@@ -297,31 +299,26 @@ std::set<int> constantInputIndices(const EmitOptions& options,
   return indices;
 }
 
-// A layer's constant inputs by default: its weights and biases.
-const std::vector<std::string> kLayerConstantInputs = {"weights", "biases"};
-
-// What a layer's emitted files say about its layouts.
-std::vector<std::string> layerNotes(const ConvLayer& layer) {
-  return {
-      "layouts (Listing 3, channels innermost): weights (M, K, K, C), biases (M,), input "
-      "(H, W, C); output (M, outH, outW). From PyTorch's weights (M, C, K, K) and input (C, H, "
-      "W): numpy.transpose(w, (0, 2, 3, 1)) and numpy.transpose(x, (1, 2, 0)).",
-      "layer: C=" + std::to_string(layer.C) + " H=" + std::to_string(layer.H) +
-          " W=" + std::to_string(layer.W) + " M=" + std::to_string(layer.M) +
-          " K=" + std::to_string(layer.K) + " stride=" + std::to_string(layer.stride) +
-          " pad=" + std::to_string(layer.pad) + " (outH=" + std::to_string(layer.outH()) +
-          ", outW=" + std::to_string(layer.outW()) + ")"};
+// The names of the inputs a target's workload declares constant (ExploreTarget::constantInputs:
+// a layer's weights and biases): the default of --constant-inputs.
+std::vector<std::string> constantInputNames(const explore::ExploreTarget& target) {
+  const std::vector<std::string> names = parameterNames(target.parametric);
+  std::vector<std::string> constant;
+  for (int index : target.constantInputs) {
+    if (index >= 0 && static_cast<size_t>(index) < names.size()) constant.push_back(names[index]);
+  }
+  return constant;
 }
 
 void writeAndReport(const CompiledProgram& compiled, const ArithBinding& sizes,
-                    host::DropinMetadata metadata, const EmitOptions& options) {
+                    exporting::DropinMetadata metadata, const EmitOptions& options) {
   metadata.compilerVersion = explore::compilerVersion();
   metadata.buildOptions = options.buildOptions;
   if (!options.name.empty()) metadata.prefix = options.name;
-  std::vector<host::DropinFile> files = host::emitDropin(compiled, sizes, metadata);
-  host::writeDropin(options.out, files);
+  std::vector<exporting::DropinFile> files = exporting::emitDropin(compiled, sizes, metadata);
+  exporting::writeDropin(options.out, files);
   std::string names;
-  for (const host::DropinFile& file : files) names += " " + file.name;
+  for (const exporting::DropinFile& file : files) names += " " + file.name;
   size_t preparation = 0;
   if (!metadata.constantInputs.empty()) {
     for (bool once : compiled.preparationKernels(metadata.constantInputs)) preparation += once;
@@ -355,16 +352,12 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
           "vector_sigma");
     }
     int64_t kappa = given.at("vector_kappa"), sigma = given.at("vector_sigma");
-    // The structures weft explore samples (explore/explorer.h layerVectorStructures).
-    const std::set<int64_t> kappas = {4, 8, 16}, sigmas = {2, 4, 7, 8, 14, 16};
-    if (!kappas.count(kappa) || layer.M % kappa != 0 || !sigmas.count(sigma) ||
-        layer.outW() % sigma != 0) {
+    std::string why;
+    if (!explore::isVectorFamilyStructure(layer, kappa, sigma, &why)) {
       throw std::runtime_error("--params: vector_kappa=" + std::to_string(kappa) +
                                ", vector_sigma=" + std::to_string(sigma) +
-                               " is not a register-blocked vector structure of this layer "
-                               "(vector_kappa in {4, 8, 16} dividing M=" +
-                               std::to_string(layer.M) + ", vector_sigma in {2, 4, 7, 8, 14, 16} " +
-                               "dividing the output width " + std::to_string(layer.outW()) + ")");
+                               " is not a register-blocked vector structure of this layer (" +
+                               why + ")");
     }
     const int64_t padInLoads = givenSwitch(given, "vector_pad_in_loads");
     const int64_t rowUnroll = givenSwitch(given, "vector_row_unroll");
@@ -386,7 +379,8 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
                              "family)");
   }
   int64_t v = given.at("v"), unroll = givenSwitch(given, "unroll");
-  if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
+  if (std::find(explore::kConvDirectVectorWidths.begin(), explore::kConvDirectVectorWidths.end(),
+                v) == explore::kConvDirectVectorWidths.end()) {
     throw std::runtime_error("--params: v=" + std::to_string(v) +
                              " is not a vector width (1, 2, 4, 8 or 16)");
   }
@@ -414,16 +408,16 @@ void emitLayerPoint(const EmitOptions& options) {
   ArithBinding binding = space.binding(values);
   std::map<std::string, int64_t> local = extraLocalSizes(space, given);
   binding.insert(local.begin(), local.end());
-  CompiledProgram compiled = explore::compileVariant(target.parametric, binding);
+  CompiledProgram compiled = compileVariant(target.parametric, binding);
   checkLocalSizes(compiled, local, binding);
 
-  host::DropinMetadata metadata;
-  metadata.prefix = host::dropinPrefix(target.program);
+  exporting::DropinMetadata metadata;
+  metadata.prefix = exporting::dropinPrefix(target.program);
   metadata.program =
       layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
   metadata.inputNames = parameterNames(target.parametric);
   metadata.constantInputs =
-      constantInputIndices(options, metadata.inputNames, kLayerConstantInputs);
+      constantInputIndices(options, metadata.inputNames, constantInputNames(target));
   metadata.parameters = fixed;
   for (size_t i = 0; i < space.parameters.size(); ++i) {
     metadata.parameters.push_back(
@@ -431,7 +425,7 @@ void emitLayerPoint(const EmitOptions& options) {
   }
   for (const auto& [name, value] : local) metadata.parameters.push_back({name, value});
   metadata.sizes = target.sizes;
-  metadata.notes = layerNotes(layer);
+  metadata.notes = explore::layerNotes(layer);
   if (spaceOptions.device) {
     metadata.notes.push_back("checked against the limits of device profile " +
                              spaceOptions.device->name);
@@ -453,7 +447,7 @@ void emitFilePoint(const EmitOptions& options) {
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
   std::map<std::string, int64_t> given = parseParams(options.params);
-  // fusion=N picks a fusion structure of a pipeline (explore/pipeline_target.h): its tile
+  // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its tile
   // sizes are the parameters then.
   std::optional<explore::ExploreTarget> fused;
   if (given.count("fusion")) {
@@ -493,11 +487,11 @@ void emitFilePoint(const EmitOptions& options) {
   ArithBinding binding = space.binding(values);
   std::map<std::string, int64_t> local = extraLocalSizes(space, given);
   binding.insert(local.begin(), local.end());
-  CompiledProgram compiled = explore::compileVariant(parametric, binding);
+  CompiledProgram compiled = compileVariant(parametric, binding);
   checkLocalSizes(compiled, local, binding);
 
-  host::DropinMetadata metadata;
-  metadata.prefix = host::dropinPrefix(definition.name);
+  exporting::DropinMetadata metadata;
+  metadata.prefix = exporting::dropinPrefix(definition.name);
   metadata.program = "definition " + definition.name + " of " + options.file +
                      (fused ? "; " + fusionName(fused->fixedParameters.at("fusion")) : std::string());
   metadata.inputNames = parameterNames(definition);
@@ -519,7 +513,7 @@ std::string describeNs(uint64_t ns) {
 
 // Where a picked variant comes from, for the drop-in's header: the device it was tuned on (its
 // fingerprint and, when recorded, its name) and the pick with its median, space and database.
-void describeTuning(host::DropinMetadata& metadata, const explore::PickedVariant& picked,
+void describeTuning(exporting::DropinMetadata& metadata, const explore::PickedVariant& picked,
                     const explore::PickSpec& spec, const std::string& db) {
   metadata.deviceFingerprint = picked.record.key.device;
   nlohmann::json details = nlohmann::json::parse(picked.record.details, nullptr, false);
@@ -551,11 +545,11 @@ void emitPicked(const EmitOptions& options) {
       explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
   CompiledProgram compiled = explore::compileLayerVariant(layer, picked.record);
 
-  host::DropinMetadata metadata;
-  metadata.prefix = host::dropinPrefix(target.program);
+  exporting::DropinMetadata metadata;
+  metadata.prefix = exporting::dropinPrefix(target.program);
   metadata.inputNames = parameterNames(convListing3Definition());
   metadata.constantInputs =
-      constantInputIndices(options, metadata.inputNames, kLayerConstantInputs);
+      constantInputIndices(options, metadata.inputNames, constantInputNames(target));
   nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
   const bool vectorFamily = recorded.is_object() && recorded.contains("vector_kappa");
   metadata.program =
@@ -576,7 +570,7 @@ void emitPicked(const EmitOptions& options) {
   }
   metadata.sizes = target.sizes;
   describeTuning(metadata, picked, spec, options.db);
-  metadata.notes = layerNotes(layer);
+  metadata.notes = explore::layerNotes(layer);
   writeAndReport(compiled, target.sizes, metadata, options);
 }
 
@@ -599,8 +593,8 @@ void emitPickedFile(const EmitOptions& options) {
       explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
   CompiledProgram compiled = explore::compileProgramVariant(definition, sizes, picked.record);
 
-  host::DropinMetadata metadata;
-  metadata.prefix = host::dropinPrefix(definition.name);
+  exporting::DropinMetadata metadata;
+  metadata.prefix = exporting::dropinPrefix(definition.name);
   nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
   metadata.program = "definition " + definition.name + " of " + options.file;
   if (recorded.is_object() && recorded.contains("fusion") && recorded["fusion"].is_number_integer()) {

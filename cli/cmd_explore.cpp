@@ -18,7 +18,7 @@
 // time, with the pre-builds stopped meanwhile (explore/explorer.h). --jobs 1 builds each
 // variant in its measuring process only.
 // --order cost (default) measures the sampled variants of a layer in ascending predicted cost
-// (explore/cost_model.h), so that the fast ones set the cut-offs before the slow ones run;
+// (workloads/conv/cost_model.h), so that the fast ones set the cut-offs before the slow ones run;
 // --order random keeps the sampled order. The set of variants is the same either way.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
@@ -42,8 +42,8 @@
 #include "cli/commands.h"
 #include "cli/program_loading.h"
 #include "explore/explorer.h"
-#include "explore/pipeline_target.h"
-#include "ir/conv_layer.h"
+#include "explore/workload.h"
+#include "workloads/conv/conv_targets.h"
 #include "ir/parser.h"
 
 namespace weft::cli {
@@ -72,7 +72,7 @@ struct ExploreCommandOptions {
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   bool buildWhileTiming = false;
   std::string order = "cost";
-  std::string fusion = "auto";  // FILE: auto, none or strategy names (explore/pipeline_target.h)
+  std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
   bool quiet = false;
   bool json = false;
 };
@@ -139,49 +139,36 @@ Json recordJson(const explore::VariantRecord& record) {
   return out;
 }
 
+// The targets of the request the options make, from the workload that accepts it
+// (explore/workload.h): a program FILE, a --layer, or every VGG-16 layer.
 std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& options) {
-  const int layerSources = (options.layer.empty() ? 0 : 1) + (options.allVgg16 ? 1 : 0) +
-                           (options.file.empty() ? 0 : 1);
-  if (layerSources > 1) throw std::invalid_argument("give one of FILE, --layer or --all-vgg16");
-  if (layerSources == 0) throw std::invalid_argument("give a FILE, --layer or --all-vgg16");
+  const int sources = (options.layer.empty() ? 0 : 1) + (options.allVgg16 ? 1 : 0) +
+                      (options.file.empty() ? 0 : 1);
+  if (sources > 1) throw std::invalid_argument("give one of FILE, --layer or --all-vgg16");
+  if (sources == 0) throw std::invalid_argument("give a FILE, --layer or --all-vgg16");
+  explore::WorkloadRequest request;
   if (!options.file.empty()) {
     Program program = parseFile(options.file);
     const Definition& definition =
         chooseFunctionDefinition(program, options.file, options.definition, "explore");
     std::set<std::string> known = mentionedSizeNames(definition);
     for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
-    ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
-    if (options.fusion == "none") return {explore::programTarget(definition, sizes)};
-    // An image pipeline is explored as written and fused by every fusion strategy that
-    // applies; a program none applies to is explored as written, as before.
-    explore::PipelineTargetOptions fusion;
-    if (options.fusion != "auto") fusion.strategies = splitCommaList(options.fusion);
-    std::vector<std::string> notApplied;
-    explore::ExploreTarget target =
-        explore::pipelineTarget(definition, sizes, fusion, &notApplied);
-    if (options.fusion != "auto" && !notApplied.empty()) {
-      throw std::invalid_argument("--fusion: " + notApplied.front());
+    request.sizes = parseSizeOptions(options.sizes, definition, known);
+    request.program = definition;
+    request.options["fusion"] = options.fusion;
+  } else {
+    if (!options.sizes.empty()) {
+      throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
     }
-    if (target.structures.size() <= 1) return {explore::programTarget(definition, sizes)};
-    return {target};
+    request.instance = options.allVgg16 ? "vgg16" : options.layer;
+    if (options.vectorWidth >= 0) {
+      request.options["vector-width"] = std::to_string(options.vectorWidth);
+    }
+    if (options.unroll >= 0) request.options["unroll"] = std::to_string(options.unroll);
+    // Checked here too, so that a bad value is reported before a layer spec is read.
+    explore::convDirectChoices(options.vectorWidth, options.unroll);
   }
-  if (!options.sizes.empty()) {
-    throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
-  }
-  const LayerStructureChoices choices = layerStructureChoices(options.vectorWidth, options.unroll);
-  const std::vector<int>& widths = choices.widths;
-  const std::vector<int>& unrolls = choices.unrolls;
-  auto layerTarget = [&](const ConvLayer& layer) {
-    return widths.size() * unrolls.size() == 1
-               ? explore::layerTarget(layer, widths.front(), unrolls.front())
-               : explore::layerTargetStructures(layer, widths, unrolls,
-                                                 /*vectorFamily=*/options.vectorWidth < 0 &&
-                                                     options.unroll < 0);
-  };
-  if (!options.allVgg16) return {layerTarget(parseConvLayer(options.layer))};
-  std::vector<explore::ExploreTarget> targets;
-  for (const ConvLayer& layer : vgg16Layers()) targets.push_back(layerTarget(layer));
-  return targets;
+  return explore::workloadFor(request)->targets(request, nullptr);
 }
 
 // Explores one target (prepare, then run) and prints its summary.
@@ -311,7 +298,10 @@ void runExplore(const ExploreCommandOptions& options) {
   };
 
   // A corrupt or foreign database is reported before the (long) preparation.
-  { explore::ResultsDb check(options.db); }
+  {
+    explore::ResultsDb check(options.db);
+    if (!check.migrationNote().empty()) std::cerr << check.migrationNote() << "\n";
+  }
   if (targets.size() == 1) {
     exploreOne(targets.front(), explore, options, "");
   } else {

@@ -1,5 +1,5 @@
 // `weft import DIR/results.json [--db results.db]`: brings the measurements of a bundle's
-// harness (host/bundle_export.h, written by `weft bundle` and run on another machine) into a
+// harness (export/bundle_export.h, written by `weft bundle` and run on another machine) into a
 // results database, keyed as `weft explore` keys its rows (explore/results_db.h): the program
 // and parameter JSON the bundle recorded, the compiler version that generated the kernels, and
 // the device fingerprint computed as host/device_profile.h profileFingerprint does from the
@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@
 #include "cli/commands.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
-#include "host/bundle_export.h"
+#include "export/bundle_export.h"
 #include "host/device_profile.h"
 
 namespace weft::cli {
@@ -40,8 +41,8 @@ std::string trimmed(const std::string& text) {
   return text.substr(begin, end - begin);
 }
 
-explore::VariantRecord variantRecord(const host::BundleResult& result,
-                                     const host::BundleResults& results,
+explore::VariantRecord variantRecord(const exporting::BundleResult& result,
+                                     const exporting::BundleResults& results,
                                      const std::string& fingerprint, const std::string& origin) {
   explore::VariantRecord record;
   // The key's parameters as canonical JSON (sorted keys, compact): explore::parametersJson.
@@ -75,12 +76,12 @@ void runImport(const ImportCommandOptions& options) {
   std::filesystem::path path(options.results);
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) path /= "results.json";
-  host::BundleResults results = host::readBundleResults(path);
+  exporting::BundleResults results = exporting::readBundleResults(path);
   const std::string fingerprint = host::profileFingerprint(
       trimmed(results.device.name), results.device.driverVersion, results.device.platformVersion);
 
   std::vector<explore::VariantRecord> records;
-  for (const host::BundleResult& result : results.variants) {
+  for (const exporting::BundleResult& result : results.variants) {
     records.push_back(variantRecord(result, results, fingerprint, path.string()));
   }
   std::optional<explore::ReferenceRecord> reference;
@@ -97,6 +98,7 @@ void runImport(const ImportCommandOptions& options) {
     reference = r;
   }
   explore::ResultsDb db(options.db);
+  if (!db.migrationNote().empty()) std::cerr << db.migrationNote() << "\n";
   explore::ImportSummary summary = db.importVariants(records, reference);
 
   std::map<std::string, int> statuses;

@@ -31,6 +31,7 @@ void runMerge(const MergeCommandOptions& options) {
     snapshots.push_back(explore::readResultsSnapshot(source));
   }
   explore::ResultsDb target(options.db);
+  if (!target.migrationNote().empty()) std::cerr << target.migrationNote() << "\n";
   explore::MergeSummary summary = target.merge(snapshots);
   if (options.json) {
     nlohmann::json out{{"db", options.db},

@@ -30,7 +30,9 @@
 #include "explore/report_plot.h"
 #include "explore/variant_pick.h"
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 namespace weft::cli {
 
@@ -88,6 +90,7 @@ void runReport(const ReportCommandOptions& options) {
     throw std::runtime_error(options.db + ": no such results database");
   }
   explore::ResultsDb db(options.db);
+  if (!db.migrationNote().empty()) std::cerr << db.migrationNote() << "\n";
   std::vector<std::string> programs;
   if (!options.layer.empty()) {
     programs.push_back(parseConvLayer(options.layer).name);

@@ -5,12 +5,12 @@
 // are converted to values of the parameters' types (cli/npy_values.h), the size variables are
 // bound from the input shapes and --size (bindSizes), and ir/interp.h computes the result. It
 // does not need the type checker, so a program can be run even while it does not type-check.
-// With --backend opencl the definition is instead lowered (codegen/lowering.h), compiled to
-// OpenCL (codegen/codegen.h) and run on the --device by host/program_runner.h; the output is
+// With --backend opencl the definition is instead compiled to OpenCL
+// (codegen/compile_pipeline.h: default lowering, code generation) and run on the --device by host/program_runner.h; the output is
 // written the same way.
 //
 // `weft run --layer C,H,W,M,K,stride,pad` (or `--layer vgg16:N`) runs the built-in
-// convolution layer of ir/conv_layer.h instead of a file, with PyTorch's layouts: --in x.npy
+// convolution layer of workloads/conv/conv_layer.h instead of a file, with PyTorch's layouts: --in x.npy
 // (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
 // checked against the layer before anything runs.
 //
@@ -35,16 +35,18 @@
 #include "cli/npy_values.h"
 #include "cli/program_loading.h"
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "explore/results_db.h"
 #include "explore/variant_pick.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/interp.h"
 #include "ir/npy.h"
 #include "ir/parser.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 namespace weft::cli {
 
@@ -73,14 +75,13 @@ struct RunOptions {
 // of this run fixed.
 Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs,
                   const ArithBinding& sizes, const RunOptions& options, std::string& where) {
-  Definition lowLevel = lowerDefault(definition);
   CompiledProgram compiled;
   try {
-    compiled = generateOpenCL(lowLevel);
+    compiled = compileToOpenCL(definition);
   } catch (const CodegenError&) {
-    CodegenOptions specialized;
-    specialized.specialize = sizes;
-    compiled = generateOpenCL(lowLevel, specialized);
+    CompilePipelineOptions specialized;
+    specialized.codegen.specialize = sizes;
+    compiled = compileToOpenCL(definition, {}, specialized);
   }
   host::Context context(host::selectDevice(options.device));
   host::RunResult run = host::runProgram(context, compiled, inputs, sizes);

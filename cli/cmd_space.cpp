@@ -23,9 +23,10 @@
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/parser.h"
-#include "explore/conv_direct_space.h"
+#include "workloads/conv/conv_direct_space.h"
+#include "workloads/conv/conv_targets.h"
 
 namespace weft::cli {
 
@@ -188,22 +189,17 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   return out;
 }
 
-// The conv-direct space of a layer (explore/conv_direct_space.h): the union over the vector
+// The conv-direct space of a layer (workloads/conv/conv_direct_space.h): the union over the vector
 // widths and unroll settings selected (all unless --vector-width / --unroll fix them). One
 // structure prints in full (parameters, constraints, samples); several print a summary per
 // structure and the samples drawn uniformly over the union.
 void runLayerSpace(const SpaceCommandOptions& options, const explore::SpaceOptions& spaceOptions) {
   ConvLayer layer = parseConvLayer(options.layer);
   std::vector<explore::ConvDirectStructure> structures;
-  for (int v : {1, 2, 4, 8, 16}) {
-    if (options.vectorWidth >= 0 && v != options.vectorWidth) continue;
-    for (int unroll : {0, 1}) {
-      if (options.unroll >= 0 && unroll != options.unroll) continue;
-      structures.push_back({v, unroll});
-    }
-  }
-  if (structures.empty()) {
-    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  const explore::ConvDirectChoices choices =
+      explore::convDirectChoices(options.vectorWidth, options.unroll);
+  for (int v : choices.widths) {
+    for (int unroll : choices.unrolls) structures.push_back({v, unroll});
   }
   explore::ConvDirectSpace space = explore::buildConvDirectSpace(layer, spaceOptions, structures);
   if (space.subspaces.empty()) {

@@ -4,12 +4,14 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "workloads/builtin_workloads.h"
 
 #ifndef WEFT_VERSION
 #define WEFT_VERSION "dev"
 #endif
 
 int main(int argc, char** argv) {
+  weft::workloads::registerBuiltinWorkloads();
   CLI::App app{
       "weft: a compiler for data-parallel array programs in the style of LIFT.\n"
       "Programs are written with map, reduce, zip, split, join, slide, pad, transpose, ...\n"

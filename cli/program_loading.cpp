@@ -71,20 +71,6 @@ std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std:
   return std::make_pair(std::move(name), value);
 }
 
-LayerStructureChoices layerStructureChoices(int vectorWidth, int unroll) {
-  LayerStructureChoices choices;
-  for (int v : {1, 2, 4, 8, 16}) {
-    if (vectorWidth < 0 || v == vectorWidth) choices.widths.push_back(v);
-  }
-  for (int u : {0, 1}) {
-    if (unroll < 0 || u == unroll) choices.unrolls.push_back(u);
-  }
-  if (choices.widths.empty() || choices.unrolls.empty()) {
-    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
-  }
-  return choices;
-}
-
 ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
                               const std::set<std::string>& known) {
   ArithBinding sizes;

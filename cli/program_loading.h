@@ -35,14 +35,6 @@ ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Def
 // (no '=', an empty name, or a value that is not a whole integer).
 std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std::string& text);
 
-// The conv-direct structures `weft explore --layer` and `weft bundle --layer` sample: the vector
-// widths (1, 2, 4, 8, 16, or only `vectorWidth` when it is >= 0) and unroll settings (0, 1, or
-// only `unroll`). Throws std::invalid_argument when the choice leaves none.
-struct LayerStructureChoices {
-  std::vector<int> widths;
-  std::vector<int> unrolls;
-};
-LayerStructureChoices layerStructureChoices(int vectorWidth, int unroll);
 
 // "a,b,,c" -> {"a", "b", "c"}: a comma-separated option value, empty items dropped.
 std::vector<std::string> splitCommaList(const std::string& text);

@@ -23,17 +23,16 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
-#include "explore/cost_model.h"
+#include "codegen/compile_pipeline.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
-#include "rewrite/strategies.h"
 
 #ifndef WEFT_VERSION
 #define WEFT_VERSION "0.x"
@@ -843,148 +842,6 @@ int64_t multiplyAdds(const ExploreTarget& target) { return target.flops / 2; }
 
 std::string compilerVersion() { return std::string("weft ") + WEFT_VERSION; }
 
-namespace {
-
-// What every target of a layer shares, whatever its program: name, sizes, flops, the
-// reference and its constant inputs (weights, biases).
-ExploreTarget layerTargetCommon(const ConvLayer& layer) {
-  ExploreTarget target;
-  target.program = layer.name.empty()
-                       ? "conv_" + std::to_string(layer.C) + "_" + std::to_string(layer.H) + "_" +
-                             std::to_string(layer.W) + "_" + std::to_string(layer.M) + "_" +
-                             std::to_string(layer.K) + "_" + std::to_string(layer.stride) + "_" +
-                             std::to_string(layer.pad)
-                       : layer.name;
-  target.flops = layer.flops();
-  target.sizes = convListing3Sizes(layer);
-  target.reference = convListing3Definition();
-  const std::vector<Expr>& params = target.reference->function.params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].paramName() == "weights" || params[i].paramName() == "biases") {
-      target.constantInputs.insert(static_cast<int>(i));
-    }
-  }
-  return target;
-}
-
-}  // namespace
-
-ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
-  if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
-  rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten =
-      strategy->make({{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(
-          convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
-  }
-  ExploreTarget target = layerTargetCommon(layer);
-  target.description = layer.describe() + "; conv-direct";
-  target.parametric = *rewritten.definition;
-  for (const Arith& v : context.tuningVariables()) {
-    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
-      target.switches.insert(v.varName());
-    }
-  }
-  target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
-  return target;
-}
-
-ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily) {
-  ExploreTarget target;
-  for (int v : vectorWidths) {
-    for (int unroll : unrolls) {
-      ExploreTarget one = layerTarget(layer, v, unroll);
-      if (target.structures.empty()) target = one;
-      target.structures.push_back({one.parametric, one.switches, one.fixedParameters});
-    }
-  }
-  if (target.structures.empty()) throw std::invalid_argument("no structure to explore");
-  target.description = layer.describe() + "; conv-direct, " +
-                       std::to_string(target.structures.size()) + " structures (v, unroll)";
-  if (vectorFamily) {
-    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer);
-    target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
-                          " structures (kappa, sigma, pad_in_loads)";
-    for (ExploreTarget::Structure& structure : vector) {
-      target.structures.push_back(std::move(structure));
-    }
-  }
-  return target;
-}
-
-ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
-                                int rowUnroll) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
-  if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
-  rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten =
-      strategy->make({{"kappa", Arith(kappa)},
-                      {"sigma", Arith(sigma)},
-                      {"pad_in_loads", Arith(padInLoads)},
-                      {"row_unroll", Arith(rowUnroll)}})(convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
-  }
-  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
-  target.description = layer.describe() + "; conv-register-blocked-vector";
-  target.parametric = *rewritten.definition;
-  target.fixedParameters = {
-      {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
-  if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
-  return target;
-}
-
-ExploreTarget layerStructureTarget(const ConvLayer& layer,
-                                   const std::map<std::string, int64_t>& fixed) {
-  if (fixed.count("vector_kappa") && fixed.count("vector_sigma")) {
-    // Records made before pad_in_loads existed lack it: 0, the padded copy (a pad kernel).
-    const int64_t padInLoads =
-        fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
-    const int64_t rowUnroll = fixed.count("vector_row_unroll") ? fixed.at("vector_row_unroll") : 0;
-    ExploreTarget target =
-        layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
-                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
-                          static_cast<int>(rowUnroll));
-    // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
-    if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
-    return target;
-  }
-  if (fixed.count("v") && fixed.count("unroll")) {
-    return layerTarget(layer, static_cast<int>(fixed.at("v")),
-                       static_cast<int>(fixed.at("unroll")));
-  }
-  throw std::runtime_error("not a layer variant: neither v and unroll (conv-direct) nor "
-                           "vector_kappa and vector_sigma (register-blocked vector) recorded");
-}
-
-std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer) {
-  std::vector<ExploreTarget::Structure> structures;
-  const int64_t outWidth = (layer.W + 2 * layer.pad - layer.K) / layer.stride + 1;
-  for (int kappa : {4, 8, 16}) {
-    if (layer.M % kappa != 0) continue;
-    for (int sigma : {2, 4, 7, 8, 14, 16}) {
-      if (outWidth % sigma != 0) continue;
-      // The padded input as a kernel of its own (0), or read through guarded loads (1).
-      for (int padInLoads : {0, 1}) {
-        // The window's loops as row, tap, channel (0) or row, channel, unrolled taps (1).
-        for (int rowUnroll : {0, 1}) {
-          try {
-            ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll);
-            structures.push_back(
-                {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector"});
-          } catch (const std::exception&) {
-            // The strategy does not apply to this layer with these blocks: not a structure.
-          }
-        }
-      }
-    }
-  }
-  return structures;
-}
-
 const ParameterSpace& Preparation::spaceOf(size_t point) const {
   return spaces.empty() ? space : spaces.at(pointSpace.at(point));
 }
@@ -992,6 +849,11 @@ const ParameterSpace& Preparation::spaceOf(size_t point) const {
 const Definition& Preparation::programOf(size_t point) const {
   if (spaces.empty()) return target.parametric;
   return target.structures.at(spaceStructure.at(pointSpace.at(point))).parametric;
+}
+
+const std::string& Preparation::strategyOf(size_t point) const {
+  if (spaces.empty()) return target.strategy;
+  return target.structures.at(spaceStructure.at(pointSpace.at(point))).strategy;
 }
 
 std::string Preparation::parametersOf(size_t point) const {
@@ -1040,6 +902,18 @@ std::string parametersJson(const ParameterSpace& space, const std::vector<int64_
   }
   for (const auto& [name, value] : fixed) out[name] = value;
   return out.dump();  // nlohmann::json objects keep their keys sorted: canonical
+}
+
+std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) {
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
+  if (!parsed.is_object()) {
+    throw std::invalid_argument("recorded parameters are not a JSON object: " + json);
+  }
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, value] : parsed.items()) {
+    if (value.is_number_integer()) out[name] = value.get<int64_t>();
+  }
+  return out;
 }
 
 SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfile& profile,
@@ -1223,8 +1097,8 @@ namespace {
 Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options) {
   Preparation prep;
   prep.target = target;
-  prep.workload.sizes = target.sizes;
-  prep.workload.inputs = randomInputs(target.parametric, target.sizes, options.dataSeed);
+  prep.inputs.sizes = target.sizes;
+  prep.inputs.inputs = randomInputs(target.parametric, target.sizes, options.dataSeed);
 
   // The device child: profile, and the reference run (checked against the interpreter when
   // small). It sends one JSON header line, then the reference output as raw floats.
@@ -1238,10 +1112,10 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
         std::vector<float> output;
         if (target.reference) {
           host::Context context(device);
-          CodegenOptions codegen;
-          codegen.specialize = target.sizes;
-          CompiledProgram program = generateOpenCL(lowerDefault(*target.reference), codegen);
-          Measurement m = measureCompiled(context, program, prep.workload, options.measurement,
+          CompilePipelineOptions compile;
+          compile.codegen.specialize = target.sizes;
+          CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
+          Measurement m = measureCompiled(context, program, prep.inputs, options.measurement,
                                           &output);
           if (m.status != VariantStatus::Ok) {
             throw std::runtime_error(std::string("the reference (default-lowered program) is ") +
@@ -1250,7 +1124,7 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
           header["reference"] = measurementJson(m);
           if (checkWithInterpreter) {
             std::vector<float> expected = flattenToFloats(
-                interpret(*target.reference, prep.workload.inputs, target.sizes));
+                interpret(*target.reference, prep.inputs.inputs, target.sizes));
             Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
             header["check"] = {{"ok", check.ok},
                                {"maxError", check.maxError},
@@ -1289,7 +1163,7 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
     }
     std::vector<float> expected(count);
     std::memcpy(expected.data(), outcome.data.data() + newline + 1, count * sizeof(float));
-    prep.workload.expected = std::move(expected);
+    prep.inputs.expected = std::move(expected);
     ReferenceRecord reference;
     reference.program = target.program;
     reference.device = prep.device.fingerprint;
@@ -1355,14 +1229,25 @@ std::optional<SampleOrder> parseSampleOrder(const std::string& text) {
 
 std::vector<std::optional<double>> predictedCosts(const Preparation& prep) {
   std::vector<std::optional<double>> costs(prep.points.size());
-  const std::optional<ConvLayer> layer = convLayerFromSizes(prep.target.sizes);
-  if (!layer) return costs;
+  if (!prep.target.predictSeconds) return costs;
   for (size_t i = 0; i < prep.points.size(); ++i) {
-    std::optional<CostPrediction> prediction = predictLayerVariantCost(
-        *layer, parseRecordedParameters(prep.parametersOf(i)), prep.device);
-    if (prediction && std::isfinite(prediction->seconds)) costs[i] = prediction->seconds;
+    std::optional<double> seconds =
+        prep.target.predictSeconds(parseRecordedParameters(prep.parametersOf(i)), prep.device);
+    if (seconds && std::isfinite(*seconds)) costs[i] = *seconds;
   }
   return costs;
+}
+
+std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs) {
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  // A cost that is missing or not finite (NaN would break the ordering) counts as unknown.
+  auto known = [&](size_t i) { return costs[i].has_value() && std::isfinite(*costs[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (!known(a) || !known(b)) return known(a) && !known(b);
+    return *costs[a] < *costs[b];
+  });
+  return order;
 }
 
 std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
@@ -1408,6 +1293,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     }
     if (existing && existing->attempts >= 2) {
       VariantRecord crashed = *existing;
+      crashed.workload = prep.target.workload;
+      crashed.strategy = prep.strategyOf(i);
       crashed.status = VariantStatus::Crashed;
       crashed.message = "the explorer died twice while this variant ran (" +
                         std::to_string(existing->attempts) + " attempts); not run again";
@@ -1436,7 +1323,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       buildOnly.stopAfterBuild = true;
       Measurement m =
           measureVariant(context, prep.programOf(variant),
-                         prep.spaceOf(variant).binding(prep.points[variant]), prep.workload,
+                         prep.spaceOf(variant).binding(prep.points[variant]), prep.inputs,
                          buildOnly);
       Json out{{"event", "prebuilt"}, {"status", statusName(m.status)}, {"message", m.message}};
       if (m.buildMs) out["buildMs"] = *m.buildMs;
@@ -1464,7 +1351,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     const MeasurementOptions measurementOptions = measurementOptionsFor(launch.best);
     GeneratedVariant& variant = launch.generated;
     const size_t index = launch.variant;
-    if (prep.workload.expected) variant.expected = *prep.workload.expected;
+    if (prep.inputs.expected) variant.expected = *prep.inputs.expected;
     Measurement m;
     if (measurementOptions.stopAfterGeneration) {
       m = variant.measurement;
@@ -1487,7 +1374,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
           options.tamperProgram(index, program);
         };
       }
-      m = measureGenerated(context, variant, prep.workload, measurementOptions, events);
+      m = measureGenerated(context, variant, prep.inputs, measurementOptions, events);
     }
     sendLine(fd, measurementJson(m));
   });
@@ -1509,7 +1396,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     {
       GeneratedVariant variant =
           generateVariant(prep.programOf(index), prep.spaceOf(index).binding(prep.points[index]),
-                          prep.workload, measurementOptions);
+                          prep.inputs, measurementOptions);
       exited["generateCpuMs"] = threadCpuMs() - cpuStart;
       rusage after{};
       getrusage(RUSAGE_THREAD, &after);
@@ -1523,7 +1410,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         const auto forkStart = Clock::now();
         const double forkCpuStart = threadCpuMs();
         const std::string id = launcher.send(index, best, variant,
-                                             !prep.workload.expected.has_value(), eventFd);
+                                             !prep.inputs.expected.has_value(), eventFd);
         exited["forkMs"] = msSince(forkStart);
         exited["forkCpuMs"] = threadCpuMs() - forkCpuStart;
         const auto waitStart = Clock::now();
@@ -1563,6 +1450,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     VariantKey key{prep.target.program, device, compiler, prep.parametersOf(index)};
     VariantRecord record;
     record.key = key;
+    record.workload = prep.target.workload;
+    record.strategy = prep.strategyOf(index);
     record.attempts = db.markRunning(key);
 
     const double cap = options.timeoutSeconds;

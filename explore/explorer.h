@@ -39,14 +39,15 @@
 // the explorer died and runs it again, and records a variant found running for the second
 // time as crashed (it killed the explorer twice) instead of running it a third time.
 //
-// Verification. Layers: against the reference = the default-lowered Listing 3 (the naive direct
-// convolution) run on the same device with the same inputs; the reference itself is checked
-// against the interpreter when the layer is small (at most `interpreterCheckLimit` multiply-adds).
-// Programs from files: against the interpreter on the instantiated program, per variant.
+// Verification. Against the target's reference (ExploreTarget::reference, e.g. a layer's naive
+// direct convolution), default-lowered and run on the same device with the same inputs; the
+// reference itself is checked against the interpreter when it is small (at most
+// `interpreterCheckLimit` multiply-adds). Targets without a reference: against the interpreter
+// on the instantiated program, per variant.
 // Tolerance: MeasurementOptions::tolerance (explore/measurement.h).
 //
 // Order. The pending points are measured in ascending predicted cost (ExploreOptions::order,
-// explore/cost_model.h) so that the cut-offs bite early; the predicted cost is recorded in
+// ExploreTarget::predictSeconds: the workload's cost model) so that the cut-offs bite early; the predicted cost is recorded in
 // each row's details (predictedNs). Ordering happens after sharding and skipping, so neither
 // the set of points, nor a shard's share, nor what a resumed run skips depends on it.
 //
@@ -91,7 +92,6 @@
 #include "explore/results_db.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
 #include "ir/expr.h"
 
 namespace weft::explore {
@@ -99,71 +99,50 @@ namespace weft::explore {
 // weft's version as recorded in results ("weft 0.1.0").
 std::string compilerVersion();
 
-// What to explore.
+// What to explore: made by a workload (explore/workload.h) for the engine.
 struct ExploreTarget {
   std::string program;      // the name results are recorded under
   std::string description;  // one line for humans
+  std::string workload;     // the workload that made it, recorded with every variant
+  std::string strategy;     // the strategy that made `parametric`, recorded with its variants
   int64_t flops = 0;        // floating-point operations of one run, 0 when unknown
   Definition parametric;    // the program with tuning variables
   ArithBinding sizes;       // its size variables
   std::set<std::string> switches;    // 0/1 parameters
   std::set<std::string> powerOfTwo;  // power-of-two parameters
-  // Structural choices made before sampling (conv-direct's v and unroll): part of each
+  // Structural choices made before sampling (e.g. a strategy's vector width): part of each
   // variant's recorded parameters.
   std::map<std::string, int64_t> fixedParameters;
-  // Inputs that stay the same across inferences (a layer's weights and biases; parameter
-  // indices): kernels depending only on them are timed apart as preparation
+  // Inputs that stay the same across inferences (parameter indices, e.g. a layer's weights):
+  // kernels depending only on them are timed apart as preparation
   // (MeasurementOptions::constantInputs).
   std::set<int> constantInputs;
   // A high-level program computing the same result, default-lowered and run on the device as
-  // the reference (layers: Listing 3). None: every variant is checked with the interpreter.
+  // the reference. None: every variant is checked with the interpreter.
   std::optional<Definition> reference;
-  int64_t interpreterCheckLimit = 2'000'000;  // multiply-adds (layers), see above
-  // Alternative structures (conv-direct's (v, unroll) pairs), each with its own parametric
-  // program, switches and fixed parameters. When present they replace parametric, switches and
-  // fixedParameters above: the space is their union, sampled uniformly (each structure gets
-  // samples in proportion to its exact count of valid points).
-  // Structures come in families (conv-direct's (v, unroll) pairs; the register-blocked vector
-  // family's (κ, σ) pairs): each family present gets an equal share of the samples, and within
-  // a family each structure gets samples in proportion to its count of valid points. (One
-  // family's millions of points would otherwise leave the other, with hundreds, unsampled.)
+  // The reference run is checked against the interpreter when flops / 2 is at most this.
+  int64_t interpreterCheckLimit = 2'000'000;
+  // Alternative structures, each with its own parametric program, switches and fixed
+  // parameters. When present they replace parametric, switches, fixedParameters and strategy
+  // above: the space is their union. Structures come in families: each family present gets an
+  // equal share of the samples, and within a family each structure gets samples in proportion
+  // to its count of valid points (one family's millions of points would otherwise leave
+  // another, with hundreds, unsampled).
   struct Structure {
     Definition parametric;
     std::set<std::string> switches;
     std::map<std::string, int64_t> fixedParameters;
-    std::string family = "conv-direct";
+    std::string family;
+    std::string strategy;  // recorded with its variants
   };
   std::vector<Structure> structures;
+  // An optional cost model: the predicted seconds of one run of a point, from its recorded
+  // parameters (parametersJson, parsed) and the device profile the space was built for;
+  // nullopt where it predicts nothing. Points are measured in ascending predicted cost.
+  std::function<std::optional<double>(const std::map<std::string, int64_t>& parameters,
+                                      const host::DeviceProfile& device)>
+      predictSeconds;
 };
-
-// A convolution layer explored with the conv-direct strategy (v and unroll given).
-ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
-// The same over several structures: every pair of the given vector widths and unroll settings
-// (the union of their spaces; structures whose space is empty are dropped when sampling).
-// With vectorFamily, the register-blocked vector family's structures join them
-// (layerVectorStructures).
-ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily = false);
-// Issue 8's register-blocked vector family for a layer: the conv-register-blocked-vector
-// strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
-// rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
-// the input through guarded loads (0: the padded copy by a kernel of its own); recorded with
-// vector_kappa, vector_sigma and vector_pad_in_loads; rowUnroll 1: the window's loops ordered
-// row, channel, tap with the taps unrolled (input values loaded once per row for its K taps),
-// recorded as vector_row_unroll = 1 (absent for 0, so that records made before it existed are
-// the same structure).
-ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
-                                int rowUnroll = 0);
-// The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
-// vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
-// parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
-// family, v/unroll for conv-direct.
-// Throws std::runtime_error when they name neither.
-ExploreTarget layerStructureTarget(const ConvLayer& layer,
-                                   const std::map<std::string, int64_t>& fixedParameters);
-// The vector family's structures that apply to a layer: κ in {4, 8, 16} dividing M, σ in
-// {2, 4, 7, 8, 14, 16} dividing the output width, pad_in_loads 0 and 1, row_unroll 0 and 1.
-std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
 
 // The sampled points of a target for a device profile, as exploration lays them out (the
 // union of structures: see ExploreTarget::Structure). Structures whose spaces have the same
@@ -199,8 +178,8 @@ struct ProgressUpdate {
 };
 
 // In which order runExploration measures the pending points. Cost: ascending predicted cost
-// (explore/cost_model.h; layers only — points without a prediction, e.g. of a program file,
-// keep the sampled order after the others), so that a fast variant sets the cut-offs (k × best
+// (ExploreTarget::predictSeconds; points without a prediction, e.g. of a workload without a
+// cost model, keep the sampled order after the others), so that a fast variant sets the cut-offs (k × best
 // and the timed-once factor) early and the slow ones are cut off or timed once. Random: the
 // sampled order (already a seeded interleaving of the structures).
 enum class SampleOrder { Cost, Random };
@@ -267,11 +246,13 @@ struct Preparation {
   const ParameterSpace& spaceOf(size_t point) const;
   const Definition& programOf(size_t point) const;
   std::string parametersOf(size_t point) const;
+  // The strategy of the structure point j belongs to (recorded with it).
+  const std::string& strategyOf(size_t point) const;
   std::string samplingMethod;
   size_t sampledBeforeShard = 0;  // points sampled for all shards together
   bool fewerThanRequested = false;
   double samplingSeconds = 0;
-  Workload workload;
+  MeasurementInputs inputs;
   std::optional<ReferenceRecord> reference;  // the reference's measurement
   std::string referenceCheck;                // how the reference was checked
 };
@@ -297,10 +278,15 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
 // Runs every sampled point not yet in options.db. Throws ResultsDbError for a bad database.
 ExploreSummary runExploration(const Preparation& preparation, const ExploreOptions& options);
 
-// The predicted cost in seconds of each sampled point of `preparation` (explore/cost_model.h)
-// on its queried device, nullopt for points the model does not cover (the target is not a
-// convolution layer, or the structure is unknown).
+// The predicted cost in seconds of each sampled point of `preparation` on its queried device
+// (ExploreTarget::predictSeconds), nullopt for points the model does not cover (no cost model,
+// or a structure it does not know).
 std::vector<std::optional<double>> predictedCosts(const Preparation& preparation);
+
+// The order in which to measure points with these predicted costs: indices into `costs`,
+// ascending cost, ties and equal costs in their original order (stable); points without a
+// prediction (nullopt) last, in their original order. A permutation of 0..costs.size()-1.
+std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs);
 
 // The positions of `pending` (indices of preparation's points) in measuring order: for Cost,
 // stably sorted by predictedCosts (unknown last); for Random, unchanged. Always a permutation of
@@ -317,5 +303,9 @@ ExploreSummary explore(const ExploreTarget& target, const ExploreOptions& option
 // parameters, as canonical JSON.
 std::string parametersJson(const ParameterSpace& space, const std::vector<int64_t>& point,
                            const std::map<std::string, int64_t>& fixed);
+
+// A recorded parameter object ({"kappa":4,"v":2,...}: parametersJson) as a map; values that
+// are not integers are left out. Throws std::invalid_argument when the text is not a JSON object.
+std::map<std::string, int64_t> parseRecordedParameters(const std::string& json);
 
 }  // namespace weft::explore

@@ -6,10 +6,6 @@
 
 namespace weft::explore {
 
-std::string localSizeParameterName(int kernelIndex, int dimension) {
-  return "local_k" + std::to_string(kernelIndex) + "_d" + std::to_string(dimension);
-}
-
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
                                           const host::DeviceProfile& device) {
   std::vector<OpenLocalSize> open;
@@ -84,30 +80,6 @@ std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const
                  std::to_string(kRegistersBesidePrivateValues) +
                  ") at most the registers a work-group shares on " + device.name;
   return limit;
-}
-
-int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding) {
-  int set = 0;
-  for (size_t k = 0; k < program.kernels.size(); ++k) {
-    KernelPlan& kernel = program.kernels[k];
-    if (kernel.hasLocalSize) continue;
-    std::array<Arith, 3> local{Arith(1), Arith(1), Arith(1)};
-    // Dimensions without a parameter had only 1 to choose (openLocalSizes skips those); a
-    // kernel none of whose dimensions is bound keeps the implementation's choice.
-    bool any = false;
-    for (int d = 0; d < kernel.dimensions; ++d) {
-      auto found = binding.find(localSizeParameterName(static_cast<int>(k), d));
-      if (found != binding.end()) {
-        local[static_cast<size_t>(d)] = Arith(found->second);
-        any = true;
-      }
-    }
-    if (!any) continue;
-    kernel.hasLocalSize = true;
-    kernel.localSize = local;
-    ++set;
-  }
-  return set;
 }
 
 }  // namespace weft::explore

@@ -8,7 +8,7 @@
 // `local_k<kernel>_d<dimension>` (kernel indices in launch order, as in the kernel names
 // weft_<definition>_k<kernel>), constrained by the device's work-group limits and to divide
 // the global size. Measurement applies the sampled values to the compiled variant before it
-// runs (applyLocalSizeParameters); a binding without them leaves the local size open.
+// runs (applyLocalSizeParameters, codegen/compile_pipeline.h); a binding without them leaves the local size open.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/compiled_program.h"
 #include "host/device_profile.h"
 #include "ir/arith.h"
 #include "ir/constraint.h"
 
 namespace weft::explore {
-
-// "local_k1_d0": the local size of kernel 1 (launch order) in dimension 0.
-std::string localSizeParameterName(int kernelIndex, int dimension);
 
 struct OpenLocalSize {
   int kernel = 0;
@@ -58,10 +56,5 @@ inline constexpr std::int64_t kRegistersBesidePrivateValues = 16;
 // device has no such limit.
 std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const Arith& groupSize,
                                                  const host::DeviceProfile& device);
-
-// Gives every kernel without a local size the one `binding` holds (dimensions it does not
-// hold get 1, as openLocalSizes makes no parameter where 1 is the only choice; kernels with no
-// dimension bound keep the implementation's choice). Returns how many kernels it set.
-int applyLocalSizeParameters(CompiledProgram& program, const ArithBinding& binding);
 
 }  // namespace weft::explore

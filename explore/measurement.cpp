@@ -8,9 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "explore/launch_parameters.h"
-#include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
 #include "ir/type.h"
@@ -129,29 +127,6 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
 
 }  // namespace
 
-Definition instantiate(const Definition& parametric, const ArithBinding& binding) {
-  ArithSubstitution substitution;
-  for (const auto& [name, value] : binding) substitution[name] = Arith(value);
-  Definition instance = parametric;
-  instance.function = substituteArith(parametric.function, substitution);
-  if (parametric.declaredType) {
-    instance.declaredType = substitute(parametric.declaredType, substitution);
-  }
-  instance.sizeDeclarations.clear();
-  for (const Arith& declared : parametric.sizeDeclarations) {
-    if (!binding.count(declared.varName())) instance.sizeDeclarations.push_back(declared);
-  }
-  return instance;
-}
-
-CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding) {
-  CodegenOptions options;
-  options.specialize = binding;
-  CompiledProgram program = generateOpenCL(lowerDefault(instantiate(parametric, binding)), options);
-  applyLocalSizeParameters(program, binding);
-  return program;
-}
-
 std::string sourceHash(const std::string& text) {
   uint64_t hash = 14695981039346656037ull;  // FNV-1a 64-bit offset basis and prime
   for (unsigned char c : text) {
@@ -220,35 +195,34 @@ uint64_t medianOf(std::vector<uint64_t> samples) {
 }
 
 GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
-                                 const Workload& workload, const MeasurementOptions& options) {
+                                 const MeasurementInputs& data, const MeasurementOptions& options) {
   GeneratedVariant variant;
   Measurement& measurement = variant.measurement;
   // The tuning parameters only: the sizes stay variables of the definition (bound by the
-  // workload's binding when it runs) and are specialised by code generation.
+  // inputs' binding when it runs) and are specialised by code generation.
   ArithBinding point;
   for (const auto& [name, value] : binding) {
-    if (!workload.sizes.count(name)) point[name] = value;
+    if (!data.sizes.count(name)) point[name] = value;
   }
   ArithBinding& full = variant.binding;
-  full = workload.sizes;
+  full = data.sizes;
   for (const auto& [name, value] : point) full[name] = value;
 
   std::optional<CompiledProgram>& program = variant.program;
   try {
     const auto generationStart = std::chrono::steady_clock::now();
-    Definition instance = instantiate(parametric, point);
-    CodegenOptions codegen;
-    codegen.specialize = full;
-    program = generateOpenCL(lowerDefault(instance), codegen);
-    applyLocalSizeParameters(*program, point);
+    CompilePipelineOptions compile;
+    compile.codegen.specialize = full;
+    program = compileToOpenCL(parametric, point, compile);
     measurement.sourceHash = sourceHash(program->source);
     measurement.spaceBytes = program->inferenceBytes(full, options.constantInputs);
     measurement.allBuffersBytes = program->globalBytes(full);
     measurement.generateMs = millisecondsSince(generationStart);
-    if (workload.expected) {
-      variant.expected = *workload.expected;
+    if (data.expected) {
+      variant.expected = *data.expected;
     } else {
-      variant.expected = flattenToFloats(interpret(instance, workload.inputs, full));
+      variant.expected =
+          flattenToFloats(interpret(instantiate(parametric, point), data.inputs, full));
     }
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::Invalid;
@@ -259,7 +233,7 @@ GeneratedVariant generateVariant(const Definition& parametric, const ArithBindin
 }
 
 Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
-                             const Workload& workload, const MeasurementOptions& options,
+                             const MeasurementInputs& data, const MeasurementOptions& options,
                              const MeasurementEvents& events) {
   Measurement measurement = variant.measurement;
   if (!variant.program) return measurement;  // generation failed: status invalid
@@ -294,7 +268,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
     run.buildOptions = options.buildOptions;
     run.cache = &cache;
     run.guards = options.guards;  // the warm-up run only: the timed runs do not pay for it
-    host::RunResult warm = runProgram(context, program, workload.inputs, full, run);
+    host::RunResult warm = runProgram(context, program, data.inputs, full, run);
     measurement.warmUpNs = warm.totalNanoseconds;
     output = flattenToFloats(warm.output);
     violations = std::move(warm.guardViolations);
@@ -322,7 +296,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   emit(events, "verified");
 
   try {
-    timeRuns(context, program, workload.inputs, full, options, cache, measurement);
+    timeRuns(context, program, data.inputs, full, options, cache, measurement);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = std::string("timed runs: ") + e.what();
@@ -333,21 +307,21 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
 }
 
 Measurement measureVariant(host::Context& context, const Definition& parametric,
-                           const ArithBinding& binding, const Workload& workload,
+                           const ArithBinding& binding, const MeasurementInputs& data,
                            const MeasurementOptions& options, const MeasurementEvents& events) {
-  GeneratedVariant variant = generateVariant(parametric, binding, workload, options);
+  GeneratedVariant variant = generateVariant(parametric, binding, data, options);
   if (!variant.program) return variant.measurement;
   emit(events, "generated");
-  return measureGenerated(context, variant, workload, options, events);
+  return measureGenerated(context, variant, data, options, events);
 }
 
 Measurement measureCompiled(host::Context& context, const CompiledProgram& program,
-                            const Workload& workload, const MeasurementOptions& options,
+                            const MeasurementInputs& data, const MeasurementOptions& options,
                             std::vector<float>* output) {
   Measurement measurement;
   measurement.sourceHash = sourceHash(program.source);
-  measurement.spaceBytes = program.inferenceBytes(workload.sizes, options.constantInputs);
-  measurement.allBuffersBytes = program.globalBytes(workload.sizes);
+  measurement.spaceBytes = program.inferenceBytes(data.sizes, options.constantInputs);
+  measurement.allBuffersBytes = program.globalBytes(data.sizes);
   host::ProgramCache cache;
   auto start = std::chrono::steady_clock::now();
   cache.get(context, program.source, options.buildOptions);
@@ -356,7 +330,7 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
   run.guards = options.guards;
-  host::RunResult warm = runProgram(context, program, workload.inputs, workload.sizes, run);
+  host::RunResult warm = runProgram(context, program, data.inputs, data.sizes, run);
   measurement.warmUpNs = warm.totalNanoseconds;
   if (output) *output = flattenToFloats(warm.output);
   if (!warm.guardViolations.empty()) {
@@ -364,7 +338,7 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
     measurement.message = guardViolationsText(warm.guardViolations);
     return measurement;
   }
-  timeRuns(context, program, workload.inputs, workload.sizes, options, cache, measurement);
+  timeRuns(context, program, data.inputs, data.sizes, options, cache, measurement);
   measurement.status = VariantStatus::Ok;
   return measurement;
 }

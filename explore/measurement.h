@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/compiled_program.h"
 #include "explore/results_db.h"
 #include "host/opencl_runtime.h"
@@ -80,7 +81,7 @@ struct MeasurementOptions {
 
 // What every variant computes on: the inputs, the size binding, and the expected output
 // flattened (nullopt: the interpreter computes it per variant from the instantiated program).
-struct Workload {
+struct MeasurementInputs {
   std::vector<Value> inputs;
   ArithBinding sizes;
   std::optional<std::vector<float>> expected;
@@ -124,10 +125,6 @@ struct Measurement {
   double allowedError = 0;
 };
 
-// The point substituted into the parametric definition (every tuning variable the binding
-// names becomes its value).
-Definition instantiate(const Definition& parametric, const ArithBinding& binding);
-
 // A variant generated and ready to build (generateVariant): its program, the full binding
 // (sizes and point) and the output it must produce. Without a program, generation failed and
 // `measurement` says why (status invalid).
@@ -138,22 +135,18 @@ struct GeneratedVariant {
   std::vector<float> expected;
 };
 
-// measureVariant's steps before the build, in the calling process: instantiate the point,
-// lower, generate OpenCL with every size and parameter specialised, local sizes, source hash,
-// memory; then the expected output (the workload's, or the interpreter's on the instance).
+// measureVariant's steps before the build, in the calling process: the point compiled
+// (codegen/compile_pipeline.h) with every size and parameter specialised, source hash,
+// memory; then the expected output (the data's, or the interpreter's on the instance).
 // Nothing throws: a failure leaves `program` empty with status invalid.
 GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
-                                 const Workload& workload, const MeasurementOptions& options = {});
+                                 const MeasurementInputs& data, const MeasurementOptions& options = {});
 
 // measureVariant's steps from the build on, for a variant generateVariant produced (with a
 // program): the tamperProgram hook, build, warm-up, verification, timing. Nothing throws.
 Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
-                             const Workload& workload, const MeasurementOptions& options = {},
+                             const MeasurementInputs& data, const MeasurementOptions& options = {},
                              const MeasurementEvents& events = {});
-
-// instantiate, default lowering, OpenCL generation with every binding entry specialised, and
-// the local sizes the binding holds for kernels that leave theirs open (local_k<i>_d<d>).
-CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
 
 // FNV-1a 64-bit of the text as 16 hex digits.
 std::string sourceHash(const std::string& text);
@@ -182,14 +175,14 @@ std::string guardViolationsText(const std::vector<host::GuardViolation>& violati
 // (invalid: instantiation or generation failed; build_error; launch_error: the runtime refused
 // or failed a launch; wrong_answer) with a message; nothing throws.
 Measurement measureVariant(host::Context& context, const Definition& parametric,
-                           const ArithBinding& binding, const Workload& workload,
+                           const ArithBinding& binding, const MeasurementInputs& data,
                            const MeasurementOptions& options = {},
                            const MeasurementEvents& events = {});
 
 // Runs an already compiled program (a reference) with the same protocol, without verification
 // against a reference; a write into the canary regions makes it wrong_answer (not timed).
 Measurement measureCompiled(host::Context& context, const CompiledProgram& program,
-                            const Workload& workload, const MeasurementOptions& options,
+                            const MeasurementInputs& data, const MeasurementOptions& options,
                             std::vector<float>* output);
 
 }  // namespace weft::explore

@@ -10,7 +10,7 @@
 
 #include "explore/launch_parameters.h"
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "typecheck/typecheck.h"
 
 namespace weft::explore {
@@ -355,17 +355,17 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
   const host::DeviceProfile& device = *options.device;
   CompiledProgram compiled;
   try {
-    CodegenOptions codegen;
-    codegen.specialize = space.sizes;
+    CompilePipelineOptions passes;
+    passes.codegen.specialize = space.sizes;
     // Private arrays whose length depends on tuning parameters (a fused pipeline's private
     // tile) are counted symbolically, so their register budget becomes a constraint below.
-    codegen.symbolicPrivateArrays = true;
+    passes.codegen.symbolicPrivateArrays = true;
+    passes.lower = options.lowerBeforeCodegen;
     // Unrolled loops need constant trip counts, which a parametric program may not have; they
     // change neither the launch sizes nor the buffers, so the analysis generates them as loops.
     Definition analysed = parametric;
     analysed.function = withoutUnrolling(parametric.function);
-    compiled = generateOpenCL(options.lowerBeforeCodegen ? lowerDefault(analysed) : analysed,
-                              codegen);
+    compiled = compileToOpenCL(analysed, {}, passes);
   } catch (const std::exception& error) {
     space.hardwareConstraints = false;
     space.hardwareNote = std::string("no hardware constraints: OpenCL generation failed for the "

@@ -17,7 +17,9 @@ namespace {
 // 'weft' in ASCII: the application_id that marks a file as weft's (SQLite's file header field
 // for exactly this purpose).
 constexpr int kApplicationId = 0x77656674;
-constexpr int kSchemaVersion = 1;
+// Schema 2 added each variant's workload and strategy (explore/workload.h); a schema 1 file is
+// migrated when opened for writing, after a backup copy.
+constexpr int kSchemaVersion = 2;
 
 const char* const kSchema = R"(
 CREATE TABLE IF NOT EXISTS variants (
@@ -36,6 +38,8 @@ CREATE TABLE IF NOT EXISTS variants (
   details TEXT NOT NULL DEFAULT '{}',
   attempts INTEGER NOT NULL DEFAULT 0,
   written TEXT NOT NULL DEFAULT (datetime('now')),
+  workload TEXT NOT NULL DEFAULT '',
+  strategy TEXT NOT NULL DEFAULT '',
   UNIQUE (program, device, compiler, parameters)
 );
 CREATE TABLE IF NOT EXISTS reference_runs (
@@ -116,7 +120,13 @@ std::vector<uint64_t> samplesFromJson(const std::string& text) {
 
 const char* const kVariantColumns =
     "program, device, compiler, parameters, status, source_hash, samples, median_ns, "
-    "space_bytes, build_ms, message, details, attempts";
+    "space_bytes, build_ms, message, details, attempts, workload, strategy";
+// The same read from a schema 1 file, which has no workload and strategy (read as '').
+const char* const kVariantColumnsSchema1 =
+    "program, device, compiler, parameters, status, source_hash, samples, median_ns, "
+    "space_bytes, build_ms, message, details, attempts, '', ''";
+// The column after kVariantColumns (the `written` time in snapshots).
+constexpr int kWrittenColumn = 15;
 
 VariantRecord readVariant(const Statement& row) {
   VariantRecord record;
@@ -130,6 +140,8 @@ VariantRecord readVariant(const Statement& row) {
   record.message = row.text(10);
   record.details = row.text(11);
   record.attempts = static_cast<int>(row.integer(12));
+  record.workload = row.text(13);
+  record.strategy = row.text(14);
   return record;
 }
 
@@ -194,6 +206,8 @@ void bindVariant(Statement& statement, const VariantRecord& record) {
   statement.bind(11, record.message);
   statement.bind(12, record.details.empty() ? std::string("{}") : record.details);
   statement.bind(13, static_cast<int64_t>(record.attempts));
+  statement.bind(14, record.workload);
+  statement.bind(15, record.strategy);
 }
 
 // A read-only connection, closed on scope exit.
@@ -295,6 +309,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
                          std::to_string(kSchemaVersion) + ")");
   }
   try {
+    if (applicationId == kApplicationId && tables > 0 && version < 2) migrateFromSchema1();
     execute("PRAGMA journal_mode=WAL");
     execute("BEGIN IMMEDIATE");
     execute(kSchema);
@@ -306,6 +321,27 @@ ResultsDb::ResultsDb(const std::filesystem::path& path) : path_(path) {
     db_ = nullptr;
     throw;
   }
+}
+
+void ResultsDb::migrateFromSchema1() {
+  // The backup first: a consistent copy of the whole file (committed WAL content included),
+  // under a name no other file has.
+  std::filesystem::path backup = path_.string() + ".schema1-backup";
+  for (int n = 2; std::filesystem::exists(backup); ++n) {
+    backup = path_.string() + ".schema1-backup" + std::to_string(n);
+  }
+  Statement vacuum(db_, "VACUUM INTO ?1", path_);
+  vacuum.bind(1, backup.string());
+  vacuum.step();
+  execute("BEGIN IMMEDIATE");
+  execute("ALTER TABLE variants ADD COLUMN workload TEXT NOT NULL DEFAULT ''");
+  execute("ALTER TABLE variants ADD COLUMN strategy TEXT NOT NULL DEFAULT ''");
+  execute("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  execute("COMMIT");
+  migrationNote_ = path_.string() +
+                   ": migrated from schema 1 to 2 (each variant now names its workload and "
+                   "strategy; earlier rows are read as before); the file as it was is kept as " +
+                   backup.string();
 }
 
 ResultsDb::~ResultsDb() {
@@ -361,13 +397,14 @@ void ResultsDb::record(const VariantRecord& record) {
     Statement insert(
         db_,
         "INSERT INTO variants (program, device, compiler, parameters, status, source_hash, "
-        "samples, median_ns, space_bytes, build_ms, message, details, attempts) VALUES "
-        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+        "samples, median_ns, space_bytes, build_ms, message, details, attempts, workload, "
+        "strategy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
         "ON CONFLICT (program, device, compiler, parameters) DO UPDATE SET "
         "status = excluded.status, source_hash = excluded.source_hash, samples = "
         "excluded.samples, median_ns = excluded.median_ns, space_bytes = excluded.space_bytes, "
         "build_ms = excluded.build_ms, message = excluded.message, details = excluded.details, "
-        "attempts = max(attempts, excluded.attempts), written = datetime('now')",
+        "attempts = max(attempts, excluded.attempts), workload = excluded.workload, "
+        "strategy = excluded.strategy, written = datetime('now')",
         path_);
     bindVariant(insert, record);
     insert.step();
@@ -490,12 +527,13 @@ ResultsSnapshot readResultsSnapshot(const std::filesystem::path& path) {
   snapshot.path = path;
   try {
     Statement variants(connection.db,
-                       std::string("SELECT ") + kVariantColumns +
+                       std::string("SELECT ") +
+                           (version < 2 ? kVariantColumnsSchema1 : kVariantColumns) +
                            ", written FROM variants ORDER BY id",
                        path);
     while (variants.step()) {
       snapshot.variants.push_back(readVariant(variants));
-      snapshot.variantsWritten.push_back(variants.text(13));
+      snapshot.variantsWritten.push_back(variants.text(kWrittenColumn));
     }
     Statement references(connection.db,
                          std::string("SELECT ") + kReferenceColumns +
@@ -534,10 +572,11 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
           Statement insert(db_,
                            std::string("INSERT INTO variants (") + kVariantColumns +
                                ", written) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                               "?11, ?12, ?13, coalesce(nullif(?14, ''), datetime('now')))",
+                               "?11, ?12, ?13, ?14, ?15, "
+                               "coalesce(nullif(?16, ''), datetime('now')))",
                            path_);
           bindVariant(insert, incoming);
-          insert.bind(14, written);
+          insert.bind(16, written);
           insert.step();
           ++summary.added;
           continue;
@@ -548,12 +587,13 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
           Statement update(db_,
                            "UPDATE variants SET status = ?5, source_hash = ?6, samples = ?7, "
                            "median_ns = ?8, space_bytes = ?9, build_ms = ?10, message = ?11, "
-                           "details = ?12, attempts = max(attempts, ?13), written = "
-                           "coalesce(nullif(?14, ''), datetime('now')) WHERE program = ?1 AND "
+                           "details = ?12, attempts = max(attempts, ?13), workload = ?14, "
+                           "strategy = ?15, written = "
+                           "coalesce(nullif(?16, ''), datetime('now')) WHERE program = ?1 AND "
                            "device = ?2 AND compiler = ?3 AND parameters = ?4",
                            path_);
           bindVariant(update, incoming);
-          update.bind(14, written);
+          update.bind(16, written);
           update.step();
           ++summary.replacedRunning;
         } else if (targetFinal && sourceFinal) {

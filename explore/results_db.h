@@ -10,7 +10,12 @@
 //                running: the marker written before a variant runs, so that a resumed run knows
 //                which variant was under way when the explorer died (attempts counts them)
 //   source hash, time samples (JSON array of nanoseconds), median, space bytes, build ms,
-//   a message (why it failed) and details (JSON: per-kernel times, tolerance, ...).
+//   a message (why it failed) and details (JSON: per-kernel times, tolerance, ...);
+//   workload, strategy  the workload that made the variant and its structure's strategy
+//                (explore/workload.h); '' in rows written by schema 1.
+// A schema 1 file opened for writing is migrated to schema 2 (two columns added) after a
+// backup copy next to it (FILE.schema1-backup); migrationNote() says so. Read-only snapshots of
+// schema 1 files read the new columns as ''.
 // A second table holds each program's reference run (the naive default-lowered program).
 // Every write is its own transaction; the file is in WAL mode so that readers (weft report)
 // can look while an exploration writes.
@@ -28,7 +33,7 @@
 // target has none for their (program, device, compiler).
 //
 // Importing (`weft import`): results measured by a bundle's harness on another machine
-// (host/bundle_export.h) arrive as VariantRecords keyed exactly as the explorer keys them (same
+// (export/bundle_export.h) arrive as VariantRecords keyed exactly as the explorer keys them (same
 // program name and parameter JSON; the device fingerprint computed from the names the harness
 // recorded; the compiler version that generated the kernels). ResultsDb::importVariants writes
 // them in one transaction with merge's rules: a new key is added, a `running` marker gives way,
@@ -87,6 +92,10 @@ struct VariantRecord {
   std::string message;               // why it failed, or notes
   std::string details = "{}";        // JSON object
   int attempts = 0;                  // how many times the variant was started
+  // The workload that made it and the strategy of its structure (explore/workload.h); "" in
+  // rows written before variants named them (schema 1).
+  std::string workload;
+  std::string strategy;
 };
 
 // The naive reference of a program on a device (the default lowering), for speed-ups.
@@ -148,6 +157,9 @@ class ResultsDb {
   ResultsDb& operator=(const ResultsDb&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  // What opening the file changed, for the user: "" or a line saying that an older file was
+  // migrated to this schema and where its backup is.
+  const std::string& migrationNote() const { return migrationNote_; }
 
   // Writes the marker for `key` (status running, attempts + 1, other columns kept) and returns
   // the attempts count after the increment.
@@ -178,10 +190,12 @@ class ResultsDb {
                                const std::optional<ReferenceRecord>& reference);
 
  private:
+  void migrateFromSchema1();
   void execute(const std::string& sql);
   // Runs body between BEGIN IMMEDIATE and COMMIT; rolls back and rethrows if it throws.
   void inTransaction(const std::function<void()>& body);
   std::filesystem::path path_;
+  std::string migrationNote_;
   sqlite3* db_ = nullptr;
 };
 

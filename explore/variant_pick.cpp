@@ -1,5 +1,6 @@
 // variant_pick.h: choosing a variant from a results database (fastest, smallest, knee, budget)
-// with errors that say what the database holds, and rebuilding a picked layer variant.
+// with errors that say what the database holds, and rebuilding a picked variant through the
+// workload that made it.
 #include "explore/variant_pick.h"
 
 #include <algorithm>
@@ -12,13 +13,11 @@
 #include <tuple>
 
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
 #include "explore/explorer.h"
 #include "explore/launch_parameters.h"
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
 #include "explore/pareto.h"
-#include "explore/pipeline_target.h"
 
 namespace weft::explore {
 
@@ -49,14 +48,17 @@ std::string joined(const std::vector<std::string>& items) {
   return text;
 }
 
-// The name the explorer records for `name` when it is a layer spec ("vgg16:2" -> "conv1_2",
-// "4,8,8,4,3,1,1" -> "conv_4_8_8_4_3_1_1"); "" when it is not one.
-std::string layerProgramName(const std::string& name) {
-  try {
-    return parseConvLayer(name).name;
-  } catch (const std::exception&) {
-    return "";
+// The name a workload records `name`'s variants under when it is one of its named instances
+// ("vgg16:2" -> "conv1_2"); "" when no registered workload knows it.
+std::string recordedProgramName(const std::string& name) {
+  for (const auto& workload : registeredWorkloads()) {
+    try {
+      if (std::optional<std::string> program = workload->programNameOf(name)) return *program;
+    } catch (const std::exception&) {
+      // Not a valid instance of that workload.
+    }
   }
+  return "";
 }
 
 // The name without the numeric suffix the rewrite gave it ("kappa4" -> "kappa"), as
@@ -114,11 +116,11 @@ PickedVariant pickVariant(const ResultsSnapshot& snapshot, const std::string& pr
   for (const VariantRecord& v : snapshot.variants) programs.insert(v.key.program);
   std::string program = programOrLayerName;
   if (!programs.count(program)) {
-    std::string layerName = layerProgramName(programOrLayerName);
+    std::string layerName = recordedProgramName(programOrLayerName);
     if (!layerName.empty() && programs.count(layerName)) program = layerName;
   }
   if (!programs.count(program)) {
-    std::string asLayer = layerProgramName(programOrLayerName);
+    std::string asLayer = recordedProgramName(programOrLayerName);
     throw PickError("no variants of '" + programOrLayerName + "'" +
                     (!asLayer.empty() && asLayer != programOrLayerName
                          ? " (recorded as '" + asLayer + "')"
@@ -318,59 +320,31 @@ RebuiltVariant bindRecordedValues(ExploreTarget target, const Json& parameters,
   return rebuilt;
 }
 
-RebuiltVariant rebuildVariant(const ConvLayer& layer, const VariantRecord& record) {
-  const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
-  const Json parameters = recordedParameters(record, what);
-  // The structure's fixed parameters: v and unroll (conv-direct) or vector_kappa,
-  // vector_sigma and vector_pad_in_loads (the register-blocked vector family; records made
-  // before pad_in_loads existed lack it and mean 0: the padded copy by a kernel of its own),
-  // and vector_row_unroll where it is 1.
-  const bool vectorFamily =
-      parameters.contains("vector_kappa") && parameters.contains("vector_sigma");
-  std::vector<std::string> structural =
-      vectorFamily ? std::vector<std::string>{"vector_kappa", "vector_sigma"}
-                   : std::vector<std::string>{"v", "unroll"};
-  if (vectorFamily && parameters.contains("vector_pad_in_loads")) {
-    structural.push_back("vector_pad_in_loads");
-  }
-  if (vectorFamily && parameters.contains("vector_row_unroll")) {
-    structural.push_back("vector_row_unroll");
-  }
-  if (!vectorFamily && (!parameters.contains("v") || !parameters.contains("unroll"))) {
-    throw PickError(what + " is not a layer variant (neither v and unroll nor vector_kappa and "
-                           "vector_sigma among its parameters)");
-  }
-  std::string structureText;
-  const std::map<std::string, int64_t> fixed = structureOf(parameters, structural, structureText);
-  ExploreTarget target;
-  try {
-    target = layerStructureTarget(layer, fixed);
-  } catch (const std::exception& error) {
-    throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
-  }
-  return bindRecordedValues(std::move(target), parameters, structural, structureText, what,
-                            layer.describe());
-}
-
-RebuiltVariant rebuildVariant(const Definition& program, const ArithBinding& sizes,
+// The structure a record names, rebuilt by `workload` for `request`, with its values bound.
+RebuiltVariant rebuildVariant(const Workload& workload, const WorkloadRequest& request,
                               const VariantRecord& record) {
   const std::string what = "variant " + record.key.parameters + " of " + record.key.program;
   const Json parameters = recordedParameters(record, what);
-  // A pipeline explored over its fusion choices (explore/pipeline_target.h) records "fusion";
-  // any other program is explored as written.
+  std::map<std::string, int64_t> recorded;
+  for (const auto& [name, value] : parameters.items()) recorded[name] = value.get<int64_t>();
   std::vector<std::string> structural;
-  if (parameters.contains("fusion")) structural.push_back("fusion");
+  try {
+    structural = workload.structuralParameters(recorded);
+  } catch (const std::exception& error) {
+    throw PickError(what + " is not a " + workload.name() + " variant: " + error.what());
+  }
   std::string structureText;
   const std::map<std::string, int64_t> fixed = structureOf(parameters, structural, structureText);
   if (structureText.empty()) structureText = "as written";
   ExploreTarget target;
   try {
-    target = pipelineStructureTarget(program, sizes, fixed);
+    target = workload.structureTarget(request, fixed);
   } catch (const std::exception& error) {
     throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
   }
+  const std::string targetText = target.description.empty() ? target.program : target.description;
   return bindRecordedValues(std::move(target), parameters, structural, structureText, what,
-                            "definition " + program.name);
+                            targetText);
 }
 
 // The rebuilt variant compiled as the explorer measured it; recorded local sizes must still
@@ -397,96 +371,17 @@ CompiledProgram compileRebuilt(const RebuiltVariant& rebuilt, const VariantRecor
   return compiled;
 }
 
-std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
-
 }  // namespace
 
-Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record) {
-  RebuiltVariant rebuilt = rebuildVariant(layer, record);
-  return instantiate(rebuilt.target.parametric, rebuilt.tuning);
-}
-
-CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record) {
-  return compileRebuilt(rebuildVariant(layer, record), record);
-}
-
-Definition variantDefinition(const Definition& program, const ArithBinding& sizes,
+Definition variantDefinition(const Workload& workload, const WorkloadRequest& request,
                              const VariantRecord& record) {
-  RebuiltVariant rebuilt = rebuildVariant(program, sizes, record);
+  RebuiltVariant rebuilt = rebuildVariant(workload, request, record);
   return instantiate(rebuilt.target.parametric, rebuilt.tuning);
 }
 
-CompiledProgram compileProgramVariant(const Definition& program, const ArithBinding& sizes,
-                                      const VariantRecord& record) {
-  return compileRebuilt(rebuildVariant(program, sizes, record), record);
-}
-
-std::optional<ConvLayer> layerOfProgram(const std::string& program) {
-  for (const ConvLayer& layer : vgg16Layers()) {
-    if (layer.name == program) return layer;
-  }
-  if (program.rfind("conv_", 0) != 0) return std::nullopt;
-  std::string spec = program.substr(5);
-  std::replace(spec.begin(), spec.end(), '_', ',');
-  try {
-    ConvLayer layer = parseConvLayer(spec);
-    if (layer.name != program) return std::nullopt;
-    return layer;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-std::vector<ParameterRow> parameterTable(const VariantRecord& record) {
-  Json parameters;
-  try {
-    parameters = Json::parse(record.key.parameters);
-  } catch (const std::exception&) {
-    return {{"parameters", record.key.parameters}};
-  }
-  if (!parameters.is_object()) return {{"parameters", record.key.parameters}};
-  auto number = [&](const char* name) -> std::optional<int64_t> {
-    if (!parameters.contains(name) || !parameters[name].is_number_integer()) return std::nullopt;
-    return parameters[name].get<int64_t>();
-  };
-  std::vector<ParameterRow> rows;
-  std::optional<ConvLayer> layer = layerOfProgram(record.key.program);
-  const bool convDirect = layer && number("v") && number("unroll") && number("theta") &&
-                          number("kappa") && number("sigma") && number("omega");
-  if (!convDirect) {
-    for (const auto& [name, value] : parameters.items()) rows.push_back({name, value.dump()});
-    return rows;
-  }
-  // The rows of the LIFT paper's Table 4 (best parameters found for a layer), in its order.
-  const int64_t theta = *number("theta");
-  rows.push_back({"Input tile size (θ×θ)", std::to_string(theta) + "×" + std::to_string(theta)});
-  rows.push_back({"Number of kernels per work-group (κ)", std::to_string(*number("kappa"))});
-  rows.push_back({"Number of windows per thread (σ)", std::to_string(*number("sigma"))});
-  rows.push_back({"Sequentially processed input elements (ω)", std::to_string(*number("omega"))});
-  if (number("rho")) rows.push_back({"Optimisation padding size (ρ)", std::to_string(*number("rho"))});
-  rows.push_back({"Vector size (v)", std::to_string(*number("v"))});
-  rows.push_back({"Unrolling", yesNo(*number("unroll"))});
-  if (number("coalesce")) rows.push_back({"Coalescing", yesNo(*number("coalesce"))});
-  // The work-group sizes, from the variant's generated kernels.
-  try {
-    CompiledProgram compiled = compileLayerVariant(*layer, record);
-    ArithBinding sizes = convListing3Sizes(*layer);
-    for (const KernelPlan& kernel : compiled.kernels) {
-      std::string local;
-      if (kernel.hasLocalSize) {
-        for (int d = 0; d < kernel.dimensions; ++d) {
-          std::optional<int64_t> value = tryEvaluate(kernel.localSize[static_cast<size_t>(d)], sizes);
-          local += (d ? "×" : "") + (value ? std::to_string(*value) : std::string("?"));
-        }
-      } else {
-        local = "chosen by the OpenCL implementation";
-      }
-      rows.push_back({"Local size of " + kernel.name, local});
-    }
-  } catch (const std::exception& error) {
-    rows.push_back({"Local sizes", std::string("unknown (") + error.what() + ")"});
-  }
-  return rows;
+CompiledProgram compileRecordedVariant(const Workload& workload, const WorkloadRequest& request,
+                                       const VariantRecord& record) {
+  return compileRebuilt(rebuildVariant(workload, request, record), record);
 }
 
 }  // namespace weft::explore

@@ -2,18 +2,17 @@
 // the time/space Pareto front, or the fastest within a memory budget — what `weft run --pick`
 // and `weft emit` use to turn a row of the database back into a program.
 //
-// pickVariant looks up the target (a layer or program name as recorded, e.g. "conv1_2" or
-// "conv_4_8_8_4_3_1_1") and a device fingerprint ("" = the only device that explored it) in a
+// pickVariant looks up the target (a program name as recorded, e.g. "conv1_2", or a named
+// instance a registered workload records under such a name, e.g. "vgg16:2") and a device fingerprint ("" = the only device that explored it) in a
 // snapshot, and chooses among its ok variants with the helpers of explore/pareto.h. Every way
 // it can fail throws PickError with a message that says what is there instead: the layers
 // present, the devices present, the statuses of the variants when none is ok, the smallest
 // variant and its size when nothing fits a budget.
 //
-// variantDefinition rebuilds a picked layer variant: the recorded parameters hold conv-direct's
-// structural choices (v, unroll) and the tuning values under their names without the numeric
-// suffix the rewrite gave them (explore/explorer.h parametersJson), so the parametric program
-// of that structure is built again (rewrite/strategies.h via explore/conv_direct_space.h) and
-// the values substituted.
+// variantDefinition rebuilds a picked variant: the recorded parameters hold its structure's
+// choices (which the workload names) and the tuning values under their names without the
+// numeric suffix the rewrite gave them (explore/explorer.h parametersJson), so the workload
+// builds the parametric program of that structure again and the values are substituted.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +25,7 @@
 #include "codegen/compiled_program.h"
 
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "explore/workload.h"
 #include "ir/expr.h"
 
 namespace weft::explore {
@@ -58,39 +57,18 @@ PickedVariant pickVariant(const ResultsSnapshot& snapshot, const std::string& pr
 PickedVariant pickVariant(const std::filesystem::path& db, const std::string& programOrLayerName,
                           const std::string& deviceFingerprint, const PickSpec& spec);
 
-// The instantiated definition (every tuning parameter bound, the layer's sizes still symbolic:
-// bind them with convListing3Sizes(layer)) of a variant recorded for `layer`. Throws PickError
-// when the record's parameters do not describe a conv-direct variant of the layer (missing v or
-// unroll, unknown or missing tuning parameters, values outside the space).
-Definition variantDefinition(const ConvLayer& layer, const VariantRecord& record);
-
-// The picked layer variant compiled as the explorer measured it (explore/measurement.h
-// compileVariant: every size and parameter specialised). Throws PickError as above, or the
-// code generator's error.
-CompiledProgram compileLayerVariant(const ConvLayer& layer, const VariantRecord& record);
-
-// The same for a program explored from a file (`weft explore FILE --size ...`) at `sizes`: the
-// program as written, or the fusion structure its "fusion" parameter names
-// (explore/pipeline_target.h). Throws PickError.
-Definition variantDefinition(const Definition& program, const ArithBinding& sizes,
+// A recorded variant rebuilt by `workload` for `request` (the instance it was explored for: a
+// layer, a program file with its sizes): the structure its parameters name
+// (Workload::structuralParameters, Workload::structureTarget) with the recorded tuning values
+// substituted (the sizes still symbolic). Throws PickError when the parameters do not describe
+// a variant of that structure (unknown or missing tuning parameters, values outside the space).
+Definition variantDefinition(const Workload& workload, const WorkloadRequest& request,
                              const VariantRecord& record);
-CompiledProgram compileProgramVariant(const Definition& program, const ArithBinding& sizes,
-                                      const VariantRecord& record);
 
-// The layer a recorded program name stands for: a VGG-16 layer ("conv1_2") or
-// "conv_C_H_W_M_K_stride_pad" as parseConvLayer names a C,H,W,M,K,stride,pad spec; nullopt
-// for other programs.
-std::optional<ConvLayer> layerOfProgram(const std::string& program);
-
-// A variant's parameters for people. A conv-direct variant of a layer is laid out like the
-// LIFT paper's Table 4 (input tile size θ×θ, kernels per work-group κ, windows per thread σ,
-// sequentially processed input elements ω, optimisation padding ρ, vector size v, unrolling,
-// coalescing), followed by each generated kernel's local size; any other program gets its raw
-// parameter names and values.
-struct ParameterRow {
-  std::string name;
-  std::string value;
-};
-std::vector<ParameterRow> parameterTable(const VariantRecord& record);
+// The same compiled as the explorer measured it (codegen/compile_pipeline.h compileVariant:
+// every size and parameter specialised, the recorded local sizes applied). Throws PickError as
+// above, or the code generator's error.
+CompiledProgram compileRecordedVariant(const Workload& workload, const WorkloadRequest& request,
+                                       const VariantRecord& record);
 
 }  // namespace weft::explore

@@ -62,8 +62,8 @@ class BuildError : public OpenCLError {
 };
 
 // The symbolic name of an OpenCL error code ("CL_OUT_OF_RESOURCES" for -5): every code of
-// OpenCL 1.2 and the later core codes, common extension codes, and NVIDIA's unofficial -9999.
-// Unknown codes give "unknown OpenCL error".
+// OpenCL 1.2 and the later core codes, common extension codes, and NVIDIA's unofficial -9999
+// (the table of export/opencl_error_names.h). Unknown codes give "unknown OpenCL error".
 std::string clErrorName(cl_int code);
 
 // Throws OpenCLError("<call> failed: <NAME> (<code>)") unless status is CL_SUCCESS.

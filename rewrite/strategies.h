@@ -37,7 +37,7 @@ const std::vector<NamedStrategy>& strategyLibrary();
 const NamedStrategy* findStrategy(const std::string& name);
 
 // Issue 8's fast convolution shape built directly as a low-level definition over Listing 3's
-// parameters (`listing3`: examples/conv.weft or ir/conv_layer.h convListing3Definition, whose
+// parameters (`listing3`: examples/conv.weft or workloads/conv/conv_layer.h convListing3Definition, whose
 // params and declared sizes P, S it reuses) — the target the conv-register-blocked-vector
 // strategy produces from the rules (its kernels are the same up to two unused kernel arguments
 // and the re-laid-out weights' shape, [M/κ][K][K][C][κ] there: the same memory order). Three kernels, each a let-bound stage:

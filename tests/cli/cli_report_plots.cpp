@@ -17,8 +17,10 @@
 #include "explore/pareto.h"
 #include "explore/results_db.h"
 #include "explore/sampler.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "tests/support/run_weft.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 using weft::testing::CommandResult;

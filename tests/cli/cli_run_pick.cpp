@@ -11,7 +11,7 @@
 
 #include "explore/explorer.h"
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/npy_inputs.h"
 #include "tests/support/run_weft.h"

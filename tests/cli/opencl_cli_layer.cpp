@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/npy_inputs.h"

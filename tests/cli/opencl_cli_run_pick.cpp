@@ -13,7 +13,7 @@
 
 #include "explore/explorer.h"
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/npy_inputs.h"
@@ -119,7 +119,7 @@ TEST_CASE("weft run --pick runs explored variants that compute the layer") {
   CommandResult named =
       runPicked(db, inputs, "fastest", dir.file("out_e.npy"), {"--db-device", "otherdevice"});
   CHECK(named.exitCode != 0);
-  CHECK(contains(named.output, "is not a layer variant"));
+  CHECK(contains(named.output, "is not a conv variant"));
   CommandResult several = runWeft({"run", "--layer", "2,6,6,4,3,1,1", "--db", db, "--pick",
                                    "fastest", "--in",
                                    testing::writeFloats(dir, "x2.npy", {2, 6, 6}, std::vector<float>(72)),

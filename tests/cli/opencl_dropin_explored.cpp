@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/dropin_example.h"
 #include "tests/support/run_weft.h"

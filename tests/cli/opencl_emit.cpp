@@ -17,7 +17,7 @@
 
 #include "explore/explorer.h"
 #include "explore/results_db.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/dropin_example.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/parser.h"
@@ -287,7 +288,7 @@ TEST_CASE("a user function named directly in a map over an earlier kernel's temp
       "fun twice(m: float): float = m * 2.0f\n"
       "def f(x: [[float]W]H): [[float]W]H = let(t -> map2D(twice, t), map2D(v -> v + 1.0f, x))\n";
   Definition definition = parseProgram(text).definitions.back();
-  CompiledProgram program = generateOpenCL(lowerDefault(definition));
+  CompiledProgram program = compileToOpenCL(definition);
   REQUIRE(program.kernels.size() == 2);
   const KernelPlan& second = program.kernels[1];
   bool hasTemporary = false;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/parser.h"
@@ -34,7 +35,7 @@ CompiledProgram compileText(const std::string& text, const ArithBinding& sizes =
   Program program = parseProgram(text, "test.weft");
   CodegenOptions options;
   options.specialize = sizes;
-  return generateOpenCL(lowerDefault(program.definitions.back()), options);
+  return compileToOpenCL(program.definitions.back(), options);
 }
 
 struct KernelText {
@@ -222,7 +223,7 @@ TEST_CASE("the examples' kernels take exactly the buffers they name") {
       try {
         CodegenOptions options;
         options.specialize = used;
-        compiled = generateOpenCL(lowerDefault(definition), options);
+        compiled = compileToOpenCL(definition, options);
       } catch (const std::exception& e) {
         continue;  // a definition the default lowering cannot map: not this test's subject
       }

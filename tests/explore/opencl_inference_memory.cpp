@@ -10,7 +10,7 @@
 
 #include "explore/measurement.h"
 #include "host/opencl_runtime.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "rewrite/strategies.h"
 
 using namespace weft;
@@ -41,7 +41,7 @@ TEST_CASE("measureVariant: space is the inference memory when weights and biases
   for (const int padInLoads : {0, 1}) {
     CAPTURE(padInLoads);
     const Definition definition = vectorFamilyDefinition(padInLoads);
-    Workload workload;
+    MeasurementInputs workload;
     workload.sizes = convListing3Sizes(kLayer);
     workload.inputs = randomInputs(definition, workload.sizes, 11);
     const CompiledProgram program = compileVariant(definition, workload.sizes);

@@ -12,7 +12,7 @@
 
 #include "explore/measurement.h"
 #include "host/opencl_runtime.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "rewrite/strategies.h"
 
 using namespace weft;
@@ -56,7 +56,7 @@ TEST_CASE("preparation kernels: the weight re-layout for constant weights, none 
 TEST_CASE("measureVariant times preparation kernels apart and slow variants once") {
   host::Context context(host::selectDevice(""));
   const Definition definition = vectorFamilyDefinition();
-  Workload workload;
+  MeasurementInputs workload;
   workload.sizes = convListing3Sizes(kLayer);
   workload.inputs = randomInputs(definition, workload.sizes, 7);
 

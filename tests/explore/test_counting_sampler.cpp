@@ -15,7 +15,7 @@
 #include "explore/counting_sampler.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "rewrite/strategies.h"
 #include "tests/explore/parametric_programs.h"
 

@@ -34,8 +34,10 @@
 
 #include "explore/explorer.h"
 #include "host/opencl_runtime.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "tests/support/run_weft.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 using namespace weft::explore;
@@ -104,8 +106,8 @@ TEST_CASE("a small layer: every variant recorded, verified and timed; a re-run r
   REQUIRE(prep.reference);
   CHECK(prep.reference->medianNs > 0);
   CHECK(prep.referenceCheck.find("checked against the interpreter") != std::string::npos);
-  REQUIRE(prep.workload.expected);
-  CHECK(prep.workload.expected->size() == 8 * 8 * 8);
+  REQUIRE(prep.inputs.expected);
+  CHECK(prep.inputs.expected->size() == 8 * 8 * 8);
 
   TempFolder folder;
   ExploreOptions options = smallOptions(folder.path / "results.db");
@@ -216,7 +218,7 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
   // writes the output): its result is right, only the canary region shows the write.
   options.tamperProgram = [&prep](size_t variant, CompiledProgram& program) {
     if (variant != 5) return;
-    ArithBinding all = prep.workload.sizes;
+    ArithBinding all = prep.inputs.sizes;
     for (const auto& [name, value] : prep.spaceOf(variant).binding(prep.points[variant])) {
       all[name] = value;
     }

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "explore/measurement.h"
-#include "host/dropin_export.h"
-#include "ir/conv_layer.h"
+#include "export/dropin_export.h"
+#include "workloads/conv/conv_layer.h"
 #include "rewrite/strategies.h"
 
 using namespace weft;
@@ -81,7 +81,7 @@ TEST_CASE("vector family: per-inference kernels do not take the weights; inferen
       CAPTURE(b.sigma);
       CAPTURE(b.rows);
       CAPTURE(b.padInLoads);
-      const CompiledProgram program = explore::compileVariant(vectorFamily(b), sizes);
+      const CompiledProgram program = compileVariant(vectorFamily(b), sizes);
       CAPTURE(program.describe(sizes));
       // The re-layout, the pad kernel unless the loads pad, the convolution.
       REQUIRE(program.kernels.size() == (b.padInLoads ? 2u : 3u));
@@ -134,7 +134,7 @@ TEST_CASE("vector family: per-inference kernels do not take the weights; inferen
 TEST_CASE("the default lowering of Listing 3 keeps every buffer at inference time") {
   const ConvLayer layer = parseConvLayer("4,8,8,8,3,1,1");
   const ArithBinding sizes = convListing3Sizes(layer);
-  const CompiledProgram program = explore::compileVariant(convListing3Definition(), sizes);
+  const CompiledProgram program = compileVariant(convListing3Definition(), sizes);
   CHECK(program.inferenceBytes(sizes, kWeightsAndBiases) == program.globalBytes(sizes));
   CHECK(program.globalBytes(sizes) >=
         floatBytes(layer.M * layer.C * layer.K * layer.K + layer.M + layer.C * layer.H * layer.W +
@@ -144,23 +144,23 @@ TEST_CASE("the default lowering of Listing 3 keeps every buffer at inference tim
 TEST_CASE("drop-in of the vector family: P_run does not read the weights") {
   const ConvLayer layer = parseConvLayer("4,8,8,8,3,1,1");
   const ArithBinding sizes = convListing3Sizes(layer);
-  const CompiledProgram program = explore::compileVariant(vectorFamily({4, 2, 2, 0}), sizes);
-  host::DropinMetadata metadata;
+  const CompiledProgram program = compileVariant(vectorFamily({4, 2, 2, 0}), sizes);
+  exporting::DropinMetadata metadata;
   metadata.prefix = "weft_test_layer";
   metadata.program = layer.describe();
   metadata.sizes = sizes;
   metadata.compilerVersion = "weft test";
   metadata.constantInputs = kWeightsAndBiases;
-  const host::Emitted emitted = host::prepareEmission(program, sizes, metadata);
+  const exporting::Emitted emitted = exporting::prepareEmission(program, sizes, metadata);
   REQUIRE(emitted.inputs.size() == 3u);
   CHECK(emitted.inputs[0].readByPreparation);
   CHECK_FALSE(emitted.inputs[0].readByRun);
   CHECK(emitted.inputs[1].readByRun);
   CHECK(emitted.inputs[2].readByRun);
 
-  const std::vector<host::DropinFile> files = host::emitDropin(program, sizes, metadata);
+  const std::vector<exporting::DropinFile> files = exporting::emitDropin(program, sizes, metadata);
   std::string readme, header, manifestText, hostCode;
-  for (const host::DropinFile& file : files) {
+  for (const exporting::DropinFile& file : files) {
     if (file.name == "README.md") readme = file.contents;
     if (file.name == metadata.prefix + ".h") header = file.contents;
     if (file.name == metadata.prefix + ".json") manifestText = file.contents;

@@ -13,8 +13,10 @@
 #include "explore/explorer.h"
 #include "explore/sampler.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/printer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 using namespace weft::explore;

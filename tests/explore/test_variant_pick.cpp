@@ -18,14 +18,20 @@
 #include "explore/pareto.h"
 #include "explore/sampler.h"
 #include "explore/variant_pick.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/interp.h"
 #include "tests/support/random_values.h"
 #include "tests/support/run_weft.h"
 #include "typecheck/typecheck.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/builtin_workloads.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 using namespace weft::explore;
+
+// Picking by a layer spec ("vgg16:2") and laying records out asks the registry.
+static const bool kWorkloadsRegistered = (workloads::registerBuiltinWorkloads(), true);
 
 namespace {
 
@@ -269,7 +275,7 @@ TEST_CASE("records that are no variant of the layer are refused") {
     return r;
   };
   CHECK(has(messageOf([&] { variantDefinition(layer, record("{\"N\":4}")); }),
-            "is not a layer variant"));
+            "is not a conv variant"));
   CHECK(has(messageOf([&] { variantDefinition(layer, record("{\"v\":1,\"unroll\":0}")); }),
             "is missing"));
   const std::string good =

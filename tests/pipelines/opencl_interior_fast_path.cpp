@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -72,7 +73,7 @@ TEST_CASE("blur's clamped kernel gets an unclamped fast branch, a zero-padded on
       "fun mean3(a: float, b: float, c: float): float = (a + b + c) / 3.0f\n"
       "def blurx(input: [float]N) = map(w -> reduce(0.0f, (acc, x) -> acc + x, w),"
       " slide(3, 1, pad(1, 1, constant(0.0f), input)))\n");
-  const CompiledProgram constant = generateOpenCL(lowerDefault(zeroPadded.definitions.back()));
+  const CompiledProgram constant = compileToOpenCL(zeroPadded.definitions.back());
   CAPTURE(constant.source);
   CHECK(constant.source.find("_first") == std::string::npos);
 }
@@ -175,7 +176,7 @@ TEST_CASE("1D stencils over random clamp and mirror pads equal the interpreter i
     const Value expected = interpret(definition, {input}, sizes);
     CodegenOptions options;
     if (trial % 2 == 0) options.specialize = sizes;
-    const CompiledProgram program = generateOpenCL(lowerDefault(definition), options);
+    const CompiledProgram program = compileToOpenCL(definition, options);
     CAPTURE(program.source);
     withFastPath += fastBranch(program.source).empty() ? 0 : 1;
     const int outputs = n + left + right - window + 1;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
@@ -118,13 +119,13 @@ TEST_CASE("the fused blur is one kernel with the producer's tile in local memory
   CHECK(countPrims(body, Op::MapGlb) == 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 64}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  const CompiledProgram compiled = compileToOpenCL(program, options);
   CAPTURE(compiled.source);
   CHECK(compiled.kernels.size() == 1);
   CHECK(compiled.source.find("local float") != std::string::npos);
   CHECK(compiled.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
   // The unfused program is two kernels.
-  CHECK(generateOpenCL(lowerDefault(blur), options).kernels.size() == 2);
+  CHECK(compileToOpenCL(blur, options).kernels.size() == 2);
 }
 
 TEST_CASE("the privately fused blur is one kernel with the producer's tile in private memory") {
@@ -144,7 +145,7 @@ TEST_CASE("the privately fused blur is one kernel with the producer's tile in pr
   CHECK(countPrims(body, Op::MapSeqUnroll) > 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 64}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  const CompiledProgram compiled = compileToOpenCL(program, options);
   CAPTURE(compiled.source);
   CHECK(compiled.kernels.size() == 1);
   // The producer's tile with its halo: theta1 x theta2 = 24 private floats (unrolled, code

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
@@ -103,7 +104,7 @@ TEST_CASE("fused Canny is three kernels, magnitude and direction by overlapped t
   CHECK(count(body, Op::ToLocal) == 0);
   CodegenOptions options;
   options.specialize = {{"W", 32}, {"H", 16}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  const CompiledProgram compiled = compileToOpenCL(program, options);
   CAPTURE(compiled.source);
   CHECK(compiled.kernels.size() == 3);
   CHECK(compiled.source.find("local float") == std::string::npos);
@@ -112,7 +113,7 @@ TEST_CASE("fused Canny is three kernels, magnitude and direction by overlapped t
   int tiled = 0;
   for (const auto& kernel : compiled.kernels) tiled += kernel.privateScalars >= 60 ? 1 : 0;
   CHECK(tiled == 2);
-  CHECK(generateOpenCL(lowerDefault(canny), options).kernels.size() == 7);
+  CHECK(compileToOpenCL(canny, options).kernels.size() == 7);
 }
 
 TEST_CASE("the suppression kernel reads magnitude and direction in image order, in 2D") {
@@ -124,7 +125,7 @@ TEST_CASE("the suppression kernel reads magnitude and direction in image order, 
   const Definition program = fusedCanny({{"theta1", Arith(6)}, {"theta2", Arith(10)}});
   CodegenOptions options;
   options.specialize = {{"W", 32}, {"H", 16}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  const CompiledProgram compiled = compileToOpenCL(program, options);
   REQUIRE(compiled.kernels.size() == 3);
   const KernelPlan& suppression = compiled.kernels[2];
   CHECK(suppression.dimensions == 2);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
@@ -83,7 +84,7 @@ TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in priv
   CHECK(countPrims(body, Op::MapSeq) == 0);
   CodegenOptions options;
   options.specialize = {{"W", 64}, {"H", 32}, {"C", 3}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(program), options);
+  const CompiledProgram compiled = compileToOpenCL(program, options);
   CAPTURE(compiled.source);
   CHECK(compiled.kernels.size() == 1);
   // The producer's tile with its halo: theta1 x theta2 = 48 private floats.
@@ -94,5 +95,5 @@ TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in priv
   CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
   CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 32 / 8);
   CHECK(evaluate(compiled.kernels[0].globalSize[2], {}) == 3);
-  CHECK(generateOpenCL(lowerDefault(unsharp), options).kernels.size() == 4);
+  CHECK(compileToOpenCL(unsharp, options).kernels.size() == 4);
 }

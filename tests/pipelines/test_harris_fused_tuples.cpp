@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
@@ -70,7 +71,7 @@ TEST_CASE("Harris fused with tuples is one kernel with a private tuple tile") {
   CHECK(countPrims(body, Op::MapGlb) == 2);
   CodegenOptions options;
   options.specialize = {{"W", 32}, {"H", 16}};
-  const CompiledProgram compiled = generateOpenCL(lowerDefault(fused), options);
+  const CompiledProgram compiled = compileToOpenCL(fused, options);
   CAPTURE(compiled.source);
   CHECK(compiled.kernels.size() == 1);
   CHECK(compiled.source.find("barrier(") == std::string::npos);

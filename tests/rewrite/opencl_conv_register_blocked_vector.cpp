@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -92,7 +93,7 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
 
       CodegenOptions options;
       options.specialize = layer.sizes;
-      const CompiledProgram compiled = generateOpenCL(lowerDefault(vector), options);
+      const CompiledProgram compiled = compileToOpenCL(vector, options);
       CAPTURE(compiled.source);
       // Re-layout, pad, convolution; without the pad kernel (and its buffer) for pad_in_loads.
       REQUIRE(compiled.kernels.size() == (b.padInLoads ? 2u : 3u));

@@ -1,4 +1,4 @@
-// An independent oracle for the built-in convolution layer (ir/conv_layer.h): random layer
+// An independent oracle for the built-in convolution layer (workloads/conv/conv_layer.h): random layer
 // data in PyTorch's layouts and the convolution as the plain NCHW loops of its definition,
 //
 //   y[m][oy][ox] = b[m] + sum over c, ky, kx of x[c][oy*stride + ky - pad][ox*stride + kx - pad]
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 
 namespace weft::testing {
 

@@ -1,4 +1,4 @@
-// What the tests of the exported C files (host/dropin_export.h, host/bundle_export.h) share:
+// What the tests of the exported C files (export/dropin_export.h, export/bundle_export.h) share:
 // the pieces of the hand-built compiled programs they export (a kernel of three buffers, a
 // kernel with a size argument, local memory and a local size), finding one exported file by
 // name, and running a compiler in a shell with its output kept in a log file.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "codegen/compiled_program.h"
-#include "host/dropin_export.h"
+#include "export/dropin_export.h"
 #include "ir/arith.h"
 
 namespace weft::testing {
@@ -72,9 +72,9 @@ inline KernelPlan localMemoryKernel(int input, int temporary, const Arith& n) {
 
 // The contents of the exported file `name`; fails the test (`what` names the kind of file in
 // the message) when there is none.
-inline std::string exportedFile(const std::vector<host::DropinFile>& files, const std::string& name,
-                                const std::string& what) {
-  for (const host::DropinFile& file : files) {
+inline std::string exportedFile(const std::vector<exporting::DropinFile>& files,
+                                const std::string& name, const std::string& what) {
+  for (const exporting::DropinFile& file : files) {
     if (file.name == name) return file.contents;
   }
   FAIL("no " << what << " " << name);

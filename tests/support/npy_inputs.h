@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/npy.h"
 #include "tests/support/conv_layer_reference.h"
 #include "tests/support/run_weft.h"

@@ -1,4 +1,4 @@
-// Tests of explore::pipelineTarget (explore/pipeline_target.h): the blur pipeline explored over
+// Tests of explore::pipelineTarget (workloads/pipeline/pipeline_target.h): the blur pipeline explored over
 // its fusion choices has the unfused program and both fusion strategies as structures, each
 // family sampled, every point naming its structure with "fusion"; recorded fixed parameters
 // rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "explore/pipeline_target.h"
+#include "workloads/pipeline/pipeline_target.h"
 #include "host/device_profile.h"
 #include "ir/parser.h"
 #include "ir/printer.h"

@@ -18,7 +18,7 @@
 
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/expr.h"
 
 namespace weft::explore {

@@ -1,4 +1,4 @@
-// The static cost model of explore/cost_model.h: per kernel, the largest of FMA issue time,
+// The static cost model of workloads/conv/cost_model.h: per kernel, the largest of FMA issue time,
 // load time and FMA dependency-chain time over the work-items, times penalties, plus the
 // memory-copy kernels (pad, final reduction, crop) and a launch overhead per kernel.
 //
@@ -17,7 +17,7 @@
 //  - The LIFT direct-convolution paper (section 4.2): conv-direct's four kernels (pad, partial
 //    convolution over chunks of ω window elements, final reduction over the chunks, crop) and
 //    its parameters θ, ρ (extra windows per dimension), κ × σ blocks per work-item, ω, v.
-#include "explore/cost_model.h"
+#include "workloads/conv/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -236,18 +236,6 @@ std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
   return layer;
 }
 
-std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) {
-  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
-  if (!parsed.is_object()) {
-    throw std::invalid_argument("recorded parameters are not a JSON object: " + json);
-  }
-  std::map<std::string, int64_t> out;
-  for (const auto& [name, value] : parsed.items()) {
-    if (value.is_number_integer()) out[name] = value.get<int64_t>();
-  }
-  return out;
-}
-
 std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device) {
@@ -267,18 +255,6 @@ std::optional<CostPrediction> predictLayerVariantCost(
   out->seconds = 0;
   for (const PredictedKernel& kernel : out->kernels) out->seconds += kernel.seconds;
   return out;
-}
-
-std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs) {
-  std::vector<size_t> order(costs.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  // A cost that is missing or not finite (NaN would break the ordering) counts as unknown.
-  auto known = [&](size_t i) { return costs[i].has_value() && std::isfinite(*costs[i]); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (!known(a) || !known(b)) return known(a) && !known(b);
-    return *costs[a] < *costs[b];
-  });
-  return order;
 }
 
 }  // namespace weft::explore

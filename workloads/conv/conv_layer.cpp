@@ -19,7 +19,7 @@
 // the three computing maps become mapGlb(2), mapGlb(1) and mapGlb(0) under the default lowering
 // (join continues the nest, and reduce's [float]1 is joined away), and the reduce a sequential
 // loop over the C·K·K products in (c, ky, kx) order, the order of both zipped arrays.
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 
 #include "ir/parser.h"
 

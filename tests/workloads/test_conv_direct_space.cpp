@@ -1,4 +1,4 @@
-// Tests of explore/conv_direct_space: the union over (v, unroll) of conv-direct's spaces for a
+// Tests of workloads/conv/conv_direct_space: the union over (v, unroll) of conv-direct's spaces for a
 // small layer — its count is the sum of the structures' exact counts, empty structures are
 // reported, samples are unique, reproducible and spread over the structures in proportion to
 // their sizes (chi-square with a fixed seed), and instantiated samples compute the layer (the
@@ -9,9 +9,9 @@
 #include <random>
 #include <set>
 
-#include "explore/conv_direct_space.h"
+#include "workloads/conv/conv_direct_space.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/interp.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"

@@ -1,6 +1,6 @@
 // conv_direct_space.h: the union over (v, unroll) of conv-direct's parameter spaces, sampled
 // uniformly over all valid variants.
-#include "explore/conv_direct_space.h"
+#include "workloads/conv/conv_direct_space.h"
 
 #include <algorithm>
 #include <map>
@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "explore/z3_encoding.h"
+#include "workloads/conv/conv_targets.h"
 #include "rewrite/strategies.h"
 
 namespace weft::explore {
@@ -37,8 +38,8 @@ ConvDirectSpace buildConvDirectSpace(const ConvLayer& layer, const SpaceOptions&
                                      const std::vector<ConvDirectStructure>& structures) {
   std::vector<ConvDirectStructure> choices = structures;
   if (choices.empty()) {
-    for (int v : {1, 2, 4, 8, 16}) {
-      for (int unroll : {0, 1}) choices.push_back({v, unroll});
+    for (int v : kConvDirectVectorWidths) {
+      for (int unroll : kConvDirectUnrolls) choices.push_back({v, unroll});
     }
   }
   ConvDirectSpace result;

@@ -1,4 +1,4 @@
-// Tests of the drop-in export (host/dropin_export.h) on a hand-built compiled program that has
+// Tests of the drop-in export (export/dropin_export.h) on a hand-built compiled program that has
 // what generated ones have: two kernels, a temporary buffer, a size argument, a local-memory
 // argument, one launch with and one without a local size, and symbolic sizes bound at export.
 // The emitted files are checked for what they must say (parameters, device, compiler, sizes
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "host/dropin_export.h"
+#include "export/dropin_export.h"
 #include "tests/support/export_check.h"
 #include "tests/support/run_weft.h"
 
@@ -66,8 +66,8 @@ CompiledProgram twoKernelProgram() {
   return program;
 }
 
-host::DropinMetadata metadataFor(const std::string& prefix) {
-  host::DropinMetadata metadata;
+exporting::DropinMetadata metadataFor(const std::string& prefix) {
+  exporting::DropinMetadata metadata;
   metadata.prefix = prefix;
   metadata.program = "scaleAdd for a test";
   metadata.inputNames = {"a", "b"};
@@ -81,24 +81,24 @@ host::DropinMetadata metadataFor(const std::string& prefix) {
 
 const ArithBinding kBinding = {{"N", 64}, {"L", 8}};
 
-std::string fileOf(const std::vector<host::DropinFile>& files, const std::string& name) {
+std::string fileOf(const std::vector<exporting::DropinFile>& files, const std::string& name) {
   return testing::exportedFile(files, name, "emitted file");
 }
 
 }  // namespace
 
 TEST_CASE("dropinPrefix makes C identifiers starting with weft_") {
-  CHECK(host::dropinPrefix("conv3_1") == "weft_conv3_1");
-  CHECK(host::dropinPrefix("dot[N=1024]") == "weft_dot_n_1024");
-  CHECK(host::dropinPrefix("weft_x") == "weft_x");
-  CHECK(host::dropinPrefix("3x3 conv") == "weft_3x3_conv");
-  CHECK(host::dropinPrefix("") == "weft_x");
+  CHECK(exporting::dropinPrefix("conv3_1") == "weft_conv3_1");
+  CHECK(exporting::dropinPrefix("dot[N=1024]") == "weft_dot_n_1024");
+  CHECK(exporting::dropinPrefix("weft_x") == "weft_x");
+  CHECK(exporting::dropinPrefix("3x3 conv") == "weft_3x3_conv");
+  CHECK(exporting::dropinPrefix("") == "weft_x");
 }
 
 TEST_CASE("the emitted files carry the parameters, the device, the compiler and the sizes") {
-  auto files = host::emitDropin(twoKernelProgram(), kBinding, metadataFor("weft_scale_add"));
+  auto files = exporting::emitDropin(twoKernelProgram(), kBinding, metadataFor("weft_scale_add"));
   std::vector<std::string> names;
-  for (const host::DropinFile& file : files) names.push_back(file.name);
+  for (const exporting::DropinFile& file : files) names.push_back(file.name);
   CHECK(names == std::vector<std::string>{"weft_scale_add.cl", "weft_scale_add.h",
                                           "weft_scale_add.c", "weft_scale_add.json",
                                           "weft_scale_add.cmake", "README.md"});
@@ -135,7 +135,7 @@ TEST_CASE("the emitted files carry the parameters, the device, the compiler and 
 
 TEST_CASE("the manifest describes the kernels and buffers under the binding") {
   CompiledProgram program = twoKernelProgram();
-  auto files = host::emitDropin(program, kBinding, metadataFor("weft_scale_add"));
+  auto files = exporting::emitDropin(program, kBinding, metadataFor("weft_scale_add"));
   auto manifest = nlohmann::json::parse(fileOf(files, "weft_scale_add.json"));
   CHECK(manifest["compiler"] == "weft test-version");
   CHECK(manifest["device"].is_null());
@@ -165,11 +165,11 @@ TEST_CASE("the manifest describes the kernels and buffers under the binding") {
   CHECK(manifest["buffers"][3]["role"] == "temporary");
 
   // Tuned: the device and the tuning appear.
-  host::DropinMetadata tuned = metadataFor("weft_scale_add");
+  exporting::DropinMetadata tuned = metadataFor("weft_scale_add");
   tuned.tunedOn = "Test GPU";
   tuned.deviceFingerprint = "0123456789abcdef";
   tuned.tuning = "fastest of 3 ok variants";
-  auto tunedFiles = host::emitDropin(program, kBinding, tuned);
+  auto tunedFiles = exporting::emitDropin(program, kBinding, tuned);
   auto tunedManifest = nlohmann::json::parse(fileOf(tunedFiles, "weft_scale_add.json"));
   CHECK(tunedManifest["device"]["fingerprint"] == "0123456789abcdef");
   CHECK(contains(fileOf(tunedFiles, "weft_scale_add.cl"),
@@ -179,16 +179,17 @@ TEST_CASE("the manifest describes the kernels and buffers under the binding") {
 
 TEST_CASE("a size left unbound, a bad prefix or a missing output is an error") {
   CompiledProgram program = twoKernelProgram();
-  CHECK_THROWS_WITH_AS(host::emitDropin(program, {{"N", 64}}, metadataFor("weft_x")),
-                       doctest::Contains("size variable L is not bound"), host::DropinError);
-  CHECK_THROWS_WITH_AS(host::emitDropin(program, {{"N", 0}, {"L", 8}}, metadataFor("weft_x")),
-                       doctest::Contains("not positive"), host::DropinError);
-  CHECK_THROWS_WITH_AS(host::emitDropin(program, kBinding, metadataFor("9lives")),
-                       doctest::Contains("not a C identifier"), host::DropinError);
-  CHECK_THROWS_AS(host::emitDropin(program, kBinding, metadataFor("int")), host::DropinError);
+  CHECK_THROWS_WITH_AS(exporting::emitDropin(program, {{"N", 64}}, metadataFor("weft_x")),
+                       doctest::Contains("size variable L is not bound"), exporting::DropinError);
+  CHECK_THROWS_WITH_AS(exporting::emitDropin(program, {{"N", 0}, {"L", 8}}, metadataFor("weft_x")),
+                       doctest::Contains("not positive"), exporting::DropinError);
+  CHECK_THROWS_WITH_AS(exporting::emitDropin(program, kBinding, metadataFor("9lives")),
+                       doctest::Contains("not a C identifier"), exporting::DropinError);
+  CHECK_THROWS_AS(exporting::emitDropin(program, kBinding, metadataFor("int")),
+                  exporting::DropinError);
   program.outputBuffer = -1;
-  CHECK_THROWS_WITH_AS(host::emitDropin(program, kBinding, metadataFor("weft_x")),
-                       doctest::Contains("no output buffer"), host::DropinError);
+  CHECK_THROWS_WITH_AS(exporting::emitDropin(program, kBinding, metadataFor("weft_x")),
+                       doctest::Contains("no output buffer"), exporting::DropinError);
 }
 
 // The text of the emitted C function `name` (from its definition line to the closing brace at
@@ -210,8 +211,8 @@ std::vector<int> launchedKernels(const std::string& body) {
   return kernels;
 }
 
-host::DropinMetadata withConstants(std::set<int> constants) {
-  host::DropinMetadata metadata = metadataFor("weft_scale_add");
+exporting::DropinMetadata withConstants(std::set<int> constants) {
+  exporting::DropinMetadata metadata = metadataFor("weft_scale_add");
   metadata.constantInputs = std::move(constants);
   return metadata;
 }
@@ -219,7 +220,7 @@ host::DropinMetadata withConstants(std::set<int> constants) {
 TEST_CASE("constant inputs split the kernels into prepare and run") {
   // a is constant: k0 (tmp = 2a) reads only a, so it is the preparation; tmp1 is prepared.
   CompiledProgram program = twoKernelProgram();
-  auto files = host::emitDropin(program, kBinding, withConstants({0}));
+  auto files = exporting::emitDropin(program, kBinding, withConstants({0}));
   std::string c = fileOf(files, "weft_scale_add.c");
   CHECK(launchedKernels(functionBody(c, "weft_scale_add_prepare_buffers")) == std::vector<int>{0});
   CHECK(launchedKernels(functionBody(c, "weft_scale_add_run_buffers")) == std::vector<int>{1});
@@ -266,7 +267,7 @@ TEST_CASE("without a kernel that depends only on the constant inputs, prepare do
   // output); a and b together (k1 still writes the output).
   for (std::set<int> constants : {std::set<int>{}, std::set<int>{1}, std::set<int>{0, 1}}) {
     CAPTURE(constants.size());
-    auto files = host::emitDropin(program, kBinding, withConstants(constants));
+    auto files = exporting::emitDropin(program, kBinding, withConstants(constants));
     std::string c = fileOf(files, "weft_scale_add.c");
     std::string prepare = functionBody(c, "weft_scale_add_prepare_buffers");
     std::string run = functionBody(c, "weft_scale_add_run_buffers");
@@ -287,21 +288,22 @@ TEST_CASE("without a kernel that depends only on the constant inputs, prepare do
     CHECK(contains(fileOf(files, "weft_scale_add.h"),
                    "#define WEFT_SCALE_ADD_PREPARE_KERNEL_COUNT 0"));
   }
-  auto none = host::emitDropin(program, kBinding, withConstants({}));
+  auto none = exporting::emitDropin(program, kBinding, withConstants({}));
   CHECK(contains(fileOf(none, "weft_scale_add.h"),
                  "cl_int weft_scale_add_prepare(weft_scale_add_t* handle, cl_command_queue "
                  "queue,\n    cl_event* event_out);"));
   CHECK(contains(fileOf(none, "README.md"), "this program has none"));
-  CHECK_THROWS_WITH_AS(host::emitDropin(program, kBinding, withConstants({2})),
-                       doctest::Contains("constant input 2 does not exist"), host::DropinError);
+  CHECK_THROWS_WITH_AS(exporting::emitDropin(program, kBinding, withConstants({2})),
+                       doctest::Contains("constant input 2 does not exist"),
+                       exporting::DropinError);
 }
 
 TEST_CASE("the emitted C compiles warning-free as C99 (gcc, clang) and as C++") {
   for (std::set<int> constants : {std::set<int>{}, std::set<int>{0}}) {
     CAPTURE(constants.size());
     TempDir dir("weft_dropin_compile");
-    host::writeDropin(dir.path,
-                      host::emitDropin(twoKernelProgram(), kBinding, withConstants(constants)));
+    exporting::writeDropin(
+        dir.path, exporting::emitDropin(twoKernelProgram(), kBinding, withConstants(constants)));
     const std::string source = (dir.path / "weft_scale_add.c").string();
     const fs::path log = dir.path / "log.txt";
     std::string flags = " -Wall -Wextra -Werror -I'" + dir.path.string() + "' -c '" + source +
@@ -329,7 +331,8 @@ TEST_CASE("the emitted C compiles warning-free as C99 (gcc, clang) and as C++") 
 
 TEST_CASE("the emitted queries and argument checks work without a device") {
   TempDir dir("weft_dropin_check");
-  host::writeDropin(dir.path, host::emitDropin(twoKernelProgram(), kBinding, withConstants({0})));
+  exporting::writeDropin(dir.path,
+                         exporting::emitDropin(twoKernelProgram(), kBinding, withConstants({0})));
   // Error names are compared with <CL/cl.h>'s macros, written independently of the emitter.
   std::ofstream(dir.path / "check.c") << R"(#include "weft_scale_add.h"
 #include <stdio.h>

@@ -25,7 +25,7 @@
 
 #include "host/device_profile.h"
 #include "ir/arith.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 
 namespace weft::explore {
 
@@ -47,13 +47,9 @@ struct CostPrediction {
   double flopsPerLoad = 0;   // floating-point operations per load instruction in the inner loop
 };
 
-// The layer of a Listing 3 size binding (C, H, W, M, K, P, S: ir/conv_layer.h
+// The layer of a Listing 3 size binding (C, H, W, M, K, P, S: workloads/conv/conv_layer.h
 // convListing3Sizes), or nullopt when one is missing (a program that is not a layer).
 std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes);
-
-// A recorded parameter object ({"kappa":4,"v":2,...}: parametersJson) as a map; values that
-// are not integers are left out. Throws std::invalid_argument when the text is not a JSON object.
-std::map<std::string, int64_t> parseRecordedParameters(const std::string& json);
 
 // The predicted cost of one variant of `layer` on `device`, or nullopt when the parameters name
 // neither family (conv-direct: v, unroll, theta, rho, kappa, sigma, omega; the vector family:
@@ -62,9 +58,5 @@ std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device);
 
-// The order in which to measure points with these predicted costs: indices into `costs`,
-// ascending cost, ties and equal costs in their original order (stable); points without a
-// prediction (nullopt) last, in their original order. A permutation of 0..costs.size()-1.
-std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs);
 
 }  // namespace weft::explore

@@ -1,4 +1,4 @@
-// Tests of the measurement bundle (host/bundle_export.h) without a device: the files a bundle of
+// Tests of the measurement bundle (export/bundle_export.h) without a device: the files a bundle of
 // hand-built programs consists of, the line-based description the harness reads (inputs,
 // output, buffers with roles and input indices, launch sizes, arguments, the key echoed as
 // given, invalid variants), the JSON description, the errors for programs that disagree or bad
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "host/bundle_export.h"
+#include "export/bundle_export.h"
 #include "tests/support/export_check.h"
 #include "tests/support/run_weft.h"
 
@@ -67,8 +67,8 @@ CompiledProgram twoKernelVariant() {
   return program;
 }
 
-host::BundleProgram referenceProgram() {
-  host::BundleProgram reference;
+exporting::BundleProgram referenceProgram() {
+  exporting::BundleProgram reference;
   reference.id = "reference";
   reference.program = addProgram(Arith(64));
   reference.sourceHash = "00000000000000aa";
@@ -76,8 +76,8 @@ host::BundleProgram referenceProgram() {
   return reference;
 }
 
-std::vector<host::BundleProgram> variantPrograms() {
-  host::BundleProgram ok;
+std::vector<exporting::BundleProgram> variantPrograms() {
+  exporting::BundleProgram ok;
   ok.id = "v0001";
   ok.key = R"({"L":8,"v":1})";
   ok.parameters = {{"L", 8}, {"v", 1}};
@@ -85,15 +85,15 @@ std::vector<host::BundleProgram> variantPrograms() {
   ok.binding = {{"N", 64}, {"L", 8}};
   ok.sourceHash = "0123456789abcdef";
   ok.spaceBytes = 1024;
-  host::BundleProgram invalid;
+  exporting::BundleProgram invalid;
   invalid.id = "v0002";
   invalid.key = R"({"L":3,"v":1})";
   invalid.invalid = "generation: something\nwent wrong";
   return {ok, invalid};
 }
 
-host::BundleMetadata metadata() {
-  host::BundleMetadata m;
+exporting::BundleMetadata metadata() {
+  exporting::BundleMetadata m;
   m.program = "add_64";
   m.description = "out = a + b\nfor a test";
   m.flops = 64;
@@ -105,7 +105,7 @@ host::BundleMetadata metadata() {
   return m;
 }
 
-std::string fileOf(const std::vector<host::DropinFile>& files, const std::string& name) {
+std::string fileOf(const std::vector<exporting::DropinFile>& files, const std::string& name) {
   return testing::exportedFile(files, name, "bundle file");
 }
 
@@ -140,10 +140,10 @@ const char* kOkLine =
 }  // namespace
 
 TEST_CASE("a bundle has the kernels, both descriptions, the harness, CMake and a README") {
-  std::vector<host::DropinFile> files =
-      host::emitBundle(referenceProgram(), variantPrograms(), metadata());
+  std::vector<exporting::DropinFile> files =
+      exporting::emitBundle(referenceProgram(), variantPrograms(), metadata());
   std::vector<std::string> names;
-  for (const host::DropinFile& file : files) names.push_back(file.name);
+  for (const exporting::DropinFile& file : files) names.push_back(file.name);
   // No kernel file for the invalid variant.
   CHECK(names == std::vector<std::string>{"kernels/reference.cl", "kernels/v0001.cl",
                                           "variants.txt", "variants.json", "harness.c",
@@ -162,8 +162,8 @@ TEST_CASE("a bundle has the kernels, both descriptions, the harness, CMake and a
 }
 
 TEST_CASE("variants.txt describes every program as the harness reads it") {
-  const std::string text =
-      fileOf(host::emitBundle(referenceProgram(), variantPrograms(), metadata()), "variants.txt");
+  const std::string text = fileOf(
+      exporting::emitBundle(referenceProgram(), variantPrograms(), metadata()), "variants.txt");
   std::istringstream lines(text);
   std::string first;
   std::getline(lines, first);
@@ -194,9 +194,8 @@ TEST_CASE("variants.txt describes every program as the harness reads it") {
 }
 
 TEST_CASE("variants.json lists ids, parameters, kernels, buffers and the output buffer") {
-  nlohmann::json json = nlohmann::json::parse(
-      fileOf(host::emitBundle(referenceProgram(), variantPrograms(), metadata()),
-             "variants.json"));
+  nlohmann::json json = nlohmann::json::parse(fileOf(
+      exporting::emitBundle(referenceProgram(), variantPrograms(), metadata()), "variants.json"));
   CHECK(json["program"] == "add_64");
   CHECK(json["profile"] == "pocl-cpu");
   REQUIRE(json["variants"].size() == 2);
@@ -216,40 +215,41 @@ TEST_CASE("variants.json lists ids, parameters, kernels, buffers and the output 
 }
 
 TEST_CASE("programs that disagree, bad ids and an invalid reference are errors") {
-  std::vector<host::BundleProgram> variants = variantPrograms();
+  std::vector<exporting::BundleProgram> variants = variantPrograms();
   SUBCASE("another output size") {
     variants[0].binding["N"] = 32;
-    CHECK_THROWS_WITH_AS(host::emitBundle(referenceProgram(), variants, metadata()),
+    CHECK_THROWS_WITH_AS(exporting::emitBundle(referenceProgram(), variants, metadata()),
                          doctest::Contains("the programs of a bundle must share their inputs"),
-                         host::BundleError);
+                         exporting::BundleError);
   }
   SUBCASE("an unbound size") {
     variants[0].binding.erase("L");
-    CHECK_THROWS_WITH_AS(host::emitBundle(referenceProgram(), variants, metadata()),
-                         doctest::Contains("v0001: "), host::BundleError);
+    CHECK_THROWS_WITH_AS(exporting::emitBundle(referenceProgram(), variants, metadata()),
+                         doctest::Contains("v0001: "), exporting::BundleError);
   }
   SUBCASE("an id that is no file name") {
     variants[0].id = "../v1";
-    CHECK_THROWS_WITH_AS(host::emitBundle(referenceProgram(), variants, metadata()),
-                         doctest::Contains("not a plain file name"), host::BundleError);
+    CHECK_THROWS_WITH_AS(exporting::emitBundle(referenceProgram(), variants, metadata()),
+                         doctest::Contains("not a plain file name"), exporting::BundleError);
   }
   SUBCASE("two programs with one id") {
     variants[1].id = "v0001";
-    CHECK_THROWS_WITH_AS(host::emitBundle(referenceProgram(), variants, metadata()),
+    CHECK_THROWS_WITH_AS(exporting::emitBundle(referenceProgram(), variants, metadata()),
                          doctest::Contains("two bundle programs have the id 'v0001'"),
-                         host::BundleError);
+                         exporting::BundleError);
   }
   SUBCASE("an invalid reference") {
-    host::BundleProgram reference = referenceProgram();
+    exporting::BundleProgram reference = referenceProgram();
     reference.program.reset();
     reference.invalid = "no";
-    CHECK_THROWS_AS(host::emitBundle(reference, variants, metadata()), host::BundleError);
+    CHECK_THROWS_AS(exporting::emitBundle(reference, variants, metadata()), exporting::BundleError);
   }
 }
 
 TEST_CASE("the harness compiles warning-free as C99 with gcc and clang") {
   TempDir dir("weft_bundle_compile");
-  host::writeBundle(dir.path, host::emitBundle(referenceProgram(), variantPrograms(), metadata()));
+  exporting::writeBundle(dir.path,
+                         exporting::emitBundle(referenceProgram(), variantPrograms(), metadata()));
   CHECK(fs::exists(dir.path / "kernels" / "v0001.cl"));
   const fs::path log = dir.path / "log.txt";
   const std::string flags = " -std=c99 -pedantic -Wall -Wextra -Werror -c '" +
@@ -267,7 +267,7 @@ TEST_CASE("the harness compiles warning-free as C99 with gcc and clang") {
 }
 
 TEST_CASE("a results file is read back with every field") {
-  host::BundleResults results = host::parseBundleResults(resultsText(kOkLine), "r.json");
+  exporting::BundleResults results = exporting::parseBundleResults(resultsText(kOkLine), "r.json");
   CHECK(results.program == "add_64");
   CHECK(results.compiler == "weft test-version");
   CHECK(results.device.name == "  Some GPU ");
@@ -275,7 +275,7 @@ TEST_CASE("a results file is read back with every field") {
   REQUIRE(results.reference);
   CHECK(results.reference->medianNs == 500u);
   REQUIRE(results.variants.size() == 1);
-  const host::BundleResult& v = results.variants[0];
+  const exporting::BundleResult& v = results.variants[0];
   CHECK(v.id == "v0001");
   CHECK(v.status == "ok");
   CHECK(v.parameters == R"({"v":1,"L":8})");  // as written; the importer canonicalises
@@ -287,30 +287,32 @@ TEST_CASE("a results file is read back with every field") {
 }
 
 TEST_CASE("bad results files give messages that say what is wrong") {
-  CHECK_THROWS_WITH_AS(host::parseBundleResults("{\n\"format\": \"weft-bundle-results 1\",\n x",
-                                                "r.json"),
-                       doctest::Contains("r.json:3:"), host::BundleError);
-  CHECK_THROWS_WITH_AS(host::parseBundleResults("{\"variants\": []}", "r.json"),
+  CHECK_THROWS_WITH_AS(
+      exporting::parseBundleResults("{\n\"format\": \"weft-bundle-results 1\",\n x", "r.json"),
+      doctest::Contains("r.json:3:"), exporting::BundleError);
+  CHECK_THROWS_WITH_AS(exporting::parseBundleResults("{\"variants\": []}", "r.json"),
                        doctest::Contains("not a results file of a weft bundle harness"),
-                       host::BundleError);
+                       exporting::BundleError);
   std::string noStatus = kOkLine;
   noStatus.replace(noStatus.find("\"status\": \"ok\", "), 16, "");
-  CHECK_THROWS_WITH_AS(host::parseBundleResults(resultsText(noStatus), "r.json"),
-                       doctest::Contains("variant 1 (v0001): no \"status\""), host::BundleError);
+  CHECK_THROWS_WITH_AS(exporting::parseBundleResults(resultsText(noStatus), "r.json"),
+                       doctest::Contains("variant 1 (v0001): no \"status\""),
+                       exporting::BundleError);
   std::string unknown = kOkLine;
   unknown.replace(unknown.find("\"ok\""), 4, "\"fine\"");
-  CHECK_THROWS_WITH_AS(host::parseBundleResults(resultsText(unknown), "r.json"),
-                       doctest::Contains("unknown status 'fine'"), host::BundleError);
+  CHECK_THROWS_WITH_AS(exporting::parseBundleResults(resultsText(unknown), "r.json"),
+                       doctest::Contains("unknown status 'fine'"), exporting::BundleError);
   std::string noMedian = kOkLine;
   noMedian.replace(noMedian.find("200,"), 3, "null");
-  CHECK_THROWS_WITH_AS(host::parseBundleResults(resultsText(noMedian), "r.json"),
-                       doctest::Contains("an ok variant without \"medianNs\""), host::BundleError);
-  CHECK_THROWS_WITH_AS(host::parseBundleResults(resultsText(std::string(kOkLine) + ",\n" + kOkLine),
-                                                "r.json"),
-                       doctest::Contains("the id appears twice"), host::BundleError);
+  CHECK_THROWS_WITH_AS(exporting::parseBundleResults(resultsText(noMedian), "r.json"),
+                       doctest::Contains("an ok variant without \"medianNs\""),
+                       exporting::BundleError);
+  CHECK_THROWS_WITH_AS(
+      exporting::parseBundleResults(resultsText(std::string(kOkLine) + ",\n" + kOkLine), "r.json"),
+      doctest::Contains("the id appears twice"), exporting::BundleError);
   TempDir dir("weft_bundle_results");
-  CHECK_THROWS_WITH_AS(host::readBundleResults(dir.path / "results.json"),
-                       doctest::Contains("no such file"), host::BundleError);
+  CHECK_THROWS_WITH_AS(exporting::readBundleResults(dir.path / "results.json"),
+                       doctest::Contains("no such file"), exporting::BundleError);
 }
 
 }  // namespace weft

@@ -1,4 +1,4 @@
-// The drop-in export of host/dropin_export.h: evaluates every symbolic size of a compiled
+// The drop-in export of export/dropin_export.h: evaluates every symbolic size of a compiled
 // program once, then writes the kernel source, the C99 host code, the manifest, the CMake
 // snippet and the README as text. The host code is straight-line C generated per program (one
 // clSetKernelArg per argument, launch sizes as constant tables), so an application's compiler
@@ -8,7 +8,7 @@
 // preparation's last event and refuses an unprepared handle. Kernels take only the buffers they
 // use, so P_run never reads a constant input only preparation kernels read (the original
 // weights of the vector family): the header and README say the application may release it.
-#include "host/dropin_export.h"
+#include "export/dropin_export.h"
 
 #include <fmt/format.h>
 
@@ -22,7 +22,9 @@
 #include <set>
 #include <sstream>
 
-namespace weft::host {
+#include "export/opencl_error_names.h"
+
+namespace weft::exporting {
 
 namespace {
 
@@ -324,20 +326,28 @@ const char* roleName(BufferPlan::Role role) {
 
 const char* bufferRoleName(BufferPlan::Role role) { return roleName(role); }
 
-namespace {
-
-std::string shapeText(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
 std::string launchText(const EmittedKernel& kernel, bool local) {
   std::string text;
   for (int d = 0; d < kernel.dimensions; ++d) {
     text += (d ? " x " : "") + std::to_string(local ? kernel.local[d] : kernel.global[d]);
   }
   return text;
+}
+
+std::string parameterListText(const std::vector<std::pair<std::string, int64_t>>& parameters) {
+  std::string text;
+  for (const auto& [name, value] : parameters) {
+    text += (text.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  }
+  return text.empty() ? "none" : text;
+}
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
 }
 
 // The lines every file's header comment shares (without comment markers).
@@ -358,11 +368,7 @@ std::vector<std::string> describeLines(const Emitted& emitted, const DropinMetad
                                (fingerprint.empty() ? std::string() : " (" + fingerprint + ")")));
   }
   if (!metadata.tuning.empty()) lines.push_back("tuning:   " + metadata.tuning);
-  std::string parameters;
-  for (const auto& [name, value] : metadata.parameters) {
-    parameters += (parameters.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  }
-  lines.push_back("parameters: " + (parameters.empty() ? std::string("none") : parameters));
+  lines.push_back("parameters: " + parameterListText(metadata.parameters));
   std::string sizeText;
   for (const auto& [name, value] : metadata.sizes) {
     sizeText += (sizeText.empty() ? "" : ", ") + name + "=" + std::to_string(value);
@@ -460,73 +466,6 @@ std::string cString(const std::string& text) {
 std::string sizeConstant(int64_t value) { return fmt::format("((size_t){}u)", value); }
 
 }  // namespace
-
-// From the Khronos OpenCL specification's table of error codes.
-const std::vector<std::pair<int, const char*>>& openclErrorNames() {
-  static const std::vector<std::pair<int, const char*>> names = {
-      {0, "CL_SUCCESS"},
-      {-1, "CL_DEVICE_NOT_FOUND"},
-      {-2, "CL_DEVICE_NOT_AVAILABLE"},
-      {-3, "CL_COMPILER_NOT_AVAILABLE"},
-      {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
-      {-5, "CL_OUT_OF_RESOURCES"},
-      {-6, "CL_OUT_OF_HOST_MEMORY"},
-      {-7, "CL_PROFILING_INFO_NOT_AVAILABLE"},
-      {-8, "CL_MEM_COPY_OVERLAP"},
-      {-9, "CL_IMAGE_FORMAT_MISMATCH"},
-      {-10, "CL_IMAGE_FORMAT_NOT_SUPPORTED"},
-      {-11, "CL_BUILD_PROGRAM_FAILURE"},
-      {-12, "CL_MAP_FAILURE"},
-      {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"},
-      {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"},
-      {-15, "CL_COMPILE_PROGRAM_FAILURE"},
-      {-16, "CL_LINKER_NOT_AVAILABLE"},
-      {-17, "CL_LINK_PROGRAM_FAILURE"},
-      {-18, "CL_DEVICE_PARTITION_FAILED"},
-      {-19, "CL_KERNEL_ARG_INFO_NOT_AVAILABLE"},
-      {-30, "CL_INVALID_VALUE"},
-      {-31, "CL_INVALID_DEVICE_TYPE"},
-      {-32, "CL_INVALID_PLATFORM"},
-      {-33, "CL_INVALID_DEVICE"},
-      {-34, "CL_INVALID_CONTEXT"},
-      {-35, "CL_INVALID_QUEUE_PROPERTIES"},
-      {-36, "CL_INVALID_COMMAND_QUEUE"},
-      {-37, "CL_INVALID_HOST_PTR"},
-      {-38, "CL_INVALID_MEM_OBJECT"},
-      {-39, "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR"},
-      {-40, "CL_INVALID_IMAGE_SIZE"},
-      {-41, "CL_INVALID_SAMPLER"},
-      {-42, "CL_INVALID_BINARY"},
-      {-43, "CL_INVALID_BUILD_OPTIONS"},
-      {-44, "CL_INVALID_PROGRAM"},
-      {-45, "CL_INVALID_PROGRAM_EXECUTABLE"},
-      {-46, "CL_INVALID_KERNEL_NAME"},
-      {-47, "CL_INVALID_KERNEL_DEFINITION"},
-      {-48, "CL_INVALID_KERNEL"},
-      {-49, "CL_INVALID_ARG_INDEX"},
-      {-50, "CL_INVALID_ARG_VALUE"},
-      {-51, "CL_INVALID_ARG_SIZE"},
-      {-52, "CL_INVALID_KERNEL_ARGS"},
-      {-53, "CL_INVALID_WORK_DIMENSION"},
-      {-54, "CL_INVALID_WORK_GROUP_SIZE"},
-      {-55, "CL_INVALID_WORK_ITEM_SIZE"},
-      {-56, "CL_INVALID_GLOBAL_OFFSET"},
-      {-57, "CL_INVALID_EVENT_WAIT_LIST"},
-      {-58, "CL_INVALID_EVENT"},
-      {-59, "CL_INVALID_OPERATION"},
-      {-60, "CL_INVALID_GL_OBJECT"},
-      {-61, "CL_INVALID_BUFFER_SIZE"},
-      {-62, "CL_INVALID_MIP_LEVEL"},
-      {-63, "CL_INVALID_GLOBAL_WORK_SIZE"},
-      {-64, "CL_INVALID_PROPERTY"},
-      {-65, "CL_INVALID_IMAGE_DESCRIPTOR"},
-      {-66, "CL_INVALID_COMPILER_OPTIONS"},
-      {-67, "CL_INVALID_LINKER_OPTIONS"},
-      {-68, "CL_INVALID_DEVICE_PARTITION_COUNT"},
-      {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
-  };
-  return names;
-}
 
 namespace {
 
@@ -1004,8 +943,8 @@ std::string source(const Emitted& emitted, const std::string& clText,
 
   // Error names.
   c << "const char* " << p << "_error_name(cl_int code) {\n  switch (code) {\n";
-  for (const auto& [code, name] : openclErrorNames()) {
-    c << "    case " << code << ": return \"" << name << "\";\n";
+  for (const OpenclErrorName& error : kOpenclErrorNames) {
+    c << "    case " << error.code << ": return \"" << error.name << "\";\n";
   }
   c << "    case " << kNotPreparedCode << ": return \"" << P << "_ERROR_NOT_PREPARED\";\n";
   c << "    default: return \"unknown OpenCL error\";\n  }\n}\n\n";
@@ -1357,19 +1296,34 @@ std::vector<DropinFile> emitDropin(const CompiledProgram& program, const ArithBi
 }
 
 void writeDropin(const std::filesystem::path& folder, const std::vector<DropinFile>& files) {
-  std::error_code error;
-  std::filesystem::create_directories(folder, error);
-  if (error || !std::filesystem::is_directory(folder)) {
-    throw DropinError(folder.string() + ": cannot create the output folder" +
-                      (error ? " (" + error.message() + ")" : std::string()));
-  }
+  std::string failure = writeExportedFiles(folder, files);
+  if (!failure.empty()) throw DropinError(failure);
+}
+
+std::string writeExportedFiles(const std::filesystem::path& folder,
+                               const std::vector<DropinFile>& files) {
+  auto makeFolder = [](const std::filesystem::path& path) -> std::string {
+    if (path.empty()) return "";
+    std::error_code error;
+    std::filesystem::create_directories(path, error);
+    if (error || !std::filesystem::is_directory(path)) {
+      return path.string() + ": cannot create the folder" +
+             (error ? " (" + error.message() + ")" : std::string());
+    }
+    return "";
+  };
+  std::string failure = makeFolder(folder);
   for (const DropinFile& file : files) {
+    if (!failure.empty()) return failure;
     std::filesystem::path path = folder / file.name;
+    if (path.parent_path() != folder) failure = makeFolder(path.parent_path());
+    if (!failure.empty()) return failure;
     std::ofstream out(path, std::ios::binary);
     out << file.contents;
     out.close();
-    if (!out) throw DropinError(path.string() + ": cannot write");
+    if (!out) return path.string() + ": cannot write";
   }
+  return failure;
 }
 
-}  // namespace weft::host
+}  // namespace weft::exporting

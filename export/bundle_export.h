@@ -9,9 +9,10 @@
 //   variants.txt   the line-based description the harness reads (format below);
 //   variants.json  the same for people and tools: per variant id, parameters, kernels (global and
 //                  local sizes, arguments), buffers (role, element type, bytes), output buffer;
-//   harness.c      one C99 program (OpenCL, libc and POSIX fork/waitpid/poll only), the same for
-//                  every bundle except its comment and the OpenCL error-name table (shared with
-//                  the drop-in export, host/dropin_export.h);
+//   harness.c      one C99 program (OpenCL, libc and POSIX fork/waitpid/poll only):
+//                  export/bundle_harness.c with a comment naming the program and the compiler,
+//                  its error names from the table the drop-in export shares
+//                  (export/opencl_error_names.h);
 //   CMakeLists.txt and README.md.
 // The harness generates the inputs from a fixed seed (SplitMix64; not weft's own generator: the
 // reference runs on the device, so only self-consistency matters), runs the reference in a child
@@ -54,10 +55,10 @@
 #include <vector>
 
 #include "codegen/compiled_program.h"
-#include "host/dropin_export.h"
+#include "export/dropin_export.h"
 #include "ir/arith.h"
 
-namespace weft::host {
+namespace weft::exporting {
 
 struct BundleError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -153,4 +154,4 @@ const std::vector<std::string>& bundleStatuses();
 BundleResults readBundleResults(const std::filesystem::path& path);
 BundleResults parseBundleResults(const std::string& text, const std::string& origin);
 
-}  // namespace weft::host
+}  // namespace weft::exporting

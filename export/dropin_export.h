@@ -49,7 +49,7 @@
 #include "codegen/compiled_program.h"
 #include "ir/arith.h"
 
-namespace weft::host {
+namespace weft::exporting {
 
 struct DropinError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -83,7 +83,7 @@ struct DropinFile {
 };
 
 // A compiled program with every size evaluated, as the emitted code sees it: what emitDropin
-// writes out, shared with the measurement bundle (host/bundle_export.h).
+// writes out, shared with the measurement bundle (export/bundle_export.h).
 // One buffer as the emitted code sees it.
 struct EmittedBuffer {
   int plan = -1;           // index into CompiledProgram::buffers
@@ -147,11 +147,14 @@ struct Emitted {
 Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& sizes,
                         const DropinMetadata& metadata);
 
-// The OpenCL 1.2 error codes with their names (and the ICD loader's -1001), for generated C.
-const std::vector<std::pair<int, const char*>>& openclErrorNames();
-
 // "input", "output" or "temporary".
 const char* bufferRoleName(BufferPlan::Role role);
+
+// A kernel's global (or, with `local`, local) size for comments: "64 x 8".
+std::string launchText(const EmittedKernel& kernel, bool local);
+
+// Tuning parameters for comments: "kappa=4, sigma=2", or "none".
+std::string parameterListText(const std::vector<std::pair<std::string, int64_t>>& parameters);
 
 // Text safe inside a /* */ comment ("*/" and "/*" broken up).
 std::string commentSafe(std::string text);
@@ -169,4 +172,10 @@ std::vector<DropinFile> emitDropin(const CompiledProgram& program, const ArithBi
 // Writes the files into `folder` (created when missing). Throws DropinError when it cannot.
 void writeDropin(const std::filesystem::path& folder, const std::vector<DropinFile>& files);
 
-}  // namespace weft::host
+// Writes `files` under `folder`, creating it and the folders their names contain (the drop-in's
+// and the bundle's writer). Returns "" when every file was written, else what failed
+// ("PATH: cannot write").
+std::string writeExportedFiles(const std::filesystem::path& folder,
+                               const std::vector<DropinFile>& files);
+
+}  // namespace weft::exporting

@@ -2,7 +2,7 @@
 // the definition with its tile sizes left open, so they become tuning variables with the
 // ranges the rules give them (theta1 in [3, H + 2], ...) and the constraints the typechecker
 // infers; the parameter space (parameter_space.h) bounds them with the bound sizes.
-#include "explore/pipeline_target.h"
+#include "workloads/pipeline/pipeline_target.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -33,7 +33,8 @@ std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definit
   }
   if (!fused.success()) return fused.failure;
   ExploreTarget one = programTarget(*fused.definition, sizes);
-  return ExploreTarget::Structure{one.parametric, one.switches, {{kFusionParameter, fusion}}, name};
+  return ExploreTarget::Structure{one.parametric, one.switches, {{kFusionParameter, fusion}}, name,
+                                  name};
 }
 
 // Images up to this many pixels (the product of the sizes) have the reference run checked
@@ -42,6 +43,8 @@ constexpr int64_t kInterpreterCheckPixels = int64_t{1} << 18;
 
 ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& sizes) {
   ExploreTarget target = programTarget(definition, sizes);
+  target.workload = "pipeline";
+  target.strategy = "as-written";
   target.reference = definition;
   int64_t pixels = 1;
   for (const auto& [name, value] : sizes) pixels *= std::max<int64_t>(value, 1);
@@ -66,7 +69,7 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
   ExploreTarget target = unfusedTarget(definition, sizes);
   if (options.includeUnfused) {
     target.structures.push_back(
-        {target.parametric, target.switches, {{kFusionParameter, 0}}, "unfused"});
+        {target.parametric, target.switches, {{kFusionParameter, 0}}, "unfused", "as-written"});
   }
   const std::vector<std::string>& all = pipelineFusionStrategies();
   for (const std::string& wanted : options.strategies) {
@@ -116,6 +119,7 @@ ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithB
   target.parametric = s.parametric;
   target.switches = s.switches;
   target.fixedParameters = s.fixedParameters;
+  target.strategy = s.strategy;
   target.description += "; " + s.family;
   return target;
 }

@@ -1,4 +1,4 @@
-// The built-in convolution layer (ir/conv_layer.h): its output sizes follow PyTorch's conv2d
+// The built-in convolution layer (workloads/conv/conv_layer.h): its output sizes follow PyTorch's conv2d
 // (partial windows dropped), its definition has the layer's parameter and result types, it
 // computes in the reference interpreter what the plain NCHW loops of tests/support compute
 // (square and non-square layers, stride 1 and 2, padding 0 and 1, 1x1 and even kernels), the
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/interp.h"
 #include "ir/parser.h"
 #include "ir/value.h"

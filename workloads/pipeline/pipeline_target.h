@@ -1,4 +1,4 @@
-// Exploring an image pipeline (issue 9; examples/pipelines/) over its fusion choices: the
+// Exploring an image pipeline (examples/pipelines/) over its fusion choices: the
 // program as written (unfused: the default lowering gives one kernel per stage) and every
 // fusion strategy that applies to it (rewrite/strategy_pipeline_fusion.h: the producer
 // computed per tile of the consumer, in local or private memory), each an alternative

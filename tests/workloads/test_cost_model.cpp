@@ -1,4 +1,4 @@
-// Tests of the static cost model (explore/cost_model.h) and of the explorer's measuring order
+// Tests of the static cost model (workloads/conv/cost_model.h) and of the explorer's measuring order
 // (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
 // is a stable ascending permutation with unknown (and NaN) costs last; the model prefers what
 // issue 8 measured fast (wide vectors, enough accumulators, no pad kernel) and penalises
@@ -14,10 +14,12 @@
 #include <random>
 #include <set>
 
-#include "explore/cost_model.h"
+#include "workloads/conv/cost_model.h"
 #include "explore/explorer.h"
 #include "host/device_profile.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 
 using namespace weft;
 using namespace weft::explore;
@@ -248,9 +250,10 @@ TEST_CASE("measuring in cost order measures the same points, shard by shard") {
     covered.insert(shardOrder.begin(), shardOrder.end());
   }
   CHECK(covered.size() == prep.points.size());
-  // A program that is not a layer: no prediction, the sampled order kept.
+  // A target without a cost model (a workload that has none): no prediction, the sampled
+  // order kept.
   Preparation notLayer = prep;
-  notLayer.target.sizes = {{"N", 64}};
+  notLayer.target.predictSeconds = nullptr;
   for (const std::optional<double>& c : predictedCosts(notLayer)) CHECK_FALSE(c.has_value());
   CHECK(measurementOrder(pending, predictedCosts(notLayer), SampleOrder::Cost) == pending);
 }

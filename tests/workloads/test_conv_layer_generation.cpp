@@ -1,4 +1,4 @@
-// The built-in convolution layer (ir/conv_layer.h) through the type checker, the default
+// The built-in convolution layer (workloads/conv/conv_layer.h) through the type checker, the default
 // lowering and OpenCL generation: it type-checks to [[[float]outW]outH]M without constraints
 // (every length is a constant), lowers to a 3D mapGlb nest (kernels, output rows, output
 // columns) around one sequential reduction, and generates the naive direct convolution: one
@@ -14,7 +14,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
-#include "ir/conv_layer.h"
+#include "workloads/conv/conv_layer.h"
 #include "ir/printer.h"
 #include "typecheck/typecheck.h"
 

@@ -1,0 +1,140 @@
+// Tests of the bundle harness as a C file: export/bundle_harness.c compiles on its own, and so
+// does the harness.c a bundle holds, with `cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c`
+// (OpenCL's headers from Debian's opencl-headers); a harness with an error in it (an unused
+// static variable) is refused with the compiler's message, so these checks can fail. A bundle's
+// harness.c is the file after its leading comment, with one case per entry of the OpenCL error-name
+// table at the marker, so the text the build embedded is the file as it is now.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "export/bundle_export.h"
+#include "export/opencl_error_names.h"
+#include "tests/support/export_check.h"
+#include "tests/support/run_weft.h"
+
+namespace fs = std::filesystem;
+using weft::testing::contains;
+using weft::testing::haveCompiler;
+using weft::testing::readTextFile;
+using weft::testing::runLogged;
+using weft::testing::TempDir;
+
+namespace weft {
+namespace {
+
+const char* const kMarker = "    /* weft: a case for every OpenCL error name */\n";
+
+fs::path harnessFile() {
+  const char* source = std::getenv("WEFT_SOURCE_DIR");
+  return fs::path(source != nullptr ? source : ".") / "export" / "bundle_harness.c";
+}
+
+// A bundle of one program (out = a + b over 64 values) and no variants.
+std::string bundleHarness() {
+  Arith n(64);
+  Type vector = Type::array(Type::floatType(), n);
+  CompiledProgram program;
+  program.definitionName = "add";
+  program.source =
+      "kernel void r0(global const float* a, global const float* b, global float* out) {\n"
+      "  int i = get_global_id(0);\n  out[i] = a[i] + b[i];\n}\n";
+  program.buffers = {{"in_a", BufferPlan::Role::Input, 0, ScalarKind::Float, n, vector},
+                     {"in_b", BufferPlan::Role::Input, 1, ScalarKind::Float, n, vector},
+                     {"out", BufferPlan::Role::Output, -1, ScalarKind::Float, n, vector}};
+  program.outputBuffer = 2;
+  program.outputType = vector;
+  program.kernels = {testing::threeBufferKernel("r0", 0, 1, 2, n)};
+  exporting::BundleProgram reference;
+  reference.id = "reference";
+  reference.program = program;
+  exporting::BundleMetadata metadata;
+  metadata.program = "add_64";
+  metadata.compilerVersion = "weft test-version";
+  metadata.inputNames = {"a", "b"};
+  return testing::exportedFile(exporting::emitBundle(reference, {}, metadata), "harness.c",
+                               "bundle file");
+}
+
+// Compiles `file` as C99 into an object file (warnings that need the whole translation unit or
+// optimisation, such as an unused static function, are missed by -fsyntax-only); the exit
+// status, the compiler's output in `output`.
+int compileC99(const fs::path& file, std::string& output) {
+  const fs::path log = file.parent_path() / (file.filename().string() + ".log");
+  const fs::path object = file.parent_path() / (file.filename().string() + ".o");
+  int status = runLogged("cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c '" + file.string() +
+                             "' -o '" + object.string() + "'",
+                         log);
+  output = readTextFile(log);
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("export/bundle_harness.c compiles on its own as C99") {
+  REQUIRE(haveCompiler("cc"));
+  const fs::path file = harnessFile();
+  REQUIRE_MESSAGE(fs::exists(file), file.string());
+  TempDir dir("weft_harness_file");
+  const fs::path copy = dir.path / "bundle_harness.c";
+  fs::copy_file(file, copy);
+  std::string output;
+  CHECK_MESSAGE(compileC99(copy, output) == 0, output);
+  CHECK(output.empty());
+}
+
+TEST_CASE("the harness.c a bundle holds compiles as C99") {
+  REQUIRE(haveCompiler("cc"));
+  TempDir dir("weft_harness_bundle");
+  const fs::path file = dir.path / "harness.c";
+  std::ofstream(file) << bundleHarness();
+  std::string output;
+  CHECK_MESSAGE(compileC99(file, output) == 0, output);
+  CHECK(output.empty());
+}
+
+TEST_CASE("a harness with an error in it is refused, with the compiler's message") {
+  REQUIRE(haveCompiler("cc"));
+  TempDir dir("weft_harness_broken");
+  const fs::path file = dir.path / "harness.c";
+  // An unused static variable: a warning under -Wall (reported after parsing), so an error under
+  // -Werror.
+  std::string text = bundleHarness();
+  const std::string opening = "int main(int argc, char** argv) {\n";
+  const size_t main = text.find(opening);
+  REQUIRE(main != std::string::npos);
+  text.insert(main, "static int harness_never_used;\n\n");
+  std::ofstream(file) << text;
+  std::string output;
+  CHECK(compileC99(file, output) != 0);
+  CHECK_MESSAGE(contains(output, "harness_never_used"), output);
+}
+
+TEST_CASE("a bundle's harness.c is the file with its comment and the error names generated") {
+  const std::string file = readTextFile(harnessFile());
+  const std::string harness = bundleHarness();
+  REQUIRE(file.rfind("/*", 0) == 0);
+  CHECK(harness.rfind("/* harness.c, generated by weft bundle (weft test-version) for add_64.",
+                      0) == 0);
+  const size_t marker = file.find(kMarker);
+  REQUIRE(marker != std::string::npos);
+  const size_t head = file.find("*/\n") + 3;
+  const std::string before = file.substr(head, marker - head);
+  const std::string after = file.substr(marker + std::string(kMarker).size());
+  CHECK(before.rfind("#define _POSIX_C_SOURCE 200809L\n", 0) == 0);
+  CHECK(contains(harness, " */\n" + before + "    case 0:\n      return \"CL_SUCCESS\";\n"));
+  REQUIRE(harness.size() > after.size());
+  CHECK(harness.substr(harness.size() - after.size()) == after);
+  CHECK_FALSE(contains(harness, kMarker));
+  std::string cases;
+  for (const exporting::OpenclErrorName& error : exporting::kOpenclErrorNames) {
+    cases += "    case " + std::to_string(error.code) + ":\n      return \"" + error.name + "\";\n";
+  }
+  CHECK(contains(harness, cases + "    default:\n      return \"an unknown OpenCL error\";\n"));
+}
+
+}  // namespace weft

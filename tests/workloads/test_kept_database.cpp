@@ -1,0 +1,107 @@
+// The repository's kept database (bench/results/vgg16-explore.db.xz, written by schema 1 before
+// records named their workload) still opens and rebuilds the kernels it measured: its rows are
+// read under the old names (the conv workload owns them), a sample of every layer's variants is
+// rebuilt from its recorded parameters and hashes to the source hash recorded when it was
+// measured, and opening it for writing migrates it to schema 2 with a backup that holds the
+// file as it was.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explore/measurement.h"
+#include "explore/results_db.h"
+#include "explore/workload.h"
+#include "tests/support/run_weft.h"
+#include "workloads/builtin_workloads.h"
+#include "workloads/conv/conv_workload.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+// The kept database decompressed into `folder` (xz is part of every Debian system).
+std::filesystem::path keptDatabase(const testing::TempDir& folder) {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  const std::filesystem::path source =
+      std::filesystem::path(root ? root : ".") / "bench/results/vgg16-explore.db.xz";
+  const std::filesystem::path db = folder.path / "kept.db";
+  const std::string command = "xz -dc '" + source.string() + "' > '" + db.string() + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  return db;
+}
+
+}  // namespace
+
+TEST_CASE("the kept database rebuilds the kernels it recorded") {
+  workloads::registerBuiltinWorkloads();
+  testing::TempDir folder("weft_kept_db");
+  const std::filesystem::path db = keptDatabase(folder);
+  const ResultsSnapshot snapshot = readResultsSnapshot(db);
+  REQUIRE(snapshot.variants.size() > 1000);
+
+  // Per layer: the fastest ok variant and every 97th ok row (both families appear).
+  std::map<std::string, std::vector<const VariantRecord*>> chosen;
+  std::map<std::string, const VariantRecord*> fastest;
+  size_t ok = 0;
+  for (const VariantRecord& row : snapshot.variants) {
+    if (row.status != VariantStatus::Ok || !row.medianNs || row.sourceHash.empty()) continue;
+    CHECK(row.workload.empty());  // schema 1: no workload recorded
+    CHECK(workloadOf(row) == convWorkload());
+    const VariantRecord*& best = fastest[row.key.program];
+    if (!best || *row.medianNs < *best->medianNs) best = &row;
+    if (ok++ % 97 == 0) chosen[row.key.program].push_back(&row);
+  }
+  for (const auto& [program, row] : fastest) chosen[program].push_back(row);
+  REQUIRE(chosen.size() == 13);
+  size_t rebuilt = 0;
+  for (const auto& [program, rows] : chosen) {
+    const std::optional<ConvLayer> layer = layerOfProgram(program);
+    REQUIRE(layer);
+    for (const VariantRecord* row : rows) {
+      CAPTURE(program);
+      CAPTURE(row->key.parameters);
+      const CompiledProgram compiled = compileLayerVariant(*layer, *row);
+      CHECK(sourceHash(compiled.source) == row->sourceHash);
+      ++rebuilt;
+    }
+  }
+  CHECK(rebuilt > 60);
+}
+
+TEST_CASE("opening a schema 1 database for writing migrates it, with a backup") {
+  testing::TempDir folder("weft_kept_db");
+  const std::filesystem::path db = keptDatabase(folder);
+  const size_t rows = readResultsSnapshot(db).variants.size();
+  std::string note;
+  {
+    ResultsDb opened(db);
+    note = opened.migrationNote();
+    CHECK(opened.variants().size() == rows);
+  }
+  CHECK(note.find("migrated from schema 1 to 2") != std::string::npos);
+  const std::filesystem::path backup = db.string() + ".schema1-backup";
+  CHECK(note.find(backup.string()) != std::string::npos);
+  REQUIRE(std::filesystem::exists(backup));
+  // The backup is the file as it was: schema 1, every row.
+  CHECK(readResultsSnapshot(backup).variants.size() == rows);
+  // Opening again changes nothing more; a new row keeps its workload and strategy.
+  ResultsDb again(db);
+  CHECK(again.migrationNote().empty());
+  VariantRecord record = again.variants().front();
+  record.key.parameters = "{\"test\":1}";
+  record.workload = "conv";
+  record.strategy = "conv-direct";
+  again.record(record);
+  const std::optional<VariantRecord> found = again.find(record.key);
+  REQUIRE(found);
+  CHECK(found->workload == "conv");
+  CHECK(found->strategy == "conv-direct");
+  CHECK(readResultsSnapshot(db).variants.size() == rows + 1);
+  CHECK_FALSE(std::filesystem::exists(db.string() + ".schema1-backup2"));
+}

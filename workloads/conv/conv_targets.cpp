@@ -1,0 +1,208 @@
+// The conv workload's targets (see workloads/conv/conv_targets.h).
+#include "workloads/conv/conv_targets.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "rewrite/strategies.h"
+#include "workloads/conv/cost_model.h"
+
+namespace weft::explore {
+
+namespace {
+
+std::string menuText(const std::vector<int>& menu) {
+  std::string text;
+  for (int value : menu) text += (text.empty() ? "" : ", ") + std::to_string(value);
+  return "{" + text + "}";
+}
+
+}  // namespace
+
+ConvDirectChoices convDirectChoices(int vectorWidth, int unroll) {
+  ConvDirectChoices choices;
+  for (int v : kConvDirectVectorWidths) {
+    if (vectorWidth < 0 || v == vectorWidth) choices.widths.push_back(v);
+  }
+  for (int u : kConvDirectUnrolls) {
+    if (unroll < 0 || u == unroll) choices.unrolls.push_back(u);
+  }
+  if (choices.widths.empty() || choices.unrolls.empty()) {
+    throw std::invalid_argument("--vector-width must be one of 1, 2, 4, 8, 16 and --unroll 0 or 1");
+  }
+  return choices;
+}
+
+bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigma,
+                             std::string* why) {
+  auto fail = [&](const std::string& text) {
+    if (why) *why = text;
+    return false;
+  };
+  if (std::find(kVectorFamilyKappas.begin(), kVectorFamilyKappas.end(), kappa) ==
+          kVectorFamilyKappas.end() ||
+      layer.M % kappa != 0) {
+    return fail("vector_kappa in " + menuText(kVectorFamilyKappas) + " dividing M=" +
+                std::to_string(layer.M));
+  }
+  if (std::find(kVectorFamilySigmas.begin(), kVectorFamilySigmas.end(), sigma) ==
+          kVectorFamilySigmas.end() ||
+      layer.outW() % sigma != 0) {
+    return fail("vector_sigma in " + menuText(kVectorFamilySigmas) +
+                " dividing the output width " + std::to_string(layer.outW()));
+  }
+  return true;
+}
+
+namespace {
+
+// What every target of a layer shares, whatever its program: name, sizes, flops, the
+// reference and its constant inputs (weights, biases).
+ExploreTarget layerTargetCommon(const ConvLayer& layer) {
+  ExploreTarget target;
+  target.program = layer.name.empty()
+                       ? "conv_" + std::to_string(layer.C) + "_" + std::to_string(layer.H) + "_" +
+                             std::to_string(layer.W) + "_" + std::to_string(layer.M) + "_" +
+                             std::to_string(layer.K) + "_" + std::to_string(layer.stride) + "_" +
+                             std::to_string(layer.pad)
+                       : layer.name;
+  target.workload = "conv";
+  target.flops = layer.flops();
+  target.sizes = convListing3Sizes(layer);
+  target.predictSeconds = [layer](const std::map<std::string, int64_t>& parameters,
+                                  const host::DeviceProfile& device) -> std::optional<double> {
+    std::optional<CostPrediction> prediction = predictLayerVariantCost(layer, parameters, device);
+    if (!prediction) return std::nullopt;
+    return prediction->seconds;
+  };
+  target.reference = convListing3Definition();
+  const std::vector<Expr>& params = target.reference->function.params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].paramName() == "weights" || params[i].paramName() == "biases") {
+      target.constantInputs.insert(static_cast<int>(i));
+    }
+  }
+  return target;
+}
+
+}  // namespace
+
+ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
+  if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten =
+      strategy->make({{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(
+          convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target = layerTargetCommon(layer);
+  target.description = layer.describe() + "; conv-direct";
+  target.parametric = *rewritten.definition;
+  for (const Arith& v : context.tuningVariables()) {
+    if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
+      target.switches.insert(v.varName());
+    }
+  }
+  target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
+  target.strategy = "conv-direct";
+  return target;
+}
+
+ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
+                                    const std::vector<int>& unrolls, bool vectorFamily) {
+  ExploreTarget target;
+  for (int v : vectorWidths) {
+    for (int unroll : unrolls) {
+      ExploreTarget one = layerTarget(layer, v, unroll);
+      if (target.structures.empty()) target = one;
+      target.structures.push_back(
+          {one.parametric, one.switches, one.fixedParameters, "conv-direct", one.strategy});
+    }
+  }
+  if (target.structures.empty()) throw std::invalid_argument("no structure to explore");
+  target.description = layer.describe() + "; conv-direct, " +
+                       std::to_string(target.structures.size()) + " structures (v, unroll)";
+  if (vectorFamily) {
+    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer);
+    target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
+                          " structures (kappa, sigma, pad_in_loads)";
+    for (ExploreTarget::Structure& structure : vector) {
+      target.structures.push_back(std::move(structure));
+    }
+  }
+  return target;
+}
+
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
+                                int rowUnroll) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
+  if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten =
+      strategy->make({{"kappa", Arith(kappa)},
+                      {"sigma", Arith(sigma)},
+                      {"pad_in_loads", Arith(padInLoads)},
+                      {"row_unroll", Arith(rowUnroll)}})(convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
+  target.description = layer.describe() + "; conv-register-blocked-vector";
+  target.parametric = *rewritten.definition;
+  target.fixedParameters = {
+      {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
+  if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
+  target.strategy = "conv-register-blocked-vector";
+  return target;
+}
+
+ExploreTarget layerStructureTarget(const ConvLayer& layer,
+                                   const std::map<std::string, int64_t>& fixed) {
+  if (fixed.count("vector_kappa") && fixed.count("vector_sigma")) {
+    // Records made before pad_in_loads existed lack it: 0, the padded copy (a pad kernel).
+    const int64_t padInLoads =
+        fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
+    const int64_t rowUnroll = fixed.count("vector_row_unroll") ? fixed.at("vector_row_unroll") : 0;
+    ExploreTarget target =
+        layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
+                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
+                          static_cast<int>(rowUnroll));
+    // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
+    if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
+    return target;
+  }
+  if (fixed.count("v") && fixed.count("unroll")) {
+    return layerTarget(layer, static_cast<int>(fixed.at("v")),
+                       static_cast<int>(fixed.at("unroll")));
+  }
+  throw std::runtime_error("not a layer variant: neither v and unroll (conv-direct) nor "
+                           "vector_kappa and vector_sigma (register-blocked vector) recorded");
+}
+
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer) {
+  std::vector<ExploreTarget::Structure> structures;
+  for (int kappa : kVectorFamilyKappas) {
+    for (int sigma : kVectorFamilySigmas) {
+      if (!isVectorFamilyStructure(layer, kappa, sigma)) continue;
+      // The padded input as a kernel of its own (0), or read through guarded loads (1).
+      for (int padInLoads : {0, 1}) {
+        // The window's loops as row, tap, channel (0) or row, channel, unrolled taps (1).
+        for (int rowUnroll : {0, 1}) {
+          try {
+            ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll);
+            structures.push_back(
+                {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector",
+                 one.strategy});
+          } catch (const std::exception&) {
+            // The strategy does not apply to this layer with these blocks: not a structure.
+          }
+        }
+      }
+    }
+  }
+  return structures;
+}
+
+}  // namespace weft::explore

@@ -1,0 +1,70 @@
+// A convolution layer's exploration targets: the structures the conv workload offers (the
+// paper's conv-direct strategy over its vector width and unrolling; the register-blocked vector
+// family over κ output channels × σ pixels per work-item, padding in a kernel or in the loads,
+// and the window's loop order), each with the layer's sizes, its reference (the naive direct
+// convolution of Listing 3, default-lowered), its constant inputs (weights and biases) and the
+// cost model (workloads/conv/cost_model.h), and the structure a recorded variant names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explore/explorer.h"
+#include "workloads/conv/conv_layer.h"
+
+namespace weft::explore {
+
+// The structure menus of the conv workload: conv-direct's vector widths and unroll settings,
+// the register-blocked vector family's κ (output channels per float<κ> accumulator) and σ
+// (pixels per work-item). Every command that lists or checks layer structures reads them here.
+inline const std::vector<int> kConvDirectVectorWidths = {1, 2, 4, 8, 16};
+inline const std::vector<int> kConvDirectUnrolls = {0, 1};
+inline const std::vector<int> kVectorFamilyKappas = {4, 8, 16};
+inline const std::vector<int> kVectorFamilySigmas = {2, 4, 7, 8, 14, 16};
+
+// conv-direct's structures with the vector width and unroll setting each restricted to one
+// value (-1: the whole menu). Throws std::invalid_argument when the choice leaves none.
+struct ConvDirectChoices {
+  std::vector<int> widths;
+  std::vector<int> unrolls;
+};
+ConvDirectChoices convDirectChoices(int vectorWidth, int unroll);
+
+// Whether (κ, σ) is one of the vector family's structures for the layer: both in the menus, κ
+// dividing M and σ the output width; `why` (when not null) says which rule fails.
+bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigma,
+                             std::string* why = nullptr);
+
+// A convolution layer explored with the conv-direct strategy (v and unroll given).
+ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
+// The same over several structures: every pair of the given vector widths and unroll settings
+// (the union of their spaces; structures whose space is empty are dropped when sampling).
+// With vectorFamily, the register-blocked vector family's structures join them
+// (layerVectorStructures).
+ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
+                                    const std::vector<int>& unrolls, bool vectorFamily = false);
+// The register-blocked vector family for a layer: the conv-register-blocked-vector
+// strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
+// rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
+// the input through guarded loads (0: the padded copy by a kernel of its own); recorded with
+// vector_kappa, vector_sigma and vector_pad_in_loads; rowUnroll 1: the window's loops ordered
+// row, channel, tap with the taps unrolled (input values loaded once per row for its K taps),
+// recorded as vector_row_unroll = 1 (absent for 0, so that records made before it existed are
+// the same structure).
+ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
+                                int rowUnroll = 0);
+// The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
+// vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
+// parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
+// family, v/unroll for conv-direct.
+// Throws std::runtime_error when they name neither.
+ExploreTarget layerStructureTarget(const ConvLayer& layer,
+                                   const std::map<std::string, int64_t>& fixedParameters);
+// The vector family's structures that apply to a layer (isVectorFamilyStructure), each with
+// pad_in_loads 0 and 1 and row_unroll 0 and 1.
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
+
+
+}  // namespace weft::explore
