@@ -47,6 +47,8 @@ const std::vector<PrimInfo>& allPrimitives() {
 
 const PrimInfo& primInfo(Op op) { return allPrimitives().at(static_cast<size_t>(op)); }
 
+bool isLayoutPrimitive(Op op) { return primInfo(op).category == PrimCategory::Layout; }
+
 std::optional<Op> findPrimitive(std::string_view name) {
   static const std::unordered_map<std::string_view, Op> byName = [] {
     std::unordered_map<std::string_view, Op> map;

@@ -75,6 +75,10 @@ struct PrimInfo {
 };
 
 const PrimInfo& primInfo(Op op);
+// True for the data-layout primitives: the rows of category Layout in primitives.def (zip,
+// split, join, slide, slideStrict, pad, crop, transpose, reorder, asVector, asScalar). They
+// allocate nothing; code generation turns them into index arithmetic.
+bool isLayoutPrimitive(Op op);
 const std::vector<PrimInfo>& allPrimitives();
 std::optional<Op> findPrimitive(std::string_view name);
 

@@ -18,9 +18,14 @@ const std::vector<Rule>& ruleLibrary();
 // The rule named `name`, or nullptr.
 const Rule* findRule(const std::string& name);
 
-// True when `f` is a one-parameter lambda whose body only rearranges its parameter (transpose,
-// join, split, zip, get, pad, crop, slide, reorder, asVector/asScalar, maps of such functions):
-// a view that computes nothing (rules_blocking.cpp).
+// True for a primitive that only selects or rearranges elements, computing nothing of its own
+// (pad adds its boundary's values): the primitive table's layout primitives (isLayoutPrimitive)
+// and get, the tuple projection. Rules and strategies look through such views.
+inline bool isViewPrimitive(Op op) { return isLayoutPrimitive(op) || op == Op::Get; }
+
+// True when `f` is a one-parameter lambda whose body is a chain of one-argument view primitives
+// (isViewPrimitive) and maps of such functions over its parameter: a view that computes nothing
+// (rules_blocking.cpp).
 bool isLayoutFunction(const Expr& f);
 
 // The rule groups the library is made of.

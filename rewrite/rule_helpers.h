@@ -1,8 +1,8 @@
 // Small predicates and builders on expressions that the rule files share (which param a node is,
-// whether a subtree mentions a param and how often it reads it, one-parameter lambdas applied
-// without computing their argument twice, whether a rule applies at a
-// top-level stage, the params free in a subtree, an element-by-element copy of an array, a node
-// replaced by identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
+// whether a subtree mentions a param (how often: ir's paramUses), one-parameter lambdas applied
+// without computing their argument twice (call), whether a rule applies at a top-level stage,
+// the params free in a subtree, an element-by-element copy of an array, a node replaced by
+// identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
 // plain and joined forms, slide2D's and pad2D's expansions; overlapped tiling of 2D windows with
 // its theta1 x theta2 factors; a function mapped or a join applied several levels deep). Only
 // rules_*.cpp include it.
@@ -21,13 +21,7 @@
 namespace weft::rewrite {
 
 // True when `e` mentions `param` anywhere (bound params are distinct: they have their own ids).
-inline bool mentionsParam(const Expr& e, const Expr& param) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) found = true;
-  });
-  return found;
-}
+inline bool mentionsParam(const Expr& e, const Expr& param) { return paramUses(e, param) > 0; }
 
 // True when `e` is `param` itself.
 inline bool isParamNode(const Expr& e, const Expr& param) {
@@ -54,14 +48,11 @@ inline Expr joinDeep(int depth, Expr x) {
   return x;
 }
 
-// How many times `e` reads `param`.
-inline int useCount(const Expr& e, const Expr& param) { return paramUses(e, param); }
-
 // f(x): f's body with its param replaced by x when x is a param or f reads it at most once
 // (nothing is computed twice), else let(f, x); a user function becomes a call.
 inline Expr call(const Expr& f, const Expr& x) {
   if (!isUnaryLambda(f)) return apply(f, {x});
-  if (x.isParam() || useCount(f.body(), f.params()[0]) <= 1) {
+  if (x.isParam() || paramUses(f.body(), f.params()[0]) <= 1) {
     return substituteParams(f.body(), {{f.params()[0], x}});
   }
   return let(f, x);

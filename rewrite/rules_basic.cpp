@@ -7,9 +7,9 @@
 // rewrite rules", ICFP 2015, figure 5) and of the direct convolution paper, section 3.4. Each is
 // checked against the interpreter by tests/rewrite/property_rules_basic.cpp.
 //
-// Lowering legality (issue 4): within one nest of parallel maps (a map nested in another's
-// function), mapLcl appears only inside a mapWrg, each dimension is used once per kind, and
-// mapGlb is not mixed with mapWrg/mapLcl. Parallel maps are also not placed inside sequential
+// Lowering legality: within one nest of parallel maps (a map nested in another's function),
+// mapLcl appears only inside a mapWrg, each dimension is used once per kind, and mapGlb is not
+// mixed with mapWrg/mapLcl. Parallel maps are also not placed inside sequential
 // code (mapSeq, reduce, reduceSeq), whose body one thread runs alone. The checks look at the
 // enclosing nodes (RuleApplication::ancestors) and at the map's own function.
 #include <set>
@@ -25,28 +25,6 @@ namespace weft::rewrite {
 
 namespace {
 
-int countParam(const Expr& e, const Expr& param) {
-  int count = 0;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) ++count;
-  });
-  return count;
-}
-
-// `f` applied to `x`: for a one-param lambda its body with the param replaced by `x` when the
-// param occurs at most once or `x` is a param (so nothing is computed twice), else let(f, x);
-// a user function becomes a call.
-Expr applyTo(const Expr& f, const Expr& x) {
-  if (f.isLambda() && f.params().size() == 1) {
-    const Expr& p = f.params()[0];
-    if (x.isParam() || countParam(f.body(), p) <= 1) {
-      return substituteParams(f.body(), {{p, x}});
-    }
-    return let(f, x);
-  }
-  return apply(f, {x});
-}
-
 bool isUnaryFunction(const Expr& f) { return f.isFunction() && f.params().size() == 1; }
 
 // ---- fusion ----
@@ -60,7 +38,7 @@ std::optional<Expr> mapFusion(const RuleApplication& a) {
   const Expr& g = inner.funs()[0];
   if (!isUnaryFunction(f) || !isUnaryFunction(g)) return std::nullopt;
   Expr x = Expr::param("x");
-  Expr body = applyTo(f, applyTo(g, x));
+  Expr body = call(f, call(g, x));
   return map(Expr::lambda({x}, body), inner.args()[0]);
 }
 
@@ -75,11 +53,11 @@ std::optional<Expr> mapFission(const RuleApplication& a) {
   const Expr& call = f.body();
   if (!call.isPrim()) return std::nullopt;
   for (const Expr& fun : call.funs()) {
-    if (countParam(fun, x) > 0) return std::nullopt;
+    if (mentionsParam(fun, x)) return std::nullopt;
   }
   int dependent = -1;
   for (size_t i = 0; i < call.args().size(); ++i) {
-    if (countParam(call.args()[i], x) == 0) continue;
+    if (!mentionsParam(call.args()[i], x)) continue;
     if (dependent >= 0) return std::nullopt;  // two arguments depend on x
     dependent = static_cast<int>(i);
   }

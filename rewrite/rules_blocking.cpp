@@ -43,13 +43,6 @@ namespace weft::rewrite {
 
 namespace {
 
-// `f` applied to `x`, as a fresh expression: a lambda's body with its param replaced, else a
-// call of the user function.
-Expr applyFunction(const Expr& f, const Expr& x) {
-  if (isUnaryLambda(f)) return substituteParams(f.body(), {{f.params()[0], x}});
-  return apply(f, {x});
-}
-
 // map(r -> map(f, r), x) with f not mentioning r: returns f and x.
 struct Map2D {
   Expr f;
@@ -170,7 +163,7 @@ std::optional<Expr> mapMapBlocking(const RuleApplication& a) {
       "sigma", [&](RewriteContext& context) { return context.freshTuning("sigma", Arith(1), windows); });
   // g(w', k') for fresh w', k'.
   auto g = [&](const Expr& wNew, const Expr& kNew) {
-    Expr withK = applyFunction(innerFun, kNew);
+    Expr withK = call(innerFun, kNew);  // kNew is a param: innerFun's body with it substituted
     return substituteParams(withK, {{w, wNew}});
   };
   Expr blocks = map(
@@ -301,8 +294,8 @@ std::optional<Expr> chunkedReduce(const RuleApplication& a) {
 
 // ---- map-fission-deep ----
 
-// Primitives that only rearrange data (no arithmetic; pad adds constants or repeats values):
-// views, which the fission looks through and which are not stages of their own.
+// Views (isViewPrimitive, or maps of layout functions), which the fission looks through and
+// which are not stages of their own.
 bool isLayoutOnly(const Expr& e);
 
 
@@ -324,25 +317,8 @@ namespace {
 
 bool isLayoutOnly(const Expr& e) {
   if (!e.isPrim()) return false;
-  switch (e.primOp()) {
-    case Op::Zip:
-    case Op::Transpose:
-    case Op::Join:
-    case Op::Split:
-    case Op::Get:
-    case Op::Reorder:
-    case Op::AsVector:
-    case Op::AsScalar:
-    case Op::Crop:
-    case Op::Pad:
-    case Op::Slide:
-    case Op::SlideStrict:
-      return true;
-    case Op::Map:
-      return isLayoutFunction(e.funs()[0]);
-    default:
-      return false;
-  }
+  if (isViewPrimitive(e.primOp())) return true;
+  return e.isPrim(Op::Map) && isLayoutFunction(e.funs()[0]);
 }
 
 // Rebuilds `root` with the node at `path` (argument indices) replaced by `replacement`.

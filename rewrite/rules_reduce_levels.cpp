@@ -5,8 +5,7 @@
 // channels outside the unrolled taps of a window row: the σ pixels' input values are then loaded
 // once and used by the K taps of the row (LLVM merges the unrolled loads of one address), σ + K
 // - 1 loads for K·σ multiply-adds instead of one load per multiply-add, the order of oneDNN's
-// direct convolution (its kw loop innermost, jit_avx512_common_conv_kernel). Measured on PoCL,
-// 2-core AVX-512: conv3_2 κ16 σ8 12.96 -> 10.97 ms by this order alone.
+// direct convolution (its kw loop innermost, jit_avx512_common_conv_kernel).
 //
 //  reduce-swap-inner-levels  reduce(z, f, zip(join^d(a1), .., join^d(am)))
 //                            => reduce(z, f, zip(join^d(T(a1)), .., join^d(T(am))))

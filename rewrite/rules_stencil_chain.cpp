@@ -146,7 +146,7 @@ std::optional<Expr> letInlineRecompute(const RuleApplication& a) {
   if (!node.isPrim(Op::Let) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
   if (!isTopLevelStage(a)) return std::nullopt;
   const Expr& binder = node.funs()[0];
-  if (useCount(binder.body(), binder.params()[0]) < 2) return std::nullopt;
+  if (paramUses(binder.body(), binder.params()[0]) < 2) return std::nullopt;
   return substituteCopies(binder.body(), binder.params()[0], node.args()[0]);
 }
 

@@ -84,22 +84,13 @@ bool copiesElements(const PrimAttribute& boundary) {
 
 // ---- the rules ----------------------------------------------------------------------------
 
-// How many times `e` mentions `param`.
-int occurrences(const Expr& e, const Expr& param) {
-  int n = 0;
-  forEachNode(e, [&](const Expr& node) {
-    if (node.isParam() && node.paramId() == param.paramId()) ++n;
-  });
-  return n;
-}
-
 // let(x -> b, e) => b[x := e]
 std::optional<Expr> letInline(const RuleApplication& a) {
   const Expr& node = a.node;
   if (!node.isPrim(Op::Let) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
   const Expr& f = node.funs()[0];
   // Inlining a value used twice would compute it twice and bind its params in two places.
-  if (occurrences(f.body(), f.params()[0]) > 1) return std::nullopt;
+  if (paramUses(f.body(), f.params()[0]) > 1) return std::nullopt;
   return substituteParams(f.body(), {{f.params()[0], node.args()[0]}});
 }
 
@@ -207,7 +198,7 @@ Expr appliedToComponents(const Expr& f, const std::vector<Expr>& components) {
 int componentUses(const Expr& f, size_t i, size_t n) {
   if (!isUnaryLambda(f)) return 2;  // unknown: treated as used more than once
   const Expr& p = f.params()[0];
-  const int all = occurrences(f.body(), p);
+  const int all = paramUses(f.body(), p);
   if (n == 1) return all;
   int projections = 0, projectionsOfI = 0;
   forEachNode(f.body(), [&](const Expr& node) {
@@ -275,19 +266,6 @@ std::optional<Expr> zipMapFusion(const RuleApplication& a) {
   return std::nullopt;
 }
 
-// `f` applied to `x`: its body with the param replaced when the param occurs at most once or
-// x is a param (nothing computed twice), else let(f, x); a user function becomes a call.
-Expr applied(const Expr& f, const Expr& x) {
-  if (isUnaryLambda(f)) {
-    const Expr& p = f.params()[0];
-    if (x.isParam() || occurrences(f.body(), p) <= 1) {
-      return substituteParams(f.body(), {{p, x}});
-    }
-    return let(f, x);
-  }
-  return apply(f, {x});
-}
-
 // P(g, map2D(f, x)) => P(v -> g(f(v)), x)   (the inner stage plain: its elements are f's)
 std::optional<Expr> map2DFusion(const RuleApplication& a) {
   std::optional<PixelStage> outer = matchPixelStage(a.node, a.typeOf);
@@ -295,7 +273,7 @@ std::optional<Expr> map2DFusion(const RuleApplication& a) {
   std::optional<PixelStage> inner = matchPixelStage(outer->x, a.typeOf);
   if (!inner || inner->joined) return std::nullopt;
   Expr v = Expr::param("v");
-  Expr composed = Expr::lambda({v}, applied(outer->f, applied(inner->f, v)));
+  Expr composed = Expr::lambda({v}, call(outer->f, call(inner->f, v)));
   return buildPixelStage(PixelStage{composed, inner->x, outer->joined}, inner->x);
 }
 
@@ -383,7 +361,7 @@ std::optional<Expr> zipCentreTap(const RuleApplication& a) {
   if (!taps) return std::nullopt;
   const Expr g = stage->f;
   const std::vector<CentreTap> chain = *taps;
-  Expr window = lam("w", [&](Expr w) { return map(h, zip(centreOf(chain, w), applied(g, w))); });
+  Expr window = lam("w", [&](Expr w) { return map(h, zip(centreOf(chain, w), call(g, w))); });
   return buildPixelStage(PixelStage{window, stage->x, true}, stage->x);
 }
 

@@ -1,6 +1,6 @@
-// Macro rules for issue 8's fast convolution family: output-stationary register blocks of κ
-// kernels × σ consecutive output pixels (× R rows per work-group) whose κ-wide accumulators are
-// float vectors updated with one vector of weights and a broadcast input value, the weights
+// Macro rules for the vector register-blocked convolution: output-stationary register blocks
+// of κ kernels × σ consecutive output pixels (× R rows per work-group) whose κ-wide accumulators
+// are float vectors updated with one vector of weights and a broadcast input value, the weights
 // re-laid out once by a kernel of their own. The conv-register-blocked-vector strategy
 // (rewrite/strategies.cpp) is made of these and of library rules; each is checked against the
 // interpreter on random programs by tests/rewrite/property_rules_vector_blocking.cpp.
@@ -266,20 +266,12 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
 
 // ---- hoist-relayout ----
 
-bool isLayoutPrim(Op op) {
-  switch (op) {
-    case Op::Transpose:
-    case Op::Join:
-    case Op::Split:
-    case Op::Get:
-    case Op::Reorder:
-    case Op::Slide:
-    case Op::SlideStrict:
-    case Op::Crop:
-      return true;
-    default:
-      return false;
-  }
+// The primitives a re-laid-out view of g is made of: the view primitives (isViewPrimitive) that
+// select and rearrange g's scalars as they are; pad (it adds boundary elements) and
+// asVector/asScalar (they regroup scalars into vectors and back) are left out. Zip needs no
+// exception: it takes two or more arrays, and isViewOf follows one-argument primitives only.
+bool isRelayoutPrimitive(Op op) {
+  return isViewPrimitive(op) && op != Op::Pad && op != Op::AsVector && op != Op::AsScalar;
 }
 
 // A view of the param g alone: layout primitives and maps of layout functions over g (no
@@ -291,7 +283,7 @@ bool isViewOf(const Expr& e, const Expr& g) {
     if (!isLayoutFunction(e.funs()[0]) || mentionsParam(e.funs()[0], g)) return false;
     const std::vector<uint64_t> free = freeParamsOf(e.funs()[0]);
     if (!free.empty()) return false;
-  } else if (!isLayoutPrim(e.primOp())) {
+  } else if (!isRelayoutPrimitive(e.primOp())) {
     return false;
   }
   return isViewOf(e.args()[0], g);

@@ -31,7 +31,7 @@
 //      crop are four kernels; the final transposes are written through.
 // The final-reduction nest is left high-level; code generation's default lowering maps it.
 //
-// conv-register-blocked (issue 8's fast family; κ, σ and unroll are numbers):
+// conv-register-blocked (κ, σ and unroll are numbers):
 //   1-4. as conv-direct 1-4 (ρ, θ, map-flatten, map-fission-deep, map-map-blocking κ × σ);
 //   5. map-map-interchange: per block, windows outside, kernels inside;
 //   6. map-reduce-interchange-rows on the map over the κ kernels, map-fission-deep to move its
@@ -45,7 +45,7 @@
 //      unroll = 1 (the whole window: only sensible for small K·K·C).
 //   Three kernels: pad, convolution, crop.
 //
-// conv-register-blocked-vector (issue 8's vector family; κ and σ numbers, R = rows optional):
+// conv-register-blocked-vector (κ and σ numbers, R = rows optional):
 //   1. map2d-kernel-blocking (κ, σ, R): kernel groups outermost, groups of R output rows,
 //      blocks of σ windows of a row (the output written [M][outH][outW] through layouts);
 //   2. vectorize-block-accumulators: the block's σ × κ sums as σ float<κ> accumulators
@@ -744,7 +744,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        {"theta", "rho", "kappa", "sigma", "omega", "coalesce", "v", "unroll"},
        convDirect},
       {"conv-register-blocked",
-       "direct convolution with register blocking (issue 8's fast family): optimisation "
+       "direct convolution with register blocking: optimisation "
        "padding rho, overlapped tiles theta, each work-item a block of kappa kernels x sigma "
        "windows (numbers) whose kappa x sigma accumulators are private scalars, one reduce over "
        "the whole window (no chunks, no final-reduction kernel), unrolled when unroll = 1; "
@@ -753,7 +753,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        {"theta", "rho", "kappa", "sigma", "unroll"},
        convRegisterBlocked},
       {"conv-register-blocked-vector",
-       "direct convolution with vector register blocks (issue 8's fast family, built from "
+       "direct convolution with vector register blocks (built from "
        "map2d-kernel-blocking, vectorize-block-accumulators and hoist-relayout): each "
        "work-item sigma output pixels of a row x kappa kernels (numbers; kappa a vector width) "
        "in sigma float<kappa> accumulators over the whole window (fma with the input value "

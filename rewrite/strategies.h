@@ -6,8 +6,8 @@
 // local memory; conv-direct — the direct convolution of paper section 4.2 with the tuning
 // parameters θ, ρ, κ, σ, ω, coalesce (symbolic unless given) and the structural v and unroll;
 // conv-register-blocked — each work-item keeps a κ × σ block of accumulators in private memory
-// over one pass of the whole window (issue 8's family, not yet vectorized; κ, σ, unroll given);
-// conv-register-blocked-vector — issue 8's vector shape from the rules: σ float<κ>
+// over one pass of the whole window (scalar accumulators; κ, σ, unroll given);
+// conv-register-blocked-vector — the same blocking with vectors, from the rules: σ float<κ>
 // accumulators per work-item, weights re-laid out once by a first kernel, R output rows per
 // work-group (κ, σ numbers; R a number or a tuning variable), the same OpenCL as
 // convRegisterBlockedVectorDefinition below; pad_in_loads = 1 (a number, default 0) leaves the
@@ -36,7 +36,7 @@ const std::vector<NamedStrategy>& strategyLibrary();
 // The strategy named `name`, or nullptr.
 const NamedStrategy* findStrategy(const std::string& name);
 
-// Issue 8's fast convolution shape built directly as a low-level definition over Listing 3's
+// The conv-register-blocked-vector shape built directly as a low-level definition over Listing 3's
 // parameters (`listing3`: examples/conv.weft or workloads/conv/conv_layer.h convListing3Definition, whose
 // params and declared sizes P, S it reuses) — the target the conv-register-blocked-vector
 // strategy produces from the rules (its kernels are the same up to two unused kernel arguments

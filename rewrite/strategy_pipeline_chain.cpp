@@ -134,16 +134,17 @@ Strategy inWorkItems(const Rule& rule, NodePredicate where) {
 }
 
 // A map whose function only rearranges (zip(r._0, r._1) over zipped windows): a view of
-// several arrays, left a map (not stored: the strategy does not store tuples yet).
+// several arrays, left a map (not stored: the strategy does not store tuples). Its body is
+// maps and view primitives but reorder, asVector and asScalar (which Canny's windows are not
+// made of): a map whose function holds one of those is unrolled.
 bool viewFunction(const Expr& f) {
   if (!f.isLambda()) return false;
   bool onlyLayout = true;
   forEachNode(f.body(), [&](const Expr& e) {
     if (!e.isPrim()) return;
     const Op op = e.primOp();
-    const bool layout = op == Op::Zip || op == Op::Get || op == Op::Transpose || op == Op::Join ||
-                        op == Op::Split || op == Op::Crop || op == Op::Pad || op == Op::Slide ||
-                        op == Op::SlideStrict || op == Op::Map;
+    const bool layout = op == Op::Map || (isViewPrimitive(op) && op != Op::Reorder &&
+                                          op != Op::AsVector && op != Op::AsScalar);
     onlyLayout = onlyLayout && layout;
   });
   return onlyLayout;
@@ -219,7 +220,7 @@ NamedStrategy pipelineFusedPrivateChainStrategy() {
       "(horizontal-stencil-fusion), each pointwise stage over them fused with the stencil below "
       "it by overlapped tiling with theta1 x theta2 tiles (a work-item per tile, the producer's "
       "tile with its halo in private memory, loops unrolled: one kernel per pointwise result, "
-      "the strategy does not store tuples yet), the last pointwise stage merged into the stencil that reads "
+      "the strategy does not store tuples), the last pointwise stage merged into the stencil that reads "
       "those results (boxed-stage-fusion, default lowering)",
       {"theta1", "theta2"},
       pipelineFusedPrivateChain};

@@ -1,4 +1,4 @@
-// The pipeline-fused-private-chain strategy (issue 9): Canny without hysteresis
+// The pipeline-fused-private-chain strategy: Canny without hysteresis
 // (examples/pipelines/canny.weft: Gaussian, Sobel gx and gy, magnitude, direction, non-maximum
 // suppression, double threshold; seven stages, seven kernels unfused) fused PARTIALLY by rules.
 //
@@ -7,9 +7,9 @@
 //     giving both derivatives) over a stencil (the Gaussian), plus a pointwise stage, computed
 //     by overlapped tiling (Forma's Algorithm 1): a work-item per tile, the Gaussian's tile
 //     (theta1 x theta2, halo included) in private memory, every loop unrolled. Magnitude and
-//     direction are two kernels, not one writing both: the strategy was written before code
-//     generation could store arrays of tuples (it can now, as a structure of arrays) and does
-//     not use them yet, so the Gaussian and Sobel are computed by both.
+//     direction are two kernels, not one writing both: the strategy does not store arrays of
+//     tuples (code generation can, as a structure of arrays), so the Gaussian and Sobel are
+//     computed by both.
 //   kernel B: non-maximum suppression -> double threshold, the threshold merged into the
 //     suppression's window function (one stencil stage, default lowering). Kernels A store
 //     their results in image order (code generation writes a temporary whose tile views

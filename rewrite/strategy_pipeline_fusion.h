@@ -1,4 +1,4 @@
-// The pipeline-fused-local and pipeline-fused-private strategies (issue 9). pipeline-fused-local:
+// The pipeline-fused-local and pipeline-fused-private strategies. pipeline-fused-local:
 // a pipeline of two 2D stencil stages, written unfused as in examples/pipelines/blur.weft (the
 // producer let-bound, each stage a map2D over slide2D windows of its clamp-padded input),
 // becomes ONE kernel computed by overlapped tiling (Forma's Algorithm 1): every work-group computes
@@ -9,7 +9,8 @@
 //   1. let-inline until no let is left (a stage used once is substituted into its consumer);
 //   2. pad2d-map2d-interchange: the consumer's clamp pad moved below the producer's map2D, at
 //      the first consumer (top-down) that step 3 then fuses, and only there (moved below a stage
-//      left apart, a pad makes it compute a padded image: Harris's Iyy, 20x slower);
+//      left apart, a pad makes it compute a padded image, whose size has no good work-group
+//      size: Harris's Iyy);
 //   3. overlapped-tiling-fusion with theta1 x theta2 (the producer's tile, halo included; tuning
 //      variables when not given): tiles of the producer's input, the producer and the consumer
 //      inside each tile;
