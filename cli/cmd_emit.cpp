@@ -539,38 +539,35 @@ void emitPicked(const EmitOptions& options) {
         "not both");
   }
   ConvLayer layer = layerOption(options.layer);
-  explore::ExploreTarget target = explore::layerTarget(layer, 1, 0);
+  const std::shared_ptr<const explore::Workload> workload = explore::convWorkload();
+  const explore::WorkloadRequest request = explore::convRequest(layer);
   explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
   explore::PickedVariant picked =
-      explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
-  CompiledProgram compiled = explore::compileLayerVariant(layer, picked.record);
+      explore::pickVariant(std::filesystem::path(options.db), layer.name, options.device, spec);
+  CompiledProgram compiled = explore::compileRecordedVariant(*workload, request, picked.record);
+
+  // The structure the record names, as the workload rebuilds it: its description, inputs and
+  // constant inputs; its structural parameters listed first.
+  const std::map<std::string, int64_t> recorded =
+      explore::parseRecordedParameters(picked.record.key.parameters);
+  const std::vector<std::string> structural = workload->structuralParameters(recorded);
+  std::map<std::string, int64_t> fixed;
+  for (const std::string& name : structural) fixed[name] = recorded.at(name);
+  const explore::ExploreTarget target = workload->structureTarget(request, fixed);
 
   exporting::DropinMetadata metadata;
   metadata.prefix = exporting::dropinPrefix(target.program);
-  metadata.inputNames = parameterNames(convListing3Definition());
+  metadata.inputNames = parameterNames(target.parametric);
   metadata.constantInputs =
       constantInputIndices(options, metadata.inputNames, constantInputNames(target));
-  nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
-  const bool vectorFamily = recorded.is_object() && recorded.contains("vector_kappa");
-  metadata.program =
-      layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
-  if (recorded.is_object()) {
-    static const std::vector<std::string> structuralOrder = {
-        "v", "unroll", "vector_kappa", "vector_sigma", "vector_pad_in_loads", "vector_row_unroll"};
-    const std::set<std::string> structural(structuralOrder.begin(), structuralOrder.end());
-    for (const std::string& first : structuralOrder) {
-      if (recorded.contains(first) && recorded[first].is_number_integer()) {
-        metadata.parameters.push_back({first, recorded[first].get<int64_t>()});
-      }
-    }
-    for (const auto& [name, value] : recorded.items()) {
-      if (structural.count(name) || !value.is_number_integer()) continue;
-      metadata.parameters.push_back({name, value.get<int64_t>()});
-    }
+  metadata.program = target.description;
+  for (const std::string& name : structural) metadata.parameters.push_back({name, fixed[name]});
+  for (const auto& [name, value] : recorded) {
+    if (!fixed.count(name)) metadata.parameters.push_back({name, value});
   }
   metadata.sizes = target.sizes;
   describeTuning(metadata, picked, spec, options.db);
-  metadata.notes = explore::layerNotes(layer);
+  metadata.notes = workload->dropinNotes(request);
   writeAndReport(compiled, target.sizes, metadata, options);
 }
 

@@ -25,7 +25,6 @@
 #include "host/device_profile.h"
 #include "workloads/conv/conv_layer.h"
 #include "ir/parser.h"
-#include "workloads/conv/conv_direct_space.h"
 #include "workloads/conv/conv_targets.h"
 
 namespace weft::cli {
@@ -189,85 +188,106 @@ Json toJson(const explore::ParameterSpace& space, explore::Sampler& sampler,
   return out;
 }
 
-// The conv-direct space of a layer (workloads/conv/conv_direct_space.h): the union over the vector
-// widths and unroll settings selected (all unless --vector-width / --unroll fix them). One
-// structure prints in full (parameters, constraints, samples); several print a summary per
-// structure and the samples drawn uniformly over the union.
+// The conv-direct space of a layer: the union over the vector widths and unroll settings
+// selected (all unless --vector-width / --unroll fix them), as `weft explore --layer` samples
+// it (workloads/conv/conv_targets.h, explore/explorer.h sampleTarget). One structure prints in
+// full (parameters, constraints, samples); several print a summary per structure and the
+// samples drawn over the union, under the names the explorer records.
 void runLayerSpace(const SpaceCommandOptions& options, const explore::SpaceOptions& spaceOptions) {
   ConvLayer layer = parseConvLayer(options.layer);
-  std::vector<explore::ConvDirectStructure> structures;
   const explore::ConvDirectChoices choices =
       explore::convDirectChoices(options.vectorWidth, options.unroll);
-  for (int v : choices.widths) {
-    for (int unroll : choices.unrolls) structures.push_back({v, unroll});
-  }
-  explore::ConvDirectSpace space = explore::buildConvDirectSpace(layer, spaceOptions, structures);
-  if (space.subspaces.empty()) {
-    std::string why;
-    for (const std::string& e : space.emptyStructures) why += "\n  " + e;
-    throw std::runtime_error("no valid conv-direct variant of " + layer.describe() + ":" + why);
-  }
-  if (structures.size() == 1) {
-    explore::ConvDirectSubspace& only = space.subspaces.front();
-    only.space->definitionName = layer.name.empty() ? only.space->definitionName : layer.name;
+  if (choices.widths.size() * choices.unrolls.size() == 1) {
+    explore::ExploreTarget target =
+        explore::layerTarget(layer, choices.widths.front(), choices.unrolls.front());
+    explore::SpaceOptions structureOptions = spaceOptions;
+    structureOptions.switches.insert(target.switches.begin(), target.switches.end());
+    explore::ParameterSpace space =
+        explore::buildParameterSpace(target.parametric, target.sizes, structureOptions);
+    space.definitionName = target.program;
+    explore::Sampler sampler(space);
+    const explore::SpaceCount count = sampler.count(UINT64_MAX);
     std::optional<explore::SampleSet> samples;
-    if (options.samples > 0) samples = only.sampler->sample(options.samples, options.seed);
+    if (options.samples > 0) samples = sampler.sample(options.samples, options.seed);
     const explore::SampleSet* sampled = samples ? &*samples : nullptr;
     if (options.json) {
-      std::cout << toJson(*only.space, *only.sampler, only.count, sampled, options.seed).dump(2)
-                << "\n";
+      std::cout << toJson(space, sampler, count, sampled, options.seed).dump(2) << "\n";
     } else {
-      std::cout << layer.describe() << "; conv-direct with " << only.structure.describe() << "\n";
-      printText(*only.space, *only.sampler, only.count, sampled, options.seed);
+      std::cout << layer.describe() << "; conv-direct with v=" << choices.widths.front()
+                << " unroll=" << choices.unrolls.front() << "\n";
+      printText(space, sampler, count, sampled, options.seed);
     }
     return;
   }
-  std::vector<explore::ConvDirectPoint> points;
-  if (options.samples > 0) points = explore::sampleConvDirect(space, options.samples, options.seed);
+  explore::ExploreTarget target = explore::layerTargetStructures(layer, choices.widths,
+                                                                 choices.unrolls);
+  target.powerOfTwo = spaceOptions.powerOfTwo;
+  for (explore::ExploreTarget::Structure& structure : target.structures) {
+    structure.switches.insert(spaceOptions.switches.begin(), spaceOptions.switches.end());
+  }
+  explore::SampledTarget sampled =
+      explore::sampleTarget(target, spaceOptions.device, options.samples, options.seed);
+  if (sampled.spaces.empty()) {
+    std::string why;
+    for (const std::string& e : sampled.emptyStructures) why += "\n  " + e;
+    throw std::runtime_error("no valid conv-direct variant of " + layer.describe() + ":" + why);
+  }
+  auto structureOf = [&](size_t space) -> const explore::ExploreTarget::Structure& {
+    return target.structures.at(sampled.spaceStructure.at(space));
+  };
+  auto structureText = [&](size_t space) {
+    const auto& fixed = structureOf(space).fixedParameters;
+    return "v=" + std::to_string(fixed.at("v")) + " unroll=" + std::to_string(fixed.at("unroll"));
+  };
+  bool exact = true;
+  for (const explore::SpaceCount& count : sampled.counts) exact = exact && count.exact;
+  std::vector<std::string> points;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t space = sampled.pointSpace[j];
+    points.push_back(explore::parametersJson(sampled.spaces[space], sampled.points[j],
+                                             structureOf(space).fixedParameters));
+  }
   if (options.json) {
     Json out;
     out["layer"] = layer.describe();
-    out["validPoints"] = space.validPoints();
-    out["exact"] = space.exact();
+    out["validPoints"] = sampled.validPoints;
+    out["exact"] = exact;
     Json parts = Json::array();
-    for (const explore::ConvDirectSubspace& sub : space.subspaces) {
+    for (size_t i = 0; i < sampled.spaces.size(); ++i) {
+      const auto& fixed = structureOf(i).fixedParameters;
       Json parameters = Json::array();
-      for (const explore::Parameter& p : sub.space->parameters) parameters.push_back(p.name);
-      parts.push_back({{"vectorWidth", sub.structure.vectorWidth},
-                       {"unroll", sub.structure.unroll},
-                       {"validPoints", sub.count.points},
-                       {"exact", sub.count.exact},
+      for (const explore::Parameter& p : sampled.spaces[i].parameters) parameters.push_back(p.name);
+      parts.push_back({{"vectorWidth", fixed.at("v")},
+                       {"unroll", fixed.at("unroll")},
+                       {"validPoints", sampled.counts[i].points},
+                       {"exact", sampled.counts[i].exact},
                        {"parameters", parameters}});
     }
     out["structures"] = parts;
-    out["emptyStructures"] = space.emptyStructures;
-    Json sampled = Json::array();
-    for (const explore::ConvDirectPoint& point : points) {
-      const explore::ConvDirectSubspace& sub = space.subspaces[point.subspace];
-      Json values = {{"v", sub.structure.vectorWidth}, {"unroll", sub.structure.unroll}};
-      for (const auto& [name, value] : point.parameters) values[name] = value;
-      sampled.push_back(values);
-    }
-    out["samples"] = {{"seed", options.seed}, {"points", sampled}};
+    out["emptyStructures"] = sampled.emptyStructures;
+    Json drawn = Json::array();
+    for (const std::string& point : points) drawn.push_back(Json::parse(point));
+    out["samples"] = {{"seed", options.seed}, {"points", drawn}};
     std::cout << out.dump(2) << "\n";
     return;
   }
   std::cout << layer.describe() << "; conv-direct, every structure (v, unroll)\n";
-  std::cout << "structures (" << space.subspaces.size() << " with valid points):\n";
-  for (const explore::ConvDirectSubspace& sub : space.subspaces) {
-    std::cout << "  " << padded(sub.structure.describe(), 18) << sub.count.points
-              << (sub.count.exact ? "" : "+") << " valid points"
-              << (sub.count.launchSizesNotCounted ? " (local sizes not counted)" : "") << "\n";
+  std::cout << "structures (" << sampled.spaces.size() << " with valid points):\n";
+  for (size_t i = 0; i < sampled.spaces.size(); ++i) {
+    const explore::SpaceCount& count = sampled.counts[i];
+    std::cout << "  " << padded(structureText(i), 18) << count.points << (count.exact ? "" : "+")
+              << " valid points"
+              << (count.launchSizesNotCounted ? " (local sizes not counted)" : "") << "\n";
   }
-  for (const std::string& e : space.emptyStructures) std::cout << "  empty: " << e << "\n";
-  std::cout << "valid points in all: " << space.validPoints() << (space.exact() ? "" : " (at least)")
+  for (const std::string& e : sampled.emptyStructures) std::cout << "  empty: " << e << "\n";
+  std::cout << "valid points in all: " << sampled.validPoints << (exact ? "" : " (at least)")
             << "\n(weft space --layer ... --vector-width V --unroll U shows one structure's "
                "parameters and constraints)\n";
   if (!points.empty()) {
     std::cout << "samples: " << points.size() << " (seed " << options.seed
-              << ", uniform over all structures)\n";
+              << ", as weft explore --layer --vector-width/--unroll samples them)\n";
     for (size_t i = 0; i < points.size(); ++i) {
-      std::cout << "  " << padded(std::to_string(i + 1), 6) << points[i].describe(space) << "\n";
+      std::cout << "  " << padded(std::to_string(i + 1), 6) << points[i] << "\n";
     }
   }
 }

@@ -1,35 +1,30 @@
-// The exploration loop (see explore/explorer.h): a device child for the profile and the
-// reference, a long-lived generator process that generates each variant and hands it to a small
-// launcher process, which forks the variant's measuring child; phase deadlines, results written
-// as they come.
+// The exploration loop (see explore/explorer.h): the device child for the profile and the
+// reference, sampling, then each pending variant through the generator process and the
+// launcher's measuring child (their plumbing: explore/child_process.h, generator_process.h,
+// measuring_launcher.h, prebuild_pool.h), with phase deadlines and results written as they
+// come.
 #include "explore/explorer.h"
 
-#include <fcntl.h>
-#include <malloc.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
-#include <random>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
-#include <ctime>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "codegen/codegen.h"
 #include "codegen/compile_pipeline.h"
+#include "explore/child_process.h"
+#include "explore/generator_process.h"
+#include "explore/measuring_launcher.h"
+#include "explore/prebuild_pool.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
@@ -42,760 +37,20 @@ namespace weft::explore {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using Json = nlohmann::json;
-
-void writeAll(int fd, const std::string& data) {
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;  // the parent is gone or gave up on us
-    }
-    written += static_cast<size_t>(n);
-  }
-}
-
-void sendLine(int fd, const Json& message) { writeAll(fd, message.dump() + "\n"); }
-
-// How a child ended.
-struct ChildOutcome {
-  std::string data;       // everything it wrote
-  bool timedOut = false;
-  bool signaled = false;
-  int signal = 0;
-  int exitCode = 0;
-  double seconds = 0;
-};
-
-// A forked child writing to a pipe: its process id and the parent's (reading) end.
-struct SpawnedChild {
-  pid_t pid = -1;
-  int fd = -1;
-};
-
-// The child's side of a fork: dies with `parent` (PR_SET_PDEATHSIG), crashes kill it (default
-// signal handlers), runs `body(fd)` and exits (_exit: no atexit handlers, no flushing of the
-// parent's buffers, no destructors). An exception in `body` becomes an "error" line and exit
-// code 3.
-[[noreturn]] void runAsChild(const std::function<void(int)>& body, int fd, pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(5);  // the parent died before prctl
-  signal(SIGPIPE, SIG_IGN);
-  // A crash must kill the child: drop handlers the embedding program installed (a test
-  // framework's crash reporter would otherwise catch it and carry on).
-  for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, SIG_DFL);
-  int code = 0;
-  try {
-    body(fd);
-  } catch (const std::exception& e) {
-    sendLine(fd, Json{{"event", "error"}, {"message", e.what()}});
-    code = 3;
-  } catch (...) {
-    code = 4;
-  }
-  close(fd);
-  _exit(code);
-}
-
-// Forks a child writing to a pipe that runs `body(fd)` (runAsChild); `closeInChild` (when not
-// -1) is a descriptor of the parent's that the child closes first.
-SpawnedChild spawnChild(const std::function<void(int)>& body, int closeInChild = -1) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    if (closeInChild >= 0) close(closeInChild);
-    runAsChild(body, fds[1], parent);
-  }
-  close(fds[1]);
-  return {pid, fds[0]};
-}
-
-// Runs `body(fd)` in a forked child writing to a pipe. The parent collects the output; for
-// line-oriented children `onLine` sees every complete line and may return a new deadline.
-// The child is killed with SIGKILL once the deadline passes.
-ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point deadline,
-                        const std::function<std::optional<Clock::time_point>(const std::string&)>&
-                            onLine = nullptr) {
-  const SpawnedChild child = spawnChild(body);
-  const pid_t pid = child.pid;
-  const int fd = child.fd;
-  ChildOutcome outcome;
-  const auto start = Clock::now();
-  size_t lineStart = 0;
-  char buffer[1 << 16];
-  while (true) {
-    auto now = Clock::now();
-    if (now >= deadline) {
-      outcome.timedOut = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    int waitMs = static_cast<int>(std::min<int64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1,
-        1000 * 60 * 60));
-    pollfd poller{fd, POLLIN, 0};
-    int ready = poll(&poller, 1, waitMs);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      kill(pid, SIGKILL);
-      break;
-    }
-    if (ready == 0) continue;
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (n == 0) break;  // the child closed its end (exited)
-    outcome.data.append(buffer, static_cast<size_t>(n));
-    if (onLine) {
-      size_t end;
-      while ((end = outcome.data.find('\n', lineStart)) != std::string::npos) {
-        std::optional<Clock::time_point> next =
-            onLine(outcome.data.substr(lineStart, end - lineStart));
-        if (next) deadline = *next;
-        lineStart = end + 1;
-      }
-    }
-  }
-  close(fd);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) {
-    outcome.signaled = !outcome.timedOut;
-    outcome.signal = WTERMSIG(status);
-  } else if (WIFEXITED(status)) {
-    outcome.exitCode = WEXITSTATUS(status);
-  }
-  outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return outcome;
-}
-
-Clock::time_point after(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(std::max(seconds, 0.0)));
-}
-
-std::string signalText(int signal) {
-  const char* name = sigabbrev_np(signal);
-  return "signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
-}
-
-// The pre-build children of --jobs (see explorer.h): each generates and builds one variant
-// (MeasurementOptions::stopAfterBuild) so that the OpenCL implementation's build cache holds it
-// when the measuring child builds it. They run while no variant is being timed; pause() stops
-// them (SIGSTOP) for the timed phases and resume() lets them go on (SIGCONT).
-class PrebuildPool {
- public:
-  struct Result {
-    bool ran = false;       // a pre-build was started for the variant
-    std::string status;     // its status ("ok": built), "" when it gave no result
-    std::optional<double> buildMs;
-    std::string message;    // its error, or why it gave no result
-    double waitedSeconds = 0;  // how long the parent waited for it
-  };
-
-  PrebuildPool() = default;
-  PrebuildPool(const PrebuildPool&) = delete;
-  PrebuildPool& operator=(const PrebuildPool&) = delete;
-  ~PrebuildPool() {
-    for (auto& [variant, child] : children_) stop(child);
-  }
-
-  bool started(size_t variant) const { return children_.count(variant) > 0; }
-
-  void start(size_t variant, const std::function<void(int)>& body) {
-    Child child;
-    child.spawned = spawnChild(body);
-    children_.emplace(variant, std::move(child));
-  }
-
-  void pause() { signalAll(SIGSTOP); }
-  void resume() { signalAll(SIGCONT); }
-
-  // Waits for the variant's pre-build (killed when `seconds` pass first; resumed first if
-  // paused) and forgets it. A variant without a pre-build gives Result{ran = false}.
-  Result take(size_t variant, double seconds) {
-    Result result;
-    auto found = children_.find(variant);
-    if (found == children_.end()) return result;
-    result.ran = true;
-    Child& child = found->second;
-    kill(child.spawned.pid, SIGCONT);
-    const auto start = Clock::now();
-    const Clock::time_point deadline = after(seconds);
-    char buffer[4096];
-    bool timedOut = false;
-    while (true) {
-      auto now = Clock::now();
-      if (now >= deadline) {
-        timedOut = true;
-        break;
-      }
-      int waitMs = static_cast<int>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1);
-      pollfd poller{child.spawned.fd, POLLIN, 0};
-      int ready = poll(&poller, 1, waitMs);
-      if (ready < 0 && errno != EINTR) break;
-      if (ready <= 0) continue;
-      ssize_t n = read(child.spawned.fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      child.data.append(buffer, static_cast<size_t>(n));
-    }
-    result.waitedSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const int status = stop(child);
-    const std::string data = std::move(child.data);
-    children_.erase(found);  // `child` is gone from here on
-    if (timedOut) {
-      result.message = "the pre-build was killed after " + std::to_string(seconds) + " s";
-      return result;
-    }
-    Json message = Json::parse(data.substr(0, data.find('\n')), nullptr, false);
-    if (!message.is_object()) {
-      result.message =
-          "the pre-build gave no result (" +
-          (WIFSIGNALED(status) ? "it died from " + signalText(WTERMSIG(status))
-                               : "exit code " + std::to_string(WEXITSTATUS(status))) +
-          ")";
-    } else if (message.value("event", "") == "error") {
-      result.message = message.value("message", "");
-    } else {
-      result.status = message.value("status", "");
-      result.message = message.value("message", "");
-      if (message.contains("buildMs")) result.buildMs = message["buildMs"].get<double>();
-    }
-    return result;
-  }
-
- private:
-  struct Child {
-    SpawnedChild spawned;
-    std::string data;
-    bool reaped = false;
-  };
-
-  void signalAll(int sig) {
-    for (auto& [variant, child] : children_) {
-      if (!child.reaped) kill(child.spawned.pid, sig);
-    }
-  }
-
-  // Kills the child if it still runs, reaps it and closes its pipe; its wait status.
-  static int stop(Child& child) {
-    if (child.reaped) return 0;
-    kill(child.spawned.pid, SIGKILL);  // a no-op for one that has exited (a zombie until reaped)
-    int status = 0;
-    while (waitpid(child.spawned.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    close(child.spawned.fd);
-    child.reaped = true;
-    return status;
-  }
-
-  std::map<size_t, Child> children_;
-};
-
-
-
-// Thread CPU time in milliseconds (CLOCK_THREAD_CPUTIME_ID): weft's own work, whatever the
-// load of the machine.
-double threadCpuMs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
-}
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Reads one line (without its newline) from a blocking descriptor into `line`, keeping what
-// follows it in `pending`. False at end of file or on an error.
-bool readLine(int fd, std::string& pending, std::string& line) {
-  char buffer[4096];
-  while (true) {
-    const size_t end = pending.find('\n');
-    if (end != std::string::npos) {
-      line = pending.substr(0, end);
-      pending.erase(0, end + 1);
-      return true;
-    }
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    pending.append(buffer, static_cast<size_t>(n));
-  }
-}
-
-// The generator process (see explorer.h, "Isolation"): forked from the explorer once, it
-// generates one variant per request in its own memory (so that code generation's caches stay
-// warm from one variant to the next and no variant pays a fresh process's copy-on-write faults
-// for them), then hands it to the launcher (MeasuringLauncher), which forks the variant's
-// measuring child that builds and runs it, and reports how that child ended. It never calls OpenCL. A crash or a hang in
-// generation costs the generator (the explorer kills it past the deadline and forks a new one
-// for the next variant) and that variant only.
-//
-// Protocol, one JSON object per line. Explorer -> generator: {"variant": i, "best": ns|null}.
-// Generator and child -> explorer, in order: "generated" (the generator), "started" (the child,
-// with its pid), the child's phase events and "result"/"error", then "exited" (the generator,
-// once the child is reaped: how it ended, the generator's own time). A variant whose
-// generation fails gets "result" (status invalid) and "exited" from the generator, no child.
-// The child writes on the generator's pipe (passed to the launcher with the variant) while the
-// generator only waits for the launcher's reply, so their lines never interleave.
-class GeneratorProcess {
- public:
-  // `serve(request, eventFd)` runs in the generator for each request (generates, forks the
-  // measuring child, reports its end).
-  using Serve = std::function<void(const Json& request, int eventFd)>;
-
-  explicit GeneratorProcess(Serve serve) : serve_(std::move(serve)) {}
-  GeneratorProcess(const GeneratorProcess&) = delete;
-  GeneratorProcess& operator=(const GeneratorProcess&) = delete;
-  ~GeneratorProcess() { stop(); }
-
-  // What one request gave: the outcome as a forked child's (runInChild), where `signaled`,
-  // `signal` and `exitCode` are the measuring child's, or the generator's when it died (then
-  // generatorDied), and the generator's own figures from its "exited" line.
-  struct Outcome {
-    ChildOutcome child;
-    bool generatorDied = false;
-    Json exited;  // the "exited" line, null when the generator died or was killed
-  };
-
-  // Sends `request` and collects the lines up to "exited". `onLine` sees every line and may
-  // return a new deadline; past the deadline the measuring child is killed (SIGKILL) when it
-  // has started, else the generator (it is generating): the outcome is timedOut.
-  Outcome run(const Json& request, Clock::time_point deadline,
-              const std::function<std::optional<Clock::time_point>(const std::string&)>& onLine) {
-    Outcome outcome;
-    const auto start = Clock::now();
-    if (pid_ < 0) startProcess();
-    writeAll(commandFd_, request.dump() + "\n");
-    pid_t child = -1;
-    bool killedChild = false;
-    char buffer[1 << 16];
-    while (true) {
-      // A line may already be buffered.
-      size_t end;
-      bool exited = false;
-      while ((end = pending_.find('\n')) != std::string::npos) {
-        std::string line = pending_.substr(0, end);
-        pending_.erase(0, end + 1);
-        Json message = Json::parse(line, nullptr, false);
-        const std::string event = message.is_object() ? message.value("event", "") : "";
-        if (event == "started") {
-          child = message.value("pid", -1);
-        } else if (event == "exited") {
-          outcome.exited = message;
-          exited = true;
-          break;
-        }
-        outcome.child.data += line;
-        outcome.child.data += '\n';
-        if (onLine) {
-          if (std::optional<Clock::time_point> next = onLine(line)) deadline = *next;
-        }
-      }
-      if (exited) break;
-      const auto now = Clock::now();
-      if (now >= deadline) {
-        if (child > 0 && !killedChild) {
-          // The generator reaps it and reports; it gets a little time to do so.
-          kill(child, SIGKILL);
-          killedChild = true;
-          outcome.child.timedOut = true;
-          deadline = now + std::chrono::seconds(10);
-          continue;
-        }
-        outcome.child.timedOut = true;
-        stop();  // generating (or not reporting): the generator goes, the next one is new
-        outcome.generatorDied = true;
-        break;
-      }
-      const int waitMs = static_cast<int>(std::min<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1,
-          1000 * 60 * 60));
-      pollfd poller{eventFd_, POLLIN, 0};
-      const int ready = poll(&poller, 1, waitMs);
-      if (ready < 0 && errno != EINTR) {
-        stop();
-        outcome.generatorDied = true;
-        break;
-      }
-      if (ready <= 0) continue;
-      const ssize_t n = ::read(eventFd_, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        // The generator died (a crash in generation): its child, if any, died with it.
-        const int status = stop();
-        outcome.generatorDied = true;
-        if (WIFSIGNALED(status)) {
-          outcome.child.signaled = true;
-          outcome.child.signal = WTERMSIG(status);
-        } else if (WIFEXITED(status)) {
-          outcome.child.exitCode = WEXITSTATUS(status);
-        }
-        break;
-      }
-      pending_.append(buffer, static_cast<size_t>(n));
-    }
-    if (outcome.exited.is_object()) {
-      if (outcome.exited.value("signaled", false)) {
-        outcome.child.signaled = !killedChild;
-        outcome.child.signal = outcome.exited.value("signal", 0);
-      } else {
-        outcome.child.exitCode = outcome.exited.value("code", 0);
-      }
-    }
-    outcome.child.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return outcome;
-  }
-
-  // Kills the generator (if one runs): the next request forks a new one from the explorer,
-  // which then holds the explorer's present launcher socket (after a launcher restart).
-  void discard() { stop(); }
-
- private:
-  void startProcess() {
-    int commands[2];
-    if (pipe(commands) != 0) {
-      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    }
-    // The generator starts from the explorer's memory: give the heap's free pages back first,
-    // so that neither its fork nor its children's forks copy page tables for them.
-    malloc_trim(0);
-    const int commandRead = commands[0];
-    const Serve& serve = serve_;
-    SpawnedChild spawned;
-    try {
-      spawned = spawnChild([commandRead, &serve](int eventFd) {
-        std::string pending, line;
-        while (readLine(commandRead, pending, line)) {
-          Json request = Json::parse(line, nullptr, false);
-          if (!request.is_object()) break;
-          serve(request, eventFd);
-        }
-      }, commands[1]);
-    } catch (...) {
-      close(commands[0]);
-      close(commands[1]);
-      throw;
-    }
-    close(commands[0]);
-    pid_ = spawned.pid;
-    eventFd_ = spawned.fd;
-    commandFd_ = commands[1];
-    pending_.clear();
-  }
-
-  // Kills the generator if it runs, reaps it, closes the pipes; its wait status (0: none).
-  int stop() {
-    if (pid_ < 0) return 0;
-    kill(pid_, SIGKILL);
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    close(eventFd_);
-    close(commandFd_);
-    pid_ = -1;
-    eventFd_ = commandFd_ = -1;
-    pending_.clear();
-    return status;
-  }
-
-  Serve serve_;
-  pid_t pid_ = -1;
-  int eventFd_ = -1;
-  int commandFd_ = -1;
-  std::string pending_;
-};
-
-// What a measuring child needs of a generated variant, as the generator hands it to the
-// launcher: a small JSON header (variant, best time, binding, generation figures) in one
-// datagram, the program (serialiseCompiledProgram) and the expected output when the workload
-// has none in a memfd sent with it, as is the generator's event pipe the child reports on.
-struct LaunchRequest {
-  std::string id;  // "<generator pid>:<counter>": replies to another request are dropped
-  size_t variant = 0;
-  Json best;       // ns or null
-  GeneratedVariant generated;
-};
-
-// The launcher process (see explorer.h, "Isolation"): forked from the explorer once the
-// reference and inputs are ready and before any generator exists, so its memory stays small.
-// Per request from a generator it forks the variant's measuring child (cheap: the launcher's
-// page tables are small, and the generator, which is not forked, keeps its pages private: no
-// copy-on-write faults in the next generation), waits for it and replies how it ended. The
-// socket is SOCK_SEQPACKET: a generator killed mid-request cannot leave half a message, and
-// a reply for a request whose generator died is recognised by its id and dropped.
-class MeasuringLauncher {
- public:
-  // `measure(request, eventFd)` runs in the measuring child (runAsChild's body).
-  using Measure = std::function<void(LaunchRequest&, int eventFd)>;
-
-  MeasuringLauncher() = default;
-  MeasuringLauncher(const MeasuringLauncher&) = delete;
-  MeasuringLauncher& operator=(const MeasuringLauncher&) = delete;
-  ~MeasuringLauncher() { stop(); }
-
-  void start(Measure measure) {
-    measure_ = std::move(measure);
-    int sockets[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sockets) != 0) {
-      throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
-    }
-    malloc_trim(0);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t explorer = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(sockets[0]);
-      close(sockets[1]);
-      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      close(sockets[0]);
-      const int socket = sockets[1];
-      runAsChild([this, socket](int) { serveLaunches(socket, measure_); }, -1, explorer);
-    }
-    close(sockets[1]);
-    pid_ = pid;
-    socket_ = sockets[0];
-  }
-
-  // In a generator: hands the generated variant to the launcher; its id for waitFor.
-  std::string send(size_t variant, const Json& best, const GeneratedVariant& generated,
-                   bool sendExpected, int eventFd) {
-    const std::string id = std::to_string(getpid()) + ":" + std::to_string(++counter_);
-    Json header{{"id", id}, {"variant", variant}, {"best", best}};
-    header["binding"] = generated.binding;
-    const Measurement& m = generated.measurement;
-    header["hash"] = m.sourceHash;
-    if (m.spaceBytes) header["space"] = *m.spaceBytes;
-    if (m.allBuffersBytes) header["allBuffersBytes"] = *m.allBuffersBytes;
-    header["generateMs"] = m.generateMs;
-    const std::string program = serialiseCompiledProgram(*generated.program);
-    header["programBytes"] = program.size();
-    header["expected"] = sendExpected ? generated.expected.size() : 0;
-    const int payload = memfd_create("weft-variant", 0);
-    if (payload < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
-    bool written = writeFully(payload, program.data(), program.size());
-    if (sendExpected) {
-      written = written && writeFully(payload, generated.expected.data(),
-                                      generated.expected.size() * sizeof(float));
-    }
-    if (!written) {
-      close(payload);
-      throw std::runtime_error("launcher: writing the variant failed");
-    }
-    const bool sent = sendWithFds(socket_, header.dump(), {payload, eventFd});
-    close(payload);
-    if (!sent) throw std::runtime_error("launcher: it is gone (sending a variant)");
-    return id;
-  }
-
-  // In a generator: the launcher's reply for `id` (how the measuring child ended).
-  Json waitFor(const std::string& id) {
-    std::string buffer(4096, '\0');
-    while (true) {
-      const ssize_t n = recv(socket_, buffer.data(), buffer.size(), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error("launcher: it is gone (waiting for a child)");
-      Json reply = Json::parse(buffer.substr(0, static_cast<size_t>(n)), nullptr, false);
-      if (reply.is_object() && reply.value("id", "") == id) return reply;
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // In the explorer: whether the launcher has died (killed from outside, e.g. by the kernel's
-  // out-of-memory killer; it never exits on its own while the explorer holds its socket). A
-  // generator may see the launcher's socket close before the launcher is a zombie, so a hung-up
-  // socket counts too (then the launcher is reaped, waiting). A dead launcher is reaped and
-  // its socket closed; start() makes a new one.
-  bool died() {
-    if (pid_ < 0) return false;
-    int status = 0;
-    pid_t reaped = waitpid(pid_, &status, WNOHANG);
-    if (reaped == 0) {
-      pollfd hangUp{socket_, 0, 0};
-      if (poll(&hangUp, 1, 0) <= 0 || !(hangUp.revents & (POLLHUP | POLLERR))) return false;
-      while ((reaped = waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
-      }
-    }
-    close(socket_);
-    pid_ = -1;
-    socket_ = -1;
-    return true;
-  }
-
-  // In the explorer, after died(): a new launcher with the same measuring body.
-  void restart() {
-    Measure measure = measure_;
-    start(std::move(measure));
-  }
-
- private:
-  static bool writeFully(int fd, const void* data, size_t size) {
-    const char* bytes = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd, bytes, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      bytes += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  static bool readFully(int fd, void* data, size_t size, off_t offset) {
-    char* bytes = static_cast<char*>(data);
-    while (size > 0) {
-      const ssize_t n = pread(fd, bytes, size, offset);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      bytes += n;
-      size -= static_cast<size_t>(n);
-      offset += n;
-    }
-    return true;
-  }
-
-  static bool sendWithFds(int socket, const std::string& message, const std::vector<int>& fds) {
-    iovec part{const_cast<char*>(message.data()), message.size()};
-    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
-    msghdr header{};
-    header.msg_iov = &part;
-    header.msg_iovlen = 1;
-    header.msg_control = control.data();
-    header.msg_controllen = control.size();
-    cmsghdr* rights = CMSG_FIRSTHDR(&header);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fds.size());
-    while (true) {
-      const ssize_t n = sendmsg(socket, &header, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      return n == static_cast<ssize_t>(message.size());
-    }
-  }
-
-  // The launcher's loop: one request, one measuring child, one reply; ends when every
-  // generator and the explorer have closed their ends (or with the explorer: PDEATHSIG).
-  static void serveLaunches(int socket, const Measure& measure) {
-    std::string buffer(1 << 16, '\0');
-    const pid_t launcher = getpid();
-    while (true) {
-      std::vector<char> control(CMSG_SPACE(sizeof(int) * 2), 0);
-      iovec part{buffer.data(), buffer.size()};
-      msghdr header{};
-      header.msg_iov = &part;
-      header.msg_iovlen = 1;
-      header.msg_control = control.data();
-      header.msg_controllen = control.size();
-      const ssize_t n = recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      std::vector<int> fds;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&header); c; c = CMSG_NXTHDR(&header, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        fds.resize(count);
-        std::memcpy(fds.data(), CMSG_DATA(c), count * sizeof(int));
-      }
-      Json request = Json::parse(buffer.substr(0, static_cast<size_t>(n)), nullptr, false);
-      if (!request.is_object() || fds.size() != 2) {
-        for (int fd : fds) close(fd);
-        continue;
-      }
-      const int payload = fds[0];
-      const int eventFd = fds[1];
-      const auto forkStart = Clock::now();
-      const pid_t child = fork();
-      if (child == 0) {
-        close(socket);
-        runAsChild([&](int fd) {
-          LaunchRequest launch;
-          launch.id = request.at("id").get<std::string>();
-          launch.variant = request.at("variant").get<size_t>();
-          launch.best = request.at("best");
-          GeneratedVariant& generated = launch.generated;
-          generated.binding = request.at("binding").get<ArithBinding>();
-          Measurement& m = generated.measurement;
-          m.sourceHash = request.at("hash").get<std::string>();
-          if (request.contains("space")) m.spaceBytes = request["space"].get<int64_t>();
-          if (request.contains("allBuffersBytes")) {
-            m.allBuffersBytes = request["allBuffersBytes"].get<int64_t>();
-          }
-          m.generateMs = request.at("generateMs").get<double>();
-          std::string program(request.at("programBytes").get<size_t>(), '\0');
-          generated.expected.resize(request.at("expected").get<size_t>());
-          if (!readFully(payload, program.data(), program.size(), 0) ||
-              !readFully(payload, generated.expected.data(),
-                         generated.expected.size() * sizeof(float),
-                         static_cast<off_t>(program.size()))) {
-            throw std::runtime_error("measuring child: the variant's bytes are truncated");
-          }
-          close(payload);
-          generated.program = deserialiseCompiledProgram(program);
-          measure(launch, fd);
-        }, eventFd, launcher);
-      }
-      const double forkMs = msSince(forkStart);
-      close(payload);
-      close(eventFd);
-      Json reply{{"id", request.value("id", "")}, {"launcherForkMs", forkMs}};
-      if (child < 0) {
-        reply["forkError"] = std::strerror(errno);
-      } else {
-        int status = 0;
-        rusage usage{};
-        while (wait4(child, &status, 0, &usage) < 0 && errno == EINTR) {
-        }
-        reply["childCpuMs"] =
-            1e3 * static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-            1e-3 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-        reply["signaled"] = WIFSIGNALED(status);
-        if (WIFSIGNALED(status)) reply["signal"] = WTERMSIG(status);
-        if (WIFEXITED(status)) reply["code"] = WEXITSTATUS(status);
-      }
-      const std::string text = reply.dump();
-      while (::send(socket, text.data(), text.size(), MSG_NOSIGNAL) < 0 && errno == EINTR) {
-      }
-    }
-  }
-
-  void stop() {
-    if (pid_ < 0) return;
-    close(socket_);
-    kill(pid_, SIGKILL);
-    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    socket_ = -1;
-  }
-
-  Measure measure_;
-  pid_t pid_ = -1;
-  int socket_ = -1;
-  uint64_t counter_ = 0;
-};
+using process::after;
+using process::ChildOutcome;
+using process::Clock;
+using process::GeneratorProcess;
+using process::Json;
+using process::LaunchRequest;
+using process::MeasuringLauncher;
+using process::msSince;
+using process::PrebuildPool;
+using process::runInChild;
+using process::sendLine;
+using process::signalText;
+using process::threadCpuMs;
+using process::writeAll;
 
 Json measurementJson(const Measurement& m) {
   Json out{{"event", "result"},
@@ -916,7 +171,8 @@ std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) 
   return out;
 }
 
-SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfile& profile,
+SampledTarget sampleTarget(const ExploreTarget& target,
+                           const std::optional<host::DeviceProfile>& profile,
                            size_t samples, uint64_t seed, const SamplerOptions& samplerOptions) {
   const auto start = Clock::now();
   SpaceOptions spaceOptions;
@@ -952,7 +208,7 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
   // no parameter or constraint.
   std::vector<std::unique_ptr<ParameterSpace>> spaces;
   std::vector<std::shared_ptr<Sampler>> samplers;
-  std::map<std::string, std::pair<std::shared_ptr<Sampler>, uint64_t>> countedSpaces;
+  std::map<std::string, std::pair<std::shared_ptr<Sampler>, SpaceCount>> countedSpaces;
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& structure = target.structures[i];
     SpaceOptions structureOptions = spaceOptions;
@@ -965,14 +221,15 @@ SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfil
       if (counted == countedSpaces.end()) {
         auto sampler = std::make_shared<Sampler>(*space, samplerOptions);
         SpaceCount count = sampler->count(UINT64_MAX);
-        counted = countedSpaces.emplace(key, std::make_pair(sampler, count.points)).first;
+        counted = countedSpaces.emplace(key, std::make_pair(sampler, count)).first;
       }
-      const auto& [sampler, points] = counted->second;
-      if (points == 0) throw std::runtime_error("no valid point");
+      const auto& [sampler, count] = counted->second;
+      if (count.points == 0) throw std::runtime_error("no valid point");
       spaces.push_back(std::move(space));
       samplers.push_back(sampler);
       out.spaceStructure.push_back(i);
-      counts.push_back(points);
+      out.counts.push_back(count);
+      counts.push_back(count.points);
       families.push_back(structure.family);
     } catch (const std::exception& error) {
       std::string name;
@@ -1312,7 +569,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   progress.done = summary.skipped;
   if (options.progress) options.progress(progress);
 
-  // --jobs: pre-build children for the next `jobs` pending variants (see explorer.h).
+  // --jobs: pre-build children for the next `jobs` pending variants
+  // (explore/prebuild_pool.h).
   const size_t jobs = std::max<size_t>(options.jobs, 1);
   PrebuildPool prebuilds;
   auto prebuildBody = [&prep, &options](size_t variant) {
@@ -1379,8 +637,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     sendLine(fd, measurementJson(m));
   });
 
-  // The generator process (see GeneratorProcess): per request it generates the variant, then
-  // hands it to the launcher, which forks the measuring child, and reports how that ended.
+  // The generator process (explore/generator_process.h): per request it generates the variant,
+  // then hands it to the launcher, which forks the measuring child, and reports how that ended.
   auto serve = [&prep, &options, &launcher, &measurementOptionsFor](const Json& request,
                                                                     int eventFd) {
     const auto busyStart = Clock::now();

@@ -2,36 +2,29 @@
 // each one not yet in the results database build, run, verify and time the variant in a child
 // process, recording its result (explore/results_db.h) as soon as it is known.
 //
-// Isolation. The parent process never calls OpenCL (a driver's threads do not survive fork),
-// nor generates code. A device child queries the device (its profile and fingerprint) and runs
-// the reference. Variants go through a generator process, forked from the parent when the
-// first variant is due and kept: per variant it generates the code in its own memory (so code
-// generation's caches stay warm and no variant pays a fresh process's copy-on-write faults:
-// bench/weft_overhead) and then hands the program (serialiseCompiledProgram, in a memfd) with its
-// event pipe to the launcher, a small process forked from the parent once the reference and
-// inputs are ready, before any generator: the launcher forks the variant's measuring child,
-// which reads the program back, builds and runs it, and tells the generator how the child
-// ended. The generator is never forked, so its pages stay private (no copy-on-write faults in
-// the next generation) and no fork copies its page tables. The measuring child reports its
-// phases over a pipe as JSON lines (generated — from the generator —, built, warm, verified,
-// result); the parent enforces a deadline per phase: code generation and the build get the
-// absolute cap (--timeout); the
-// warm-up run gets min(cap, k × best median so far + margin), the cut-off of variants far
-// slower than the best (k = 10 by default); the timed runs get min(cap, margin + 4 × max(minimum
-// measured time, minimum repeats × warm-up time)). A measuring child past its deadline is
-// killed (status timeout); one that dies from a signal or exits without a result is recorded as
-// crashed. Generation is code that can crash or hang too: a generator that dies while
-// generating makes that variant crashed, one past the generation deadline is killed (timeout),
-// and the next variant gets a new generator — one variant never ends the exploration. A
-// launcher killed from outside (the out-of-memory killer) takes its measuring child with it:
-// the parent starts a new launcher and a new generator and measures that variant again, and
-// records it crashed if the launcher dies under it a second time. Every
-// child dies with its parent (PR_SET_PDEATHSIG; the measuring child with the launcher, the
-// launcher and the generators with the explorer). Each row's details hold the generator's own
-// figures (generator: cpuMs, generateCpuMs, generateMinorFaults, forkMs and forkCpuMs = handing
-// the variant to the launcher, launcherForkMs = the launcher's fork, childCpuMs), weftMs (wall:
-// weft's work for the variant, the generator's and the explorer's around the child) and
-// weftCpuMs (the same in CPU time: explorerCpuMs + the generator's cpuMs).
+// Processes. The explorer never calls OpenCL (a driver's threads do not survive fork) nor
+// generates code: its children do (explore/child_process.h). A device child queries the device
+// (its profile and fingerprint) and runs the reference. Each variant is generated in a
+// long-lived generator process (explore/generator_process.h) and built, run, verified and timed
+// in a measuring child forked by a small launcher process (explore/measuring_launcher.h), which
+// reports its phases as JSON lines (generated — from the generator —, built, warm, verified,
+// result).
+//
+// Deadlines. The explorer enforces a deadline per phase: code generation and the build get the
+// absolute cap (--timeout); the warm-up run gets min(cap, k × best median so far + margin), the
+// cut-off of variants far slower than the best (k = 10 by default); the timed runs get min(cap,
+// margin + 4 × max(minimum measured time, minimum repeats × warm-up time)). A measuring child
+// past its deadline is killed (status timeout); one that dies from a signal or exits without a
+// result is recorded as crashed. A generator that dies while generating makes that variant
+// crashed, one past the generation deadline is killed (timeout), and the next variant gets a new
+// generator: one variant never ends the exploration. A launcher killed from outside (the
+// out-of-memory killer) takes its measuring child with it: the explorer starts a new launcher
+// and a new generator and measures that variant again, and records it crashed if the launcher
+// dies under it a second time. Each row's details hold the generator's own figures (generator:
+// cpuMs, generateCpuMs, generateMinorFaults, forkMs and forkCpuMs = handing the variant to the
+// launcher, launcherForkMs = the launcher's fork, childCpuMs), weftMs (wall: weft's work for the
+// variant, the generator's and the explorer's around the child) and weftCpuMs (the same in CPU
+// time: explorerCpuMs + the generator's cpuMs).
 //
 // Resume. Points come from the seeded sampler, so the same command samples the same points;
 // those already recorded with a final status are skipped. Before a variant runs its row is
@@ -58,23 +51,13 @@
 // counts shards from 1). Each machine writes its own database; `weft merge` joins them.
 //
 // Parallel builds (ExploreOptions::jobs = J > 1). Variants are still measured one after the
-// other, but up to J pending variants ahead (the one about to be measured included) are
-// generated and built at once in pre-build children (measureVariant with stopAfterBuild; forked
-// from the explorer, they generate their variant themselves, so with J > 1 each variant is
-// generated twice: there and in the generator process). They
-// only fill the OpenCL implementation's build cache (PoCL: POCL_CACHE_DIR, on disk across
-// processes), so the measuring child's build is a cache hit. The parent waits for a variant's
-// pre-build (at most the cap) before it forks its measuring child, and stops every pre-build
-// (SIGSTOP) from the measuring child's "built" event until it ends, so that no build competes
-// with the warm-up and timed runs for the cores (a CPU device such as PoCL runs kernels on the
-// same cores; ExploreOptions::buildWhileTiming lets them run on, for GPUs). The recorded
-// build_ms is the pre-build's (the uncached build time, taken while up to J builds share the
-// cores, so longer than a lone build); the measuring child's (cached) build time is in the
-// details as cachedBuildMs, with the pre-build's status. A failed pre-build only
-// loses the head start: the measuring child builds again and records the failure. Pre-builds
-// never touch the database, so resume works as without them (a variant is marked running
-// when its measuring child starts). PoCL compiles each kernel for its work-group size at the
-// first launch, which a pre-build does not do, so that part stays in the measuring child.
+// other, but pre-build children fill the OpenCL build cache for up to J variants ahead and are
+// stopped while a variant is timed (explore/prebuild_pool.h). The recorded build_ms is the
+// pre-build's (the uncached build time, taken while up to J builds share the cores, so longer
+// than a lone build); the measuring child's (cached) build time is in the details as
+// cachedBuildMs, with the pre-build's status. A failed pre-build only loses the head start: the
+// measuring child builds again and records the failure. Pre-builds never touch the database, so
+// resume works as without them (a variant is marked running when its measuring child starts).
 #pragma once
 
 #include <chrono>
@@ -153,14 +136,17 @@ struct SampledTarget {
   std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]
   std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
   std::vector<std::vector<int64_t>> points;
+  std::vector<SpaceCount> counts;      // with structures: counts[i] is spaces[i]'s
   std::vector<std::string> emptyStructures;
   std::string method;
   uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
   bool fewerThanRequested = false;
   double seconds = 0;
 };
-SampledTarget sampleTarget(const ExploreTarget& target, const host::DeviceProfile& profile,
-                           size_t samples, uint64_t seed, const SamplerOptions& options = {});
+// `profile` constrains the spaces with a device's limits (none: algorithmic constraints only).
+SampledTarget sampleTarget(const ExploreTarget& target,
+                           const std::optional<host::DeviceProfile>& profile, size_t samples,
+                           uint64_t seed, const SamplerOptions& options = {});
 
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);

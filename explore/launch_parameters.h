@@ -2,7 +2,7 @@
 //
 // Kernels whose maps are all mapGlb carry no local size: code generation leaves it to the
 // OpenCL implementation (NULL), which on PoCL often means two huge work-groups and half the
-// speed (issue 8), and on GPUs an arbitrary occupancy. The LIFT paper's Table 1 derives every
+// speed, and on GPUs an arbitrary occupancy. The LIFT paper's Table 1 derives every
 // launch size from the tuning parameters; for these kernels the local size is a free choice,
 // so the space gets one power-of-two parameter per open kernel and dimension,
 // `local_k<kernel>_d<dimension>` (kernel indices in launch order, as in the kernel names

@@ -29,8 +29,9 @@
 // thousands of terms per output.
 //
 // measureVariant runs in the calling process. The explorer (explore/explorer.h) splits it:
-// generateVariant in its long-lived generator process, measureGenerated in a child forked from
-// that process per variant, whose phase events go to the explorer, which enforces time limits.
+// generateVariant in its long-lived generator process (explore/generator_process.h),
+// measureGenerated in a child the launcher forks per variant (explore/measuring_launcher.h),
+// whose phase events go to the explorer, which enforces time limits.
 #pragma once
 
 #include <cstdint>

@@ -98,16 +98,12 @@ struct SpaceOptions {
   // With a device: kernels that leave their local size to the OpenCL implementation get
   // power-of-two local-size parameters (explore/launch_parameters.h).
   bool openLocalSizes = true;
-  // With a device: every unrolled reduction (reduceSeqUnroll: conv-direct's unroll = 1) runs at
-  // most this many iterations (0: no limit). Measured on PoCL (VGG-16 exploration,
-  // bench/results/vgg16-explore.db.xz): of the 34 conv-direct variants that unrolled more than
-  // 256 iterations 32 timed out (slower than 10x the best + 5 s) and the other 2 ran 1.2x
-  // slower than their layer's best conv-direct variant, while the family's best unrolled
-  // variants unrolled 144 and 192 iterations; such a kernel is up to 800 KB of source and took
-  // up to 290 ms to generate (issue 6). Conv-direct's second unrolled reduction, over the
-  // C*K*K/omega partial sums, exceeded 256 in 4 explored variants, none faster than 185 ms (the
-  // family's best: 64 ms); the same cap holds for it. Unrolled maps (private arrays with
-  // constant indices) are bounded by the register budget instead.
+  // With a device: every unrolled reduction (reduceSeqUnroll) runs at most this many
+  // iterations (0: no limit). Longer unrolled loops make kernels of hundreds of kilobytes that
+  // are slow to generate and build and, on the devices measured, slower than the same loop
+  // rolled (the measurements are in bench/results/vgg16-explore.db.xz and the commit that set
+  // this cap). Unrolled maps (private arrays with constant indices) are bounded by the
+  // register budget instead.
   int64_t maxUnrolledIterations = 256;
 };
 

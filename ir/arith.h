@@ -120,7 +120,7 @@ Arith max(const Arith& a, const Arith& b);
 Arith ifLess(const Arith& a, const Arith& b, const Arith& then, const Arith& otherwise);
 // start + a1*b1 + ... + an*bn, the same expression as adding the products one by one, but
 // canonicalised once instead of after every operation (sums with / and % are refolded each
-// time, which made computing a long address term by term costly: views, issue 6).
+// time, which makes computing a long address term by term costly: views build such sums).
 Arith sumOfProducts(const Arith& start, const std::vector<std::pair<Arith, Arith>>& products);
 // Ceiling division for non-negative a and positive b: (a + b - 1) / b.
 Arith ceilDiv(const Arith& a, const Arith& b);

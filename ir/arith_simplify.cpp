@@ -1032,8 +1032,8 @@ std::vector<std::pair<int, Poly>> termsByPowerOf(const Poly& p, const Arith& d,
   return byPower;
 }
 
-// substituteDiv as it was before it skipped rebuilding unchanged sums (issue 6): the reference
-// the property test compares with (ir/arith_testing.h switches it on). Same results.
+// substituteDiv without the shortcut that skips rebuilding unchanged sums: the reference the
+// property test compares with (ir/arith_testing.h switches it on). Same results.
 thread_local bool referencePaths = false;
 
 std::optional<Poly> substituteDivReference(const Poly& p, const Arith& d) {

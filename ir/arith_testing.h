@@ -2,7 +2,7 @@
 // replaced a simpler one that gives the same results, the simpler one is kept as a reference
 // and this switch selects it on the calling thread, so that a property test can compare both
 // (tests/ir/property_arith.cpp). Today: the refolding of / and % in sums (substituteDiv), which
-// skips rebuilding a sum that no division changes (issue 6). Nothing in the compiler calls it.
+// skips rebuilding a sum that no division changes. Nothing in the compiler calls it.
 #pragma once
 
 namespace weft {

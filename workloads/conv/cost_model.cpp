@@ -9,7 +9,7 @@
 //    completes one per 4 cycles and a work-item needs ≥ latency × pipes independent
 //    accumulators to keep the pipes busy. The model reads the native vector width from the
 //    profile and assumes two pipes of half that width (Zen 4's organisation).
-//  - Issue 8's measurements on PoCL: 14–16 float16 accumulators per work-item are best, at
+//  - Measurements of the register-blocked vector family on PoCL (AVX-512): 14–16 float16 accumulators per work-item are best, at
 //    ~28 the compiler spills and the speed halves (the profile's registersPerWorkItem, 384
 //    floats = 24 float16 registers, is that budget); explicit vectors are needed (PoCL does not
 //    vectorize a scalar reduction: ≈ 3.7 GFLOP/s); a separate pad kernel costs 4–7 ms on
@@ -76,7 +76,7 @@ double balance(double workGroups, const CoreModel& core) {
   return std::ceil(workGroups / core.cores) / (workGroups / core.cores);
 }
 
-// Issue 8's register-blocked vector family: σ float<κ> accumulators per work-item, one weight
+// The register-blocked vector family: σ float<κ> accumulators per work-item, one weight
 // vector load and σ broadcast input loads per window element (K·K·C of them), R output rows per
 // work-group; a pad kernel unless the convolution pads in its loads. With row_unroll the taps of
 // a window row are unrolled inside the channel loop: a row's (σ - 1)·stride + K distinct input
@@ -110,7 +110,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
                                                   : "loads";
   out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) /
                      (broadcasts + static_cast<double>(registersPerVector));
-  // Issue 8: past the register budget the accumulators spill and the speed halves.
+  // Past the register budget the accumulators spill and the speed halves (measured on PoCL).
   if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
   const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
                            static_cast<double>(outH) *
