@@ -11,7 +11,7 @@
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
 // `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it. A memory
 // address (the sum of each index times its stride) is built with sumOfProducts, canonicalised
-// once rather than after every + and *: unrolled loops resolve thousands of reads (issue 6).
+// once rather than after every + and *: unrolled loops resolve thousands of reads.
 // Under a ResolveMemoScope, while guards are recorded, views are interned and whole reads are
 // memoised (the same view, path, lane and status of the guard assumptions consulted: the same
 // result and recorded guards).

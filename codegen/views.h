@@ -10,7 +10,8 @@
 // `Arith`. The same views serve reads and writes: writing join(x) into D writes x through
 // split(D).
 //
-// Nothing here allocates memory or emits statements; codegen/opencl_gen.cpp does that.
+// Nothing here allocates memory or emits statements; code generation (codegen/generator.h) does
+// that.
 #pragma once
 
 #include <functional>
@@ -108,11 +109,11 @@ struct ResolvedElement {
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop
-// unswitching (opencl_gen.cpp): while a PadGuardScope is alive on this thread, resolving such a
-// pad records its guard in the recorder, and a pad whose guard key is in `assumedInBounds`
-// reads the element without a guard (the caller has checked the guard outside the loop),
-// and one whose key is in `assumedFiring` is the pad value without a read (the caller has
-// checked that the guard fires).
+// unswitching (pad_unswitching.cpp): while a PadGuardScope is alive on this thread, resolving
+// such a pad records its guard in the recorder, and a pad whose guard key is in
+// `assumedInBounds` reads the element without a guard (the caller has checked the guard outside
+// the loop), and one whose key is in `assumedFiring` is the pad value without a read (the
+// caller has checked that the guard fires).
 struct PadGuard {
   Arith index;   // the position in the unpadded array
   Arith length;  // the unpadded array's length
@@ -137,17 +138,16 @@ class PadGuardScope {
   PadGuardRecorder* previous_;
 };
 
-// A memo of resolutions for one code generation (opencl_gen.cpp's generateOpenCL). While a
+// A memo of resolutions for one code generation (generateOpenCL, codegen/opencl_gen.cpp). While a
 // ResolveMemoScope is alive on this thread and pad guards or border reads are being recorded
 // (the bodies that loop unswitching and the interior fast path emit several times), views are
 // interned (one node per structure, so a read's view rebuilt for another copy of the body is
 // the same node) and resolveElement of a view with the same tuple path, lane and status of
 // every guard assumption it consulted returns the earlier result and records the same pad
-// guards and border reads again, instead of walking the view chain anew. A register-blocked
-// vector convolution with padding in its loads generates its channel loop 9 times (a
-// recording pass and 8 guard outcomes): its generation fell from 24 to 6.4 ms (issue 6).
-// Only whole reads are memoised: memoising every step of the chain cost more than it saved
-// (conv-direct variants of conv5_1 twice as slow). Resolution is a function of the view's
+// guards and border reads again, instead of walking the view chain anew (a register-blocked
+// vector convolution with padding in its loads generates its channel loop 9 times: a
+// recording pass and 8 guard outcomes). Only whole reads are memoised: memoising every step of
+// the chain costs more than it saves. Resolution is a function of the view's
 // structure: views are immutable, and Arith compares by value (a variable by its name, unique
 // within one generation).
 class ResolveMemoScope {
@@ -164,7 +164,7 @@ class ResolveMemoScope {
 };
 
 // Clamp and mirror pads whose index may leave the unpadded array, for code generation's
-// interior fast path (opencl_gen.cpp): while a BorderReadScope is alive on this thread,
+// interior fast path (interior_fast_path.cpp): while a BorderReadScope is alive on this thread,
 // resolving such a pad records the index in the recorder, and a pad whose key is in
 // `assumedInside` reads element `index` directly, without the clamp or reflection (the caller
 // has checked, once per work-group, that the index stays inside for every work-item of it).
