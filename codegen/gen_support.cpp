@@ -83,4 +83,27 @@ std::string cIdentifier(const std::string& name) {
   return out.empty() ? "v" : out;
 }
 
+void EmittedArrays::insert(bool runTime, const std::string& name) {
+  if ((runTime ? indexedAtRunTime : arrays).insert(name).second) log_.emplace_back(runTime, name);
+}
+
+void EmittedArrays::note(const ResolvedElement& element) {
+  for (const ResolvedElement::ArrayUse& use : element.arrays) {
+    insert(false, use.name);
+    if (!use.constantIndex) insert(true, use.name);
+  }
+}
+
+void EmittedArrays::merge(const EmittedArrays& other) {
+  for (const auto& [runTime, name] : other.log_) insert(runTime, name);
+}
+
+void EmittedArrays::undoTo(size_t mark) {
+  while (log_.size() > mark) {
+    const auto& [runTime, name] = log_.back();
+    (runTime ? indexedAtRunTime : arrays).erase(name);
+    log_.pop_back();
+  }
+}
+
 }  // namespace weft::opencl

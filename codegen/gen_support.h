@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "codegen/views.h"
 #include "ir/arith.h"
 #include "ir/expr.h"
 
@@ -51,10 +54,28 @@ bool isFloatZeroText(const std::string& text);
 // '_'; "v" for an empty name.
 std::string cIdentifier(const std::string& name);
 
-// Statements of one kernel (or helper function) being generated.
+// The arrays the lines of an Emitter name, recorded as the resolved elements that name them are
+// emitted (never found by reading the lines back): a kernel's buffer arguments are the global
+// buffers in `arrays`, and its private arrays not in `indexedAtRunTime` become scalars. A log
+// of the insertions lets a caller take back what an expression it drops had recorded.
+struct EmittedArrays {
+  std::set<std::string> arrays;            // every array named
+  std::set<std::string> indexedAtRunTime;  // arrays named other than as `name[literal]`
+  void note(const ResolvedElement& element);
+  void merge(const EmittedArrays& other);
+  size_t mark() const { return log_.size(); }
+  void undoTo(size_t mark);  // forgets what was noted since mark()
+
+ private:
+  void insert(bool runTime, const std::string& name);
+  std::vector<std::pair<bool, std::string>> log_;  // (indexedAtRunTime, name) newly inserted
+};
+
+// Statements of one kernel (or helper function) being generated, and the arrays they name.
 struct Emitter {
   std::vector<std::string> lines;
   int indent = 1;
+  EmittedArrays named;
   void line(const std::string& text) { lines.push_back(std::string(2 * indent, ' ') + text); }
   void open(const std::string& text) {
     line(text + " {");

@@ -127,6 +127,7 @@ class Generator {
   std::string literal(const Expr& e);
   std::string genScalar(const Expr& e);
   std::optional<std::string> floatSumWithProduct(const Expr& e, const Type& type);
+  void forgetDropped(size_t linesBefore, size_t namedBefore);
   std::string dot(const std::string& a, const std::string& b, const Type& type);
   std::string genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,
                       const Expr& at);

@@ -74,6 +74,7 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
     for (const std::string& text : general.lines) {
       emitter_.lines.push_back(extraIndent ? text : text.substr(std::min<size_t>(2, text.size())));
     }
+    emitter_.named.merge(general.named);
   };
   const bool allocatesShared =
       localDeclarations_.size() != localBefore || localArgs_.size() != localArgsBefore ||

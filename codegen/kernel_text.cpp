@@ -1,51 +1,22 @@
 // The final emission of a kernel: what it uses and its text. While statements are generated,
 // every buffer a read or write reaches is noted (noteView, noteBuffer: views record every
-// buffer they could reach, e.g. both components of a zip read through one), and every Arith
-// printed or reached by a view is noted for its size variables (c, bufferNamesNoting).
-// finishKernel then promotes the private arrays indexed only by constants to scalars
-// (scalar_promotion.h), estimates the kernel's private memory, and writes its signature: the
-// global buffers its text names, then its local buffers of symbolic size, then the size
-// variables as ints; so an input only a preparation kernel reads (weights before their
-// re-layout) is no argument of the per-inference kernels.
+// buffer they could reach, e.g. both components of a zip read through one), every Arith
+// printed or reached by a view is noted for its size variables (c, bufferNamesNoting), and
+// the emitter records the arrays its lines name (gen_support.h's EmittedArrays, from the
+// resolved elements emitted). finishKernel then promotes the private arrays indexed only by
+// constants to scalars (scalar_promotion.h), estimates the kernel's private memory, and writes
+// its signature: the global buffers its lines name, then its local buffers of symbolic size,
+// then the size variables as ints; so an input only a preparation kernel reads (weights before
+// their re-layout) is no argument of the per-inference kernels.
 #include <algorithm>
-#include <cctype>
 
 #include "codegen/generator.h"
 #include "codegen/scalar_promotion.h"
 
 namespace weft::opencl {
 
-namespace {
-
-// Every C identifier in the lines (words of letters, digits and '_' not starting with a
-// digit).
-std::set<std::string> identifiersIn(const std::vector<std::string>& declarations,
-                                    const std::vector<std::string>& lines) {
-  std::set<std::string> identifiers;
-  auto scan = [&](const std::string& line) {
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-    for (size_t i = 0; i < line.size();) {
-      if (!word(line[i])) {
-        ++i;
-        continue;
-      }
-      size_t end = i;
-      while (end < line.size() && word(line[end])) ++end;
-      if (std::isdigit(static_cast<unsigned char>(line[i])) == 0) {
-        identifiers.insert(line.substr(i, end - i));
-      }
-      i = end;
-    }
-  };
-  for (const std::string& line : declarations) scan(line);
-  for (const std::string& line : lines) scan(line);
-  return identifiers;
-}
-
-}  // namespace
-
 void Generator::finishKernel() {
-  promotePrivateArrays(emitter_.lines, privateArrays_);
+  promotePrivateArrays(emitter_.lines, privateArrays_, emitter_.named.indexedAtRunTime);
   privateArrays_.clear();
   KernelPlan plan;
   plan.name = kernelName_;
@@ -59,15 +30,15 @@ void Generator::finishKernel() {
   plan.hasLocalSize = launch_.usesGroups;
   plan.localSize = launch_.localSize;
 
-  // Only the buffers the kernel's text names become arguments: views record every buffer
-  // they could reach (a zip's other components, a let-bound array the kernel never reads),
-  // and a buffer passed to a kernel that does not touch it would keep it alive (the original
-  // weights in the per-inference kernel of the vector family, after their re-layout).
-  const std::set<std::string> named = identifiersIn(localDeclarations_, emitter_.lines);
+  // Only the buffers the kernel's text names (the elements emitted into its lines, recorded in
+  // emitter_.named) become arguments: views record every buffer they could reach (a zip's
+  // other components, a let-bound array the kernel never reads), and a buffer passed to a
+  // kernel that does not touch it would keep it alive (the original weights in the
+  // per-inference kernel of the vector family, after their re-layout).
   std::vector<std::string> parameters;
   for (int buffer : usedBuffers_) {
     const BufferPlan& b = program_.buffers[buffer];
-    if (named.count(b.name) == 0) continue;
+    if (emitter_.named.arrays.count(b.name) == 0) continue;
     bool readOnly = writtenBuffers_.count(buffer) == 0;
     parameters.push_back(std::string(readOnly ? "const " : "") + "global " +
                          (b.element == ScalarKind::Float ? "float" : "int") + "* restrict " +

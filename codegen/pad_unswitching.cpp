@@ -76,6 +76,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
     emitter_.open(header);
     const std::string pad(2 * static_cast<size_t>(extraIndent), ' ');
     for (const std::string& text : guarded.lines) emitter_.lines.push_back(pad + text);
+    emitter_.named.merge(guarded.named);
     emitter_.close();
   };
   if (hoisted.empty()) {

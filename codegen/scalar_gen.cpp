@@ -83,8 +83,12 @@ std::string Generator::genScalar(const Expr& e) {
     case Op::Exp:
       return "exp(" + arg(0) + ")";
     case Op::Fma: {
+      const size_t linesBefore = emitter_.lines.size(), namedBefore = emitter_.named.mark();
       std::string a = arg(0), b = arg(1);
-      if (isFloatZeroText(a) || isFloatZeroText(b)) return arg(2);  // see floatSumWithProduct
+      if (isFloatZeroText(a) || isFloatZeroText(b)) {  // see floatSumWithProduct
+        forgetDropped(linesBefore, namedBefore);
+        return arg(2);
+      }
       return "fma(" + a + ", " + b + ", " + arg(2) + ")";
     }
     case Op::Dot:
@@ -139,9 +143,13 @@ std::optional<std::string> Generator::floatSumWithProduct(const Expr& e, const T
     const Expr& product = e.args()[side];
     if (!product.isPrim(Op::Mul)) continue;
     const Expr& addend = e.args()[1 - side];
+    const size_t linesBefore = emitter_.lines.size(), namedBefore = emitter_.named.mark();
     std::string a = genScalar(product.args()[0]);
     std::string b = genScalar(product.args()[1]);
-    if (isFloatZeroText(a) || isFloatZeroText(b)) return genScalar(addend);
+    if (isFloatZeroText(a) || isFloatZeroText(b)) {
+      forgetDropped(linesBefore, namedBefore);
+      return genScalar(addend);
+    }
     if (!type.isVector()) {
       std::string c = genScalar(addend);
       std::string times = "(" + a + " * " + b + ")";
@@ -172,6 +180,15 @@ std::string Generator::dot(const std::string& a, const std::string& b, const Typ
   Type half = Type::vector(type.scalarKind(), width / 2);
   return "(" + dot(left + ".lo", right + ".lo", half) + " + " +
          dot(left + ".hi", right + ".hi", half) + ")";
+}
+
+// A product with a literal zero factor is dropped after its factors were generated, so the
+// arrays their text named are taken back from what the kernel names. When the factors emitted
+// statements of their own meanwhile, everything noted since stays (those statements' arrays
+// cannot be told apart from the dropped text's): a kernel then keeps as named an array only
+// the dropped product read.
+void Generator::forgetDropped(size_t linesBefore, size_t namedBefore) {
+  if (emitter_.lines.size() == linesBefore) emitter_.named.undoTo(namedBefore);
 }
 
 }  // namespace weft::opencl

@@ -48,20 +48,12 @@ std::vector<ArrayUse> usesOfArray(const std::string& line, const std::string& na
 
 }  // namespace
 
-void promotePrivateArrays(std::vector<std::string>& lines,
-                          const std::vector<PrivateArray>& arrays) {
+void promotePrivateArrays(std::vector<std::string>& lines, const std::vector<PrivateArray>& arrays,
+                          const std::set<std::string>& indexedAtRunTime) {
   for (const PrivateArray& array : arrays) {
+    if (indexedAtRunTime.count(array.name)) continue;
     const std::string declaration =
         array.element + " " + array.name + "[" + std::to_string(array.size) + "];";
-    bool promotable = true;
-    for (const std::string& line : lines) {
-      if (line.find(declaration) != std::string::npos) continue;
-      for (const ArrayUse& use : usesOfArray(line, array.name)) {
-        promotable = promotable && use.constantIndex;
-      }
-      if (!promotable) break;
-    }
-    if (!promotable) continue;
     for (std::string& line : lines) {
       size_t at = line.find(declaration);
       if (at != std::string::npos) {

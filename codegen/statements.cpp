@@ -156,14 +156,15 @@ void Generator::genApplyViews(const Expr& f, const std::vector<ViewPtr>& args, c
 }
 
 std::string Generator::readValue(const ViewPtr& view, const Expr& at) {
-  std::string expression;
+  ResolvedElement element;
   try {
-    expression = resolveElement(view, {}).expression;
+    element = resolveElement(view, {});
   } catch (const CodegenError& e) {
     fail(at, e.what());
   }
   noteView(view);  // a user function applied to a temporary needs it as a kernel argument
-  return expression;
+  emitter_.named.note(element);
+  return element.expression;
 }
 
 void Generator::genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest) {
@@ -242,6 +243,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
   }
   if (target.isMemory) noteBuffer(target.base, /*written=*/true);
   if (target.isMemory && target.vectorWidth > 0) {
+    emitter_.named.note(target);
     emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
                   target.base + " + " + c(target.offset) + ");");
     return;
@@ -250,6 +252,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
   if (target.isMemory || target.isVariable) {
     if (target.isMemory) mentionedSizes_.push_back(target.offset);
     noteBuffer(target.base, /*written=*/true);
+    emitter_.named.note(target);
     emitter_.line(target.expression + " = " + value + ";");
     return;
   }
@@ -268,6 +271,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
       }
       char suffix[24];
       std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
+      emitter_.named.note(laneTarget);
       emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
     }
     return;
@@ -312,6 +316,7 @@ std::string Generator::read(const ViewPtr& view, const Expr& at, std::vector<int
     fail(at, error.what());
   }
   noteView(view);
+  emitter_.named.note(element);
   return element.expression;
 }
 

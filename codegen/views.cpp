@@ -279,6 +279,12 @@ Arith popFront(std::vector<Arith>& indices, const char* step) {
   return front;
 }
 
+// Whether an index is printed as a literal (`name[k]`): a constant that is not negative.
+bool isLiteralIndex(const Arith& index) {
+  const std::optional<int64_t> value = index.constant();
+  return value && *value >= 0;
+}
+
 // `name[offset]`; in global and local memory an offset `rest + c` with a constant c != 0 is
 // written `(name + (rest))[c]`, so that the address of `rest` is computed (and widened to a
 // pointer) once and the σ neighbouring reads of an unrolled block differ only in the constant
@@ -303,7 +309,9 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
   ResolvedElement result;
   result.isVariable = true;
   result.space = view.space;
-  const std::string vector = view.name + "[" + (offset / width).toC() + "]";
+  const Arith vectorIndex = offset / width;
+  result.arrays.push_back({view.name, isLiteralIndex(vectorIndex)});
+  const std::string vector = view.name + "[" + vectorIndex.toC() + "]";
   if (type.isVector() && !lane) {
     if (type.vectorWidth() != view.vectorStorage) {
       fail("a vector of width " + std::to_string(type.vectorWidth()) + " read from " + view.name +
@@ -317,8 +325,7 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
     result.expression = vector + laneSuffix(constantLane(*lane));
     return result;
   }
-  result.expression = view.name + "[" + (offset / width).toC() + "]" +
-                      laneSuffix(constantLane(offset % width));
+  result.expression = vector + laneSuffix(constantLane(offset % width));
   return result;
 }
 
@@ -350,11 +357,14 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
     result.vectorWidth = static_cast<int>(type.vectorWidth());
     result.expression = "vload" + std::to_string(type.vectorWidth()) + "(0, " + view.name +
                         " + " + offset.toC() + ")";
+    result.arrays.push_back({view.name, false});
     return result;
   }
   if (lane) offset = offset + *lane;
   result.offset = offset;
   result.expression = indexedElement(view.name, offset, view.space);
+  result.arrays.push_back(
+      {view.name, view.space == AddressSpace::Private && isLiteralIndex(offset)});
   return result;
 }
 
@@ -480,6 +490,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
             result.expression = value;
             return result;
           }
+          result.arrays = std::move(inner.arrays);
           std::string condition;
           if (!aboveZero) condition = "(" + k.toC() + ") < 0";
           if (!belowEnd) {
@@ -533,10 +544,16 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         result.offset = lanes[0].offset;
         result.expression = "vload" + std::to_string(w) + "(0, " + result.base + " + " +
                             result.offset.toC() + ")";
+        result.arrays.push_back({result.base, false});
         return result;
       }
       std::string text = "(" + cTypeName(view.type.arrayElement()) + ")(";
       for (int64_t t = 0; t < w; ++t) text += (t ? ", " : "") + lanes[t].expression;
+      for (ResolvedElement& laneElement : lanes) {
+        for (ResolvedElement::ArrayUse& use : laneElement.arrays) {
+          result.arrays.push_back(std::move(use));
+        }
+      }
       result.expression = text + ")";
       return result;
     }

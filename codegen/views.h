@@ -106,6 +106,16 @@ struct ResolvedElement {
   AddressSpace space = AddressSpace::Global;
   bool isVariable = false;   // a private variable (expression is its name or a lane of it)
   int vectorWidth = 0;       // a whole vector element of this width (0: a scalar)
+  // The arrays in memory (global, local or private) that `expression` names, one entry per
+  // use, so that code generation knows what a kernel's text uses without reading it back:
+  // `constantIndex` when the use is `name[k]` with a literal k (an element, or a vector of a
+  // private array of vectors, possibly with a lane), not an index computed at run time or a
+  // pointer (vloadN's `name + offset`).
+  struct ArrayUse {
+    std::string name;
+    bool constantIndex = false;
+  };
+  std::vector<ArrayUse> arrays;
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop
