@@ -141,6 +141,9 @@ class Generator {
   TypedDefinition typed_;
   CompiledProgram program_;
   std::unordered_map<uint64_t, ViewPtr> env_;
+  // What view resolution consults and records (the recorders of loop unswitching and the
+  // interior fast path, the memo their copies of a body share): passed to every resolveElement.
+  ViewContext views_;
   int counter_ = 0;
   std::set<std::string> reservedNames_;
   // Per kernel.

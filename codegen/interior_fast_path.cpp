@@ -63,7 +63,7 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   const size_t localBefore = localDeclarations_.size(), localArgsBefore = localArgs_.size(),
                buffersBefore = program_.buffers.size(), kernelsBefore = program_.kernels.size();
   {
-    BorderReadScope scope(recorder);
+    BorderReadScope scope(views_, recorder);
     loops_.push_back({Op::MapGlb, 0, index, launch_.globalSize[0], false});
     body(index);
     loops_.pop_back();
@@ -132,7 +132,7 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   {
     BorderReadRecorder assume;
     assume.assumedInside = keys;
-    BorderReadScope scope(assume);
+    BorderReadScope scope(views_, assume);
     loops_.push_back({Op::MapGlb, 0, index, launch_.globalSize[0], false});
     body(index);
     loops_.pop_back();

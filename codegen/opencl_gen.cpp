@@ -123,7 +123,6 @@ CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions&
       specialised.declaredType = substitute(lowLevel.declaredType, substitution);
     }
   }
-  ResolveMemoScope memo;  // one generation's resolutions, shared by its unswitched copies
   opencl::Generator generator(specialised, options);
   return generator.run();
 }

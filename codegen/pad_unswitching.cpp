@@ -36,7 +36,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   const size_t privateBefore = privateArrays_.size(), localBefore = localDeclarations_.size(),
                localArgsBefore = localArgs_.size();
   {
-    PadGuardScope scope(recorder);
+    PadGuardScope scope(views_, recorder);
     push(index);
     body(index);
     pop();
@@ -103,7 +103,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   {
     PadGuardRecorder assume;
     assume.assumedInBounds = keys;
-    PadGuardScope scope(assume);
+    PadGuardScope scope(views_, assume);
     push(index);
     body(index);
     pop();
@@ -127,7 +127,7 @@ void Generator::emitGuardOutcomes(const std::string& header, const LoopFrame& fr
   if (from == hoisted.size()) {
     emitter_.open(header);
     {
-      PadGuardScope scope(assume);
+      PadGuardScope scope(views_, assume);
       loops_.push_back(frame);
       body(frame.index);
       loops_.pop_back();

@@ -158,7 +158,7 @@ void Generator::genApplyViews(const Expr& f, const std::vector<ViewPtr>& args, c
 std::string Generator::readValue(const ViewPtr& view, const Expr& at) {
   ResolvedElement element;
   try {
-    element = resolveElement(view, {});
+    element = resolveElement(views_, view, {});
   } catch (const CodegenError& e) {
     fail(at, e.what());
   }
@@ -237,7 +237,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
                        const Expr& at) {
   ResolvedElement target;
   try {
-    target = resolveElement(dest, {});
+    target = resolveElement(views_, dest, {});
   } catch (const CodegenError& error) {
     fail(at, error.what());
   }
@@ -261,7 +261,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
     std::string name = fresh("v");
     emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
     for (int64_t lane = 0; lane < type.vectorWidth(); ++lane) {
-      ResolvedElement laneTarget = resolveElement(dest, {}, {}, Arith(lane));
+      ResolvedElement laneTarget = resolveElement(views_, dest, {}, {}, Arith(lane));
       if (!laneTarget.isMemory && !laneTarget.isVariable) {
         fail(at, "cannot write through this view (pad, fill or a computed value)");
       }
@@ -311,7 +311,7 @@ std::string Generator::read(const ViewPtr& view, const Expr& at, std::vector<int
                             std::optional<Arith> lane) {
   ResolvedElement element;
   try {
-    element = resolveElement(view, {}, std::move(path), std::move(lane));
+    element = resolveElement(views_, view, {}, std::move(path), std::move(lane));
   } catch (const CodegenError& error) {
     fail(at, error.what());
   }
