@@ -9,7 +9,7 @@
 // vectors are stored lane by lane.
 //
 // serialiseCompiledProgram/deserialiseCompiledProgram turn a program into bytes and back, so
-// that a process other than the one that generated it (the explorer's measuring child, issue 6)
+// that a process other than the one that generated it (the explorer's measuring child)
 // can build and run it; sizes and types travel in the weft text format.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The default lowering (codegen/lowering.h): maps become mapGlb or mapSeq, reduces become
 // reduceSeq, so that any high-level definition can be generated without optimisation.
 //
-// Which maps get threads follows how code generation (codegen/opencl_gen.cpp) turns the top
+// Which maps get threads follows how code generation (codegen/kernel_split.cpp) turns the top
 // of a definition into kernels. The walk carries where it is:
 //   Host        what the definition's result (or a temporary buffer) is written from: the body,
 //               and below it layouts that can be written through (join, split, transpose,

@@ -2,19 +2,20 @@
 // the resolution of a view to one element as a C expression with a simplified index.
 //
 // Constant pads whose index may leave the array read through a guard (the pad value when it
-// fires); a PadGuardScope records those guards, or takes the ones the caller checked outside
-// a loop as satisfied or as firing (codegen's loop unswitching). Likewise a BorderReadScope
-// records the indices of clamp and mirror pads that may leave the array, or reads those its
-// caller proved inside (codegen's interior fast path) directly.
+// fires); the ViewContext's pad-guard recorder records those guards, or takes the ones the
+// caller checked outside a loop as satisfied or as firing (codegen's loop unswitching).
+// Likewise its border-read recorder records the indices of clamp and mirror pads that may
+// leave the array, or reads those its caller proved inside (codegen's interior fast path)
+// directly. Every resolution function takes the context; nothing is kept per thread.
 //
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
 // `Arith`, so (i*4 + j)/4 style expressions simplify away when loop ranges allow it. A memory
 // address (the sum of each index times its stride) is built with sumOfProducts, canonicalised
-// once rather than after every + and *: unrolled loops resolve thousands of reads (issue 6).
-// Under a ResolveMemoScope, while guards are recorded, views are interned and whole reads are
-// memoised (the same view, path, lane and status of the guard assumptions consulted: the same
-// result and recorded guards).
+// once rather than after every + and *: unrolled loops resolve thousands of reads.
+// While guards are recorded, whole reads are memoised in the context (the same view structure,
+// path, lane and status of the guard assumptions consulted: the same result and recorded
+// guards), the views asked for being interned there.
 #include "codegen/views.h"
 
 #include <algorithm>
@@ -51,7 +52,11 @@ size_t structuralHashOf(const View& v) {
   return h;
 }
 
-ViewPtr make(View view);  // below: interns views while a ResolveMemoScope is alive
+// A new node (views are interned only by the memo of a ViewContext, when a read is memoised).
+ViewPtr make(View view) {
+  view.structuralHash = structuralHashOf(view);
+  return std::make_shared<const View>(std::move(view));
+}
 
 [[noreturn]] void fail(const std::string& message) { throw CodegenError(message); }
 
@@ -89,13 +94,8 @@ std::string literalC(double value, ScalarKind kind) {
   return std::to_string(static_cast<int64_t>(value));
 }
 
-ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vector<int>& path,
-                        std::optional<Arith> lane);
-
-// The innermost live PadGuardScope's recorder on this thread (null: none).
-thread_local PadGuardRecorder* activePadGuards = nullptr;
-// The innermost live BorderReadScope's recorder on this thread (null: none).
-thread_local BorderReadRecorder* activeBorderReads = nullptr;
+ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arith>& indices,
+                        std::vector<int>& path, std::optional<Arith> lane);
 
 }  // namespace
 
@@ -113,7 +113,7 @@ bool sameFields(const View& x, const View& y) {
 
 }  // namespace
 
-// ---- the memo of resolutions (ResolveMemoScope) ----------------------------------------------
+// ---- the memo of resolutions (ViewContext::Memo) ----------------------------------------------
 
 // A guard assumption a resolution consulted: a constant pad's guard (in bounds, firing or
 // neither) or a clamp/mirror pad's border read (inside or not), by key.
@@ -124,7 +124,7 @@ struct AssumptionUse {
   bool operator==(const AssumptionUse&) const = default;
 };
 
-struct ResolveMemoScope::Memo {
+struct ViewContext::Memo {
   struct Key {
     ViewPtr view;  // kept alive with the entry
     std::vector<Arith> indices;
@@ -155,23 +155,23 @@ struct ResolveMemoScope::Memo {
     std::vector<BorderRead> borderReads;
   };
   std::unordered_map<Key, std::vector<Variant>, KeyHash> entries;
-  // Every view made while the scope is alive, one node per structure (hash-consing: a node's
-  // children are interned already, so comparing them by pointer is comparing them whole).
+  // The views of memoised reads, one node per structure (hash-consing: a node's children are
+  // interned first, so comparing them by pointer is comparing them whole), and the node each
+  // view met so far stands for (the views are kept alive, so a pointer is never reused).
   std::unordered_multimap<size_t, ViewPtr> interned;
+  std::unordered_map<ViewPtr, ViewPtr> canonical;
+  // The assumptions consulted by the resolution under way (innermost memoised one); null: none.
+  std::vector<AssumptionUse>* consulted = nullptr;
 };
 
 namespace {
 
-thread_local ResolveMemoScope::Memo* activeResolveMemo = nullptr;
-// The assumptions consulted by the resolution under way (innermost memoised one); null: none.
-thread_local std::vector<AssumptionUse>* activeAssumptionUses = nullptr;
-
 // The status of a guard assumption now: pad guards 1 in bounds, 2 firing, 0 neither; border
 // reads 1 inside, 0 not. Only called while the corresponding recorder is live.
-int assumptionStatus(bool border, const std::string& key) {
-  if (border) return activeBorderReads->assumedInside.count(key) ? 1 : 0;
-  if (activePadGuards->assumedInBounds.count(key)) return 1;
-  return activePadGuards->assumedFiring.count(key) ? 2 : 0;
+int assumptionStatus(const ViewContext& context, bool border, const std::string& key) {
+  if (border) return context.borderReads->assumedInside.count(key) ? 1 : 0;
+  if (context.padGuards->assumedInBounds.count(key)) return 1;
+  return context.padGuards->assumedFiring.count(key) ? 2 : 0;
 }
 
 // Adds to `uses` those of `more` it does not hold yet (a resolution consults few).
@@ -182,16 +182,16 @@ void addUses(std::vector<AssumptionUse>& uses, const std::vector<AssumptionUse>&
 }
 
 // The status of the assumption `key`, noted as consulted by the resolutions under way.
-int consultAssumption(bool border, const std::string& key) {
-  const int status = assumptionStatus(border, key);
-  if (activeAssumptionUses) addUses(*activeAssumptionUses, {{border, key, status}});
+int consultAssumption(ViewContext& context, bool border, const std::string& key) {
+  const int status = assumptionStatus(context, border, key);
+  if (context.memo->consulted) addUses(*context.memo->consulted, {{border, key, status}});
   return status;
 }
 
 // The memo, where it pays: while guards or border reads are recorded, i.e. in the bodies that
 // loop unswitching and the interior fast path generate several times.
-ResolveMemoScope::Memo* memoInUse() {
-  return (activePadGuards || activeBorderReads) ? activeResolveMemo : nullptr;
+ViewContext::Memo* memoInUse(ViewContext& context) {
+  return (context.padGuards || context.borderReads) ? context.memo.get() : nullptr;
 }
 
 // Equal kinds and fields, children the same nodes (interned children: equal views).
@@ -199,73 +199,91 @@ bool shallowSame(const View& x, const View& y) {
   return x.children == y.children && sameFields(x, y);
 }
 
-ViewPtr make(View view) {
-  view.structuralHash = structuralHashOf(view);
-  ResolveMemoScope::Memo* memo = memoInUse();
-  if (!memo) return std::make_shared<const View>(std::move(view));
-  auto [first, last] = memo->interned.equal_range(view.structuralHash);
-  for (auto it = first; it != last; ++it) {
-    if (shallowSame(*it->second, view)) return it->second;
+// The memo's node for the structure of `view`: its children interned first, then a node with
+// the same fields and children if the memo has one, else `view` (or a copy over the interned
+// children) becomes that node. A map is its own node (its element function does not compare).
+ViewPtr intern(ViewContext::Memo& memo, const ViewPtr& view) {
+  auto known = memo.canonical.find(view);
+  if (known != memo.canonical.end()) return known->second;
+  ViewPtr node = view;
+  if (view->kind != View::Kind::Map) {
+    View rebuilt = *view;
+    bool childChanged = false;
+    for (ViewPtr& child : rebuilt.children) {
+      ViewPtr internedChild = intern(memo, child);
+      childChanged = childChanged || internedChild != child;
+      child = std::move(internedChild);
+    }
+    node = nullptr;
+    auto [first, last] = memo.interned.equal_range(rebuilt.structuralHash);
+    for (auto it = first; it != last && !node; ++it) {
+      if (shallowSame(*it->second, rebuilt)) node = it->second;
+    }
+    if (!node) {
+      node = childChanged ? std::make_shared<const View>(std::move(rebuilt)) : view;
+      memo.interned.emplace(node->structuralHash, node);
+    }
   }
-  ViewPtr made = std::make_shared<const View>(std::move(view));
-  memo->interned.emplace(made->structuralHash, made);
-  return made;
+  memo.canonical.emplace(view, node);
+  return node;
 }
 
-ResolvedElement resolveShared(const ViewPtr& view, std::vector<Arith>& indices,
-                              std::vector<int>& path, std::optional<Arith> lane) {
-  ResolveMemoScope::Memo* memo = memoInUse();
-  if (!memo) return resolve(*view, indices, path, std::move(lane));
-  ResolveMemoScope::Memo::Key key{view, indices, path, lane, activePadGuards != nullptr,
-                                  activeBorderReads != nullptr};
-  std::vector<ResolveMemoScope::Memo::Variant>& variants = memo->entries[key];
-  for (const ResolveMemoScope::Memo::Variant& variant : variants) {
+ResolvedElement resolveShared(ViewContext& context, const ViewPtr& view,
+                              std::vector<Arith>& indices, std::vector<int>& path,
+                              std::optional<Arith> lane) {
+  ViewContext::Memo* memo = memoInUse(context);
+  if (!memo) return resolve(context, *view, indices, path, std::move(lane));
+  PadGuardRecorder* const padGuards = context.padGuards;
+  BorderReadRecorder* const borderReads = context.borderReads;
+  ViewContext::Memo::Key key{intern(*memo, view), indices, path, lane, padGuards != nullptr,
+                             borderReads != nullptr};
+  std::vector<ViewContext::Memo::Variant>& variants = memo->entries[key];
+  for (const ViewContext::Memo::Variant& variant : variants) {
     bool holds = true;
     for (const AssumptionUse& use : variant.uses) {
-      holds = holds && assumptionStatus(use.border, use.key) == use.status;
+      holds = holds && assumptionStatus(context, use.border, use.key) == use.status;
     }
     if (!holds) continue;
-    if (activePadGuards) {
-      for (const PadGuard& guard : variant.padGuards) activePadGuards->seen.push_back(guard);
+    if (padGuards) {
+      for (const PadGuard& guard : variant.padGuards) padGuards->seen.push_back(guard);
     }
-    if (activeBorderReads) {
-      for (const BorderRead& read : variant.borderReads) activeBorderReads->seen.push_back(read);
+    if (borderReads) {
+      for (const BorderRead& read : variant.borderReads) borderReads->seen.push_back(read);
     }
-    if (activeAssumptionUses) addUses(*activeAssumptionUses, variant.uses);
+    if (memo->consulted) addUses(*memo->consulted, variant.uses);
     return variant.element;
   }
-  const size_t guardsBefore = activePadGuards ? activePadGuards->seen.size() : 0;
-  const size_t readsBefore = activeBorderReads ? activeBorderReads->seen.size() : 0;
-  ResolveMemoScope::Memo::Variant variant;
-  std::vector<AssumptionUse>* outer = activeAssumptionUses;
-  activeAssumptionUses = &variant.uses;
+  const size_t guardsBefore = padGuards ? padGuards->seen.size() : 0;
+  const size_t readsBefore = borderReads ? borderReads->seen.size() : 0;
+  ViewContext::Memo::Variant variant;
+  std::vector<AssumptionUse>* outer = memo->consulted;
+  memo->consulted = &variant.uses;
   try {
-    variant.element = resolve(*view, indices, path, std::move(lane));
+    variant.element = resolve(context, *view, indices, path, std::move(lane));
   } catch (...) {
-    activeAssumptionUses = outer;
+    memo->consulted = outer;
     throw;
   }
-  activeAssumptionUses = outer;
+  memo->consulted = outer;
   if (outer) addUses(*outer, variant.uses);
-  if (activePadGuards) {
-    variant.padGuards.assign(
-        activePadGuards->seen.begin() + static_cast<std::ptrdiff_t>(guardsBefore),
-        activePadGuards->seen.end());
+  if (padGuards) {
+    variant.padGuards.assign(padGuards->seen.begin() + static_cast<std::ptrdiff_t>(guardsBefore),
+                             padGuards->seen.end());
   }
-  if (activeBorderReads) {
+  if (borderReads) {
     variant.borderReads.assign(
-        activeBorderReads->seen.begin() + static_cast<std::ptrdiff_t>(readsBefore),
-        activeBorderReads->seen.end());
+        borderReads->seen.begin() + static_cast<std::ptrdiff_t>(readsBefore),
+        borderReads->seen.end());
   }
   // `variants` may have moved if the resolution above added entries (rehash): look it up again.
-  std::vector<ResolveMemoScope::Memo::Variant>& stored = memo->entries[key];
+  std::vector<ViewContext::Memo::Variant>& stored = memo->entries[key];
   stored.push_back(std::move(variant));
   return stored.back().element;
 }
 
-ResolvedElement resolveChild(const View& view, std::vector<Arith> indices, std::vector<int> path,
-                             std::optional<Arith> lane, size_t child = 0) {
-  return resolve(*view.children.at(child), indices, path, std::move(lane));
+ResolvedElement resolveChild(ViewContext& context, const View& view, std::vector<Arith> indices,
+                             std::vector<int> path, std::optional<Arith> lane, size_t child = 0) {
+  return resolve(context, *view.children.at(child), indices, path, std::move(lane));
 }
 
 // Takes the outermost index (the front of the list).
@@ -277,6 +295,12 @@ Arith popFront(std::vector<Arith>& indices, const char* step) {
   Arith front = indices.front();
   indices.erase(indices.begin());
   return front;
+}
+
+// Whether an index is printed as a literal (`name[k]`): a constant that is not negative.
+bool isLiteralIndex(const Arith& index) {
+  const std::optional<int64_t> value = index.constant();
+  return value && *value >= 0;
 }
 
 // `name[offset]`; in global and local memory an offset `rest + c` with a constant c != 0 is
@@ -303,7 +327,9 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
   ResolvedElement result;
   result.isVariable = true;
   result.space = view.space;
-  const std::string vector = view.name + "[" + (offset / width).toC() + "]";
+  const Arith vectorIndex = offset / width;
+  result.arrays.push_back({view.name, isLiteralIndex(vectorIndex)});
+  const std::string vector = view.name + "[" + vectorIndex.toC() + "]";
   if (type.isVector() && !lane) {
     if (type.vectorWidth() != view.vectorStorage) {
       fail("a vector of width " + std::to_string(type.vectorWidth()) + " read from " + view.name +
@@ -317,8 +343,7 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
     result.expression = vector + laneSuffix(constantLane(*lane));
     return result;
   }
-  result.expression = view.name + "[" + (offset / width).toC() + "]" +
-                      laneSuffix(constantLane(offset % width));
+  result.expression = vector + laneSuffix(constantLane(offset % width));
   return result;
 }
 
@@ -350,11 +375,14 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
     result.vectorWidth = static_cast<int>(type.vectorWidth());
     result.expression = "vload" + std::to_string(type.vectorWidth()) + "(0, " + view.name +
                         " + " + offset.toC() + ")";
+    result.arrays.push_back({view.name, false});
     return result;
   }
   if (lane) offset = offset + *lane;
   result.offset = offset;
   result.expression = indexedElement(view.name, offset, view.space);
+  result.arrays.push_back(
+      {view.name, view.space == AddressSpace::Private && isLiteralIndex(offset)});
   return result;
 }
 
@@ -375,42 +403,42 @@ ResolvedElement resolveValue(const View& view, const std::vector<Arith>& indices
   return result;
 }
 
-ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vector<int>& path,
-                        std::optional<Arith> lane) {
+ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arith>& indices,
+                        std::vector<int>& path, std::optional<Arith> lane) {
   switch (view.kind) {
     case View::Kind::Memory: return resolveMemory(view, indices, path, lane);
     case View::Kind::Variable:
     case View::Kind::Scalar: return resolveValue(view, indices, path, lane);
     case View::Kind::Access:
       indices.insert(indices.begin(), view.index);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     case View::Kind::Split: {
       Arith i = popFront(indices, "split");
       Arith j = popFront(indices, "split");
       indices.insert(indices.begin(), i * view.a + j);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Join: {
       Arith i = popFront(indices, "join");
       indices.insert(indices.begin(), {i / view.a, i % view.a});
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Slide: {
       Arith i = popFront(indices, "slide");
       Arith j = popFront(indices, "slide");
       indices.insert(indices.begin(), i * view.b + j);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Crop: {
       Arith i = popFront(indices, "crop");
       indices.insert(indices.begin(), i + view.a);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Transpose: {
       Arith i = popFront(indices, "transpose");
       Arith j = popFront(indices, "transpose");
       indices.insert(indices.begin(), {j, i});
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Reorder: {
       Arith i = popFront(indices, "reorder");
@@ -424,7 +452,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         source = i / chunk + view.b * (i % chunk);
       }
       indices.insert(indices.begin(), source);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     }
     case View::Kind::Pad: {
       Arith i = popFront(indices, "pad");
@@ -433,41 +461,42 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       bool aboveZero = proveNonNegative(k);
       bool belowEnd = proveLess(k, n);
       bool firing = false;  // the caller checked that the index is outside the array
-      if (view.boundary == Boundary::Constant && !(aboveZero && belowEnd) && activePadGuards) {
+      if (view.boundary == Boundary::Constant && !(aboveZero && belowEnd) && context.padGuards) {
         PadGuard guard{k, n, !aboveZero, !belowEnd};
-        const int status = consultAssumption(/*border=*/false, guard.key());
+        const int status = consultAssumption(context, /*border=*/false, guard.key());
         if (status == 1) {
           aboveZero = belowEnd = true;  // checked by the caller outside the loop
         } else if (status == 2) {
           firing = true;
         } else {
-          activePadGuards->seen.push_back(std::move(guard));
+          context.padGuards->seen.push_back(std::move(guard));
         }
       }
-      if (view.boundary != Boundary::Constant && !(aboveZero && belowEnd) && activeBorderReads) {
+      if (view.boundary != Boundary::Constant && !(aboveZero && belowEnd) && context.borderReads) {
         BorderRead read{k, n, !aboveZero, !belowEnd};
-        if (consultAssumption(/*border=*/true, read.key()) == 1) {
+        if (consultAssumption(context, /*border=*/true, read.key()) == 1) {
           aboveZero = belowEnd = true;  // the caller checked it for the whole work-group
         } else {
-          activeBorderReads->seen.push_back(std::move(read));
+          context.borderReads->seen.push_back(std::move(read));
         }
       }
       if (aboveZero && belowEnd) {
         indices.insert(indices.begin(), k);
-        return resolveChild(view, indices, path, lane);
+        return resolveChild(context, view, indices, path, lane);
       }
       switch (view.boundary) {
         case Boundary::Clamp:
           indices.insert(indices.begin(), min(max(k, Arith(0)), n - 1));
-          return resolveChild(view, indices, path, lane);
+          return resolveChild(context, view, indices, path, lane);
         case Boundary::Mirror:
           // Reflection repeating the edge: -1 -> 0, -2 -> 1, n -> n-1, n+1 -> n-2.
           indices.insert(indices.begin(),
                          ifLess(k, Arith(0), -1 - k, ifLess(k, n, k, 2 * n - 1 - k)));
-          return resolveChild(view, indices, path, lane);
+          return resolveChild(context, view, indices, path, lane);
         case Boundary::Constant: {
           indices.insert(indices.begin(), k);
-          ResolvedElement inner = resolveChild(view, indices, path, lane);  // its width, if firing
+          // Its width, and its reads when the guard does not fire.
+          ResolvedElement inner = resolveChild(context, view, indices, path, lane);
           std::string value = literalC(view.padValue, storedScalarKind(view.type));
           if (inner.vectorWidth > 0) {
             value = "(" + std::string(storedScalarKind(view.type) == ScalarKind::Float ? "float"
@@ -480,6 +509,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
             result.expression = value;
             return result;
           }
+          result.arrays = std::move(inner.arrays);
           std::string condition;
           if (!aboveZero) condition = "(" + k.toC() + ") < 0";
           if (!belowEnd) {
@@ -499,17 +529,17 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       }
       int component = path.front();
       path.erase(path.begin());
-      return resolveChild(view, indices, path, lane, static_cast<size_t>(component));
+      return resolveChild(context, view, indices, path, lane, static_cast<size_t>(component));
     }
     case View::Kind::Get:
       path.insert(path.begin(), view.component);
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     case View::Kind::AsVector: {
       Arith k = popFront(indices, "asVector");
       Arith width = view.a;
       if (lane) {
         indices.insert(indices.begin(), k * width + *lane);
-        return resolveChild(view, indices, path, std::nullopt);
+        return resolveChild(context, view, indices, path, std::nullopt);
       }
       int64_t w = *width.constant();
       std::vector<ResolvedElement> lanes;
@@ -517,7 +547,7 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         std::vector<Arith> laneIndices = indices;
         laneIndices.insert(laneIndices.begin(), k * width + t);
         std::vector<int> pathCopy = path;
-        lanes.push_back(resolve(*view.children[0], laneIndices, pathCopy, std::nullopt));
+        lanes.push_back(resolve(context, *view.children[0], laneIndices, pathCopy, std::nullopt));
       }
       bool contiguous = true;
       for (int64_t t = 0; t < w && contiguous; ++t) {
@@ -533,10 +563,16 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
         result.offset = lanes[0].offset;
         result.expression = "vload" + std::to_string(w) + "(0, " + result.base + " + " +
                             result.offset.toC() + ")";
+        result.arrays.push_back({result.base, false});
         return result;
       }
       std::string text = "(" + cTypeName(view.type.arrayElement()) + ")(";
       for (int64_t t = 0; t < w; ++t) text += (t ? ", " : "") + lanes[t].expression;
+      for (ResolvedElement& laneElement : lanes) {
+        for (ResolvedElement::ArrayUse& use : laneElement.arrays) {
+          result.arrays.push_back(std::move(use));
+        }
+      }
       result.expression = text + ")";
       return result;
     }
@@ -544,15 +580,15 @@ ResolvedElement resolve(const View& view, std::vector<Arith>& indices, std::vect
       if (lane) fail("asScalar: a lane of a scalar was requested");
       Arith i = popFront(indices, "asScalar");
       indices.insert(indices.begin(), i / view.a);
-      return resolveChild(view, indices, path, i % view.a);
+      return resolveChild(context, view, indices, path, i % view.a);
     }
     case View::Kind::Fill:
       popFront(indices, "fill");
-      return resolveChild(view, indices, path, lane);
+      return resolveChild(context, view, indices, path, lane);
     case View::Kind::Map: {
       Arith i = popFront(indices, "map");
       ViewPtr element = view.elementView(accessView(view.children[0], i));
-      return resolve(*element, indices, path, lane);
+      return resolve(context, *element, indices, path, lane);
     }
   }
   fail("unknown view kind");
@@ -755,31 +791,34 @@ std::string BorderRead::key() const {
   return index.toString() + (checkLow ? " <0" : "") + (checkHigh ? " >=" + length.toString() : "");
 }
 
-BorderReadScope::BorderReadScope(BorderReadRecorder& recorder) : previous_(activeBorderReads) {
-  activeBorderReads = &recorder;
+ViewContext::ViewContext() : memo(std::make_unique<Memo>()) {}
+
+ViewContext::~ViewContext() = default;
+
+ViewPtr ViewContext::interned(const ViewPtr& view) { return intern(*memo, view); }
+
+BorderReadScope::BorderReadScope(ViewContext& context, BorderReadRecorder& recorder)
+    : context_(context), previous_(context.borderReads) {
+  context.borderReads = &recorder;
 }
 
-BorderReadScope::~BorderReadScope() { activeBorderReads = previous_; }
+BorderReadScope::~BorderReadScope() { context_.borderReads = previous_; }
 
-PadGuardScope::PadGuardScope(PadGuardRecorder& recorder) : previous_(activePadGuards) {
-  activePadGuards = &recorder;
+PadGuardScope::PadGuardScope(ViewContext& context, PadGuardRecorder& recorder)
+    : context_(context), previous_(context.padGuards) {
+  context.padGuards = &recorder;
 }
 
-PadGuardScope::~PadGuardScope() { activePadGuards = previous_; }
+PadGuardScope::~PadGuardScope() { context_.padGuards = previous_; }
 
-ResolveMemoScope::ResolveMemoScope()
-    : memo_(std::make_unique<Memo>()), previous_(activeResolveMemo) {
-  activeResolveMemo = memo_.get();
-}
-
-ResolveMemoScope::~ResolveMemoScope() { activeResolveMemo = previous_; }
-
-ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
-                               std::vector<int> tuplePath, std::optional<Arith> lane) {
-  if (!activePadGuards) return resolveShared(view, indices, tuplePath, std::move(lane));
-  const size_t guardsBefore = activePadGuards->seen.size();
-  ResolvedElement element = resolveShared(view, indices, tuplePath, std::move(lane));
-  if (activePadGuards->seen.size() > guardsBefore) ++activePadGuards->guardedReads;
+ResolvedElement resolveElement(ViewContext& context, const ViewPtr& view,
+                               std::vector<Arith> indices, std::vector<int> tuplePath,
+                               std::optional<Arith> lane) {
+  PadGuardRecorder* const padGuards = context.padGuards;
+  if (!padGuards) return resolveShared(context, view, indices, tuplePath, std::move(lane));
+  const size_t guardsBefore = padGuards->seen.size();
+  ResolvedElement element = resolveShared(context, view, indices, tuplePath, std::move(lane));
+  if (padGuards->seen.size() > guardsBefore) ++padGuards->guardedReads;
   return element;
 }
 

@@ -10,7 +10,8 @@
 // `Arith`. The same views serve reads and writes: writing join(x) into D writes x through
 // split(D).
 //
-// Nothing here allocates memory or emits statements; codegen/opencl_gen.cpp does that.
+// Nothing here allocates memory or emits statements; code generation (codegen/generator.h) does
+// that.
 #pragma once
 
 #include <functional>
@@ -69,7 +70,7 @@ struct View {
   IndexFunction indexFunction = IndexFunction::Stride;
   std::function<ViewPtr(const ViewPtr&)> elementView;  // Map
   // Set by the constructors: equal for views equal in kind, fields and children, so that
-  // ResolveMemoScope interns a view rebuilt for another copy of a loop body as the same node.
+  // a ViewContext's memo interns a view rebuilt for another copy of a loop body as the same node.
   size_t structuralHash = 0;
 };
 
@@ -105,14 +106,24 @@ struct ResolvedElement {
   AddressSpace space = AddressSpace::Global;
   bool isVariable = false;   // a private variable (expression is its name or a lane of it)
   int vectorWidth = 0;       // a whole vector element of this width (0: a scalar)
+  // The arrays in memory (global, local or private) that `expression` names, one entry per
+  // use, so that code generation knows what a kernel's text uses without reading it back:
+  // `constantIndex` when the use is `name[k]` with a literal k (an element, or a vector of a
+  // private array of vectors, possibly with a lane), not an index computed at run time or a
+  // pointer (vloadN's `name + offset`).
+  struct ArrayUse {
+    std::string name;
+    bool constantIndex = false;
+  };
+  std::vector<ArrayUse> arrays;
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop
-// unswitching (opencl_gen.cpp): while a PadGuardScope is alive on this thread, resolving such a
-// pad records its guard in the recorder, and a pad whose guard key is in `assumedInBounds`
-// reads the element without a guard (the caller has checked the guard outside the loop),
-// and one whose key is in `assumedFiring` is the pad value without a read (the caller has
-// checked that the guard fires).
+// unswitching (pad_unswitching.cpp): while a ViewContext has a PadGuardRecorder (a
+// PadGuardScope sets it for its lifetime), resolving such a pad records its guard in the
+// recorder, and a pad whose guard key is in `assumedInBounds` reads the element without a guard
+// (the caller has checked the guard outside the loop), and one whose key is in `assumedFiring`
+// is the pad value without a read (the caller has checked that the guard fires).
 struct PadGuard {
   Arith index;   // the position in the unpadded array
   Arith length;  // the unpadded array's length
@@ -126,48 +137,13 @@ struct PadGuardRecorder {
   std::set<std::string> assumedInBounds;
   std::set<std::string> assumedFiring;
 };
-class PadGuardScope {
- public:
-  explicit PadGuardScope(PadGuardRecorder& recorder);
-  ~PadGuardScope();
-  PadGuardScope(const PadGuardScope&) = delete;
-  PadGuardScope& operator=(const PadGuardScope&) = delete;
-
- private:
-  PadGuardRecorder* previous_;
-};
-
-// A memo of resolutions for one code generation (opencl_gen.cpp's generateOpenCL). While a
-// ResolveMemoScope is alive on this thread and pad guards or border reads are being recorded
-// (the bodies that loop unswitching and the interior fast path emit several times), views are
-// interned (one node per structure, so a read's view rebuilt for another copy of the body is
-// the same node) and resolveElement of a view with the same tuple path, lane and status of
-// every guard assumption it consulted returns the earlier result and records the same pad
-// guards and border reads again, instead of walking the view chain anew. A register-blocked
-// vector convolution with padding in its loads generates its channel loop 9 times (a
-// recording pass and 8 guard outcomes): its generation fell from 24 to 6.4 ms (issue 6).
-// Only whole reads are memoised: memoising every step of the chain cost more than it saved
-// (conv-direct variants of conv5_1 twice as slow). Resolution is a function of the view's
-// structure: views are immutable, and Arith compares by value (a variable by its name, unique
-// within one generation).
-class ResolveMemoScope {
- public:
-  ResolveMemoScope();
-  ~ResolveMemoScope();
-  ResolveMemoScope(const ResolveMemoScope&) = delete;
-  ResolveMemoScope& operator=(const ResolveMemoScope&) = delete;
-  struct Memo;
-
- private:
-  std::unique_ptr<Memo> memo_;
-  Memo* previous_;
-};
 
 // Clamp and mirror pads whose index may leave the unpadded array, for code generation's
-// interior fast path (opencl_gen.cpp): while a BorderReadScope is alive on this thread,
-// resolving such a pad records the index in the recorder, and a pad whose key is in
-// `assumedInside` reads element `index` directly, without the clamp or reflection (the caller
-// has checked, once per work-group, that the index stays inside for every work-item of it).
+// interior fast path (interior_fast_path.cpp): while a ViewContext has a BorderReadRecorder (a
+// BorderReadScope sets it for its lifetime), resolving such a pad records the index in the
+// recorder, and a pad whose key is in `assumedInside` reads element `index` directly, without
+// the clamp or reflection (the caller has checked, once per work-group, that the index stays
+// inside for every work-item of it).
 // Clamp-to-edge pads turn a row's consecutive reads into min/max-clamped ones that OpenCL
 // implementations vectorising across work-items (PoCL) compile into gathers; a work-group
 // wholly inside the image needs none of them.
@@ -181,23 +157,71 @@ struct BorderReadRecorder {
   std::vector<BorderRead> seen;
   std::set<std::string> assumedInside;
 };
+
+// What resolution consults and records, passed to resolveElement explicitly: one per code
+// generation (generateOpenCL, codegen/opencl_gen.cpp), owned by it. It holds the recorders of
+// the body being generated, if any, and a memo of resolutions. While pad guards or border
+// reads are recorded (the bodies that loop unswitching and the interior fast path emit several
+// times), resolveElement of a view with the same structure, tuple path, lane and status of
+// every guard assumption it consulted returns the earlier result and records the same pad
+// guards and border reads again, instead of walking the view chain anew (a register-blocked
+// vector convolution with padding in its loads generates its channel loop 9 times: a
+// recording pass and 8 guard outcomes). To find the earlier result, the memo interns the views
+// it is asked for (one node per structure, so a read's view rebuilt for another copy of the
+// body is the same node). Only whole reads are memoised: memoising every step of the chain
+// costs more than it saves. Resolution is a function of the view's structure: views are
+// immutable, and Arith compares by value (a variable by its name, unique within one
+// generation).
+class ViewContext {
+ public:
+  ViewContext();
+  ~ViewContext();
+  ViewContext(const ViewContext&) = delete;
+  ViewContext& operator=(const ViewContext&) = delete;
+
+  PadGuardRecorder* padGuards = nullptr;      // null: pad guards are neither recorded nor assumed
+  BorderReadRecorder* borderReads = nullptr;  // null: border reads are neither recorded nor assumed
+  // The memo's node for the structure of `view` (views equal in kind, fields and children give
+  // the same node; a map view, whose element function does not compare, is its own).
+  ViewPtr interned(const ViewPtr& view);
+
+  struct Memo;
+  std::unique_ptr<Memo> memo;
+};
+
+// Sets a context's pad-guard recorder for the scope's lifetime (the previous one after it).
+class PadGuardScope {
+ public:
+  PadGuardScope(ViewContext& context, PadGuardRecorder& recorder);
+  ~PadGuardScope();
+  PadGuardScope(const PadGuardScope&) = delete;
+  PadGuardScope& operator=(const PadGuardScope&) = delete;
+
+ private:
+  ViewContext& context_;
+  PadGuardRecorder* previous_;
+};
+
+// Sets a context's border-read recorder for the scope's lifetime (the previous one after it).
 class BorderReadScope {
  public:
-  explicit BorderReadScope(BorderReadRecorder& recorder);
+  BorderReadScope(ViewContext& context, BorderReadRecorder& recorder);
   ~BorderReadScope();
   BorderReadScope(const BorderReadScope&) = delete;
   BorderReadScope& operator=(const BorderReadScope&) = delete;
 
  private:
+  ViewContext& context_;
   BorderReadRecorder* previous_;
 };
 
-// Resolves a view to one scalar or vector element. `indices` must address down to an element
+// Resolves a view to one scalar or vector element, consulting and recording what `context`
+// holds. `indices` must address down to an element
 // whose type is scalar or vector; `tuplePath` selects tuple components (outermost first);
 // `lane` selects one lane of a vector element. Throws CodegenError for views that cannot be
 // resolved (an index too few, a dynamic vector lane, a tuple in memory).
-ResolvedElement resolveElement(const ViewPtr& view, std::vector<Arith> indices,
-                               std::vector<int> tuplePath = {},
+ResolvedElement resolveElement(ViewContext& context, const ViewPtr& view,
+                               std::vector<Arith> indices, std::vector<int> tuplePath = {},
                                std::optional<Arith> lane = std::nullopt);
 
 // The C spelling of a scalar or vector type ("float", "float4", "int").

@@ -1,4 +1,4 @@
-// Code generation of a float division by a float literal (codegen/opencl_gen.cpp): emitted as a
+// Code generation of a float division by a float literal (codegen/scalar_gen.cpp): emitted as a
 // multiplication by the float nearest the reciprocal when the divisor and its reciprocal are
 // normal floats, as a division otherwise (a zero, subnormal or non-literal divisor, integers).
 // On PoCL the kernels' quotients are compared with C++'s correctly rounded division, value by

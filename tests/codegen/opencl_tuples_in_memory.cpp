@@ -1,4 +1,4 @@
-// Tuples stored in memory as a structure of arrays (codegen/opencl_gen.cpp): small low-level
+// Tuples stored in memory as a structure of arrays (codegen/tuple_memory.h): small low-level
 // programs that keep (a, b) pairs in private memory (scalars and a 2D private array read
 // transposed), in local memory, in a global temporary written by one kernel and read by the
 // next, in a reduction's tuple accumulator (whose components swap, so a component stored

@@ -31,7 +31,7 @@ using weft::testing::RandomProgramOptions;
 
 namespace {
 
-// Whether `e` computes nothing (the rule of codegen/lowering.cpp and codegen/opencl_gen.cpp).
+// Whether `e` computes nothing (the rule of codegen/lowering.cpp and codegen/gen_support.cpp).
 bool isView(const Expr& e) {
   if (!e.isPrim()) return true;
   const Op op = e.primOp();

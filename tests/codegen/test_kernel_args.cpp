@@ -1,4 +1,4 @@
-// Kernel argument lists (codegen/opencl_gen.cpp, KernelPlan::args): a kernel takes exactly the
+// Kernel argument lists (codegen/kernel_text.cpp, KernelPlan::args): a kernel takes exactly the
 // buffers its text reads or writes. A buffer the kernel's views could reach but the kernel never
 // touches (the other component of a zip, an array bound by let and read only by another
 // kernel) is not an argument: otherwise an input only a preparation kernel reads, such as a

@@ -1,7 +1,7 @@
 // The memory a layer variant holds at inference time (issue 8's "memory ≥ 3.6× less than
 // im2col + GEMM"): the register-blocked vector family re-lays the weights out once (a
 // preparation kernel), and its per-inference kernels must not take the original weights as an
-// argument (codegen/opencl_gen.cpp passes only the buffers a kernel names), so that
+// argument (codegen/kernel_text.cpp passes only the buffers a kernel names), so that
 // CompiledProgram::inferenceBytes with the weights and biases constant leaves exactly the
 // original weights out: input, biases, re-laid weights, padded input (when padding is a
 // kernel of its own), output. The expected bytes are computed here from the layer's shape, not

@@ -1,4 +1,4 @@
-// The interior fast path of code generation (codegen/opencl_gen.cpp, withInteriorFastPath): a
+// The interior fast path of code generation (codegen/interior_fast_path.cpp, withInteriorFastPath): a
 // work-item of mapGlb(0) whose clamp or mirror pad reads are affine in its index is emitted
 // twice under one work-group-uniform check, unclamped when the whole group reads inside the
 // array. These tests make both branches run: work-groups of a few work-items (localX = 1, 2,

@@ -1,0 +1,209 @@
+// The state of one OpenCL generation (codegen/codegen.h's generateOpenCL) and the steps that
+// share it. The generator walks a type-checked low-level definition once, destination-passing:
+// genWrite(e, dest) emits the statements that compute e into the view dest, genView(e) builds
+// the view of a value that is only read (allocating memory only when e computes an array), and
+// genScalar(e) returns a C expression for scalar values. Each step is defined in its own file:
+//
+//   opencl_gen.cpp          the driver: input/output buffers, names, types, the program's text
+//   kernel_split.cpp        host level: kernels and the temporary buffers between them
+//   launch_plan.h/.cpp      the parallel maps of a kernel and its global/local sizes
+//   loops.cpp               loops of maps and reductions (parallel, unrolled, nested per factor)
+//   pad_unswitching.cpp     sequential loops, unswitched on the pad guards they read
+//   interior_fast_path.cpp  a mapGlb(0) work-item's unclamped copy for work-groups inside
+//   layout_views.cpp        views of layout primitives, their inverses, genView
+//   memory_spaces.cpp       address-space choice and allocation (private, local, global)
+//   barriers.cpp            computed arrays read afterwards, and the barriers they need
+//   statements.cpp          genWrite: maps, reductions, applications, assignments, copies
+//   scalar_gen.cpp          genScalar: C expressions of scalar and vector values
+//   user_functions.cpp      calls of functions and the OpenCL functions of user functions
+//   kernel_text.cpp         what a kernel uses (buffers, sizes) and the text of the kernel
+//   tuple_memory.h/.cpp     tuples stored as a structure of arrays
+//   scalar_promotion.h/.cpp private arrays indexed only by constants become scalars
+//
+// Only opencl_gen.cpp constructs a Generator; the class is internal to weft_codegen.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/gen_support.h"
+#include "codegen/launch_plan.h"
+#include "codegen/views.h"
+#include "typecheck/typecheck.h"
+
+namespace weft::opencl {
+
+class Generator {
+ public:
+  Generator(const Definition& definition, const CodegenOptions& options);
+  CompiledProgram run();
+
+ private:
+  // ---- buffers, names, types (opencl_gen.cpp) --------------------------------------------------
+  ScalarKind storedScalarKindOrFail(const Type& type, const Expr& at);
+  int addBuffer(BufferPlan buffer);
+  ViewPtr bufferView(int buffer);
+  std::string fresh(const std::string& stem);
+  Arith sizeVar(const std::string& name);
+  const Type& typeOf(const Expr& e);
+
+  // ---- host level (kernel_split.cpp) ---------------------------------------------------------
+  void genHost(const Expr& e, const ViewPtr& dest);
+  ViewPtr temporaryBufferView(const Type& type, const Expr& at);
+  ViewPtr genHostView(const Expr& e);
+  void genKernel(const Expr& e, const ViewPtr& dest);
+
+  // ---- what a kernel uses, and its text (kernel_text.cpp) --------------------------------------
+  void finishKernel();
+  void rememberSizeVar(const Arith& v);
+  std::string c(const Arith& a);
+  void noteView(const ViewPtr& view);
+  const std::vector<std::string>& bufferNamesNoting(const ViewPtr& view);
+  void noteBuffer(const std::string& name, bool written = false);
+
+  // ---- views (layout_views.cpp) -----------------------------------------------------------------
+  void bind(const Expr& param, ViewPtr view);
+  ViewPtr lookup(const Expr& param);
+  ViewPtr layoutView(const Expr& e, const std::function<ViewPtr(const Expr&)>& viewOf);
+  ViewPtr inverseLayout(const Expr& e, const ViewPtr& dest);
+  bool invertibleChain(const Expr& body, const Expr& param);
+  bool reorderedKernelResult(const Expr& e);
+  ViewPtr invertChain(const Expr& body, const Expr& param, const ViewPtr& out);
+  ViewPtr genView(const Expr& e);
+
+  // ---- memory (memory_spaces.cpp, barriers.cpp) ------------------------------------------------
+  std::optional<AddressSpace> requestedSpace(const Expr& e);
+  bool insideKind(Op op) const;
+  ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at,
+                   const std::string& privateStem = "p");
+  ViewPtr materialize(const Expr& e);
+  void requireUniform(const Expr& at);
+  void barrier(AddressSpace space);
+
+  // ---- statements (statements.cpp) --------------------------------------------------------------
+  void genTupleWrite(const Expr& e, const ViewPtr& dest);
+  void genWrite(const Expr& e, const ViewPtr& dest);
+  void bindArguments(const Expr& lambda, const std::vector<Expr>& args);
+  void genApplyWrite(const Expr& f, const std::vector<Expr>& args, const ViewPtr& dest,
+                     const Expr& at);
+  void genApplyViews(const Expr& f, const std::vector<ViewPtr>& args, const ViewPtr& dest,
+                     const Expr& at);
+  std::string readValue(const ViewPtr& view, const Expr& at);
+  void genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest);
+  void genReduce(const Expr& e, const ViewPtr& dest);
+  void assign(const ViewPtr& dest, const std::string& value, const Type& type, const Expr& at);
+  void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
+            bool fromPrivate = false);
+  std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
+                   std::optional<Arith> lane = std::nullopt);
+
+  // ---- loops (loops.cpp, pad_unswitching.cpp, interior_fast_path.cpp) ---------------------------
+  std::vector<Arith> flattenFactors(const Expr& e);
+  void loop(Op op, int dim, const Arith& tripCount, const Expr& at,
+            const std::function<void(const Arith&)>& body, const std::vector<Arith>& factors = {});
+  void nestedLoops(Op op, const std::vector<Arith>& factors, size_t level, const Arith& outer,
+                   const Expr& at, const std::function<void(const Arith&)>& body);
+  void sequentialLoop(Op op, int dim, const Arith& tripCount, bool repeats,
+                      const std::function<void(const Arith&)>& body);
+  void emitGuardOutcomes(const std::string& header, const LoopFrame& frame,
+                         const std::function<void(const Arith&)>& body,
+                         const std::vector<std::string>& hoisted,
+                         const std::vector<std::string>& hoistedKeys, size_t from,
+                         PadGuardRecorder& assume);
+  void withInteriorFastPath(const std::string& name, const Arith& index,
+                            const std::function<void(const Arith&)>& body);
+
+  // ---- scalar expressions (scalar_gen.cpp, user_functions.cpp) ---------------------------------
+  std::string literal(const Expr& e);
+  std::string genScalar(const Expr& e);
+  std::optional<std::string> floatSumWithProduct(const Expr& e, const Type& type);
+  void forgetDropped(size_t linesBefore, size_t namedBefore);
+  std::string dot(const std::string& a, const std::string& b, const Type& type);
+  std::string genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,
+                      const Expr& at);
+  std::string callUserFun(const Expr& f, const std::vector<std::string>& values,
+                          int64_t vectorWidth);
+  std::string emitUserFun(const Expr& f, int64_t vectorWidth);
+
+  // ---- state -----------------------------------------------------------------------------------
+  const Definition& definition_;
+  CodegenOptions options_;
+  TypedDefinition typed_;
+  CompiledProgram program_;
+  std::unordered_map<uint64_t, ViewPtr> env_;
+  // What view resolution consults and records (the recorders of loop unswitching and the
+  // interior fast path, the memo their copies of a body share): passed to every resolveElement.
+  ViewContext views_;
+  int counter_ = 0;
+  std::set<std::string> reservedNames_;
+  // Per kernel.
+  Emitter emitter_;
+  std::set<int> usedBuffers_;
+  std::set<int> writtenBuffers_;
+  // The private-memory estimate of the kernel being generated (KernelPlan::privateScalars):
+  // private arrays, the accumulators of the reductions that are live at once (nested reduces
+  // add up), and twice the widest vector a temporary holds.
+  int64_t privateArrayScalars_ = 0;
+  Arith symbolicPrivateScalars_ = Arith(0);  // CodegenOptions::symbolicPrivateArrays
+  int64_t liveAccumulatorScalars_ = 0;
+  int64_t maxLiveAccumulatorScalars_ = 0;
+  int64_t widestVector_ = 0;
+  void noteTemporary(const Type& type) {
+    if (type.isVector()) widestVector_ = std::max<int64_t>(widestVector_, type.vectorWidth());
+  }
+  std::vector<PrivateArray> privateArrays_;  // the private arrays the kernel declares
+  // Accumulator params of the reduce steps being generated that an inner reduce may update in
+  // place, with the loop depth of the step's body (genReduce).
+  std::map<uint64_t, size_t> inPlaceAccumulators_;
+  std::vector<std::string> localDeclarations_;
+  struct LocalArg {
+    std::string name;
+    Arith bytes;
+    std::string element;
+  };
+  std::vector<LocalArg> localArgs_;
+  LaunchPlan launch_;
+  std::vector<LoopFrame> loops_;
+  int loopsEmitted_ = 0;  // `for` loops emitted so far (loop unswitching: innermost loops only)
+  std::string kernelName_;
+  // The arithmetic printed into (or reached by the views of) the kernel being generated, each
+  // expression once and constants left out: finishKernel makes the size variables in it int
+  // arguments, in the order first mentioned.
+  class MentionedAriths {
+   public:
+    void push_back(const Arith& a) {
+      if (a.isConstant() || !seen_.insert(a).second) return;
+      list_.push_back(a);
+    }
+    void clear() {
+      list_.clear();
+      seen_.clear();
+    }
+    std::vector<Arith>::const_iterator begin() const { return list_.begin(); }
+    std::vector<Arith>::const_iterator end() const { return list_.end(); }
+
+   private:
+    std::vector<Arith> list_;
+    std::unordered_set<Arith> seen_;
+  };
+  MentionedAriths mentionedSizes_;
+  // noteView's memo: the views noted since the last finishKernel, with their buffers.
+  std::unordered_map<ViewPtr, std::vector<std::string>> notedViews_;
+  std::vector<Arith> allSizeVars_;
+  // Whole program.
+  std::vector<std::string> helperFunctions_;
+  std::set<std::string> emittedUserFuns_;
+  std::vector<std::string> kernelSources_;
+};
+
+}  // namespace weft::opencl

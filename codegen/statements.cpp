@@ -1,0 +1,323 @@
+// Statements: genWrite(e, dest) emits what computes e into the view dest (destination
+// passing). Scalars and vectors are assigned (assign: a store, a vstoreN, or lane by lane through
+// a non-contiguous view); maps become loops (loops.cpp) writing element i of the destination;
+// reductions keep an accumulator (a variable, or a private or global array) and copy it to the
+// destination at the end; a reduce whose initial value is the enclosing reduce step's private
+// accumulator (read only there, no loop in between: reduce-nest-inner-level's inner reduce)
+// updates it in place, so no second array is allocated and loop unswitching still applies.
+// Lets and applications bind views; a function that only rearranges its argument writes the
+// argument through the inverse view. A tuple expression's scalar components are evaluated into
+// temporaries before any is stored (a reduce's tuple accumulator may swap them); a tuple
+// computed by anything else (a user function) cannot be stored. Every read and write notes the
+// buffers it reaches (kernel_text.cpp).
+#include "codegen/generator.h"
+#include "codegen/tuple_memory.h"
+
+namespace weft::opencl {
+
+namespace {
+
+bool isPrivateArray(const ViewPtr& view) {
+  return view->kind == View::Kind::Memory && view->space == AddressSpace::Private;
+}
+
+}  // namespace
+
+// Writes a tuple-typed value component by component. The components of a tuple expression
+// with scalar or vector components are all evaluated into temporaries before any is stored,
+// as the destination may be one of their operands (a reduction's accumulator).
+void Generator::genTupleWrite(const Expr& e, const ViewPtr& dest) {
+  const Type& type = typeOf(e);
+  const auto& parts = type.tupleElements();
+  if (e.isPrim(Op::Tuple)) {
+    std::vector<std::optional<std::string>> values(parts.size());
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (!parts[k].isScalar() && !parts[k].isVector()) continue;
+      std::string name = fresh("tc");
+      emitter_.line(cTypeName(parts[k]) + " " + name + " = " + genScalar(e.args()[k]) + ";");
+      noteTemporary(parts[k]);
+      values[k] = name;
+    }
+    for (size_t k = 0; k < parts.size(); ++k) {
+      ViewPtr component = getView(dest, static_cast<int>(k));
+      if (values[k]) {
+        assign(component, *values[k], parts[k], e);
+      } else {
+        genWrite(e.args()[k], component);
+      }
+    }
+    return;
+  }
+  if (!computes(e)) {
+    copy(genView(e), dest, type, e);
+    return;
+  }
+  // (Let, Apply and toGlobal/toLocal/toPrivate of a lambda go through genWrite's own cases.)
+  fail(e, "tuples cannot be stored in memory from " +
+              std::string(e.isPrim() ? e.primInfo().name : "a function") +
+              " yet (only from tuple expressions, lets, applications and stored tuples)");
+}
+
+// ---- statements --------------------------------------------------------------------------
+void Generator::genWrite(const Expr& e, const ViewPtr& dest) {
+  const Type& type = typeOf(e);
+  if (type.isScalar() || type.isVector()) {
+    assign(dest, genScalar(e), type, e);
+    return;
+  }
+  if (type.isTuple()) {
+    const bool viaFunction =
+        e.isPrim() && computes(e) && !e.isPrim(Op::Tuple) &&
+        (e.primOp() == Op::Let || e.primOp() == Op::Apply || e.primOp() == Op::ToGlobal ||
+         e.primOp() == Op::ToLocal || e.primOp() == Op::ToPrivate);
+    if (!viaFunction) {
+      genTupleWrite(e, dest);
+      return;
+    }
+  }
+  if (!computes(e)) {
+    copy(genView(e), dest, type, e);
+    return;
+  }
+  Op op = e.primOp();
+  if (isLayoutMap(e)) {
+    if (ViewPtr through = inverseLayout(e, dest)) {
+      genWrite(e.args()[0], through);
+      return;
+    }
+  }
+  if (isMapFamily(op)) {
+    genMap(e, genView(e.args()[0]), dest);
+    return;
+  }
+  if (isReduceFamily(op)) {
+    genReduce(e, dest);
+    return;
+  }
+  switch (op) {
+    case Op::Let:
+      bind(e.funs()[0].params()[0], genView(e.args()[0]));
+      genWrite(e.funs()[0].body(), dest);
+      return;
+    case Op::Apply:
+    case Op::ToGlobal:
+    case Op::ToLocal:
+    case Op::ToPrivate:
+      genApplyWrite(e.funs()[0], e.args(), dest, e);
+      return;
+    default:
+      if (ViewPtr through = inverseLayout(e, dest)) {
+        genWrite(e.args()[0], through);
+        return;
+      }
+      // Other layout primitives over computed values: compute, then copy through the view.
+      copy(genView(e), dest, type, e);
+      return;
+  }
+}
+
+void Generator::bindArguments(const Expr& lambda, const std::vector<Expr>& args) {
+  const auto& params = lambda.params();
+  if (params.size() != args.size()) fail(lambda, "wrong number of arguments");
+  std::vector<ViewPtr> views;
+  for (const Expr& a : args) views.push_back(genView(a));
+  for (size_t i = 0; i < params.size(); ++i) bind(params[i], views[i]);
+}
+
+void Generator::genApplyWrite(const Expr& f, const std::vector<Expr>& args, const ViewPtr& dest,
+                              const Expr& at) {
+  // A function that only rearranges its argument (id, toGlobal(id), join, ...): the argument
+  // is written straight through the inverse view, with no intermediate copy.
+  if (f.isLambda() && args.size() == 1 && computes(args[0]) &&
+      invertibleChain(f.body(), f.params()[0])) {
+    genWrite(args[0], invertChain(f.body(), f.params()[0], dest));
+    return;
+  }
+  if (f.isLambda()) {
+    bindArguments(f, args);
+    genWrite(f.body(), dest);
+    return;
+  }
+  const Type& type = typeOf(at);
+  assign(dest, genScalar(at), type, at);
+}
+
+// Applies a function to already-built argument views, writing the result to dest.
+void Generator::genApplyViews(const Expr& f, const std::vector<ViewPtr>& args, const ViewPtr& dest,
+                              const Expr& at) {
+  if (f.isLambda()) {
+    for (size_t i = 0; i < args.size(); ++i) bind(f.params()[i], args[i]);
+    genWrite(f.body(), dest);
+    return;
+  }
+  std::vector<std::string> values;
+  for (const ViewPtr& a : args) values.push_back(readValue(a, at));
+  assign(dest, callUserFun(f, values, 0), f.userFunResultType(), at);
+}
+
+std::string Generator::readValue(const ViewPtr& view, const Expr& at) {
+  ResolvedElement element;
+  try {
+    element = resolveElement(views_, view, {});
+  } catch (const CodegenError& e) {
+    fail(at, e.what());
+  }
+  noteView(view);  // a user function applied to a temporary needs it as a kernel argument
+  emitter_.named.note(element);
+  return element.expression;
+}
+
+void Generator::genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest) {
+  Op op = e.primOp();
+  int dim = isParallelMap(op) ? static_cast<int>(*e.nats()[0].constant()) : 0;
+  if (op == Op::Map) op = Op::MapSeq;
+  const Expr& f = e.funs()[0];
+  Arith n = typeOf(e.args()[0]).arrayLength();
+  loop(
+      op, dim, n, e,
+      [&](const Arith& i) { genApplyViews(f, {accessView(input, i)}, accessView(dest, i), e); },
+      flattenFactors(e.args()[0]));
+}
+
+void Generator::genReduce(const Expr& e, const ViewPtr& dest) {
+  const Expr& init = e.args()[0];
+  const Expr& f = e.funs()[0];
+  const Expr& xs = e.args()[1];
+  const Type& accType = typeOf(init);
+  ViewPtr input = genView(xs);
+  ViewPtr acc;
+  int64_t accumulatorScalars = 0;
+  auto enclosing =
+      init.isParam() ? inPlaceAccumulators_.find(init.paramId()) : inPlaceAccumulators_.end();
+  const bool inPlace = enclosing != inPlaceAccumulators_.end() &&
+                       enclosing->second == loops_.size() && !accType.isScalar() &&
+                       !accType.isVector() && isPrivateArray(lookup(init));
+  if (inPlace) {
+    // The initial value is the accumulator of the enclosing reduce's step, read nowhere else
+    // and with no loop in between (reduce-nest-inner-level's inner reduce: (acc, row) ->
+    // join(reduce(acc, f, row))): it is updated in place — no second array, no copies, no
+    // second share of the register estimate; the step's result is written back to it.
+    acc = lookup(init);
+  } else if (accType.isScalar() || accType.isVector()) {
+    std::string name = fresh("acc");
+    emitter_.line(cTypeName(accType) + " " + name + " = " + genScalar(init) + ";");
+    acc = variableView(name, accType);
+    accumulatorScalars = accType.isVector() ? accType.vectorWidth() : 1;
+    noteTemporary(accType);
+  } else {
+    // Array accumulators live in private memory when small and of known size, else in
+    // global memory (one region per work-item).
+    Arith count = storedScalars(accType);
+    bool small = count.constant() && *count.constant() <= options_.maxPrivateScalars;
+    acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e, "acc");
+    genWrite(init, acc);
+  }
+  Op loopOp = e.primOp() == Op::ReduceSeqUnroll ? Op::ReduceSeqUnroll : Op::ReduceSeq;
+  Arith n = typeOf(xs).arrayLength();
+  liveAccumulatorScalars_ += accumulatorScalars;
+  maxLiveAccumulatorScalars_ = std::max(maxLiveAccumulatorScalars_, liveAccumulatorScalars_);
+  // A step that reads its accumulator once may hand it to an inner reduce to update in
+  // place (above), when that reduce runs once per step: no loop opened in between.
+  const bool handsOver = f.isLambda() && !accType.isScalar() && !accType.isVector() &&
+                         isPrivateArray(acc) && paramUses(f.body(), f.params()[0]) == 1;
+  loop(
+      loopOp, 0, n, e,
+      [&](const Arith& i) {
+        if (handsOver) inPlaceAccumulators_[f.params()[0].paramId()] = loops_.size();
+        genApplyViews(f, {acc, accessView(input, i)}, acc, e);
+        if (handsOver) inPlaceAccumulators_.erase(f.params()[0].paramId());
+      },
+      flattenFactors(xs));
+  liveAccumulatorScalars_ -= accumulatorScalars;
+  copy(acc, accessView(dest, Arith(0)), accType, e);
+}
+
+// Writes `value` (a C expression of a scalar or vector type) to the element `dest`.
+void Generator::assign(const ViewPtr& dest, const std::string& value, const Type& type,
+                       const Expr& at) {
+  ResolvedElement target;
+  try {
+    target = resolveElement(views_, dest, {});
+  } catch (const CodegenError& error) {
+    fail(at, error.what());
+  }
+  if (target.isMemory) noteBuffer(target.base, /*written=*/true);
+  if (target.isMemory && target.vectorWidth > 0) {
+    emitter_.named.note(target);
+    emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
+                  target.base + " + " + c(target.offset) + ");");
+    return;
+  }
+  if (target.isVariable && value == target.expression) return;  // acc = acc (a zero product)
+  if (target.isMemory || target.isVariable) {
+    if (target.isMemory) mentionedSizes_.push_back(target.offset);
+    noteBuffer(target.base, /*written=*/true);
+    emitter_.named.note(target);
+    emitter_.line(target.expression + " = " + value + ";");
+    return;
+  }
+  if (type.isVector()) {
+    // Not contiguous: store lane by lane.
+    std::string name = fresh("v");
+    emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
+    for (int64_t lane = 0; lane < type.vectorWidth(); ++lane) {
+      ResolvedElement laneTarget = resolveElement(views_, dest, {}, {}, Arith(lane));
+      if (!laneTarget.isMemory && !laneTarget.isVariable) {
+        fail(at, "cannot write through this view (pad, fill or a computed value)");
+      }
+      if (laneTarget.isMemory) {
+        mentionedSizes_.push_back(laneTarget.offset);
+        noteBuffer(laneTarget.base, /*written=*/true);
+      }
+      char suffix[24];
+      std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
+      emitter_.named.note(laneTarget);
+      emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
+    }
+    return;
+  }
+  fail(at, "cannot write through this view (pad, slide, fill or a computed value)");
+}
+
+// Copies a value element by element. Copies out of a private array are unrolled (its size is
+// a constant), so that every use of the array has constant indices and promotePrivateArrays
+// can keep it in registers.
+void Generator::copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
+                     bool fromPrivate) {
+  if (type.isScalar() || type.isVector()) {
+    assign(dest, read(source, at), type, at);
+    return;
+  }
+  if (type.isTuple()) {
+    for (size_t k = 0; k < type.tupleElements().size(); ++k) {
+      copy(getView(source, static_cast<int>(k)), getView(dest, static_cast<int>(k)),
+           type.tupleElements()[k], at, fromPrivate);
+    }
+    return;
+  }
+  // Copies into a private array (an accumulator initialised from memory) are unrolled too.
+  const bool privateSource =
+      fromPrivate ||
+      (source->kind == View::Kind::Memory && source->space == AddressSpace::Private) ||
+      (dest->kind == View::Kind::Memory && dest->space == AddressSpace::Private);
+  const Op op = privateSource && type.arrayLength().constant() ? Op::MapSeqUnroll : Op::MapSeq;
+  loop(op, 0, type.arrayLength(), at, [&](const Arith& i) {
+    copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at, privateSource);
+  });
+}
+
+// Reads one element through a view, noting the buffers and sizes it uses.
+std::string Generator::read(const ViewPtr& view, const Expr& at, std::vector<int> path,
+                            std::optional<Arith> lane) {
+  ResolvedElement element;
+  try {
+    element = resolveElement(views_, view, {}, std::move(path), std::move(lane));
+  } catch (const CodegenError& error) {
+    fail(at, error.what());
+  }
+  noteView(view);
+  emitter_.named.note(element);
+  return element.expression;
+}
+
+}  // namespace weft::opencl

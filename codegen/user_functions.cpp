@@ -1,0 +1,73 @@
+// Calls of functions on scalar arguments. A lambda is inlined, its arguments evaluated into
+// temporaries first; a user function is emitted once per vector width as a static OpenCL
+// function (uf_<name>, uf_<name>_vN for its vectorised form: OpenCL arithmetic on vectors is
+// element-wise, so the same text serves both) that the program's text places before the
+// kernels, and called.
+#include "codegen/generator.h"
+
+namespace weft::opencl {
+
+// A call of a function on scalar arguments; `vectorWidth` > 0 calls its vectorised form.
+std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,
+                               const Expr& at) {
+  std::vector<std::string> values;
+  for (const Expr& a : args) values.push_back(genScalar(a));
+  if (f.isLambda()) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Type& t = typeOf(args[i]);
+      std::string name = fresh("a");
+      emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
+      bind(f.params()[i], variableView(name, t));
+    }
+    return genScalar(f.body());
+  }
+  (void)at;
+  return callUserFun(f, values, vectorWidth);
+}
+
+std::string Generator::callUserFun(const Expr& f, const std::vector<std::string>& values,
+                                   int64_t vectorWidth) {
+  std::string name = emitUserFun(f, vectorWidth);
+  std::string text = name + "(";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + values[i];
+  return text + ")";
+}
+
+// Emits a user function (once per width) as an OpenCL function and returns its name.
+std::string Generator::emitUserFun(const Expr& f, int64_t vectorWidth) {
+  std::string name = "uf_" + cIdentifier(f.userFunName()) +
+                     (vectorWidth ? "_v" + std::to_string(vectorWidth) : "");
+  if (emittedUserFuns_.count(name)) return name;
+  emittedUserFuns_.insert(name);
+  auto widen = [&](const Type& t) {
+    if (!vectorWidth || !t.isScalar()) return t;
+    return Type::vector(t.scalarKind(), vectorWidth);
+  };
+  Emitter saved = std::move(emitter_);
+  emitter_ = Emitter{};
+  std::string signature = cTypeName(widen(f.userFunResultType())) + " " + name + "(";
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    const Expr& p = f.params()[i];
+    std::string pname = "p_" + cIdentifier(p.paramName());
+    signature += (i ? ", " : "") + cTypeName(widen(p.paramType())) + " " + pname;
+    bind(p, variableView(pname, widen(p.paramType())));
+  }
+  signature += ")";
+  // The body's node types are those of its scalar form; OpenCL arithmetic on vectors is
+  // element-wise, so the same text serves the vectorised function.
+  TypedDefinition bodyTypes = typecheckFunction(f, [&] {
+    std::vector<Type> types;
+    for (const Expr& p : f.params()) types.push_back(p.paramType());
+    return types;
+  }());
+  for (const auto& [node, type] : bodyTypes.types) typed_.types.emplace(node, type);
+  std::string result = genScalar(f.body());
+  std::string text = "static " + signature + " {\n";
+  for (const std::string& l : emitter_.lines) text += l + "\n";
+  text += "  return " + result + ";\n}\n";
+  emitter_ = std::move(saved);
+  helperFunctions_.push_back(text);
+  return name;
+}
+
+}  // namespace weft::opencl
