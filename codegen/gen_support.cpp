@@ -30,9 +30,7 @@ bool isLayoutMap(const Expr& e) {
 
 bool isLayoutLike(const Expr& e) {
   if (!e.isPrim()) return false;
-  PrimCategory category = e.primInfo().category;
-  return category == PrimCategory::Layout || category == PrimCategory::Tuple ||
-         e.primOp() == Op::Id || e.primOp() == Op::Fill || isLayoutMap(e);
+  return isRearrangingPrimitive(e.primOp()) || isLayoutMap(e);
 }
 
 bool computes(const Expr& e) {

@@ -70,10 +70,8 @@ bool isPureLayoutFunction(const Expr& f) { return f.isLambda() && isPureLayout(f
 bool isPureLayout(const Expr& e) {
   if (!e.isPrim()) return true;
   const Op op = e.primOp();
-  const PrimCategory category = e.primInfo().category;
-  const bool layoutLike = category == PrimCategory::Layout || category == PrimCategory::Tuple ||
-                          op == Op::Id || op == Op::Fill ||
-                          (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
+  const bool layoutLike =
+      isRearrangingPrimitive(op) || (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
   return layoutLike && std::all_of(e.args().begin(), e.args().end(), isPureLayout);
 }
 
@@ -136,9 +134,7 @@ bool writableAtHost(const Expr& e) { return continuesSpine(e.primOp()) || isWrit
 // Values read through views, whatever their arguments.
 bool isViewLike(const Expr& e) {
   const Op op = e.primOp();
-  const PrimCategory category = e.primInfo().category;
-  return category == PrimCategory::Layout || category == PrimCategory::Tuple || op == Op::Id ||
-         op == Op::Fill || (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
+  return isRearrangingPrimitive(op) || (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
 }
 
 enum class Where { Host, HostInput, Spine, Sequential };

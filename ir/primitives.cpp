@@ -49,6 +49,12 @@ const PrimInfo& primInfo(Op op) { return allPrimitives().at(static_cast<size_t>(
 
 bool isLayoutPrimitive(Op op) { return primInfo(op).category == PrimCategory::Layout; }
 
+bool isRearrangingPrimitive(Op op) {
+  const PrimCategory category = primInfo(op).category;
+  return category == PrimCategory::Layout || category == PrimCategory::Tuple || op == Op::Id ||
+         op == Op::Fill;
+}
+
 std::optional<Op> findPrimitive(std::string_view name) {
   static const std::unordered_map<std::string_view, Op> byName = [] {
     std::unordered_map<std::string_view, Op> map;

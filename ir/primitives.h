@@ -79,6 +79,10 @@ const PrimInfo& primInfo(Op op);
 // split, join, slide, slideStrict, pad, crop, transpose, reorder, asVector, asScalar). They
 // allocate nothing; code generation turns them into index arithmetic.
 bool isLayoutPrimitive(Op op);
+// Primitives that compute nothing, only rearrange or pick their arguments' elements: layout
+// and tuple primitives, id and fill. Code generation reads them through views; the lowering
+// leaves maps of such functions high-level for the same reason.
+bool isRearrangingPrimitive(Op op);
 const std::vector<PrimInfo>& allPrimitives();
 std::optional<Op> findPrimitive(std::string_view name);
 
