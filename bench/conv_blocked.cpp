@@ -46,7 +46,7 @@
 
 #include "bench/bench_support.h"
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
@@ -142,13 +142,13 @@ struct Variant {
   int padInLoads = 0;        // vector variants: 1 = no pad kernel, guarded loads of the input
 };
 
-// The low-level definition of a variant for a layer.
-Definition lowered(const ConvLayer& layer, const Variant& v) {
+// The definition of a variant for a layer (compiled by codegen/compile_pipeline.h).
+Definition variantDefinition(const ConvLayer& layer, const Variant& v) {
   const Definition listing3 = convListing3Definition();
-  if (v.kind == Variant::Kind::Default) return lowerDefault(listing3);
+  if (v.kind == Variant::Kind::Default) return listing3;
   if (v.kind == Variant::Kind::VectorByHand) {
-    return lowerDefault(rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma,
-                                                                     v.rows, v.padInLoads != 0));
+    return rewrite::convRegisterBlockedVectorDefinition(listing3, v.kappa, v.sigma,
+                                                                     v.rows, v.padInLoads != 0);
   }
   if (v.kind == Variant::Kind::VectorByRules) {
     rewrite::RewriteContext context;
@@ -161,7 +161,7 @@ Definition lowered(const ConvLayer& layer, const Variant& v) {
     if (!result.success()) {
       throw std::runtime_error("conv-register-blocked-vector: " + result.failure);
     }
-    return lowerDefault(*result.definition);
+    return *result.definition;
   }
   const int64_t padded = layer.H + 2 * layer.pad;
   rewrite::RewriteContext context;
@@ -172,7 +172,7 @@ Definition lowered(const ConvLayer& layer, const Variant& v) {
                                                {"sigma", Arith(v.sigma)},
                                                {"unroll", Arith(0)}})(listing3, context);
   if (!result.success()) throw std::runtime_error("conv-register-blocked: " + result.failure);
-  return lowerDefault(*result.definition);
+  return *result.definition;
 }
 
 nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& data,
@@ -191,7 +191,7 @@ nlohmann::ordered_json benchVariant(const ConvLayer& layer, const Listing3Data& 
     const auto start = std::chrono::steady_clock::now();
     CodegenOptions codegenOptions;
     codegenOptions.specialize = sizes;
-    CompiledProgram program = generateOpenCL(lowered(layer, variant), codegenOptions);
+    CompiledProgram program = compileToOpenCL(variantDefinition(layer, variant), codegenOptions);
     result["generate_s"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!options.sourceDir.empty()) {

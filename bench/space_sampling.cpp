@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
-#include "codegen/lowering.h"
+#include "codegen/compile_pipeline.h"
 #include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "explore/sampler.h"
@@ -240,12 +240,10 @@ Json validityLayer(const Parametric& parametric, const std::string& spec, const 
       }
       stage = "typecheck";
       typecheck(instance);
-      stage = "lower";
-      Definition low = lowerDefault(instance);
       stage = "codegen";
       CodegenOptions codegen;
       codegen.specialize = specialize;
-      CompiledProgram program = generateOpenCL(low, codegen);
+      CompiledProgram program = compileToOpenCL(instance, codegen);
       applyLocalSizeParameters(program, specialize);
       stage = "build";
       auto buildStart = Clock::now();

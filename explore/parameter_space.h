@@ -101,9 +101,9 @@ struct SpaceOptions {
   // With a device: every unrolled reduction (reduceSeqUnroll) runs at most this many
   // iterations (0: no limit). Longer unrolled loops make kernels of hundreds of kilobytes that
   // are slow to generate and build and, on the devices measured, slower than the same loop
-  // rolled (the measurements are in bench/results/vgg16-explore.db.xz and the commit that set
-  // this cap). Unrolled maps (private arrays with constant indices) are bounded by the
-  // register budget instead.
+  // rolled (the measurements are in the database kept in bench/results/ and in the commit
+  // that set this cap). Unrolled maps (private arrays with constant indices) are bounded by
+  // the register budget instead.
   int64_t maxUnrolledIterations = 256;
 };
 

@@ -1,6 +1,6 @@
 // Plots for `weft report`: the time/space scatter of a program's explored variants as a
 // self-contained SVG (like Figure 6 of the LIFT paper, Mogers et al. 2020: the Pareto frontier
-// of time and space of the variants explored for a VGG-16 layer) and an HTML page that puts one
+// of time and space of the variants explored for one layer) and an HTML page that puts one
 // such plot per program and device next to its front table.
 //
 // The scatter has space (bytes) on a logarithmic x axis and the median time (ms) on a

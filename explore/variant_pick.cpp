@@ -49,7 +49,7 @@ std::string joined(const std::vector<std::string>& items) {
 }
 
 // The name a workload records `name`'s variants under when it is one of its named instances
-// ("vgg16:2" -> "conv1_2"); "" when no registered workload knows it.
+// (Workload::programNameOf); "" when no registered workload knows it.
 std::string recordedProgramName(const std::string& name) {
   for (const auto& workload : registeredWorkloads()) {
     try {

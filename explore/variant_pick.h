@@ -2,9 +2,9 @@
 // the time/space Pareto front, or the fastest within a memory budget — what `weft run --pick`
 // and `weft emit` use to turn a row of the database back into a program.
 //
-// pickVariant looks up the target (a program name as recorded, e.g. "conv1_2", or a named
-// instance a registered workload records under such a name, e.g. "vgg16:2") and a device fingerprint ("" = the only device that explored it) in a
-// snapshot, and chooses among its ok variants with the helpers of explore/pareto.h. Every way
+// pickVariant looks up the target (a program name as recorded, or a named instance that a
+// registered workload records under such a name, Workload::programNameOf) and a device
+// fingerprint ("" = the only device that explored it) in a snapshot, and chooses among its ok variants with the helpers of explore/pareto.h. Every way
 // it can fail throws PickError with a message that says what is there instead: the layers
 // present, the devices present, the statuses of the variants when none is ok, the smallest
 // variant and its size when nothing fits a budget.

@@ -36,7 +36,7 @@ namespace weft::explore {
 // What the user asked to explore or rebuild. A workload reads the fields it understands and
 // rejects a request it cannot serve with std::invalid_argument naming the option at fault.
 struct WorkloadRequest {
-  // A named instance ("vgg16:2", "64,56,56,64,3,1,1" for a convolution layer); empty for a
+  // A named instance (e.g. "64,56,56,64,3,1,1" for a convolution layer); empty for a
   // program file.
   std::string instance;
   // A program file's definition and its --size values.
@@ -83,7 +83,7 @@ class Workload {
     return std::nullopt;
   }
 
-  // The name a named instance's variants are recorded under ("vgg16:2" -> "conv1_2"); nullopt
+  // The name a named instance's variants are recorded under (e.g. a layer's name); nullopt
   // when `instance` is not one of this workload's.
   virtual std::optional<std::string> programNameOf(const std::string& instance) const {
     (void)instance;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -28,7 +29,7 @@ Value runTimedProgram(const std::string& name, const std::string& how, const Def
   const ArithBinding sizes = imageSizes(image, image.channels > 1);
   CodegenOptions options;
   if (!symbolic) options.specialize = sizes;
-  CompiledProgram program = generateOpenCL(lowered, options);
+  CompiledProgram program = compileToOpenCL(lowered, options);
   for (KernelPlan& kernel : program.kernels) {
     if (fusedLocalX <= 0 || kernel.privateScalars == 0) continue;
     kernel.hasLocalSize = true;
@@ -55,7 +56,7 @@ Value runTimedProgram(const std::string& name, const std::string& how, const Def
 
 // The default-lowered pipeline `name`, timed as runTimedProgram.
 Value runTimed(const std::string& name, const Image& image, bool symbolic, double ioBytes) {
-  return runTimedProgram(name, "unfused", lowerDefault(loadPipeline(name)), image, symbolic,
+  return runTimedProgram(name, "unfused", loadPipeline(name), image, symbolic,
                          ioBytes);
 }
 

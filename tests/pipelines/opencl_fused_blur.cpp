@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -38,7 +39,7 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
 }  // namespace
 
 TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadPipeline("blur"));
+  const Definition unfused = loadPipeline("blur");
   struct Tiling {
     int theta1, theta2, width, height;
   };
@@ -54,7 +55,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
       continue;
     }
     const Definition fused = fusedPipeline("blur", kLocal, t.theta1, t.theta2);
-    CHECK(generateOpenCL(fused).kernels.size() == 1);
+    CHECK(compileToOpenCL(fused).kernels.size() == 1);
     for (bool specialise : {false, true}) {
       CAPTURE(specialise);
       const Image image =
@@ -71,7 +72,7 @@ TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the r
 
 TEST_CASE(
     "privately fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadPipeline("blur"));
+  const Definition unfused = loadPipeline("blur");
   struct Tiling {
     int theta1, theta2, width, height, localX;
   };
@@ -102,7 +103,7 @@ TEST_CASE(
 TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   const int size = 4096;
   const Image image = randomImage(size, size, 1, 11);
-  const host::RunResult unfused = run(lowerDefault(loadPipeline("blur")), image, true, 5, false);
+  const host::RunResult unfused = run(loadPipeline("blur"), image, true, 5, false);
   MESSAGE(
       "unfused blur 4096x4096, 2 kernels, best of 5: " << milliseconds(unfused.totalNanoseconds));
   const std::vector<float> expected = flattenToFloats(unfused.output);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -44,7 +45,7 @@ Definition fusedCanny(int theta1, int theta2) {
   rewrite::StrategyResult result = rewrite::pipelineFusedPrivateChain(
       {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadCanny(), rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
-  return lowerDefault(*result.definition);
+  return *result.definition;
 }
 
 // `localX` > 0: every kernel whose first global dimension localX divides runs in work-groups of
@@ -54,7 +55,7 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
   const ArithBinding sizes{{"W", image.width}, {"H", image.height}};
   CodegenOptions options;
   if (specialise) options.specialize = sizes;
-  CompiledProgram program = generateOpenCL(lowered, options);
+  CompiledProgram program = compileToOpenCL(lowered, options);
   REQUIRE(program.kernels.size() >= 1);
   if (localX > 0) {
     for (KernelPlan& kernel : program.kernels) {
@@ -88,7 +89,7 @@ size_t checkAgainstReference(const std::vector<int32_t>& got, const Image& image
 }  // namespace
 
 TEST_CASE("fused Canny: three kernels on OpenCL equal the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadCanny());
+  const Definition unfused = loadCanny();
   for (const SmallTiling& t : smallFusedTilings()) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
@@ -109,7 +110,7 @@ TEST_CASE("fused Canny: three kernels on OpenCL equal the unfused kernels and th
 }
 
 TEST_CASE("fused Canny with symbolic sizes equals the unfused kernels") {
-  const Definition unfused = lowerDefault(loadCanny());
+  const Definition unfused = loadCanny();
   const Definition fused = fusedCanny(6, 10);
   const Image image = blockyImage(24, 12, 1, 9);
   const std::vector<int32_t> expected = flattenToInts(run(unfused, image, true).output);
@@ -120,7 +121,7 @@ TEST_CASE("fused Canny with symbolic sizes equals the unfused kernels") {
 
 TEST_CASE("full size: unfused vs fused Canny at 4096x4096" * doctest::skip()) {
   const Image image = randomImage(4096, 4096, 1, 11);
-  const host::RunResult unfused = run(lowerDefault(loadCanny()), image, true, 5, false);
+  const host::RunResult unfused = run(loadCanny(), image, true, 5, false);
   MESSAGE("unfused Canny 4096x4096, " << unfused.kernels.size()
                                       << " kernels, best of 5: "
                                       << milliseconds(unfused.totalNanoseconds));

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "rewrite/strategy_pipeline_fusion.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 #include "typecheck/typecheck.h"
@@ -29,7 +30,7 @@ Definition fusedHarris(int theta1, int theta2) {
   rewrite::StrategyResult result = rewrite::pipelineFusedPrivateTuples(
       {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadPipeline("harris"), rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
-  return lowerDefault(*result.definition);
+  return *result.definition;
 }
 
 bool tilesFit(const Definition& lowered, const ArithBinding& sizes) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "tests/support/bounded_child.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 #include "typecheck/typecheck.h"
@@ -56,10 +57,10 @@ std::string inBoundedChild(const std::function<void()>& work, size_t bytes, unsi
 // Generates `lowered` with every size symbolic: bounded first in a child, then here, timed.
 CompiledProgram generateSymbolic(const Definition& lowered, size_t maxSourceChars) {
   const std::string stopped =
-      inBoundedChild([&] { generateOpenCL(lowered, {}); }, size_t(2) << 30, 30);
+      inBoundedChild([&] { compileToOpenCL(lowered, CodegenOptions{}); }, size_t(2) << 30, 30);
   REQUIRE_MESSAGE(stopped.empty(), "code generation with symbolic sizes " << stopped);
   const auto start = std::chrono::steady_clock::now();
-  CompiledProgram program = generateOpenCL(lowered, {});
+  CompiledProgram program = compileToOpenCL(lowered, CodegenOptions{});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MESSAGE(program.kernels.size() << " kernels, " << program.source.size() << " characters in "

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -40,7 +41,7 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
 }  // namespace
 
 TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels and the reference") {
-  const Definition unfused = lowerDefault(loadPipeline("unsharp"));
+  const Definition unfused = loadPipeline("unsharp");
   struct Tiling {
     int theta1, theta2, width, height, localX;
   };
@@ -83,7 +84,7 @@ TEST_CASE("full size: unfused vs fused unsharp mask at 4256x2832x3" * doctest::s
                  << " threshold tie flips, " << agreement.mismatches << " mismatches");
     CHECK_MESSAGE(agreement.mismatches == 0, agreement.firstMismatch);
   };
-  const host::RunResult unfused = run(lowerDefault(loadPipeline("unsharp")), image, true, 5, false);
+  const host::RunResult unfused = run(loadPipeline("unsharp"), image, true, 5, false);
   MESSAGE("unfused unsharp mask 4256x2832x3, 4 kernels, best of 5: "
           << milliseconds(unfused.totalNanoseconds));
   check(unfused, "unfused");

@@ -54,10 +54,10 @@ bool dividesEveryKernel(const CompiledProgram& program, int localX) {
 }  // namespace
 
 TEST_CASE("blur's clamped kernel gets an unclamped fast branch, a zero-padded one does not") {
-  const Definition lowered = lowerDefault(loadPipeline("blur"));
+  const Definition lowered = loadPipeline("blur");
   CodegenOptions options;
   options.specialize = {{"W", 37}, {"H", 23}};
-  const CompiledProgram program = generateOpenCL(lowered, options);
+  const CompiledProgram program = compileToOpenCL(lowered, options);
   CAPTURE(program.source);
   const std::string fast = fastBranch(program.source);
   REQUIRE_FALSE(fast.empty());
@@ -86,7 +86,7 @@ TEST_CASE("pipelines with small work-groups equal the whole-row run and the refe
   for (const Pipe& pipe :
        std::vector<Pipe>{{"blur", 1}, {"unsharp", 3}, {"harris", 1}, {"canny", 1}}) {
     CAPTURE(pipe.name);
-    const Definition lowered = lowerDefault(loadPipeline(pipe.name));
+    const Definition lowered = loadPipeline(pipe.name);
     for (const auto& [width, height] : std::vector<std::pair<int, int>>{{37, 23}, {40, 9}}) {
       const Image image = randomImage(width, height, pipe.channels, 11);
       const ArithBinding sizes = imageSizes(image, pipe.channels > 1);
@@ -95,7 +95,7 @@ TEST_CASE("pipelines with small work-groups equal the whole-row run and the refe
         CAPTURE(specialise);
         CodegenOptions options;
         if (specialise) options.specialize = sizes;
-        const CompiledProgram program = generateOpenCL(lowered, options);
+        const CompiledProgram program = compileToOpenCL(lowered, options);
         CHECK_FALSE(fastBranch(program.source).empty());
         // One group per row: every group touches both borders, only the general branch runs.
         const std::vector<float> general =
@@ -139,7 +139,7 @@ TEST_CASE("privately fused blur and unsharp mask with small work-groups equal th
     const std::vector<float> expected = unfusedOutput(f.pipeline, image, sizes);
     CodegenOptions options;
     options.specialize = sizes;
-    const CompiledProgram program = generateOpenCL(fused, options);
+    const CompiledProgram program = compileToOpenCL(fused, options);
     CAPTURE(program.source);
     CHECK_FALSE(fastBranch(program.source).empty());
     for (int localX : {1, 2, 3}) {

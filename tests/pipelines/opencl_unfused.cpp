@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -28,8 +29,8 @@ struct Unfused {
 Unfused compilePipeline(const std::string& name) {
   Unfused u;
   u.original = loadPipeline(name);
-  u.lowered = lowerDefault(u.original);
-  u.symbolic = generateOpenCL(u.lowered);
+  u.lowered = u.original;
+  u.symbolic = compileToOpenCL(u.lowered);
   return u;
 }
 
@@ -88,7 +89,7 @@ void checkSmallImages(const std::string& name, size_t stages, int channels, Comp
     if (&c != &smallCases().front()) continue;
     CodegenOptions specialised;
     specialised.specialize = imageSizes(image, planes);
-    const CompiledProgram fixed = generateOpenCL(u.lowered, specialised);
+    const CompiledProgram fixed = compileToOpenCL(u.lowered, specialised);
     CHECK(fixed.openSizes.empty());
     compare(runOn(u, fixed, image, planes).output, image, name + " specialised " + describe(c));
   }

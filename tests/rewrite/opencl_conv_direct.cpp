@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -134,11 +135,11 @@ Prepared prepare(const Definition& conv, const ArithBinding& sizes, const Parame
       prepared.error = "conv-direct failed: " + result.failure;
       return prepared;
     }
-    const Definition lowered = lowerDefault(*result.definition);
+    const Definition lowered = *result.definition;
     prepared.lowered = printDefinition(lowered);
     CodegenOptions options;
     options.specialize = sizes;
-    prepared.compiled = generateOpenCL(lowered, options);
+    prepared.compiled = compileToOpenCL(lowered, options);
   } catch (const std::exception& e) {
     prepared.error = std::string(prepared.lowered.empty() ? "rewrite: " : "codegen: ") + e.what();
   }

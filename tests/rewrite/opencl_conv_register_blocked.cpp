@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -66,11 +67,11 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
                                         {"sigma", Arith(p.sigma)},
                                         {"unroll", Arith(p.unroll)}})(conv, rewriteContext);
     REQUIRE_MESSAGE(result.success(), result.failure);
-    const Definition lowered = lowerDefault(*result.definition);
+    const Definition lowered = *result.definition;
     CAPTURE(printDefinition(lowered));
     CodegenOptions options;
     options.specialize = sizes;
-    const CompiledProgram compiled = generateOpenCL(lowered, options);
+    const CompiledProgram compiled = compileToOpenCL(lowered, options);
     CAPTURE(compiled.source);
     CHECK(compiled.kernels.size() == 3);
     CHECK(compiled.openSizes.empty());

@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "ir/printer.h"
@@ -30,7 +31,9 @@ inline int forEachGeneratedRandomProgram(uint64_t count,
     CAPTURE(printDefinition(p.definition));
     CompiledProgram compiled;
     try {
-      compiled = generateOpenCL(options.lowLevel ? p.definition : lowerDefault(p.definition));
+      CompilePipelineOptions passes;
+      passes.lower = !options.lowLevel;  // a low-level program is generated as it is
+      compiled = compileToOpenCL(p.definition, {}, passes);
     } catch (const std::exception&) {
       continue;
     }

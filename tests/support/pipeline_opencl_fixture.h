@@ -1,6 +1,6 @@
 // What the OpenCL tests of the image pipelines (tests/pipelines/opencl_*.cpp) share: one
 // OpenCL context and program cache per test executable, a pipeline (pipeline_programs.h loads
-// it) rewritten by a fusion strategy of the registry and lowered, and a compiled program run
+// it) rewritten by a fusion strategy of the registry, and a compiled program run
 // on an image with the canary regions checked (a write past a buffer fails the test). Kept in one
 // place so that the fused and unfused tests set up and run their programs the same way.
 //
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -48,8 +49,9 @@ inline host::ProgramCache& pipelineCache() {
   return programs;
 }
 
-// The pipeline rewritten by the named fusion strategy with tiles theta1 x theta2, then given
-// the default lowering; the test fails when the strategy does not apply.
+// The pipeline rewritten by the named fusion strategy with tiles theta1 x theta2 (compiled
+// later by codegen/compile_pipeline.h, which lowers it); the test fails when the strategy does
+// not apply.
 inline Definition fusedPipeline(const std::string& pipeline, const std::string& strategyName,
                                 int theta1, int theta2) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy(strategyName);
@@ -58,7 +60,7 @@ inline Definition fusedPipeline(const std::string& pipeline, const std::string& 
   rewrite::StrategyResult result = strategy->make(
       {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadPipeline(pipeline), rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
-  return lowerDefault(*result.definition);
+  return *result.definition;
 }
 
 // The program with every kernel in work-groups of localX x 1 x 1 (explore's local_k<i>_d0).
@@ -76,12 +78,13 @@ struct ImageRunSettings {
   bool guards = true;
 };
 
-// Runs `program` (generated from `lowered`) on `image` with the size binding `sizes`; a canary
+// Runs `program` (compiled from `definition`) on `image` with the size binding `sizes`; a canary
 // region overwritten fails the test.
-inline host::RunResult runOnImage(const CompiledProgram& program, const Definition& lowered,
+inline host::RunResult runOnImage(const CompiledProgram& program, const Definition& definition,
                                   const Image& image, const ArithBinding& sizes,
                                   ImageRunSettings settings = {}) {
-  const Value input = valueFromFlat(lowered.function.params()[0].paramType(), sizes, image.data);
+  const Value input =
+      valueFromFlat(definition.function.params()[0].paramType(), sizes, image.data);
   host::RunOptions options;
   options.cache = &pipelineCache();
   options.repeats = settings.repeats;
@@ -91,17 +94,17 @@ inline host::RunResult runOnImage(const CompiledProgram& program, const Definiti
   return result;
 }
 
-// `lowered` compiled (sizes specialised to `sizes`, or left symbolic) and run on `image`;
+// `definition` compiled (sizes specialised to `sizes`, or left symbolic) and run on `image`;
 // `localX` > 0 sets every kernel's local size to localX x 1 x 1.
-inline host::RunResult compileAndRun(const Definition& lowered, const Image& image,
+inline host::RunResult compileAndRun(const Definition& definition, const Image& image,
                                      const ArithBinding& sizes, bool specialise,
                                      ImageRunSettings settings = {}, int localX = 0) {
   CodegenOptions options;
   if (specialise) options.specialize = sizes;
-  CompiledProgram program = generateOpenCL(lowered, options);
+  CompiledProgram program = compileToOpenCL(definition, options);
   REQUIRE(program.kernels.size() >= 1);
   if (localX > 0) program = withLocalSizeX(std::move(program), localX);
-  return runOnImage(program, lowered, image, sizes, settings);
+  return runOnImage(program, definition, image, sizes, settings);
 }
 
 // The unfused pipeline (default lowering, sizes specialised) run on `image`: the output the
@@ -109,7 +112,7 @@ inline host::RunResult compileAndRun(const Definition& lowered, const Image& ima
 inline std::vector<float> unfusedOutput(const std::string& pipeline, const Image& image,
                                         const ArithBinding& sizes) {
   return flattenToFloats(
-      compileAndRun(lowerDefault(loadPipeline(pipeline)), image, sizes, true).output);
+      compileAndRun(loadPipeline(pipeline), image, sizes, true).output);
 }
 
 // Whether the test device compiles a fused kernel and the unfused ones to the same float

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "workloads/conv/conv_layer.h"
@@ -34,9 +35,7 @@ void checkNaiveKernel(const ConvLayer& layer) {
   CHECK(typed.type == arrayOf(Type::floatType(), {layer.M, layer.outH(), layer.outW()}));
   CHECK(typed.constraints.empty());
 
-  Definition lowered = lowerDefault(definition);
-  CHECK(typecheck(lowered).type == typed.type);
-  CompiledProgram program = generateOpenCL(lowered);
+  CompiledProgram program = compileToOpenCL(definition);
   INFO(program.describe());
   INFO(program.source);
   REQUIRE(program.kernels.size() == 1);
