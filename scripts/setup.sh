@@ -14,7 +14,7 @@ PACKAGES=(
   libz3-dev libcli11-dev doctest-dev librapidcheck-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libsqlite3-dev nlohmann-json3-dev libfmt-dev
-  python3 python3-numpy
+  python3 python3-numpy xz-utils
 )
 
 missing=()
