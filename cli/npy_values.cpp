@@ -69,16 +69,6 @@ class Reader {
 
 }  // namespace
 
-std::string shapeToString(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t index = 0; index < shape.size(); ++index) {
-    if (index > 0) text += ", ";
-    text += std::to_string(shape[index]);
-  }
-  if (shape.size() == 1) text += ",";
-  return text + ")";
-}
-
 Value valueFromNpy(const NpyArray& array, const Type& type, const std::string& paramName) {
   std::string where = "parameter '" + paramName + "' of type " + type.toString();
   Nesting nesting = nestingOf(type);

@@ -23,7 +23,4 @@ Value valueFromNpy(const NpyArray& array, const Type& type, const std::string& p
 // std::runtime_error for tuples and for arrays whose rows differ in length.
 NpyArray npyFromValue(const Value& value);
 
-// "(2, 3)"
-std::string shapeToString(const std::vector<int64_t>& shape);
-
 }  // namespace weft::cli

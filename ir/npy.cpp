@@ -555,4 +555,14 @@ void writeNpy(const std::string& path, const NpyArray& a) {
   if (!f) fail(path, std::string("write failed: ") + std::strerror(errno));
 }
 
+std::string shapeToString(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t index = 0; index < shape.size(); ++index) {
+    if (index > 0) text += ", ";
+    text += std::to_string(shape[index]);
+  }
+  if (shape.size() == 1) text += ",";
+  return text + ")";
+}
+
 }  // namespace weft

@@ -42,4 +42,7 @@ NpyArray readNpy(const std::string& path);
 // vector size does not match the shape, or both vectors are filled).
 void writeNpy(const std::string& path, const NpyArray& array);
 
+// A shape as NumPy prints it: "(2, 3)", "(4,)".
+std::string shapeToString(const std::vector<int64_t>& shape);
+
 }  // namespace weft
