@@ -5,12 +5,9 @@
 // a recorded variant is rebuilt and compiled through the workload the registry says made it.
 //
 // Not an opencl_* test (see test_explorer_pocl.cpp): the explorer forks, so this process must
-// not initialise OpenCL; a device is looked for in a child, and the exploration is skipped with
-// a message where there is none.
+// not initialise OpenCL; `weft devices` looks for a device, and the exploration is skipped
+// with a message where there is none.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <memory>
 #include <set>
 #include <string>
@@ -18,7 +15,6 @@
 #include "explore/explorer.h"
 #include "explore/variant_pick.h"
 #include "explore/workload.h"
-#include "host/opencl_runtime.h"
 #include "tests/support/run_weft.h"
 #include "tests/support/scale_workload/scale_workload.h"
 #include "workloads/builtin_workloads.h"
@@ -27,23 +23,6 @@ using namespace weft;
 using namespace weft::explore;
 
 namespace {
-
-bool haveOpenCLDevice() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    try {
-      weft::host::listDevices();
-      _exit(0);
-    } catch (...) {
-      _exit(77);
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const bool have = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!have) MESSAGE("no OpenCL device: the exploration is not run");
-  return have;
-}
 
 void registerAll() {
   workloads::registerBuiltinWorkloads();
@@ -69,7 +48,7 @@ TEST_CASE("the registry serves a request by the workload that accepts it") {
 
 TEST_CASE("a test workload explored end to end through the registry") {
   registerAll();
-  if (!haveOpenCLDevice()) return;
+  if (!testing::haveOpenCLDevice()) return;  // asked of `weft devices`, in a child
   WorkloadRequest request;
   request.instance = "scale:4096";
   const auto workload = workloadFor(request);

@@ -36,19 +36,10 @@ fs::path harnessFile() {
 
 // A bundle of one program (out = a + b over 64 values) and no variants.
 std::string bundleHarness() {
-  Arith n(64);
-  Type vector = Type::array(Type::floatType(), n);
-  CompiledProgram program;
-  program.definitionName = "add";
-  program.source =
+  const CompiledProgram program = testing::addProgram(
+      64,
       "kernel void r0(global const float* a, global const float* b, global float* out) {\n"
-      "  int i = get_global_id(0);\n  out[i] = a[i] + b[i];\n}\n";
-  program.buffers = {{"in_a", BufferPlan::Role::Input, 0, ScalarKind::Float, n, vector},
-                     {"in_b", BufferPlan::Role::Input, 1, ScalarKind::Float, n, vector},
-                     {"out", BufferPlan::Role::Output, -1, ScalarKind::Float, n, vector}};
-  program.outputBuffer = 2;
-  program.outputType = vector;
-  program.kernels = {testing::threeBufferKernel("r0", 0, 1, 2, n)};
+      "  int i = get_global_id(0);\n  out[i] = a[i] + b[i];\n}\n");
   exporting::BundleProgram reference;
   reference.id = "reference";
   reference.program = program;

@@ -41,19 +41,10 @@ TEST_CASE("openclErrorName finds a code's name, or nothing") {
 }
 
 TEST_CASE("the drop-in's P_error_name has a case for every entry of the table") {
-  Arith n(16);
-  Type vector = Type::array(Type::floatType(), n);
-  CompiledProgram program;
-  program.definitionName = "add";
-  program.source =
+  const CompiledProgram program = testing::addProgram(
+      16,
       "kernel void r0(global const float* a, global const float* b, "
-      "global float* out) { int i = get_global_id(0); out[i] = a[i] + b[i]; }\n";
-  program.buffers = {{"in_a", BufferPlan::Role::Input, 0, ScalarKind::Float, n, vector},
-                     {"in_b", BufferPlan::Role::Input, 1, ScalarKind::Float, n, vector},
-                     {"out", BufferPlan::Role::Output, -1, ScalarKind::Float, n, vector}};
-  program.outputBuffer = 2;
-  program.outputType = vector;
-  program.kernels = {testing::threeBufferKernel("r0", 0, 1, 2, n)};
+      "global float* out) { int i = get_global_id(0); out[i] = a[i] + b[i]; }\n");
   exporting::DropinMetadata metadata;
   metadata.prefix = "weft_add";
   metadata.compilerVersion = "weft test-version";

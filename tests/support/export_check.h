@@ -55,6 +55,22 @@ inline KernelPlan threeBufferKernel(const std::string& name, int first, int seco
   return kernel;
 }
 
+// "add": out = a + b over n floats, one kernel r0 (threeBufferKernel) with the given source.
+inline CompiledProgram addProgram(int64_t length, const std::string& source) {
+  const Arith n(length);
+  const Type vector = Type::array(Type::floatType(), n);
+  CompiledProgram program;
+  program.definitionName = "add";
+  program.source = source;
+  program.buffers = {{"in_a", BufferPlan::Role::Input, 0, ScalarKind::Float, n, vector},
+                     {"in_b", BufferPlan::Role::Input, 1, ScalarKind::Float, n, vector},
+                     {"out", BufferPlan::Role::Output, -1, ScalarKind::Float, n, vector}};
+  program.outputBuffer = 2;
+  program.outputType = vector;
+  program.kernels = {threeBufferKernel("r0", 0, 1, 2, n)};
+  return program;
+}
+
 // k0(global const float* in, global float* tmp, int n, local float* scratch) over n work-items
 // in work-groups of L: the buffers `input` (read) and `temporary` (written), the size N and
 // 4 * L bytes of local memory.
