@@ -1,5 +1,5 @@
-// Every example program, default-lowered (codegen/lowering.h), compiled to OpenCL
-// (codegen/codegen.h) and run on the default OpenCL device (PoCL on weft's build machines)
+// Every example program, compiled to OpenCL by codegen/compile_pipeline.h (default lowering,
+// generation) and run on the default OpenCL device (PoCL on weft's build machines)
 // through host/program_runner.h, against the reference interpreter on the same random inputs,
 // within 1e-4 absolute + 1e-4 relative. Each program is compiled twice: with every size left
 // symbolic (kernel arguments) and specialised to the sizes of the run. Label opencl: skipped,
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -46,9 +47,8 @@ std::string describeBinding(const ArithBinding& sizes) {
 // in the interpreter and on OpenCL, symbolic and specialised, and compares.
 void checkExample(const std::string& file, const std::vector<ArithBinding>& bindings) {
   const Definition original = parseFile(file).definitions.back();
-  const Definition lowered = lowerDefault(original);
   CAPTURE(file);
-  const CompiledProgram symbolic = generateOpenCL(lowered);
+  const CompiledProgram symbolic = compileToOpenCL(original);
   std::mt19937_64 rng(7);
   for (const ArithBinding& binding : bindings) {
     std::string sizesText = describeBinding(binding);
@@ -70,7 +70,7 @@ void checkExample(const std::string& file, const std::vector<ArithBinding>& bind
 
     CodegenOptions specialised;
     specialised.specialize = sizes;
-    const CompiledProgram fixed = generateOpenCL(lowered, specialised);
+    const CompiledProgram fixed = compileToOpenCL(original, specialised);
     CAPTURE(fixed.source);
     CHECK(fixed.openSizes.empty());
     host::RunResult fixedRun = host::runProgram(context(), fixed, inputs, sizes, options);

@@ -1,4 +1,4 @@
-// Random high-level programs (tests/support/random_program.h), default-lowered, compiled to
+// Random high-level programs (tests/support/random_program.h), compiled (default lowering) to
 // OpenCL and run on the default device must compute what the interpreter computes, within
 // 1e-4 absolute + 1e-4 relative, for random sizes and inputs. The only programs code
 // generation may reject are those that would store a tuple in memory (a zip or tuple result
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -37,8 +38,7 @@ void checkSeed(uint64_t seed, bool specialise, Tally& tally) {
   testing::RandomProgramOptions options;
   options.lowLevel = false;
   testing::RandomProgram p = testing::RandomProgramGenerator(seed, options).program();
-  const Definition lowered = lowerDefault(p.definition);
-  std::string program = printDefinition(lowered);
+  std::string program = printDefinition(p.definition);
   CAPTURE(seed);
   CAPTURE(program);
 
@@ -59,7 +59,7 @@ void checkSeed(uint64_t seed, bool specialise, Tally& tally) {
   if (specialise) codegen.specialize = sizes;
   CompiledProgram compiled;
   try {
-    compiled = generateOpenCL(lowered, codegen);
+    compiled = compileToOpenCL(p.definition, codegen);
   } catch (const CodegenError& error) {
     std::string message = error.what();
     CAPTURE(message);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
@@ -115,8 +116,7 @@ TEST_CASE("random high-level programs with tuples run on OpenCL as in the interp
     testing::RandomProgramOptions options;
     options.lowLevel = false;
     testing::RandomProgram p = testing::RandomProgramGenerator(seed, options).program();
-    const Definition lowered = lowerDefault(p.definition);
-    std::string program = printDefinition(lowered);
+    std::string program = printDefinition(p.definition);
     CAPTURE(seed);
     CAPTURE(program);
     std::mt19937_64 rng(seed);
@@ -130,7 +130,7 @@ TEST_CASE("random high-level programs with tuples run on OpenCL as in the interp
     }
     CompiledProgram compiled;
     try {
-      compiled = generateOpenCL(lowered);
+      compiled = compileToOpenCL(p.definition);
     } catch (const CodegenError& error) {
       std::string message = error.what();
       CAPTURE(message);
