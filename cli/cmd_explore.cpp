@@ -57,6 +57,7 @@ struct ExploreCommandOptions {
   std::string definition;
   std::vector<std::string> sizes;
   std::string layer;
+  std::string instance;  // a named instance of any registered workload
   bool allVgg16 = false;
   std::string shard;  // "i/N", 1-based
   int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
@@ -143,8 +144,10 @@ Json recordJson(const explore::VariantRecord& record) {
 // (explore/workload.h): a program FILE, a --layer, or every VGG-16 layer.
 std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& options) {
   const int sources = (options.layer.empty() ? 0 : 1) + (options.allVgg16 ? 1 : 0) +
-                      (options.file.empty() ? 0 : 1);
-  if (sources > 1) throw std::invalid_argument("give one of FILE, --layer or --all-vgg16");
+                      (options.file.empty() ? 0 : 1) + (options.instance.empty() ? 0 : 1);
+  if (sources > 1) {
+    throw std::invalid_argument("give one of FILE, --layer, --all-vgg16 or --instance");
+  }
   if (sources == 0) throw std::invalid_argument("give a FILE, --layer or --all-vgg16");
   explore::WorkloadRequest request;
   if (!options.file.empty()) {
@@ -160,7 +163,9 @@ std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& 
     if (!options.sizes.empty()) {
       throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
     }
-    request.instance = options.allVgg16 ? "vgg16" : options.layer;
+    request.instance = options.allVgg16            ? "vgg16"
+                       : !options.instance.empty() ? options.instance
+                                                   : options.layer;
     if (options.vectorWidth >= 0) {
       request.options["vector-width"] = std::to_string(options.vectorWidth);
     }
@@ -346,6 +351,10 @@ void registerExplore(CLI::App& app) {
                       "a convolution layer: vgg16:N (the LIFT paper's numbers 0, 2, 5, ... 28) "
                       "or C,H,W,M,K,stride,pad")
       ->type_name("SPEC");
+  command->add_option("--instance", options->instance,
+                      "a named instance of any registered workload (listed below); a layer "
+                      "spec is one")
+      ->type_name("SPEC");
   command->add_flag("--all-vgg16", options->allVgg16,
                    "explore the 13 VGG-16 layers one after the other (--samples each) into "
                    "the same database, each under its own name (conv1_1 ... conv5_3)");
@@ -415,8 +424,14 @@ void registerExplore(CLI::App& app) {
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--json", options->json,
                     "one JSON line per variant on stdout, then a JSON summary");
+  std::string workloads;
+  for (const auto& workload : explore::registeredWorkloads()) {
+    workloads += "  " + workload->name() + ": " + workload->summary() + "\n";
+  }
   command->footer(
-      "Examples:\n"
+      "Workloads (what can be explored; each variant is recorded with its workload):\n" +
+      workloads +
+      "\nExamples:\n"
       "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --db results.db\n"
       "  weft explore --layer 8,16,16,8,3,1,1 --samples 30 --db small.db\n"
       "  weft explore --all-vgg16 --samples 100 --db vgg16.db\n"

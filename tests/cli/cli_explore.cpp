@@ -195,7 +195,15 @@ TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources a
                        dir.file("never.db")});
   CAPTURE(both.output);
   CHECK(both.exitCode == 1);
-  CHECK(contains(both.output, "give one of FILE, --layer or --all-vgg16"));
+  CHECK(contains(both.output, "give one of FILE, --layer, --all-vgg16 or --instance"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("never.db")));
+  // An instance no registered workload serves: the error lists the workloads.
+  auto unknown = runWeft({"explore", "--instance", "scale:3", "--db", dir.file("never.db")});
+  CAPTURE(unknown.output);
+  CHECK(unknown.exitCode == 1);
+  CHECK(contains(unknown.output, "no workload explores this request"));
+  CHECK(contains(unknown.output, "conv: "));
+  CHECK(contains(unknown.output, "pipeline: "));
   CHECK_FALSE(std::filesystem::exists(dir.file("never.db")));
 
   const std::string poem = dir.write("poem.db", "roses are red\n");
