@@ -204,21 +204,7 @@ Json describeJson(const Described& d) {
   out["outputBuffer"] = e.buffers[static_cast<size_t>(e.output)].name;
   Json kernels = Json::array();
   for (const EmittedKernel& k : e.kernels) {
-    Json args = Json::array();
-    for (const EmittedArg& arg : k.args) {
-      switch (arg.kind) {
-        case KernelArg::Kind::Buffer:
-          args.push_back(
-              {{"kind", "buffer"}, {"buffer", e.buffers[static_cast<size_t>(arg.buffer)].name}});
-          break;
-        case KernelArg::Kind::Size:
-          args.push_back({{"kind", "int"}, {"value", arg.sizeValue}});
-          break;
-        case KernelArg::Kind::LocalBuffer:
-          args.push_back({{"kind", "local"}, {"bytes", arg.localBytes}});
-          break;
-      }
-    }
+    const Json args = kernelArgumentsJson(e, k);
     Json local = nullptr;
     if (k.hasLocal) local = std::vector<int64_t>(k.local.begin(), k.local.begin() + k.dimensions);
     kernels.push_back({{"name", k.name},

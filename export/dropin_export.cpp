@@ -326,6 +326,25 @@ const char* roleName(BufferPlan::Role role) {
 
 const char* bufferRoleName(BufferPlan::Role role) { return roleName(role); }
 
+Json kernelArgumentsJson(const Emitted& emitted, const EmittedKernel& kernel) {
+  Json args = Json::array();
+  for (const EmittedArg& arg : kernel.args) {
+    switch (arg.kind) {
+      case KernelArg::Kind::Buffer:
+        args.push_back({{"kind", "buffer"},
+                        {"buffer", emitted.buffers[static_cast<size_t>(arg.buffer)].name}});
+        break;
+      case KernelArg::Kind::Size:
+        args.push_back({{"kind", "int"}, {"value", arg.sizeValue}});
+        break;
+      case KernelArg::Kind::LocalBuffer:
+        args.push_back({{"kind", "local"}, {"bytes", arg.localBytes}});
+        break;
+    }
+  }
+  return args;
+}
+
 std::string launchText(const EmittedKernel& kernel, bool local) {
   std::string text;
   for (int d = 0; d < kernel.dimensions; ++d) {
@@ -1114,21 +1133,7 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
   out["buffers"] = buffers;
   Json kernels = Json::array();
   for (const EmittedKernel& kernel : emitted.kernels) {
-    Json args = Json::array();
-    for (const EmittedArg& arg : kernel.args) {
-      switch (arg.kind) {
-        case KernelArg::Kind::Buffer:
-          args.push_back({{"kind", "buffer"},
-                          {"buffer", emitted.buffers[static_cast<size_t>(arg.buffer)].name}});
-          break;
-        case KernelArg::Kind::Size:
-          args.push_back({{"kind", "int"}, {"value", arg.sizeValue}});
-          break;
-        case KernelArg::Kind::LocalBuffer:
-          args.push_back({{"kind", "local"}, {"bytes", arg.localBytes}});
-          break;
-      }
-    }
+    const Json args = kernelArgumentsJson(emitted, kernel);
     std::vector<int64_t> global(kernel.global.begin(), kernel.global.begin() + kernel.dimensions);
     Json local = nullptr;
     if (kernel.hasLocal) {

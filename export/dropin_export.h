@@ -40,6 +40,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -149,6 +150,11 @@ Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& size
 
 // "input", "output" or "temporary".
 const char* bufferRoleName(BufferPlan::Role role);
+
+// A kernel's arguments for the JSON descriptions (the drop-in's manifest, the bundle's
+// variants.json): [{"kind": "buffer", "buffer": NAME} | {"kind": "int", "value": N} |
+// {"kind": "local", "bytes": N}, ...].
+nlohmann::ordered_json kernelArgumentsJson(const Emitted& emitted, const EmittedKernel& kernel);
 
 // A kernel's global (or, with `local`, local) size for comments: "64 x 8".
 std::string launchText(const EmittedKernel& kernel, bool local);
