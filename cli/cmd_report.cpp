@@ -4,8 +4,9 @@
 // (a variant is on the front when no other is at least as fast and at least as small, and
 // strictly better in one) as a markdown table, or as CSV.
 //
-// The best (fastest) point's parameters follow, laid out like the LIFT paper's Table 4 for
-// conv-direct layers (explore/variant_pick.h parameterTable), raw for other programs; --format
+// The best (fastest) point's parameters follow, laid out by the workload that made it
+// (explore/workload.h parameterTable: the LIFT paper's Table 4 for conv-direct layers), raw for
+// other programs; --format
 // json includes them as "best". --svg FILE writes the time/space scatter of every ok variant
 // with the front and knee (explore/report_plot.h; several programs or devices: one file each,
 // FILE's stem + _program_device); --html FILE writes one self-contained page with a plot and
@@ -147,7 +148,11 @@ void runReport(const ReportCommandOptions& options) {
       };
       // The best point's parameters (Table 4 for layers), the plot and the HTML section.
       std::vector<explore::ParameterRow> best;
-      if (!front.empty()) best = explore::parameterTable(front.front());
+      std::string layout;  // the published layout the best point's table follows, if any
+      if (!front.empty()) {
+        best = explore::parameterTable(front.front());
+        layout = explore::parameterLayout(front.front());
+      }
       const std::string title = program + " on device " + device;
       const std::string subtitle =
           (reference && !reference->description.empty() ? reference->description + "; "
@@ -281,8 +286,7 @@ void runReport(const ReportCommandOptions& options) {
                   << " | `" << v.key.parameters << "` |\n";
       }
       std::cout << "\nbest (fastest) point"
-                << (explore::layerOfProgram(program) ? ", laid out like the LIFT paper's Table 4"
-                                                     : "")
+                << (layout.empty() ? std::string() : ", laid out like " + layout)
                 << ":\n\n| parameter | value |\n|---|---|\n";
       for (const auto& row : best) std::cout << "| " << row.name << " | " << row.value << " |\n";
       std::cout << "\nfastest: #1; smallest: #" << front.size() << "; knee: #" << knee + 1

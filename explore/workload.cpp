@@ -87,4 +87,9 @@ std::vector<ParameterRow> parameterTable(const VariantRecord& record) {
   return rawParameterTable(record);
 }
 
+std::string parameterLayout(const VariantRecord& record) {
+  if (auto workload = workloadOf(record)) return workload->parameterLayout(record);
+  return "";
+}
+
 }  // namespace weft::explore

@@ -102,6 +102,12 @@ class Workload {
 
   // A variant's parameters for people; by default each recorded name and value.
   virtual std::vector<ParameterRow> parameterTable(const VariantRecord& record) const;
+  // The published layout parameterTable follows for this record ("the LIFT paper's Table 4"),
+  // or "" for the raw names and values.
+  virtual std::string parameterLayout(const VariantRecord& record) const {
+    (void)record;
+    return "";
+  }
 
   // What a drop-in's README says about the layouts of a request's inputs and output.
   virtual std::vector<std::string> dropinNotes(const WorkloadRequest& request) const {
@@ -126,5 +132,7 @@ std::shared_ptr<const Workload> workloadOf(const VariantRecord& record);
 // A variant's parameters for people, laid out by the workload that made it (each recorded name
 // and value when no registered workload did).
 std::vector<ParameterRow> parameterTable(const VariantRecord& record);
+// The layout that table follows (Workload::parameterLayout), "" when raw.
+std::string parameterLayout(const VariantRecord& record);
 
 }  // namespace weft::explore

@@ -29,6 +29,16 @@ int intOption(const WorkloadRequest& request, const std::string& name, int fallb
 
 std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
 
+// Whether a record is a conv-direct variant of a layer with every parameter of the LIFT
+// paper's Table 4 (the vector family has other parameters and is shown raw).
+bool hasTable4Layout(const VariantRecord& record, const std::map<std::string, int64_t>& parameters) {
+  if (!layerOfProgram(record.key.program)) return false;
+  for (const char* name : {"v", "unroll", "theta", "kappa", "sigma", "omega"}) {
+    if (!parameters.count(name)) return false;
+  }
+  return true;
+}
+
 class ConvWorkload final : public Workload {
  public:
   std::string name() const override { return "conv"; }
@@ -104,6 +114,16 @@ class ConvWorkload final : public Workload {
 
   std::vector<ParameterRow> parameterTable(const VariantRecord& record) const override;
 
+  std::string parameterLayout(const VariantRecord& record) const override {
+    std::map<std::string, int64_t> parameters;
+    try {
+      parameters = parseRecordedParameters(record.key.parameters);
+    } catch (const std::exception&) {
+      return "";
+    }
+    return hasTable4Layout(record, parameters) ? "the LIFT paper's Table 4" : "";
+  }
+
   std::vector<std::string> dropinNotes(const WorkloadRequest& request) const override {
     return layerNotes(layerOf(request));
   }
@@ -122,9 +142,7 @@ std::vector<ParameterRow> ConvWorkload::parameterTable(const VariantRecord& reco
     return found->second;
   };
   std::optional<ConvLayer> layer = layerOfProgram(record.key.program);
-  const bool convDirect = layer && number("v") && number("unroll") && number("theta") &&
-                          number("kappa") && number("sigma") && number("omega");
-  if (!convDirect) return Workload::parameterTable(record);
+  if (!hasTable4Layout(record, parameters)) return Workload::parameterTable(record);
   // The rows of the LIFT paper's Table 4 (best parameters found for a layer), in its order.
   std::vector<ParameterRow> rows;
   const int64_t theta = *number("theta");
