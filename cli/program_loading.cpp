@@ -92,16 +92,4 @@ ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Def
   return sizes;
 }
 
-std::vector<std::string> splitCommaList(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) items.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return items;
-}
-
 }  // namespace weft::cli

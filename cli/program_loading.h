@@ -36,7 +36,4 @@ ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Def
 std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std::string& text);
 
 
-// "a,b,,c" -> {"a", "b", "c"}: a comma-separated option value, empty items dropped.
-std::vector<std::string> splitCommaList(const std::string& text);
-
 }  // namespace weft::cli

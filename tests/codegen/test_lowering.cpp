@@ -13,6 +13,7 @@
 #include "ir/interp.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "tests/support/conv_layer_text.h"
 #include "tests/support/random_values.h"
 #include "typecheck/typecheck.h"
 
@@ -252,26 +253,9 @@ TEST_CASE("lowered examples type-check to the same type and compute the same val
   }
 }
 
-// A convolution layer in PyTorch's conventions as the conv workload builds it
-// (workloads/conv/conv_layer.h convLayerDefinition for C=3, H=W=8, M=4, 3x3, pad 1; the
-// workload's test checks that it prints as this text).
-const char* const kConvLayerText =
-    "def layer(input: [[[float]8]8]3, weights: [[[[float]3]3]3]4, bias: [float]4): [[[float]8]8]4 =\n"
-    "  map(\n"
-    "    kernel -> map(\n"
-    "      row -> join(map(\n"
-    "        window -> reduce(\n"
-    "          kernel._1,\n"
-    "          (acc, p) -> acc + p._0 * p._1,\n"
-    "          zip(join(join(window)), join(join(kernel._0)))),\n"
-    "        row)),\n"
-    "      map(\n"
-    "        rowOfChannels -> transpose(rowOfChannels),\n"
-    "        transpose(map(channel -> slide2D(3, 1, pad2D(1, constant(0.0f), channel)), input)))),\n"
-    "    zip(weights, bias))\n";
-
 TEST_CASE("a convolution layer lowers to a 3D mapGlb nest around one sequential reduction") {
-  const Definition layer = parseProgram(kConvLayerText, "conv_layer").definitions.back();
+  const Definition layer =
+      parseProgram(testing::kConvLayerText, "conv_layer").definitions.back();
   const Definition lowered = lowerDefault(layer);
   const std::string text = printExpr(lowered.function.body());
   CHECK(

@@ -14,6 +14,7 @@
 
 #include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
+#include "tests/support/conv_layer_text.h"
 #include "workloads/conv/conv_layer.h"
 #include "ir/printer.h"
 #include "typecheck/typecheck.h"
@@ -85,21 +86,8 @@ void checkNaiveKernel(const ConvLayer& layer) {
 
 // tests/codegen/test_lowering.cpp checks how this layer lowers, from its text.
 TEST_CASE("the layer prints as the text the lowering test reads") {
-  const std::string expected =
-    "def layer(input: [[[float]8]8]3, weights: [[[[float]3]3]3]4, bias: [float]4): [[[float]8]8]4 =\n"
-    "  map(\n"
-    "    kernel -> map(\n"
-    "      row -> join(map(\n"
-    "        window -> reduce(\n"
-    "          kernel._1,\n"
-    "          (acc, p) -> acc + p._0 * p._1,\n"
-    "          zip(join(join(window)), join(join(kernel._0)))),\n"
-    "        row)),\n"
-    "      map(\n"
-    "        rowOfChannels -> transpose(rowOfChannels),\n"
-    "        transpose(map(channel -> slide2D(3, 1, pad2D(1, constant(0.0f), channel)), input)))),\n"
-    "    zip(weights, bias))\n";
-  CHECK(printDefinition(convLayerDefinition({3, 8, 8, 4, 3, 1, 1, "layer"})) + "\n" == expected);
+  CHECK(printDefinition(convLayerDefinition({3, 8, 8, 4, 3, 1, 1, "layer"})) + "\n" ==
+        testing::kConvLayerText);
 }
 
 TEST_CASE("the layer generates one kernel with one work-item per output value") {

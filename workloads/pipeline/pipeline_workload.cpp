@@ -11,6 +11,7 @@ namespace weft::explore {
 
 namespace {
 
+// "a,b,,c" -> {"a", "b", "c"}: the --fusion list, empty items dropped.
 std::vector<std::string> commaSeparated(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream stream(text);
