@@ -12,6 +12,13 @@
 //                          (kernel groups outermost, groups of R rows, blocks of σ windows; a
 //                          map/map interchange and three split-joins. Without the outer
 //                          transposes the result is map(transpose) ∘ transpose of the same.)
+//  map2d-kernel-blocking-interleaved
+//                          the same with interleaved blocks: block b of a row holds its windows
+//                          b, b + W/σ, b + 2·W/σ, … (transpose(split(W/σ, row)) for split(σ,
+//                          row), join ∘ transpose of the blocks for join), so that work-items
+//                          mapped over neighbouring blocks read neighbouring pixels together
+//                          (coalesced loads on a GPU; TVM's virtual threads and myGEMM's strided
+//                          per-thread tiles do the same).
 //  vectorize-block-accumulators
 //                          map(w -> join(map(k -> reduce(z(k), (acc, p) -> acc + p._0 * p._1,
 //                          zip(a(w), b(k))), kg)), wb) => map(asScalar) ∘ split(1) ∘ join ∘
@@ -91,7 +98,10 @@ std::optional<Expr> matchTransposeMapTranspose(const Expr& node) {
   return m.args()[0];
 }
 
-std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
+// Blocks of σ windows of a row: consecutive windows (split(σ)), or interleaved windows
+// b, b + W/σ, b + 2·W/σ, … (transpose ∘ split(W/σ)), so that neighbouring blocks — neighbouring
+// work-items once the blocks are mapped to mapLcl — read neighbouring pixels at each step.
+std::optional<Expr> kernelBlocking(const RuleApplication& a, bool interleaved) {
   std::optional<Expr> inner = matchTransposeMapTranspose(a.node);
   const bool kernelsOutermost = inner.has_value();
   std::optional<KernelMap2D> m = matchKernelMap2D(kernelsOutermost ? *inner : a.node);
@@ -130,25 +140,42 @@ std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
                                                                         return map(perWindow,
                                                                                    windowBlock);
                                                                       }),
-                                                                  split(sigma, row));
+                                                                  interleaved
+                                                                      ? transpose(split(
+                                                                            width / sigma, row))
+                                                                      : split(sigma, row));
                                                      }),
                                                  rowGroup);
                                     }),
                                 split(rows, m->windows)));
               }),
           split(kappa, m->kernels));
-  // blocks [M/κ][OH][OW/σ][σ][κ·c] -> [M·c][OH][OW].
+  // blocks [M/κ][OH][OW/σ][σ][κ·c] -> [M·c][OH][OW] (interleaved blocks: the row's windows in
+  // order are join ∘ transpose of its blocks).
   Expr kernelsFirst =
       join(map(lam("channelGroup",
-                   [](Expr cg) {
-                     return transpose(map(
-                         lam("outRow", [](Expr r) { return transpose(join(std::move(r))); }), cg));
+                   [interleaved](Expr cg) {
+                     return transpose(map(lam("outRow",
+                                              [interleaved](Expr r) {
+                                                return transpose(
+                                                    join(interleaved ? transpose(std::move(r))
+                                                                     : std::move(r)));
+                                              }),
+                                          cg));
                    }),
                std::move(blocks)));
   if (kernelsOutermost) return kernelsFirst;
   // [M·c][OH][OW] -> [OH][OW][M·c].
   return map(lam("outRow", [](Expr r) { return transpose(std::move(r)); }),
              transpose(std::move(kernelsFirst)));
+}
+
+std::optional<Expr> map2DKernelBlocking(const RuleApplication& a) {
+  return kernelBlocking(a, false);
+}
+
+std::optional<Expr> map2DKernelBlockingInterleaved(const RuleApplication& a) {
+  return kernelBlocking(a, true);
 }
 
 // ---- vectorize-block-accumulators ----
@@ -404,6 +431,13 @@ void addVectorBlockingRules(std::vector<Rule>& rules) {
                    RuleFamily::Tiling,
                    {"kappa", "sigma", "rows"},
                    map2DKernelBlocking});
+  rules.push_back({"map2d-kernel-blocking-interleaved",
+                   "as map2d-kernel-blocking, but a block holds the windows b, b + W/σ, "
+                   "b + 2·W/σ, … of its row: transpose(split(W/σ, row)) for split(σ, row), and "
+                   "join ∘ transpose of the row's blocks for join   [σ | W]",
+                   RuleFamily::Tiling,
+                   {"kappa", "sigma", "rows"},
+                   map2DKernelBlockingInterleaved});
   rules.push_back({"vectorize-block-accumulators",
                    "map(w -> join(map(k -> reduce(z(k), (acc, p) -> acc + p._0 * p._1, "
                    "zip(a(w), b(k))), kg)), wb) => map(asScalar) ∘ split(1) ∘ join ∘ "

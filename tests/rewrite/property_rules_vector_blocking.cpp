@@ -33,8 +33,11 @@ using namespace weft::testing;
 
 // ---- map2d-kernel-blocking ------------------------------------------------------------------
 
-TEST_CASE("map2d-kernel-blocking preserves maps of kernels over 2D windows") {
-  checkRuleApplications("map2d-kernel-blocking", [&](std::mt19937_64& rng, const ScalarKind kind) {
+namespace {
+
+// Both blockings (consecutive and interleaved windows per block) on the same random programs.
+void checkKernelBlocking(const std::string& ruleName) {
+  checkRuleApplications(ruleName, [&](std::mt19937_64& rng, const ScalarKind kind) {
     const Type t = Type::scalar(kind);
     const int channels = coin(rng) ? 0 : pick(rng, 1, 3);  // 0: scalar pixels
     const Type pixel = channels == 0 ? t : arrayOf(t, channels);
@@ -76,11 +79,21 @@ TEST_CASE("map2d-kernel-blocking preserves maps of kernels over 2D windows") {
           return target;
         });
     Definition rewritten =
-        rewriteAt(original, "map2d-kernel-blocking", target,
+        rewriteAt(original, ruleName, target,
                   {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}, {"rows", Arith(rows)}});
     RC_TAG(outerTransposes ? "kernels outermost" : "kernels innermost");
     checkRewriteKeepsResult(original, rewritten, rng);
   });
+}
+
+}  // namespace
+
+TEST_CASE("map2d-kernel-blocking preserves maps of kernels over 2D windows") {
+  checkKernelBlocking("map2d-kernel-blocking");
+}
+
+TEST_CASE("map2d-kernel-blocking-interleaved preserves maps of kernels over 2D windows") {
+  checkKernelBlocking("map2d-kernel-blocking-interleaved");
 }
 
 TEST_CASE("map2d-kernel-blocking: no match when the kernels depend on the window") {
