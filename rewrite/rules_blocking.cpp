@@ -30,6 +30,11 @@
 //                            let-bound stage a kernel of its own writing a global buffer.
 //  materialize               x => map(..map(id)..)(x): a copy of a view (the pad and crop
 //                            kernels of paper 4.2.1 and 4.2.4).
+//  materialize-innermost-first
+//                            x => map(transpose) ∘ transpose ∘ copy ∘ transpose ∘ map(transpose)
+//                            (x): [a][b][c] stored as [c][a][b] and read back through the inverse
+//                            view — a padded [H][W][C] image copied channels-first, so that
+//                            neighbouring pixels of one channel are neighbours in memory.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -385,6 +390,29 @@ std::optional<Expr> materialize(const RuleApplication& a) {
   return copyOf(type, node);
 }
 
+// x => map(transpose, transpose(copyOf(transpose(map(transpose, x))))) for x: [a][b][c] of
+// scalars or vectors: the copy holds [c][a][b]; the views around it read it as [a][b][c].
+std::optional<Expr> materializeInnermostFirst(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim() || node.isPrim(Op::Map) || node.isPrim(Op::Id)) return std::nullopt;
+  const Type type = a.typeOf(node);
+  if (!type.isArray() || !type.arrayElement().isArray() ||
+      !type.arrayElement().arrayElement().isArray()) {
+    return std::nullopt;
+  }
+  const Type element = type.arrayElement().arrayElement().arrayElement();
+  if (element.isArray() || element.isTuple()) return std::nullopt;
+  auto transposeEach = [](Expr x) {
+    return map(lam("plane", [](Expr plane) { return transpose(std::move(plane)); }),
+               std::move(x));
+  };
+  Expr innermostFirst = transpose(transposeEach(node));
+  const Type copied = Type::array(
+      Type::array(Type::array(element, type.arrayElement().arrayLength()), type.arrayLength()),
+      type.arrayElement().arrayElement().arrayLength());
+  return transposeEach(transpose(copyOf(copied, innermostFirst)));
+}
+
 // ---- let-hoist ----
 
 bool isMapKind(const Expr& e) {
@@ -536,6 +564,13 @@ void addBlockingRules(std::vector<Rule>& rules) {
                    RuleFamily::AddressSpace,
                    {},
                    materialize});
+  rules.push_back({"materialize-innermost-first",
+                   "x => map(transpose) ∘ transpose ∘ map(map(map(id))) ∘ transpose ∘ "
+                   "map(transpose) (x)   [x: [a][b][c] of scalars: a copy stored [c][a][b], read "
+                   "back as [a][b][c]]",
+                   RuleFamily::AddressSpace,
+                   {},
+                   materializeInnermostFirst});
   rules.push_back({"let-hoist",
                    "C[e] => let(y -> C[y], e)   [at the body or a top-level let's body: e the "
                    "earliest map that computes and uses only the inputs and earlier stages: a "

@@ -768,6 +768,51 @@ TEST_CASE("materialize does not match maps, ids, scalars or arrays of tuples") {
   CHECK_FALSE(matches([](Expr xs, Expr ys) { return zip(xs, ys); }));
 }
 
+TEST_CASE("materialize-innermost-first preserves views of rank-3 arrays of scalars") {
+  checkRuleApplications(
+      "materialize-innermost-first", [&](std::mt19937_64& rng, const ScalarKind kind) {
+        const Type t = Type::scalar(kind);
+        const int a = pick(rng, 1, 4), b = pick(rng, 1, 4), c = pick(rng, 1, 4);
+        // A padded image [a][b][c] (pad2D, as the convolution's input), a transposed one or a
+        // reversed one; inside a map over batches sometimes.
+        const int view = pick(rng, 0, 2);
+        const bool inside = coin(rng);
+        Type inputType = arrayOf(arrayOf(arrayOf(t, c), b), a);
+        if (inside) inputType = arrayOf(inputType, pick(rng, 1, 3));
+        Expr target;
+        Definition original = definition("p", {{"x", inputType}}, [&](const auto& p) {
+          auto build = [&](Expr image) -> Expr {
+            switch (view) {
+              case 0: return pad2D(1, 1, 1, 1, Boundary::Clamp, image);
+              case 1: return transpose(image);
+              default: return reorderReverse(image);
+            }
+          };
+          auto consume = [&](Expr image) {
+            target = build(image);
+            return map(lam("row", [](Expr row) { return join(row); }), target);
+          };
+          if (inside) return map(lam("img", [&](Expr img) { return consume(img); }), p[0]);
+          return consume(p[0]);
+        });
+        Definition rewritten = rewriteAt(original, "materialize-innermost-first", target, {});
+        RC_ASSERT(countPrims(rewritten.function.body(), Op::Id) == 1);
+        RC_TAG(std::string(view == 0 ? "pad2D" : view == 1 ? "transposed" : "reversed") +
+               (inside ? " inside a map" : ""));
+        checkRewriteKeepsResult(original, rewritten, rng);
+      });
+}
+
+TEST_CASE("materialize-innermost-first does not match arrays of rank below 3 or of tuples") {
+  const Type t = Type::intType();
+  Expr target;
+  Definition d = definition("p", {{"xs", arrayOf(arrayOf(t, 3), 4)}}, [&](const auto& p) {
+    target = transpose(p[0]);
+    return map(lam("e", [](Expr e) { return e; }), target);
+  });
+  CHECK_FALSE(tryRuleAt(d, "materialize-innermost-first", target).has_value());
+}
+
 // ---- let-hoist ------------------------------------------------------------------------------
 
 namespace {
