@@ -361,11 +361,19 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
     }
     const int64_t padInLoads = givenSwitch(given, "vector_pad_in_loads");
     const int64_t rowUnroll = givenSwitch(given, "vector_row_unroll");
+    const int64_t interleave = givenSwitch(given, "vector_interleave");
     std::vector<std::pair<std::string, int64_t>> structure = {
         {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
     if (given.count("vector_row_unroll")) structure.push_back({"vector_row_unroll", rowUnroll});
+    const int64_t channelsFirst = givenSwitch(given, "vector_channels_first");
+    if (given.count("vector_interleave")) structure.push_back({"vector_interleave", interleave});
+    if (given.count("vector_channels_first")) {
+      structure.push_back({"vector_channels_first", channelsFirst});
+    }
     return {explore::layerVectorTarget(layer, static_cast<int>(kappa), static_cast<int>(sigma),
-                                       static_cast<int>(padInLoads), static_cast<int>(rowUnroll)),
+                                       static_cast<int>(padInLoads), static_cast<int>(rowUnroll),
+                                       static_cast<int>(interleave),
+                                       static_cast<int>(channelsFirst)),
             structure};
   }
   std::vector<std::string> structural;

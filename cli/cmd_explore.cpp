@@ -140,9 +140,11 @@ Json recordJson(const explore::VariantRecord& record) {
   return out;
 }
 
-// The targets of the request the options make, from the workload that accepts it
-// (explore/workload.h): a program FILE, a --layer, or every VGG-16 layer.
-std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& options) {
+// The request the options make (a program FILE, a --layer, every VGG-16 layer or an
+// --instance) and the workload that accepts it (explore/workload.h); bad options are
+// reported here, before the device is queried.
+std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> exploreRequest(
+    const ExploreCommandOptions& options) {
   const int sources = (options.layer.empty() ? 0 : 1) + (options.allVgg16 ? 1 : 0) +
                       (options.file.empty() ? 0 : 1) + (options.instance.empty() ? 0 : 1);
   if (sources > 1) {
@@ -173,7 +175,8 @@ std::vector<explore::ExploreTarget> exploreTargets(const ExploreCommandOptions& 
     // Checked here too, so that a bad value is reported before a layer spec is read.
     explore::convDirectChoices(options.vectorWidth, options.unroll);
   }
-  return explore::workloadFor(request)->targets(request, nullptr);
+  std::shared_ptr<const explore::Workload> workload = explore::workloadFor(request);
+  return {std::move(request), workload};
 }
 
 // Explores one target (prepare, then run) and prints its summary.
@@ -272,12 +275,16 @@ void runExplore(const ExploreCommandOptions& options) {
   if (!options.shard.empty()) {
     std::tie(explore.shardIndex, explore.shardCount) = parseShard(options.shard);
   }
-  std::vector<explore::ExploreTarget> targets = exploreTargets(options);
+  const auto [request, workload] = exploreRequest(options);
   explore.samples = options.samples;
   explore.seed = options.seed;
   explore.db = options.db;
   explore.device = options.device;
   explore.profile = options.profile;
+  // The workload shapes its targets by the device whose constraints the exploration uses
+  // (a GPU's space differs from a CPU's).
+  const host::DeviceProfile profile = explore::explorationProfile(explore);
+  std::vector<explore::ExploreTarget> targets = workload->targets(request, &profile);
   explore.timeoutSeconds = options.timeout;
   if (options.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
   explore.jobs = options.jobs;

@@ -349,6 +349,26 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
   return prep;
 }
 
+host::DeviceProfile explorationProfile(const ExploreOptions& options) {
+  if (!options.profile.empty()) return host::loadProfile(options.profile);
+  ChildOutcome outcome = runInChild(
+      [&](int fd) {
+        host::Device device = host::selectDevice(options.device);
+        writeAll(fd, host::profileToJson(host::queryProfile(device)).dump() + "\n");
+      },
+      after(60.0));
+  const nlohmann::ordered_json profile =
+      nlohmann::ordered_json::parse(outcome.data, nullptr, false);
+  if (outcome.timedOut || outcome.signaled || !profile.is_object() || !profile.contains("name")) {
+    throw std::runtime_error(
+        "the device query failed" +
+        std::string(outcome.timedOut   ? ": it took longer than 60 s"
+                    : outcome.signaled ? ": it died from " + signalText(outcome.signal)
+                                       : (outcome.data.empty() ? "" : ": " + outcome.data)));
+  }
+  return host::profileFromJson(profile, "queried device");
+}
+
 namespace {
 
 Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options) {

@@ -257,6 +257,12 @@ struct ExploreSummary {
   double weftSeconds = 0;
 };
 
+// The device profile whose facts an exploration with these options uses: options.profile when
+// given, else the selected device queried in a child process (so that the caller's process
+// never loads an OpenCL driver before it forks). Workloads shape their targets by it
+// (Workload::targets). Throws std::runtime_error when the query fails.
+host::DeviceProfile explorationProfile(const ExploreOptions& options);
+
 // Queries the device and runs the reference (in a child), builds the space and samples it.
 // Throws std::runtime_error (SpaceError, UnsatisfiableSpace, ...) when that fails.
 Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions& options);

@@ -62,7 +62,11 @@
 //   With row_unroll = 1, after 2: reduce-swap-inner-levels ([K][K][C] -> [K][C][K]) and
 //   reduce-nest-inner-level (a row's K taps an inner reduce, made reduceSeqUnroll in 7).
 //   Three kernels: re-layout, pad, convolution (code generation emits the update as fma);
-//   two with pad_in_loads = 1.
+//   two with pad_in_loads = 1. With interleave = 1, step 1 is map2d-kernel-blocking-interleaved:
+//   block b of a row holds its windows b, b + outW/σ, …, so the work-items of a row read
+//   neighbouring pixels at each step (a GPU's coalesced loads). With channels_first = 1, step 3
+//   is materialize-innermost-first: the pad kernel stores the padded input [C][H'][W'], so that
+//   those neighbouring pixels are neighbours in memory.
 #include "rewrite/strategies.h"
 
 #include <algorithm>
@@ -504,12 +508,12 @@ NodePredicate computingMapOver(const std::string& name) {
 
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
   static const std::vector<std::string> known = {"kappa", "sigma", "rows", "pad_in_loads",
-                                                 "row_unroll"};
+                                                 "row_unroll", "interleave", "channels_first"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       throw std::invalid_argument(
-          "conv-register-blocked-vector takes kappa, sigma, rows, pad_in_loads and row_unroll, "
-          "not " +
+          "conv-register-blocked-vector takes kappa, sigma, rows, pad_in_loads, row_unroll, "
+          "interleave and channels_first, not " +
           name);
     }
   }
@@ -545,6 +549,20 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
   // taps unrolled, so that a row's σ + K - 1 input values are loaded once for its K·σ
   // multiply-adds; 0: (row, tap, channel), one load per multiply-add.
   const int64_t rowUnroll = switchValue("row_unroll");
+  // interleave = 1: block b of a row holds the windows b, b + W/σ, …, so that neighbouring
+  // work-items read neighbouring pixels at each step (coalesced on a GPU); 0: σ consecutive
+  // windows per block (each work-item's loads contiguous, as a CPU's vector units want).
+  const int64_t interleave = switchValue("interleave");
+  // channels_first = 1: the pad kernel stores the padded input [C][H'][W'] (the convolution
+  // reads it through the inverse view), so that neighbouring pixels of a channel are
+  // neighbours in memory; needs the pad kernel (pad_in_loads = 0).
+  const int64_t channelsFirst = switchValue("channels_first");
+  if (channelsFirst != 0 && padInLoads != 0) {
+    throw std::invalid_argument(
+        "conv-register-blocked-vector: channels_first = 1 needs the pad kernel (pad_in_loads = 0)");
+  }
+  const std::string blockingRule =
+      interleave != 0 ? "map2d-kernel-blocking-interleaved" : "map2d-kernel-blocking";
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
   if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
 
@@ -557,7 +575,7 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
     };
     std::vector<Strategy> steps = {
         // Kernel groups outermost, groups of R output rows, blocks of σ windows of a row.
-        required(topDown(rule("map2d-kernel-blocking"), blocking),
+        required(topDown(rule(blockingRule), blocking),
                  "no map2D over windows of a map over kernels (Listing 3)"),
         // The block's σ × κ scalar accumulators as σ vectors of width κ.
         required(topDown(rule("vectorize-block-accumulators")),
@@ -573,7 +591,8 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         // The padded input as a kernel of its own (as conv-direct), unless it is read through
         // the pad view by the convolution (pad_in_loads = 1).
         padInLoads != 0 ? identity()
-                        : topDownWhere(rule("materialize"),
+                        : topDownWhere(rule(channelsFirst != 0 ? "materialize-innermost-first"
+                                                                : "materialize"),
                                        [](const Expr& n) {
                                          return n.isPrim(Op::Transpose) &&
                                                 n.args()[0].isPrim(Op::Map) &&
@@ -763,8 +782,12 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "default): no pad kernel, the convolution reads the input through guarded loads; "
        "row_unroll = 1 (0 by default): the window's loops ordered row, channel, tap with the "
        "taps unrolled (reduce-swap-inner-levels, reduce-nest-inner-level), each input value "
-       "loaded once per row for its K taps",
-       {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll"},
+       "loaded once per row for its K taps; interleave = 1 (0 by default): block b of a row "
+       "holds its windows b, b + outW/sigma, ... (map2d-kernel-blocking-interleaved), so that "
+       "neighbouring work-items read neighbouring pixels; channels_first = 1 (0 by default; "
+       "with pad_in_loads = 0): the pad kernel stores the padded input channels-first "
+       "(materialize-innermost-first)",
+       {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll", "interleave", "channels_first"},
        convRegisterBlockedVector},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),

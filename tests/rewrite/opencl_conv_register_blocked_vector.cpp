@@ -15,6 +15,10 @@
 // guards, none guarded inside: code generation's loop unswitching). With row_unroll = 1 (the
 // window's loops row, channel, unrolled taps) the same holds: the inner reduce of a row's taps
 // updates the accumulators in place, so the estimate and the vector variables are unchanged.
+// With interleave = 1 (block b of a row holds its windows b, b + outW/σ, …) neighbouring
+// work-items read neighbouring windows: the generated convolution indexes the input by the
+// local id with coefficient 1 (channels_first = 1: the pad kernel's copy stored [C][H'][W']) or
+// the stride times C (the input read in place, [H][W][C]).
 // Label opencl.
 #include <doctest/doctest.h>
 
@@ -45,7 +49,7 @@ host::Context& context() {
 
 // The conv-register-blocked-vector strategy's definition for (κ, σ, R).
 Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int rows,
-                              int padInLoads, int rowUnroll) {
+                              int padInLoads, int rowUnroll, int interleave, int channelsFirst) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
   rewrite::RewriteContext rewriting;
@@ -53,7 +57,9 @@ Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int 
                                                    {"sigma", Arith(sigma)},
                                                    {"rows", Arith(rows)},
                                                    {"pad_in_loads", Arith(padInLoads)},
-                                                   {"row_unroll", Arith(rowUnroll)}})(
+                                                   {"row_unroll", Arith(rowUnroll)},
+                                                   {"interleave", Arith(interleave)},
+                                                   {"channels_first", Arith(channelsFirst)}})(
       conv, rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
@@ -63,6 +69,8 @@ struct Block {
   int kappa, sigma, rows;
   int padInLoads = 0;  // 1: no pad kernel, guarded loads of the unpadded input
   int rowUnroll = 0;   // 1: channels outside a window row's unrolled taps (by rules only)
+  int interleave = 0;     // 1: block b holds windows b, b + outW/σ, … (by rules only)
+  int channelsFirst = 0;  // 1: the padded copy stored [C][H'][W'] (by rules only)
 };
 
 // C channels, an H×H image, M kernels of 3×3, padding P, stride S.
@@ -79,11 +87,15 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
     CAPTURE(b.sigma);
     CAPTURE(b.rows);
     CAPTURE(b.rowUnroll);
+    CAPTURE(b.interleave);
+    CAPTURE(b.channelsFirst);
     for (const bool byRules : {false, true}) {
       CAPTURE(byRules);
-      if (b.rowUnroll && !byRules) continue;  // the hand-built definition has no such order
+      // The hand-built definition has no such order or layout.
+      if ((b.rowUnroll || b.interleave || b.channelsFirst) && !byRules) continue;
       const Definition vector =
-          byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows, b.padInLoads, b.rowUnroll)
+          byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows, b.padInLoads, b.rowUnroll,
+                                       b.interleave, b.channelsFirst)
                   : rewrite::convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma, b.rows,
                                                                  b.padInLoads != 0);
       CAPTURE(printDefinition(vector));
@@ -132,6 +144,18 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
       // Every accumulator is a vector variable: no private array of vectors survives.
       CHECK(!std::regex_search(compiled.source, std::regex("float" + k + " acc[0-9]+\\[")));
       CHECK(std::regex_search(compiled.source, std::regex("float" + k + " acc[0-9]+_0")));
+      if (b.interleave) {
+        // The input index of the block's first window: the local id over blocks (the last
+        // get_local_id(0) variable) with coefficient 1 in the channels-first copy, S·C in
+        // place. The other windows are outW/σ further (an offset).
+        std::smatch local;
+        REQUIRE(std::regex_search(compiled.source, local,
+                                  std::regex("const int (lc[0-9]+_d0) = get_local_id\\(0\\)")));
+        const std::string coefficient =
+            b.channelsFirst ? "" : std::to_string(stride * channels) + "\\*";
+        CHECK(std::regex_search(compiled.source,
+                                std::regex("[ (+]" + coefficient + local[1].str() + "[ )+]")));
+      }
 
       const host::RunResult run = host::runProgram(context(), compiled, layer.inputs, layer.sizes);
       CHECK_MESSAGE(approximatelyEqual(run.output, expected, kTolerance, kTolerance),
@@ -174,6 +198,15 @@ TEST_CASE("vector register-blocked convolution with row_unroll: accumulators upd
   //                         kappa sigma rows pad_in_loads row_unroll
   checkLayer(3, 8, 16, 1, 1, {{4, 4, 2, 0, 1}, {16, 8, 8, 1, 1}, {8, 2, 4, 1, 1}}, 41);
   checkLayer(2, 9, 8, 0, 2, {{4, 2, 1, 0, 1}, {8, 4, 2, 1, 1}}, 42);
+}
+
+TEST_CASE("vector register-blocked convolution with interleaved blocks, channels-first copy") {
+  //        kappa sigma rows pad_in_loads row_unroll interleave channels_first
+  checkLayer(3, 8, 16, 1, 1,
+             {{4, 4, 2, 0, 0, 1, 1}, {8, 2, 1, 0, 1, 1, 1}, {16, 4, 4, 1, 0, 1, 0},
+              {4, 2, 2, 0, 0, 1, 0}},
+             51);
+  checkLayer(2, 9, 8, 0, 2, {{4, 2, 1, 0, 0, 1, 1}, {8, 2, 2, 1, 1, 1, 0}}, 52);
 }
 
 TEST_CASE("vector register-blocked convolution: random small layers") {

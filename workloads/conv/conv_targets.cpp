@@ -111,7 +111,8 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
 }
 
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily) {
+                                    const std::vector<int>& unrolls, bool vectorFamily,
+                                    const std::vector<int>& interleaves) {
   ExploreTarget target;
   for (int v : vectorWidths) {
     for (int unroll : unrolls) {
@@ -125,9 +126,11 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   target.description = layer.describe() + "; conv-direct, " +
                        std::to_string(target.structures.size()) + " structures (v, unroll)";
   if (vectorFamily) {
-    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer);
+    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer, interleaves);
     target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
-                          " structures (kappa, sigma, pad_in_loads)";
+                          (interleaves.size() > 1 || interleaves.front() != 0
+                               ? " structures (kappa, sigma, pad_in_loads, interleave)"
+                               : " structures (kappa, sigma, pad_in_loads)");
     for (ExploreTarget::Structure& structure : vector) {
       target.structures.push_back(std::move(structure));
     }
@@ -136,7 +139,7 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 }
 
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
-                                int rowUnroll) {
+                                int rowUnroll, int interleave, int channelsFirst) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
   rewrite::RewriteContext context;
@@ -144,7 +147,10 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
       strategy->make({{"kappa", Arith(kappa)},
                       {"sigma", Arith(sigma)},
                       {"pad_in_loads", Arith(padInLoads)},
-                      {"row_unroll", Arith(rowUnroll)}})(convListing3Definition(), context);
+                      {"row_unroll", Arith(rowUnroll)},
+                      {"interleave", Arith(interleave)},
+                      {"channels_first", Arith(channelsFirst)}})(convListing3Definition(),
+                                                                  context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
@@ -154,6 +160,8 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
   target.fixedParameters = {
       {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
   if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
+  if (interleave != 0) target.fixedParameters["vector_interleave"] = interleave;
+  if (channelsFirst != 0) target.fixedParameters["vector_channels_first"] = channelsFirst;
   target.strategy = "conv-register-blocked-vector";
   return target;
 }
@@ -165,10 +173,14 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
     const int64_t padInLoads =
         fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
     const int64_t rowUnroll = fixed.count("vector_row_unroll") ? fixed.at("vector_row_unroll") : 0;
-    ExploreTarget target =
-        layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
-                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
-                          static_cast<int>(rowUnroll));
+    const int64_t interleave =
+        fixed.count("vector_interleave") ? fixed.at("vector_interleave") : 0;
+    const int64_t channelsFirst =
+        fixed.count("vector_channels_first") ? fixed.at("vector_channels_first") : 0;
+    ExploreTarget target = layerVectorTarget(
+        layer, static_cast<int>(fixed.at("vector_kappa")),
+        static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
+        static_cast<int>(rowUnroll), static_cast<int>(interleave), static_cast<int>(channelsFirst));
     // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
     if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
     return target;
@@ -181,28 +193,42 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
                            "vector_kappa and vector_sigma (register-blocked vector) recorded");
 }
 
-std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer) {
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
+                                                             const std::vector<int>& interleaves) {
   std::vector<ExploreTarget::Structure> structures;
-  for (int kappa : kVectorFamilyKappas) {
-    for (int sigma : kVectorFamilySigmas) {
-      if (!isVectorFamilyStructure(layer, kappa, sigma)) continue;
-      // The padded input as a kernel of its own (0), or read through guarded loads (1).
-      for (int padInLoads : {0, 1}) {
-        // The window's loops as row, tap, channel (0) or row, channel, unrolled taps (1).
-        for (int rowUnroll : {0, 1}) {
-          try {
-            ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll);
-            structures.push_back(
-                {one.parametric, one.switches, one.fixedParameters, "register-blocked-vector",
-                 one.strategy});
-          } catch (const std::exception&) {
-            // The strategy does not apply to this layer with these blocks: not a structure.
+  for (int interleave : interleaves) {
+    for (int kappa : kVectorFamilyKappas) {
+      for (int sigma : kVectorFamilySigmas) {
+        if (!isVectorFamilyStructure(layer, kappa, sigma)) continue;
+        // Interleaving one window per block changes nothing.
+        if (interleave != 0 && sigma == 1) continue;
+        // The padded input as a kernel of its own (0), or read through guarded loads (1).
+        for (int padInLoads : {0, 1}) {
+          // The window's loops as row, tap, channel (0) or row, channel, unrolled taps (1).
+          for (int rowUnroll : {0, 1}) {
+            // Interleaved blocks read the pad kernel's copy channels-first (neighbouring
+            // pixels neighbours in memory); the input read through guarded loads stays
+            // [H][W][C].
+            const int channelsFirst = interleave != 0 && padInLoads == 0 ? 1 : 0;
+            try {
+              ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll,
+                                                    interleave, channelsFirst);
+              structures.push_back({one.parametric, one.switches, one.fixedParameters,
+                                    "register-blocked-vector", one.strategy});
+            } catch (const std::exception&) {
+              // The strategy does not apply to this layer with these blocks: not a structure.
+            }
           }
         }
       }
     }
   }
   return structures;
+}
+
+std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device) {
+  if (device && device->deviceType == "gpu") return {0, 1};
+  return {0};
 }
 
 }  // namespace weft::explore

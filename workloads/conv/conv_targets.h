@@ -44,7 +44,8 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
 // With vectorFamily, the register-blocked vector family's structures join them
 // (layerVectorStructures).
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily = false);
+                                    const std::vector<int>& unrolls, bool vectorFamily = false,
+                                    const std::vector<int>& interleaves = {0});
 // The register-blocked vector family for a layer: the conv-register-blocked-vector
 // strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
 // rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
@@ -52,9 +53,12 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 // vector_kappa, vector_sigma and vector_pad_in_loads; rowUnroll 1: the window's loops ordered
 // row, channel, tap with the taps unrolled (input values loaded once per row for its K taps),
 // recorded as vector_row_unroll = 1 (absent for 0, so that records made before it existed are
-// the same structure).
+// the same structure); interleave 1: block b of a row holds its windows b, b + outW/σ, … so that
+// neighbouring work-items read neighbouring pixels (recorded as vector_interleave = 1, absent
+// for 0); channelsFirst 1 (with padInLoads 0): the pad kernel stores the padded input
+// [C][H'][W'] (recorded as vector_channels_first = 1, absent for 0).
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
-                                int rowUnroll = 0);
+                                int rowUnroll = 0, int interleave = 0, int channelsFirst = 0);
 // The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
 // vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
 // parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
@@ -63,8 +67,14 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixedParameters);
 // The vector family's structures that apply to a layer (isVectorFamilyStructure), each with
-// pad_in_loads 0 and 1 and row_unroll 0 and 1.
-std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer);
+// pad_in_loads 0 and 1, row_unroll 0 and 1, and each of the given interleave settings (an
+// interleaved structure with the pad kernel stores the padded input channels-first).
+std::vector<ExploreTarget::Structure> layerVectorStructures(
+    const ConvLayer& layer, const std::vector<int>& interleaves = {0});
+// The interleave settings a device's space offers: both on a GPU, whose work-items of a row
+// then load neighbouring pixels together (coalesced); consecutive windows only elsewhere (a
+// CPU's work-item reads its σ pixels as one contiguous run).
+std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
 
 
 }  // namespace weft::explore

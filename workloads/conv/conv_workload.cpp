@@ -58,7 +58,7 @@ class ConvWorkload final : public Workload {
   }
 
   std::vector<ExploreTarget> targets(const WorkloadRequest& request,
-                                     const host::DeviceProfile*) const override {
+                                     const host::DeviceProfile* device) const override {
     const int vectorWidth = intOption(request, "vector-width", -1);
     const int unroll = intOption(request, "unroll", -1);
     const ConvDirectChoices choices = convDirectChoices(vectorWidth, unroll);
@@ -69,7 +69,8 @@ class ConvWorkload final : public Workload {
     auto targetOf = [&](const ConvLayer& layer) {
       return widths.size() == 1 && unrolls.size() == 1
                  ? layerTarget(layer, widths.front(), unrolls.front())
-                 : layerTargetStructures(layer, widths, unrolls, vectorFamily);
+                 : layerTargetStructures(layer, widths, unrolls, vectorFamily,
+                                         vectorFamilyInterleaves(device));
     };
     if (request.instance != "vgg16") return {targetOf(layerOf(request))};
     std::vector<ExploreTarget> all;
@@ -96,11 +97,13 @@ class ConvWorkload final : public Workload {
       const std::map<std::string, int64_t>& recorded) const override {
     // The vector family: vector_kappa, vector_sigma, and vector_pad_in_loads (records made
     // before it existed lack it and mean 0: the padded copy by a kernel of its own) and
-    // vector_row_unroll where recorded. conv-direct: v and unroll.
+    // vector_row_unroll, vector_interleave and vector_channels_first where recorded. conv-direct: v and unroll.
     if (recorded.count("vector_kappa") && recorded.count("vector_sigma")) {
       std::vector<std::string> names = {"vector_kappa", "vector_sigma"};
       if (recorded.count("vector_pad_in_loads")) names.push_back("vector_pad_in_loads");
       if (recorded.count("vector_row_unroll")) names.push_back("vector_row_unroll");
+      if (recorded.count("vector_interleave")) names.push_back("vector_interleave");
+      if (recorded.count("vector_channels_first")) names.push_back("vector_channels_first");
       return names;
     }
     if (recorded.count("v") && recorded.count("unroll")) return {"v", "unroll"};

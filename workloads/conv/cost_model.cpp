@@ -84,6 +84,7 @@ double balance(double workGroups, const CoreModel& core) {
 // window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ.
 CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma,
                                 int64_t rows, int64_t padInLoads, int64_t rowUnroll,
+                                int64_t interleave, int64_t channelsFirst,
                                 const CoreModel& core) {
   CostPrediction out;
   out.family = "register-blocked-vector";
@@ -97,10 +98,23 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   const double fmaCycles = static_cast<double>(sigma * registersPerVector *
                                                ceilDiv(lanes, core.pipeLanes)) /
                            core.fmaPipes;
-  const double broadcasts =
+  double broadcasts =
       rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
                            static_cast<double>(layer.K)
                      : static_cast<double>(sigma);
+  // Where the loads of a row's work-items go. A GPU issues them together: neighbouring
+  // work-items read pixels σ·stride (consecutive blocks) or stride (interleaved) apart, times C
+  // floats unless the padded input is stored channels-first; at d floats apart a warp's load
+  // touches min(8, d) times the 32-byte sectors of neighbouring addresses (CUDA C++ Best
+  // Practices Guide, "Coalesced Access to Global Memory"). A CPU work-item walks its own loop:
+  // consecutive windows are one contiguous run, interleaved ones strided.
+  if (core.cpu) {
+    if (interleave != 0) broadcasts *= 1.25;
+  } else {
+    const int64_t apart = (interleave != 0 ? 1 : sigma) * layer.stride *
+                          (channelsFirst != 0 ? 1 : layer.C);
+    broadcasts *= static_cast<double>(std::min<int64_t>(8, apart));
+  }
   const double loadCycles = (broadcasts + static_cast<double>(registersPerVector)) /
                             core.loadsPerCycle;
   const double latencyCycles = core.fmaLatency;
@@ -246,7 +260,9 @@ std::optional<CostPrediction> predictLayerVariantCost(
                            std::max<int64_t>(1, parameters.at("vector_sigma")),
                            valueOr(parameters, "rows", 1),
                            valueOr(parameters, "vector_pad_in_loads", 0),
-                           valueOr(parameters, "vector_row_unroll", 0), core);
+                           valueOr(parameters, "vector_row_unroll", 0),
+                           valueOr(parameters, "vector_interleave", 0),
+                           valueOr(parameters, "vector_channels_first", 0), core);
   } else if (parameters.count("v") && parameters.count("kappa") &&
              parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);

@@ -53,7 +53,8 @@ std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes);
 
 // The predicted cost of one variant of `layer` on `device`, or nullopt when the parameters name
 // neither family (conv-direct: v, unroll, theta, rho, kappa, sigma, omega; the vector family:
-// vector_kappa, vector_sigma, rows; vector_pad_in_loads and vector_row_unroll absent = 0).
+// vector_kappa, vector_sigma, rows; vector_pad_in_loads, vector_row_unroll, vector_interleave
+// and vector_channels_first absent = 0).
 std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device);
