@@ -461,10 +461,13 @@ bool isOuterCopyNest(const Expr& node) {
   return false;
 }
 
-// Every copy nest (the materialized re-layout and padding) as mapGlb 1 over its outer level,
-// mapGlb 0 over the next and mapSeq below: one rule application per level, outermost first.
-Strategy lowerCopyNests() {
-  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
+// Every copy nest (the materialized re-layout and padding) as mapGlb over its outer
+// `globalLevels` levels (the outermost in the highest dimension: mapGlb 1 and 0 for two) and
+// mapSeq below: one rule application per level, outermost first. Three levels put a copy's
+// rows in dimension 0, so that neighbouring work-items write neighbouring elements (a GPU's
+// coalesced stores).
+Strategy lowerCopyNests(int globalLevels = 2) {
+  return [globalLevels](const Definition& definition, RewriteContext& context) -> StrategyResult {
     Definition current = definition;
     int lowered = 0;
     while (true) {
@@ -479,9 +482,9 @@ Strategy lowerCopyNests() {
       Position level = *outer;
       int depth = 0;
       while (nodeAt(current.function.body(), level).isPrim(Op::Map)) {
-        const Rule& r = rule(depth < 2 ? "map-to-mapglb" : "map-to-mapseq");
+        const Rule& r = rule(depth < globalLevels ? "map-to-mapglb" : "map-to-mapseq");
         RuleArguments arguments;
-        if (depth < 2) arguments = {{"dim", Arith(1 - depth)}};
+        if (depth < globalLevels) arguments = {{"dim", Arith(globalLevels - 1 - depth)}};
         std::optional<Definition> next = applyAt(current, r, level, arguments, context);
         if (!next)
           return StrategyResult::fail("lowering a copy nest: " + r.name + " did not apply");
@@ -607,8 +610,9 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         topDownWhere(rule("map-to-mapwrg"), computingMapOver("rowGroup"), dim(1)),
         topDownWhere(rule("map-to-maplcl"), computingMapOver("row"), dim(1)),
         topDownWhere(rule("map-to-maplcl"), computingMapOver("windowBlock"), dim(0)),
-        // The copies (re-layout, padding): mapGlb 1/0 and sequential inner loops.
-        lowerCopyNests(),
+        // The copies (re-layout, padding): mapGlb 1/0 and sequential inner loops; with the
+        // channels-first copy, mapGlb 2/1/0 (its stores to neighbouring pixels coalesced).
+        lowerCopyNests(channelsFirst != 0 ? 3 : 2),
         // The update of the σ vector accumulators unrolled, so that each is a variable.
         repeat(unrollComputingAccumulatorMaps(), 16),
         // The reduce over a row's taps (its initial value the enclosing accumulator) unrolled.

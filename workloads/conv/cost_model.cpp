@@ -42,6 +42,7 @@ struct CoreModel {
   double copyCyclesPerElement = 6;  // a generated copy kernel (pad, crop) per element
   double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
   bool cpu = true;
+  double gpuLanes = 1;  // a GPU compute unit's FP32 lanes (4 schedulers × the warp width)
 };
 
 CoreModel coreModel(const host::DeviceProfile& device) {
@@ -52,6 +53,16 @@ CoreModel coreModel(const host::DeviceProfile& device) {
   core.pipeLanes = std::max<int64_t>(1, core.nativeLanes / 2);
   core.registerBudget = std::max<int64_t>(1, device.registersPerWorkItem / core.nativeLanes);
   core.cpu = device.deviceType == "cpu";
+  if (!core.cpu) {
+    // A GPU compute unit runs 4 warps' instructions per cycle (NVIDIA since Maxwell: four
+    // schedulers per SM; the profile's work-group multiple is the warp width). A copy kernel
+    // is bound by memory bandwidth: 8 bytes moved per element at about 16 bytes per SM-cycle
+    // (an H100/H200's 4-5 TB/s over 132 SMs at about 2 GHz; the profile has no bandwidth yet),
+    // and a launch costs microseconds, not tens.
+    core.gpuLanes = 4.0 * std::max(1, device.workGroupMultiple);
+    core.copyCyclesPerElement = 0.5;
+    core.launchSeconds = 5e-6;
+  }
   return core;
 }
 
@@ -95,9 +106,9 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   // One window element: σ × (vector registers per accumulator) FMAs, each taking
   // ceil(lanes / pipe lanes) pipe slots; σ broadcasts and one weight vector loaded; every
   // accumulator's chain advances by one FMA (the latency bound).
-  const double fmaCycles = static_cast<double>(sigma * registersPerVector *
-                                               ceilDiv(lanes, core.pipeLanes)) /
-                           core.fmaPipes;
+  double fmaCycles = static_cast<double>(sigma * registersPerVector *
+                                         ceilDiv(lanes, core.pipeLanes)) /
+                     core.fmaPipes;
   double broadcasts =
       rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
                            static_cast<double>(layer.K)
@@ -115,9 +126,20 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
                           (channelsFirst != 0 ? 1 : layer.C);
     broadcasts *= static_cast<double>(std::min<int64_t>(8, apart));
   }
-  const double loadCycles = (broadcasts + static_cast<double>(registersPerVector)) /
-                            core.loadsPerCycle;
-  const double latencyCycles = core.fmaLatency;
+  double loadCycles = (broadcasts + static_cast<double>(registersPerVector)) /
+                      core.loadsPerCycle;
+  double latencyCycles = core.fmaLatency;
+  if (!core.cpu) {
+    // Per work-item (one lane) and window element: σ·κ scalar FMAs; the input loads (each
+    // touching the sectors counted above) and the κ weights, the same for every work-item of
+    // the group (one float4 load per four), through load/store units with a quarter of the
+    // FP32 lanes (Hopper SM: 32 FP32 and 8 LD/ST lanes per partition). Other warps hide the
+    // latency. Measured on an H200 through NVIDIA's OpenCL (bench/results/nvidia-h200):
+    // channels-first interleaved blocks 2-3× faster than blocks that read [H][W][C] in place.
+    fmaCycles = static_cast<double>(sigma * kappa);
+    loadCycles = 4 * (broadcasts + static_cast<double>(ceilDiv(kappa, 4)));
+    latencyCycles = 0;
+  }
   double stepCycles = std::max({fmaCycles, loadCycles, latencyCycles});
   std::string limit = stepCycles == latencyCycles ? "fma latency"
                       : stepCycles == fmaCycles   ? "fma issue"
@@ -152,7 +174,8 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
         core));
   }
   out.kernels.push_back(
-      {"convolution", cycles / core.cores / core.clockHz + core.launchSeconds, limit});
+      {"convolution", cycles / core.cores / core.gpuLanes / core.clockHz + core.launchSeconds,
+       limit});
   return out;
 }
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs weft's GPU measurements on a lent NVIDIA machine (bench/nvidia/README.md), from the
+# repository root, with what bench/nvidia/pack.sh packed in .gpu-session/pack.tar.xz:
+#   1. the device as NVIDIA's OpenCL reports it (nvidia-smi, weft devices);
+#   2. `weft explore` of the given VGG-16 layers on the GPU, each for at most EXPLORE_S seconds
+#      (its database keeps every variant measured before the cut);
+#   3. weft_bench_table3 on that database: the explored best re-timed with CLBlast and the naive
+#      kernel in the same run;
+#   4. PyTorch + cuDNN on the same layers (bench/torch_gpu_conv.py: TF32 off and default);
+#   5. the OpenCL tests (ctest label `opencl`) on NVIDIA's driver, several at once.
+# Every file lands in $OUT (the device tool brings it back): log.txt, nvidia.db, table3.json,
+# table3.md, pytorch-cudnn.txt, opencl-tests.txt. PHASES (default "explore table3 torch tests")
+# selects the steps; the script stops at once when NVIDIA's OpenCL shows no GPU.
+# Usage: bash bench/nvidia/run.sh [LAYERS]   (LAYERS: the paper's numbers, default "2 10 24",
+# each optionally with its own exploration time: "2:60 10:50 24:40")
+set -uo pipefail
+layers=${1:-"2 10 24"}
+OUT=${OUT:-/tmp/weft-gpu-out}
+EXPLORE_S=${EXPLORE_S:-60}
+TESTS_S=${TESTS_S:-150}
+mkdir -p "$OUT"
+root=$(pwd)
+work=/tmp/weft-gpu
+mkdir -p "$work" && tar -C "$work" -xJf .gpu-session/pack.tar.xz
+export LD_LIBRARY_PATH="$work/lib:${LD_LIBRARY_PATH:-}"
+export WEFT_BINARY="$work/bin/weft" WEFT_SOURCE_DIR="$root"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+# NVIDIA's OpenCL driver registered with the ocl-icd loader (the image may list only PoCL).
+lib=$(ldconfig -p | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+[ -n "$lib" ] || lib=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
+  -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
+mkdir -p /etc/OpenCL/vendors
+[ -n "$lib" ] && echo "$lib" >/etc/OpenCL/vendors/nvidia.icd
+stamp device
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+"$work/bin/weft" devices | tee /tmp/devices.txt
+if ! grep -q "(gpu)" /tmp/devices.txt; then
+  echo "no OpenCL GPU: libnvidia-opencl.so.1 at '${lib}'"; ls -la /etc/OpenCL/vendors
+  cat /etc/OpenCL/vendors/*.icd; exit 2
+fi
+PHASES=${PHASES:-"explore table3 torch tests"}
+has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+db="$OUT/nvidia.db"
+names=()
+for entry in $layers; do
+  has explore || break
+  layer=${entry%%:*} seconds=$EXPLORE_S
+  [ "$entry" = "$layer" ] || seconds=${entry#*:}
+  stamp "explore vgg16:$layer (at most ${seconds} s)"
+  timeout -s INT "$seconds" "$work/bin/weft" explore --layer "vgg16:$layer" --samples 1000 \
+    --seed 1 --db "$db" --device gpu --jobs 15 --build-while-timing --min-time 20 --quiet
+  echo "exit $?"
+done
+layers=$(for entry in $layers; do printf '%s ' "${entry%%:*}"; done)
+for layer in $layers; do names+=(--layer "vgg16:$layer"); done
+# What each exploration measured.
+[ -f "$db" ] && python3 - "$db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for program, status, n in db.execute(
+        "select program, status, count(*) from variants group by program, status"):
+    print(f"{program}: {status} {n}")
+for program, ns in db.execute("select program, median_ns from reference_runs"):
+    print(f"{program}: reference (naive) {ns / 1e6:.4f} ms")
+best = {}
+for program, ns, params in db.execute(
+        "select program, median_ns, parameters from variants where status = 'ok'"):
+    p = json.loads(params)
+    family = ("conv-direct" if "v" in p else
+              f"vector interleave={p.get('vector_interleave', 0)} "
+              f"channels_first={p.get('vector_channels_first', 0)}")
+    key = (program, family)
+    if key not in best or ns < best[key][0]:
+        best[key] = (ns, params)
+for (program, family), (ns, params) in sorted(best.items()):
+    print(f"{program}: best {family}: {ns / 1e6:.4f} ms {params}")
+db.close()
+PY
+
+has table3 && stamp "table3 (re-timed best, CLBlast, naive)" &&
+timeout 150 "$work/bin/weft_bench_table3" --device gpu --db "$db" "${names[@]}" --no-torch \
+  --retime 2 --out "$OUT/table3.json" --markdown "$OUT/table3.md"
+echo "exit $?"
+
+if has torch; then
+stamp "PyTorch + cuDNN"
+torch_layers=$(python3 - "$layers" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+from baselines_torch import VGG16
+paper = [0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28]
+print(",".join(VGG16[paper.index(int(n))][0] for n in sys.argv[1].split()))
+PY
+)
+timeout 120 python3 bench/torch_gpu_conv.py "$torch_layers" >"$OUT/pytorch-cudnn.txt"
+echo "exit $?"; cat "$OUT/pytorch-cudnn.txt"
+fi
+
+# The database's write-ahead log folded into it, so that one file comes back.
+[ -f "$db" ] && python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma journal_mode=delete'); c.close()" "$db"
+ls "$OUT"
+has tests || { stamp done; exit 0; }
+stamp "OpenCL tests (at most ${TESTS_S} s, 6 at once)"
+ls "$work/bin/tests" | xargs -P 6 -I{} sh -c \
+  "timeout $((TESTS_S - 10)) '$work/bin/tests/{}' >'/tmp/{}.log' 2>&1; echo \"{} exit \$?\"" \
+  >"$OUT/opencl-tests.txt"
+sort -o "$OUT/opencl-tests.txt" "$OUT/opencl-tests.txt"
+for t in $(awk '$3 != 0 {print $1}' "$OUT/opencl-tests.txt"); do
+  echo "---- $t"; tail -40 "/tmp/$t.log"
+done >>"$OUT/opencl-tests.txt"
+cat "$OUT/opencl-tests.txt" | head -40
+stamp done
