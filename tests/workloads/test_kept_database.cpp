@@ -3,7 +3,8 @@
 // read under the old names (the conv workload owns them), a sample of every layer's variants is
 // rebuilt from its recorded parameters and hashes to the source hash recorded when it was
 // measured, and opening it for writing migrates it to schema 2 with a backup that holds the
-// file as it was.
+// file as it was. The H200 database (bench/results/nvidia-h200, schema 2) rebuilds its GPU
+// structures (interleaved blocks, the channels-first copy) to the hashes recorded there.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -25,11 +26,11 @@ using namespace weft::explore;
 
 namespace {
 
-// The kept database decompressed into `folder` (xz is part of every Debian system).
-std::filesystem::path keptDatabase(const testing::TempDir& folder) {
+// A kept database decompressed into `folder` (xz is part of every Debian system).
+std::filesystem::path keptDatabase(const testing::TempDir& folder,
+                                   const std::string& kept = "bench/results/vgg16-explore.db.xz") {
   const char* root = std::getenv("WEFT_SOURCE_DIR");
-  const std::filesystem::path source =
-      std::filesystem::path(root ? root : ".") / "bench/results/vgg16-explore.db.xz";
+  const std::filesystem::path source = std::filesystem::path(root ? root : ".") / kept;
   const std::filesystem::path db = folder.path / "kept.db";
   const std::string command = "xz -dc '" + source.string() + "' > '" + db.string() + "'";
   REQUIRE(std::system(command.c_str()) == 0);
@@ -72,6 +73,40 @@ TEST_CASE("the kept database rebuilds the kernels it recorded") {
     }
   }
   CHECK(rebuilt > 60);
+}
+
+TEST_CASE("the H200's kept database rebuilds its GPU structures' kernels") {
+  // Explored on an NVIDIA H200 (bench/results/nvidia-h200): schema 2, the GPU profile's
+  // interleaved and channels-first structures among the rows.
+  workloads::registerBuiltinWorkloads();
+  testing::TempDir folder("weft_kept_db_h200");
+  const std::filesystem::path db =
+      keptDatabase(folder, "bench/results/nvidia-h200/nvidia-explore.db.xz");
+  const ResultsSnapshot snapshot = readResultsSnapshot(db);
+  size_t rebuilt = 0, channelsFirst = 0, interleavedInPlace = 0;
+  for (const VariantRecord& row : snapshot.variants) {
+    if (row.status != VariantStatus::Ok || row.sourceHash.empty()) continue;
+    CHECK(row.workload == "conv");
+    const std::map<std::string, int64_t> parameters = parseRecordedParameters(row.key.parameters);
+    const bool firstChannels = parameters.count("vector_channels_first") != 0;
+    const bool inPlace = parameters.count("vector_interleave") != 0 && !firstChannels;
+    // Every GPU structure's row and every 5th other.
+    if (!firstChannels && !inPlace && rebuilt % 5 != 0) {
+      ++rebuilt;
+      continue;
+    }
+    const std::optional<ConvLayer> layer = layerOfProgram(row.key.program);
+    REQUIRE(layer);
+    CAPTURE(row.key.program);
+    CAPTURE(row.key.parameters);
+    const CompiledProgram compiled = compileLayerVariant(*layer, row);
+    CHECK(sourceHash(compiled.source) == row.sourceHash);
+    channelsFirst += firstChannels;
+    interleavedInPlace += inPlace;
+    ++rebuilt;
+  }
+  CHECK(channelsFirst > 20);
+  CHECK(interleavedInPlace > 5);
 }
 
 TEST_CASE("opening a schema 1 database for writing migrates it, with a backup") {
