@@ -88,8 +88,7 @@ int run(const Options& options) {
   if (!options.onlyPipelines) {
     for (const ConvLayer& layer : vgg16Layers()) {
       manifestOf(layer.name,
-                 explore::layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1},
-                                                /*vectorFamily=*/true),
+                 explore::layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1}, &profile),
                  profile, options, lines);
     }
   }

@@ -315,7 +315,9 @@ LiveRun liveRun(const ConvLayer& layer, SampleOrder order, size_t samples, uint6
     std::cerr << "  [" << name << "] " << update.done << "/" << update.total << " "
               << statusName(update.last->status) << "\n";
   };
-  ExploreTarget target = layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1}, true);
+  // The structures `weft explore` offers on this device.
+  const host::DeviceProfile profile = explorationProfile(options);
+  ExploreTarget target = layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1}, &profile);
   const auto start = std::chrono::steady_clock::now();
   run.summary = weft::explore::explore(target, options);
   run.wallSeconds =

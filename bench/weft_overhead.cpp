@@ -315,7 +315,7 @@ int run(const Options& options) {
     // Sampling: the target as `weft explore --layer` builds it, then sampleTarget.
     Stopwatch targetWatch;
     explore::ExploreTarget target =
-        explore::layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1}, /*vectorFamily=*/true);
+        explore::layerTargetStructures(layer, {1, 2, 4, 8, 16}, {0, 1}, &profile);
     const double targetWall = targetWatch.wallMs();
     const double targetCpu = targetWatch.cpuMs();
     Stopwatch sampleWatch;

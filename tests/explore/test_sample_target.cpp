@@ -23,7 +23,8 @@ using namespace weft::explore;
 
 TEST_CASE("two families share the samples; points are valid, distinct and reproducible") {
   ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");
-  ExploreTarget target = layerTargetStructures(layer, {4}, {0}, /*vectorFamily=*/true);
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  ExploreTarget target = layerTargetStructures(layer, {4}, {0}, &cpu);
   REQUIRE(target.structures.size() > 1);
   size_t vectorStructures = 0;
   std::set<int64_t> padInLoadsSeen, rowUnrollSeen;
@@ -91,7 +92,7 @@ TEST_CASE("structures whose spaces differ only in code share one count, and thei
   // conv-direct's unroll switch changes the generated code, not the parameters or constraints:
   // both structures have the same sampling key, so sampleTarget counts that space once.
   ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");
-  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0, 1}, /*vectorFamily=*/false);
+  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0, 1});
   REQUIRE(target.structures.size() == 4);
   host::DeviceProfile profile = host::loadProfile("pocl-cpu");
   SpaceOptions options;
@@ -127,7 +128,7 @@ TEST_CASE("unrolled reductions are capped at SpaceOptions::maxUnrolledIterations
   // conv-direct with unroll = 1 unrolls both reductions: the partial convolution over omega
   // window elements (v = 1: omega iterations) and the sum of the C*K*K/omega partial results.
   ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");  // C*K*K = 72
-  ExploreTarget target = layerTargetStructures(layer, {1}, {0, 1}, /*vectorFamily=*/false);
+  ExploreTarget target = layerTargetStructures(layer, {1}, {0, 1});
   REQUIRE(target.structures.size() == 2);
   SpaceOptions options;
   options.powerOfTwo = target.powerOfTwo;

@@ -237,8 +237,8 @@ TEST_CASE("predictions are cheap") {
 
 TEST_CASE("measuring in cost order measures the same points, shard by shard") {
   const ConvLayer layer = parseConvLayer("8,14,14,16,3,1,1");
-  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0}, /*vectorFamily=*/true);
   const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  ExploreTarget target = layerTargetStructures(layer, {1, 4}, {0}, &profile);
   SampledTarget sampled = sampleTarget(target, profile, 40, 3);
   REQUIRE(sampled.points.size() == 40);
   Preparation prep;

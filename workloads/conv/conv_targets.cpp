@@ -9,16 +9,6 @@
 
 namespace weft::explore {
 
-namespace {
-
-std::string menuText(const std::vector<int>& menu) {
-  std::string text;
-  for (int value : menu) text += (text.empty() ? "" : ", ") + std::to_string(value);
-  return "{" + text + "}";
-}
-
-}  // namespace
-
 ConvDirectChoices convDirectChoices(int vectorWidth, int unroll) {
   ConvDirectChoices choices;
   for (int v : kConvDirectVectorWidths) {
@@ -39,19 +29,37 @@ bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigm
     if (why) *why = text;
     return false;
   };
-  if (std::find(kVectorFamilyKappas.begin(), kVectorFamilyKappas.end(), kappa) ==
-          kVectorFamilyKappas.end() ||
-      layer.M % kappa != 0) {
-    return fail("vector_kappa in " + menuText(kVectorFamilyKappas) + " dividing M=" +
+  if (!isValidVectorWidth(kappa) || layer.M % kappa != 0) {
+    return fail("vector_kappa a vector width (2, 3, 4, 8 or 16) dividing M=" +
                 std::to_string(layer.M));
   }
-  if (std::find(kVectorFamilySigmas.begin(), kVectorFamilySigmas.end(), sigma) ==
-          kVectorFamilySigmas.end() ||
-      layer.outW() % sigma != 0) {
-    return fail("vector_sigma in " + menuText(kVectorFamilySigmas) +
-                " dividing the output width " + std::to_string(layer.outW()));
+  if (sigma < 1 || layer.outW() % sigma != 0) {
+    return fail("vector_sigma dividing the output width " + std::to_string(layer.outW()));
   }
   return true;
+}
+
+std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DeviceProfile& device) {
+  const int native = std::max(1, device.nativeFloatVectorWidth);
+  std::vector<int> kappas;
+  for (int kappa : {2, 3, 4, 8, 16}) {
+    if (2 * kappa < native || layer.M % kappa != 0) continue;
+    // Past a whole vector register, κ must fill its registers (a multiple of the width).
+    if (kappa > native && kappa % native != 0) continue;
+    kappas.push_back(kappa);
+  }
+  return kappas;
+}
+
+std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
+                                    const host::DeviceProfile& device) {
+  std::vector<int> sigmas;
+  for (int64_t sigma = 1; sigma <= layer.outW(); ++sigma) {
+    if (layer.outW() % sigma != 0) continue;
+    if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
+    sigmas.push_back(static_cast<int>(sigma));
+  }
+  return sigmas;
 }
 
 namespace {
@@ -111,8 +119,8 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
 }
 
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily,
-                                    const std::vector<int>& interleaves) {
+                                    const std::vector<int>& unrolls,
+                                    const host::DeviceProfile* vectorFamilyDevice) {
   ExploreTarget target;
   for (int v : vectorWidths) {
     for (int unroll : unrolls) {
@@ -125,10 +133,11 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
   if (target.structures.empty()) throw std::invalid_argument("no structure to explore");
   target.description = layer.describe() + "; conv-direct, " +
                        std::to_string(target.structures.size()) + " structures (v, unroll)";
-  if (vectorFamily) {
-    std::vector<ExploreTarget::Structure> vector = layerVectorStructures(layer, interleaves);
+  if (vectorFamilyDevice) {
+    std::vector<ExploreTarget::Structure> vector =
+        layerVectorStructures(layer, *vectorFamilyDevice);
     target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
-                          (interleaves.size() > 1 || interleaves.front() != 0
+                          (vectorFamilyInterleaves(vectorFamilyDevice).size() > 1
                                ? " structures (kappa, sigma, pad_in_loads, interleave)"
                                : " structures (kappa, sigma, pad_in_loads)");
     for (ExploreTarget::Structure& structure : vector) {
@@ -194,12 +203,11 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
 }
 
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
-                                                             const std::vector<int>& interleaves) {
+                                                             const host::DeviceProfile& device) {
   std::vector<ExploreTarget::Structure> structures;
-  for (int interleave : interleaves) {
-    for (int kappa : kVectorFamilyKappas) {
-      for (int sigma : kVectorFamilySigmas) {
-        if (!isVectorFamilyStructure(layer, kappa, sigma)) continue;
+  for (int interleave : vectorFamilyInterleaves(&device)) {
+    for (int kappa : vectorFamilyKappas(layer, device)) {
+      for (int sigma : vectorFamilySigmas(layer, kappa, device)) {
         // Interleaving one window per block changes nothing.
         if (interleave != 0 && sigma == 1) continue;
         // The padded input as a kernel of its own (0), or read through guarded loads (1).

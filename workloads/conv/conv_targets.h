@@ -12,17 +12,27 @@
 #include <vector>
 
 #include "explore/explorer.h"
+#include "host/device_profile.h"
 #include "workloads/conv/conv_layer.h"
 
 namespace weft::explore {
 
-// The structure menus of the conv workload: conv-direct's vector widths and unroll settings,
-// the register-blocked vector family's κ (output channels per float<κ> accumulator) and σ
-// (pixels per work-item). Every command that lists or checks layer structures reads them here.
+// conv-direct's structure menu (the LIFT paper's vector widths and unroll settings). Every
+// command that lists or checks conv-direct structures reads it here.
 inline const std::vector<int> kConvDirectVectorWidths = {1, 2, 4, 8, 16};
 inline const std::vector<int> kConvDirectUnrolls = {0, 1};
-inline const std::vector<int> kVectorFamilyKappas = {4, 8, 16};
-inline const std::vector<int> kVectorFamilySigmas = {2, 4, 7, 8, 14, 16};
+
+// The register-blocked vector family's menus, derived from the layer and the device profile:
+//  - κ (output channels per float<κ> accumulator): the accumulator widths 2, 3, 4, 8, 16 that
+//    divide M, at least half the native float vector width (a narrower one leaves most lanes
+//    idle), and past one register a multiple of it (whole registers);
+//  - σ (pixels per work-item): every divisor of the output width whose σ·κ accumulators, with a
+//    vector of weights and a temporary, fit the profile's registers per work-item
+//    (σκ + 2κ ≤ registersPerWorkItem: code generation's own estimate, which the explorer's
+//    register constraint checks).
+std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DeviceProfile& device);
+std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
+                                    const host::DeviceProfile& device);
 
 // conv-direct's structures with the vector width and unroll setting each restricted to one
 // value (-1: the whole menu). Throws std::invalid_argument when the choice leaves none.
@@ -32,8 +42,9 @@ struct ConvDirectChoices {
 };
 ConvDirectChoices convDirectChoices(int vectorWidth, int unroll);
 
-// Whether (κ, σ) is one of the vector family's structures for the layer: both in the menus, κ
-// dividing M and σ the output width; `why` (when not null) says which rule fails.
+// Whether (κ, σ) can be a vector family structure of the layer on some device: κ an
+// accumulator width dividing M, σ dividing the output width; `why` (when not null) says which
+// rule fails.
 bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigma,
                              std::string* why = nullptr);
 
@@ -41,11 +52,11 @@ bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigm
 ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll);
 // The same over several structures: every pair of the given vector widths and unroll settings
 // (the union of their spaces; structures whose space is empty are dropped when sampling).
-// With vectorFamily, the register-blocked vector family's structures join them
+// With a device, the register-blocked vector family's structures for that device join them
 // (layerVectorStructures).
 ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<int>& vectorWidths,
-                                    const std::vector<int>& unrolls, bool vectorFamily = false,
-                                    const std::vector<int>& interleaves = {0});
+                                    const std::vector<int>& unrolls,
+                                    const host::DeviceProfile* vectorFamilyDevice = nullptr);
 // The register-blocked vector family for a layer: the conv-register-blocked-vector
 // strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
 // rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
@@ -66,11 +77,12 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
 // Throws std::runtime_error when they name neither.
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixedParameters);
-// The vector family's structures that apply to a layer (isVectorFamilyStructure), each with
-// pad_in_loads 0 and 1, row_unroll 0 and 1, and each of the given interleave settings (an
-// interleaved structure with the pad kernel stores the padded input channels-first).
-std::vector<ExploreTarget::Structure> layerVectorStructures(
-    const ConvLayer& layer, const std::vector<int>& interleaves = {0});
+// The vector family's structures for a layer on a device: every κ and σ of the menus above,
+// each with pad_in_loads 0 and 1, row_unroll 0 and 1, and each of the device's interleave
+// settings (an interleaved structure with the pad kernel stores the padded input
+// channels-first).
+std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
+                                                            const host::DeviceProfile& device);
 // The interleave settings a device's space offers: both on a GPU, whose work-items of a row
 // then load neighbouring pixels together (coalesced); consecutive windows only elsewhere (a
 // CPU's work-item reads its σ pixels as one contiguous run).

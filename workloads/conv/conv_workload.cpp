@@ -64,13 +64,14 @@ class ConvWorkload final : public Workload {
     const ConvDirectChoices choices = convDirectChoices(vectorWidth, unroll);
     const std::vector<int>& widths = choices.widths;
     const std::vector<int>& unrolls = choices.unrolls;
-    // The vector family joins when conv-direct's shape is left open.
+    // The vector family joins when conv-direct's shape is left open and the device is known
+    // (its menus are derived from the device's profile).
     const bool vectorFamily = vectorWidth == -1 && unroll == -1;
     auto targetOf = [&](const ConvLayer& layer) {
       return widths.size() == 1 && unrolls.size() == 1
                  ? layerTarget(layer, widths.front(), unrolls.front())
-                 : layerTargetStructures(layer, widths, unrolls, vectorFamily,
-                                         vectorFamilyInterleaves(device));
+                 : layerTargetStructures(layer, widths, unrolls,
+                                         vectorFamily ? device : nullptr);
     };
     if (request.instance != "vgg16") return {targetOf(layerOf(request))};
     std::vector<ExploreTarget> all;

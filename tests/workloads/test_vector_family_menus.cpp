@@ -1,0 +1,114 @@
+// The register-blocked vector family's menus (workloads/conv/conv_targets.h) derived from the
+// layer and the device profile: κ from the native vector width, σ every divisor of the output
+// width within the registers, interleaved blocks on GPUs only. Checked on the built-in
+// profiles (AVX-512 PoCL, Mali-G72, NVIDIA) and an AVX2-like one, on VGG-16 layers and on
+// layers whose output width has no small power-of-two divisor (AlexNet's 55, 27 and 13), which
+// the hand-written menus of before left without a vector structure.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <vector>
+
+#include "host/device_profile.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_targets.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+host::DeviceProfile avx2Like() {
+  host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  profile.nativeFloatVectorWidth = 8;
+  profile.preferredFloatVectorWidth = 8;
+  profile.registersPerWorkItem = 16 * 8;  // 16 ymm registers of 8 floats
+  return profile;
+}
+
+std::vector<int> divisorsUpTo(int64_t n, int64_t limit) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kappa follows the native vector width") {
+  const ConvLayer conv1_2 = vgg16Layers()[1];
+  CHECK(vectorFamilyKappas(conv1_2, host::loadProfile("pocl-cpu")) == std::vector<int>{8, 16});
+  CHECK(vectorFamilyKappas(conv1_2, avx2Like()) == std::vector<int>{4, 8, 16});
+  CHECK(vectorFamilyKappas(conv1_2, host::loadProfile("mali-g72")) ==
+        std::vector<int>{2, 4, 8, 16});
+  CHECK(vectorFamilyKappas(conv1_2, host::loadProfile("nvidia-generic")) ==
+        std::vector<int>{2, 4, 8, 16});
+  // κ divides M: 3 only where M is a multiple of 3.
+  const ConvLayer threes = parseConvLayer("4,8,8,48,3,1,1");
+  CHECK(vectorFamilyKappas(threes, host::loadProfile("nvidia-generic")) ==
+        std::vector<int>{2, 3, 4, 8, 16});
+}
+
+TEST_CASE("sigma is every divisor of the output width within the registers") {
+  for (const host::DeviceProfile& device :
+       {host::loadProfile("pocl-cpu"), avx2Like(), host::loadProfile("mali-g72"),
+        host::loadProfile("nvidia-generic")}) {
+    CAPTURE(device.name);
+    CAPTURE(device.registersPerWorkItem);
+    for (const ConvLayer& layer : {vgg16Layers()[1], vgg16Layers()[4], vgg16Layers()[10],
+                                   parseConvLayer("3,227,227,64,11,4,0"),
+                                   parseConvLayer("64,27,27,192,5,1,2"),
+                                   parseConvLayer("192,13,13,384,3,1,1")}) {
+      CAPTURE(layer.describe());
+      for (int kappa : vectorFamilyKappas(layer, device)) {
+        CAPTURE(kappa);
+        const std::vector<int> sigmas = vectorFamilySigmas(layer, kappa, device);
+        const int64_t limit = device.registersPerWorkItem / kappa - 2;
+        CHECK(sigmas == divisorsUpTo(layer.outW(), limit));
+        for (int sigma : sigmas) {
+          CHECK(sigma * kappa + 2 * kappa <= device.registersPerWorkItem);
+          CHECK(isVectorFamilyStructure(layer, kappa, sigma));
+        }
+      }
+    }
+  }
+  // The AVX-512 profile (384 values: 24 registers of 16 floats) on conv1_2: up to 22 pixels
+  // of 16 channels; the AVX2-like one (128 values) up to 6.
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, host::loadProfile("pocl-cpu")) ==
+        std::vector<int>{1, 2, 4, 7, 8, 14, 16});
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, avx2Like()) == std::vector<int>{1, 2, 4});
+}
+
+TEST_CASE("layers with odd output widths get vector structures") {
+  // AlexNet's first layer: 55 output columns (5 x 11), stride 4, 11x11 kernels.
+  const ConvLayer alexnet1 = parseConvLayer("3,227,227,64,11,4,0");
+  REQUIRE(alexnet1.outW() == 55);
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  CHECK(vectorFamilySigmas(alexnet1, 16, cpu) == std::vector<int>{1, 5, 11});
+  const std::vector<ExploreTarget::Structure> structures = layerVectorStructures(alexnet1, cpu);
+  std::set<std::pair<int64_t, int64_t>> blocks;
+  for (const ExploreTarget::Structure& s : structures) {
+    blocks.insert({s.fixedParameters.at("vector_kappa"), s.fixedParameters.at("vector_sigma")});
+  }
+  CHECK(blocks.count({16, 11}) == 1);
+  CHECK(blocks.count({8, 5}) == 1);
+}
+
+TEST_CASE("interleaved blocks are offered on GPUs only") {
+  const ConvLayer layer = parseConvLayer("16,16,16,16,3,1,1");
+  auto interleaved = [&](const host::DeviceProfile& device) {
+    size_t count = 0;
+    for (const ExploreTarget::Structure& s : layerVectorStructures(layer, device)) {
+      if (s.fixedParameters.count("vector_interleave")) {
+        ++count;
+        CHECK(s.fixedParameters.at("vector_sigma") > 1);
+      }
+    }
+    return count;
+  };
+  CHECK(interleaved(host::loadProfile("pocl-cpu")) == 0);
+  CHECK(interleaved(avx2Like()) == 0);
+  CHECK(interleaved(host::loadProfile("nvidia-generic")) > 0);
+  CHECK(interleaved(host::loadProfile("mali-g72")) > 0);
+}
