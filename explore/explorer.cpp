@@ -360,11 +360,14 @@ host::DeviceProfile explorationProfile(const ExploreOptions& options) {
   const nlohmann::ordered_json profile =
       nlohmann::ordered_json::parse(outcome.data, nullptr, false);
   if (outcome.timedOut || outcome.signaled || !profile.is_object() || !profile.contains("name")) {
-    throw std::runtime_error(
-        "the device query failed" +
-        std::string(outcome.timedOut   ? ": it took longer than 60 s"
-                    : outcome.signaled ? ": it died from " + signalText(outcome.signal)
-                                       : (outcome.data.empty() ? "" : ": " + outcome.data)));
+    // The child reports an exception as {"event": "error", "message": ...}.
+    const std::string why =
+        outcome.timedOut   ? "it took longer than 60 s"
+        : outcome.signaled ? "it died from " + signalText(outcome.signal)
+        : profile.is_object() && profile.contains("message") && profile["message"].is_string()
+            ? profile["message"].get<std::string>()
+            : "exit code " + std::to_string(outcome.exitCode);
+    throw std::runtime_error("the device query failed: " + why);
   }
   return host::profileFromJson(profile, "queried device");
 }
