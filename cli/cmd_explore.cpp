@@ -22,13 +22,16 @@
 // --order random keeps the sampled order. The set of variants is the same either way.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
-// variant when stderr is not a terminal); --quiet leaves it out. The summary goes to stdout;
+// variant when stderr is not a terminal); --quiet leaves it out. Structures whose space is empty
+// with these sizes on this device are one summary line (--verbose: each with its conflicting
+// constraints). The summary goes to stdout;
 // with --json every variant is one JSON line on stdout and the summary the last one.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -75,6 +78,7 @@ struct ExploreCommandOptions {
   std::string order = "cost";
   std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
   bool quiet = false;
+  bool verbose = false;
   bool json = false;
 };
 
@@ -179,6 +183,32 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
   return {std::move(request), workload};
 }
 
+// One line for the structures without valid variants (a space that is empty on this device is
+// expected: a register budget or a vector width rules out some blocks), with the most frequent
+// reason: the phrase in parentheses that ends the last explained constraint of each conflict.
+std::string emptyStructuresSummary(const std::vector<std::string>& empty, size_t withVariants) {
+  std::map<std::string, size_t> reasons;
+  for (const std::string& text : empty) {
+    std::string reason = text.substr(0, text.find('\n'));
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t open = line.rfind(" (");
+      if (line.rfind("  - ", 0) == 0 && !line.empty() && line.back() == ')' &&
+          open != std::string::npos) {
+        reason = line.substr(open + 2, line.size() - open - 3);
+      }
+    }
+    ++reasons[reason];
+  }
+  const auto most =
+      std::max_element(reasons.begin(), reasons.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  return std::to_string(empty.size()) + " of " + std::to_string(empty.size() + withVariants) +
+         " structures have no valid variant (with these sizes and this device; " +
+         std::to_string(most->second) + " of them: " + most->first +
+         "); --verbose lists each with its conflicting constraints";
+}
+
 // Explores one target (prepare, then run) and prints its summary.
 void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOptions& explore,
                 const ExploreCommandOptions& options, const std::string& position) {
@@ -199,8 +229,12 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
     }
     std::cerr << " (" << prep.samplingMethod << ", " << prep.samplingSeconds << " s)"
               << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
-    for (const std::string& empty : prep.emptyStructures) {
-      std::cerr << "structure without valid variants: " << empty << "\n";
+    if (options.verbose) {
+      for (const std::string& empty : prep.emptyStructures) {
+        std::cerr << "structure without valid variants: " << empty << "\n";
+      }
+    } else if (!prep.emptyStructures.empty()) {
+      std::cerr << emptyStructuresSummary(prep.emptyStructures, prep.spaces.size()) << "\n";
     }
     if (prep.reference) {
       std::cerr << "reference (default lowering): "
@@ -429,6 +463,9 @@ void registerExplore(CLI::App& app) {
                       "names")
       ->type_name("auto|none|NAME,...");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
+  command->add_flag("--verbose", options->verbose,
+                    "list every structure without valid variants with the constraints that "
+                    "conflict (by default one summary line)");
   command->add_flag("--json", options->json,
                     "one JSON line per variant on stdout, then a JSON summary");
   std::string workloads;

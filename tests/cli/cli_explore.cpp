@@ -5,8 +5,10 @@
 // error that names the file and leaves it as it was. Sharding: --shard 1/2 and 2/2 into two
 // databases share the points without overlap, and once merged with `weft merge` the unsharded
 // command finds every one of its points done (it runs nothing). A bad --shard, --all-vgg16 with --layer, and
-// a corrupt merge source are clear errors that change nothing. Without an OpenCL device (weft
-// devices fails) the exploration tests pass with a message.
+// a corrupt merge source are clear errors that change nothing. Structures whose space is empty
+// (conv-direct's v = 16 on a layer whose window of 72 values it cannot split into 16-wide
+// chunks) are one summary line with the reason, each listed only with --verbose. Without an
+// OpenCL device (weft devices fails) the exploration tests pass with a message.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -90,6 +92,28 @@ TEST_CASE("weft explore writes the database, resumes, and weft report prints the
   REQUIRE_FALSE(parsed[0]["front"].empty());
   CHECK(parsed[0]["front"][0]["medianNs"].get<uint64_t>() > 0);
   CHECK(parsed[0]["front"][0]["parameters"].is_object());
+}
+
+TEST_CASE("structures without valid variants: one summary line, each with --verbose") {
+  if (!haveOpenCLDevice()) return;
+  TempDir dir("weft_cli_explore_empty");
+  const std::vector<std::string> command = {"explore",   "--layer", "8,15,15,16,3,2,1",
+                                            "--samples", "1",       "--min-time",
+                                            "1",         "--db",    dir.file("r.db")};
+  auto quiet = runWeft(command);
+  CAPTURE(quiet.output);
+  REQUIRE(quiet.exitCode == 0);
+  CHECK(contains(quiet.output, "structures have no valid variant (with these sizes"));
+  CHECK(contains(quiet.output, "the vector width must divide the length"));
+  CHECK_FALSE(contains(quiet.output, "structure without valid variants:"));
+  std::vector<std::string> verboseCommand = command;
+  verboseCommand.back() = dir.file("v.db");
+  verboseCommand.push_back("--verbose");
+  auto verbose = runWeft(verboseCommand);
+  CAPTURE(verbose.output);
+  REQUIRE(verbose.exitCode == 0);
+  CHECK(contains(verbose.output, "structure without valid variants: unroll=0 v=16"));
+  CHECK(contains(verbose.output, "asVector to width 16 requires"));
 }
 
 TEST_CASE("weft explore and weft report refuse a corrupt database and leave it alone") {

@@ -56,10 +56,10 @@ TEST_CASE("sigma is every divisor of the output width within the registers") {
         host::loadProfile("nvidia-generic")}) {
     CAPTURE(device.name);
     CAPTURE(device.registersPerWorkItem);
-    for (const ConvLayer& layer : {vgg16Layers()[1], vgg16Layers()[4], vgg16Layers()[10],
-                                   parseConvLayer("3,227,227,64,11,4,0"),
-                                   parseConvLayer("64,27,27,192,5,1,2"),
-                                   parseConvLayer("192,13,13,384,3,1,1")}) {
+    for (const ConvLayer& layer :
+         {vgg16Layers()[1], vgg16Layers()[4], vgg16Layers()[10],
+          parseConvLayer("3,227,227,64,11,4,0"), parseConvLayer("64,27,27,192,5,1,2"),
+          parseConvLayer("192,13,13,384,3,1,1")}) {
       CAPTURE(layer.describe());
       for (int kappa : vectorFamilyKappas(layer, device)) {
         CAPTURE(kappa);

@@ -99,9 +99,8 @@ ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
   if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
   rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten =
-      strategy->make({{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(
-          convListing3Definition(), context);
+  rewrite::StrategyResult rewritten = strategy->make(
+      {{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(convListing3Definition(), context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
   }
@@ -158,8 +157,7 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
                       {"pad_in_loads", Arith(padInLoads)},
                       {"row_unroll", Arith(rowUnroll)},
                       {"interleave", Arith(interleave)},
-                      {"channels_first", Arith(channelsFirst)}})(convListing3Definition(),
-                                                                  context);
+                      {"channels_first", Arith(channelsFirst)}})(convListing3Definition(), context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
@@ -182,8 +180,7 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
     const int64_t padInLoads =
         fixed.count("vector_pad_in_loads") ? fixed.at("vector_pad_in_loads") : 0;
     const int64_t rowUnroll = fixed.count("vector_row_unroll") ? fixed.at("vector_row_unroll") : 0;
-    const int64_t interleave =
-        fixed.count("vector_interleave") ? fixed.at("vector_interleave") : 0;
+    const int64_t interleave = fixed.count("vector_interleave") ? fixed.at("vector_interleave") : 0;
     const int64_t channelsFirst =
         fixed.count("vector_channels_first") ? fixed.at("vector_channels_first") : 0;
     ExploreTarget target = layerVectorTarget(
@@ -198,12 +195,13 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
     return layerTarget(layer, static_cast<int>(fixed.at("v")),
                        static_cast<int>(fixed.at("unroll")));
   }
-  throw std::runtime_error("not a layer variant: neither v and unroll (conv-direct) nor "
-                           "vector_kappa and vector_sigma (register-blocked vector) recorded");
+  throw std::runtime_error(
+      "not a layer variant: neither v and unroll (conv-direct) nor "
+      "vector_kappa and vector_sigma (register-blocked vector) recorded");
 }
 
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
-                                                             const host::DeviceProfile& device) {
+                                                            const host::DeviceProfile& device) {
   std::vector<ExploreTarget::Structure> structures;
   for (int interleave : vectorFamilyInterleaves(&device)) {
     for (int kappa : vectorFamilyKappas(layer, device)) {
