@@ -219,7 +219,7 @@ void registerBundle(CLI::App& app) {
   command
       ->add_option("--profile", options->profile,
                    "the target's device profile for the hardware constraints (built-in name: "
-                   "mali-g72, nvidia-generic, pocl-cpu; a user profile or a .json file)")
+                   "mali-g72, nvidia-generic, nvidia-hopper, pocl-cpu; a user profile or a .json file)")
       ->required();
   command->add_option("--out", options->out, "the folder to write the bundle into")->required();
   command->add_option("--vector-width", options->vectorWidth,

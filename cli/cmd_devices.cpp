@@ -251,7 +251,7 @@ void registerDevices(CLI::App& app) {
       "units, work-group limits, local memory and whether it is real, vector widths, ...),\n"
       "mark the device weft uses by default (the first GPU, else the first CPU device such as\n"
       "PoCL), and list the device profiles weft knows: built in (mali-g72, nvidia-generic,\n"
-      "pocl-cpu) and the user's JSON files. Without an OpenCL platform it says so and exits 0.");
+      "nvidia-hopper, pocl-cpu) and the user's JSON files. Without an OpenCL platform it says so and exits 0.");
   command->add_flag("--json", options->json,
                     "print a JSON document (each device's \"profile\" is in the profile file "
                     "format)");

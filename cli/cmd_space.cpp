@@ -361,7 +361,7 @@ void registerSpace(CLI::App& app) {
       ->allow_extra_args(false);
   command->add_option("--device-profile", options->device,
                       "device whose limits constrain the space: mali-g72, nvidia-generic, "
-                      "pocl-cpu (default), a user profile or a .json file; 'none' for no limits")
+                      "nvidia-hopper, pocl-cpu (default), a user profile or a .json file; 'none' for no limits")
       ->type_name("NAME");
   command->add_option("--samples", options->samples, "sample K unique valid points")
       ->type_name("K");

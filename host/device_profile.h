@@ -3,7 +3,8 @@
 // vector widths, a register budget, ...), independent of whether the device is present. A profile
 // comes from one of three places:
 //   - built in: host/profiles/*.json (ARM Mali-G72 MP12 as in the LIFT paper, a generic NVIDIA GPU
-//     through OpenCL, the PoCL CPU device), embedded into the library at build time;
+//     and the Hopper class (H100/H200) through OpenCL, the PoCL CPU device), embedded into the
+//     library at build time;
 //   - a user's JSON file, in --profile-dir folders or $XDG_CONFIG_HOME/weft/profiles
 //     (~/.config/weft/profiles), or given by path;
 //   - queried from a present device through OpenCL (queryProfile).
@@ -100,7 +101,7 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
 DeviceProfile parseProfile(std::string_view text, std::string_view origin,
                            std::string_view defaultName = {});
 
-// The built-in profiles, sorted by name: mali-g72, nvidia-generic, pocl-cpu.
+// The built-in profiles, sorted by name: mali-g72, nvidia-generic, nvidia-hopper, pocl-cpu.
 const std::vector<DeviceProfile>& builtinProfiles();
 // The embedded JSON texts of the built-in profiles as (file name, text) pairs, e.g.
 // ("mali-g72.json", "{...}"); tests compare them with host/profiles/.

@@ -56,7 +56,8 @@ TEST_CASE("weft devices --json lists devices, their profiles and the built-in pr
   for (const auto& p : doc["profiles"]) {
     if (p["origin"] == "built-in") builtins.push_back(p["name"]);
   }
-  CHECK(builtins == std::vector<std::string>{"mali-g72", "nvidia-generic", "pocl-cpu"});
+  CHECK(builtins == std::vector<std::string>{"mali-g72", "nvidia-generic", "nvidia-hopper",
+                                               "pocl-cpu"});
 
   if (doc["error"].is_null()) {
     REQUIRE(!doc["devices"].empty());

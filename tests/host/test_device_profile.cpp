@@ -97,12 +97,13 @@ void expectFileError(const std::string& fileName, const std::string& text,
 
 }  // namespace
 
-TEST_CASE("the built-in profiles are mali-g72, nvidia-generic and pocl-cpu with sane values") {
+TEST_CASE("the built-in profiles are mali-g72, nvidia-generic, nvidia-hopper and pocl-cpu, sane") {
   const auto& profiles = weft::host::builtinProfiles();
-  REQUIRE(profiles.size() == 3);
+  REQUIRE(profiles.size() == 4);
   CHECK(profiles[0].name == "mali-g72");
   CHECK(profiles[1].name == "nvidia-generic");
-  CHECK(profiles[2].name == "pocl-cpu");
+  CHECK(profiles[2].name == "nvidia-hopper");
+  CHECK(profiles[3].name == "pocl-cpu");
   for (const DeviceProfile& p : profiles) {
     INFO(p.name);
     CHECK(p.computeUnits >= 1);
@@ -131,6 +132,18 @@ TEST_CASE("the built-in profiles are mali-g72, nvidia-generic and pocl-cpu with 
   CHECK(mali.registersPerWorkItem == 64);
   CHECK(mali.registersPerWorkGroup == 384 * 32);
   CHECK(mali.fp16);
+
+  // What an H200 reported through NVIDIA's OpenCL (bench/results/nvidia-h200).
+  const DeviceProfile& hopper = builtin("nvidia-hopper");
+  CHECK(hopper.deviceType == "gpu");
+  CHECK(hopper.computeUnits == 132);
+  CHECK(hopper.maxClockMHz == 1980);
+  CHECK(hopper.maxWorkGroupSize == 1024);
+  CHECK(hopper.localMemoryBytes == 48 * 1024);
+  CHECK(hopper.hasDedicatedLocalMemory());
+  CHECK(hopper.registersPerWorkItem == 255);
+  CHECK(hopper.registersPerWorkGroup == 65536);
+  CHECK_FALSE(hopper.fp16);
 
   const DeviceProfile& nvidia = builtin("nvidia-generic");
   CHECK(nvidia.maxWorkGroupSize == 1024);
@@ -310,7 +323,7 @@ TEST_CASE("an unknown profile name lists the folders searched and the known prof
     CHECK_MESSAGE(message.find("unknown device profile 'no-such-gpu'") != std::string::npos,
                   message);
     CHECK_MESSAGE(message.find(dir.string()) != std::string::npos, message);
-    CHECK_MESSAGE(message.find("known profiles: lab-board, mali-g72, nvidia-generic, pocl-cpu") !=
+    CHECK_MESSAGE(message.find("known profiles: lab-board, mali-g72, nvidia-generic, nvidia-hopper, pocl-cpu") !=
                       std::string::npos,
                   message);
   }
