@@ -103,49 +103,47 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   const int64_t registersPerVector = ceilDiv(kappa, core.nativeLanes);
   const int64_t lanes = std::min(kappa, core.nativeLanes);
   out.laneUse = static_cast<double>(lanes) / static_cast<double>(core.nativeLanes);
-  // One window element: σ × (vector registers per accumulator) FMAs, each taking
-  // ceil(lanes / pipe lanes) pipe slots; σ broadcasts and one weight vector loaded; every
-  // accumulator's chain advances by one FMA (the latency bound).
-  double fmaCycles = static_cast<double>(sigma * registersPerVector *
-                                         ceilDiv(lanes, core.pipeLanes)) /
-                     core.fmaPipes;
   double broadcasts =
       rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
                            static_cast<double>(layer.K)
                      : static_cast<double>(sigma);
-  // Where the loads of a row's work-items go. A GPU issues them together: neighbouring
-  // work-items read pixels σ·stride (consecutive blocks) or stride (interleaved) apart, times C
-  // floats unless the padded input is stored channels-first; at d floats apart a warp's load
-  // touches min(8, d) times the 32-byte sectors of neighbouring addresses (CUDA C++ Best
-  // Practices Guide, "Coalesced Access to Global Memory"). A CPU work-item walks its own loop:
-  // consecutive windows are one contiguous run, interleaved ones strided.
+  double fmaCycles = 0, loadCycles = 0, latencyCycles = 0, loads = 0;
   if (core.cpu) {
+    // One window element: σ × (vector registers per accumulator) FMAs, each taking
+    // ceil(lanes / pipe lanes) pipe slots; σ broadcasts and one weight vector loaded; every
+    // accumulator's chain advances by one FMA (the latency bound). A CPU work-item walks its
+    // own loop: consecutive windows are one contiguous run, interleaved ones strided.
     if (interleave != 0) broadcasts *= 1.25;
+    fmaCycles = static_cast<double>(sigma * registersPerVector *
+                                    ceilDiv(lanes, core.pipeLanes)) /
+                core.fmaPipes;
+    loads = broadcasts + static_cast<double>(registersPerVector);
+    loadCycles = loads / core.loadsPerCycle;
+    latencyCycles = core.fmaLatency;
   } else {
+    // A GPU issues the loads of a row's work-items together: neighbouring work-items read
+    // pixels σ·stride (consecutive blocks) or stride (interleaved) apart, times C floats unless
+    // the padded input is stored channels-first; at d floats apart a warp's load touches
+    // min(8, d) times the 32-byte sectors of neighbouring addresses (CUDA C++ Best Practices
+    // Guide, "Coalesced Access to Global Memory"). Per work-item (one lane) and window
+    // element: σ·κ scalar FMAs; those input loads and the κ weights, the same for every
+    // work-item of the group (one float4 load per four), through load/store units with a
+    // quarter of the FP32 lanes (Hopper SM: 32 FP32 and 8 LD/ST lanes per partition). Other
+    // warps hide the latency. Measured on an H200 through NVIDIA's OpenCL
+    // (bench/results/nvidia-h200): channels-first interleaved blocks 2-3× faster than blocks
+    // that read [H][W][C] in place.
     const int64_t apart = (interleave != 0 ? 1 : sigma) * layer.stride *
                           (channelsFirst != 0 ? 1 : layer.C);
     broadcasts *= static_cast<double>(std::min<int64_t>(8, apart));
-  }
-  double loadCycles = (broadcasts + static_cast<double>(registersPerVector)) /
-                      core.loadsPerCycle;
-  double latencyCycles = core.fmaLatency;
-  if (!core.cpu) {
-    // Per work-item (one lane) and window element: σ·κ scalar FMAs; the input loads (each
-    // touching the sectors counted above) and the κ weights, the same for every work-item of
-    // the group (one float4 load per four), through load/store units with a quarter of the
-    // FP32 lanes (Hopper SM: 32 FP32 and 8 LD/ST lanes per partition). Other warps hide the
-    // latency. Measured on an H200 through NVIDIA's OpenCL (bench/results/nvidia-h200):
-    // channels-first interleaved blocks 2-3× faster than blocks that read [H][W][C] in place.
     fmaCycles = static_cast<double>(sigma * kappa);
-    loadCycles = 4 * (broadcasts + static_cast<double>(ceilDiv(kappa, 4)));
-    latencyCycles = 0;
+    loads = broadcasts + static_cast<double>(ceilDiv(kappa, 4));
+    loadCycles = 4 * loads;
   }
   double stepCycles = std::max({fmaCycles, loadCycles, latencyCycles});
   std::string limit = stepCycles == latencyCycles ? "fma latency"
                       : stepCycles == fmaCycles   ? "fma issue"
                                                   : "loads";
-  out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) /
-                     (broadcasts + static_cast<double>(registersPerVector));
+  out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) / loads;
   // Past the register budget the accumulators spill and the speed halves (measured on PoCL).
   if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
   const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
