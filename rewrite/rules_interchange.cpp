@@ -20,6 +20,11 @@
 // different values (values compared exactly as written, so it may refuse a pair that would be
 // equal after conversion to int).
 //
+// map-flatten-nested flattens a map over p whose result is a layout E of a computing map over
+// G(p): the computing map runs over all (p, g) pairs (zip with fill(n, p) carries p to each),
+// so that both levels can become one parallel dimension (the parts of a split reduction and
+// the kernel groups of a blocked convolution).
+//
 // Families: moving a map across a layout primitive is Fusion (it brings maps next to each
 // other, or apart); map-flatten and join-map-interchange remove a level of nesting
 // (Simplification); map-map-interchange reorders a loop nest (Tiling). The rules follow the
@@ -32,8 +37,8 @@
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
-#include "rewrite/rule_helpers.h"
 #include "rewrite/rule.h"
+#include "rewrite/rule_helpers.h"
 
 namespace weft::rewrite {
 
@@ -84,6 +89,53 @@ std::optional<Expr> mapFlatten(const RuleApplication& a) {
   const Type xType = a.typeOf(x);
   if (!xType.isArray() || !xType.arrayElement().isArray()) return std::nullopt;
   return split(xType.arrayElement().arrayLength(), map(*f, join(x)));
+}
+
+// map(p -> E[map(g -> B(g, p), G(p))], ps) => map(x -> E[x], split(n, map(q -> B(q._0, q._1),
+// join(map(p -> zip(G(p), fill(n, p)), ps))))), where E is a chain of layout primitives and
+// maps of layout functions that mentions p only through its hole, and n = |G(p)|: the inner
+// computing map over all (p, g) pairs at once, each pair carrying its p.
+std::optional<Expr> mapFlattenNested(const RuleApplication& a) {
+  const Expr& node = a.node;
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& p = node.funs()[0].params()[0];
+  // Down E's chain, through the first argument, to the first map that computes.
+  Expr hole = node.funs()[0].body();
+  while (true) {
+    if (hole.isPrim(Op::Map) && isUnaryLambda(hole.funs()[0]) &&
+        !isLayoutFunction(hole.funs()[0])) {
+      break;
+    }
+    if (!hole.isPrim() || !isViewPrimitive(hole.primOp()) || hole.args().empty()) {
+      if (!(hole.isPrim(Op::Map) && isLayoutFunction(hole.funs()[0]))) return std::nullopt;
+    }
+    for (const Expr& f : hole.funs()) {
+      if (mentionsParam(f, p)) return std::nullopt;
+    }
+    for (size_t i = 1; i < hole.args().size(); ++i) {
+      if (mentionsParam(hole.args()[i], p)) return std::nullopt;
+    }
+    hole = hole.args()[0];
+  }
+  const Expr& g = hole.funs()[0].params()[0];
+  const Expr& gs = hole.args()[0];
+  const Type gsType = a.typeOf(gs);
+  if (!gsType.isArray()) return std::nullopt;
+  const Arith n = gsType.arrayLength();
+  Expr x = Expr::param("x");
+  Expr outer = withNodeReplaced(node.funs()[0].body(), hole.node(), x);
+  Expr pairs = join(map(lam(p.paramName(),
+                            [&](Expr fresh) {
+                              return zip(substituteParams(gs, {{p, fresh}}), fill(n, fresh));
+                            }),
+                        node.args()[0]));
+  Expr flat =
+      map(lam(g.paramName(),
+              [&](Expr q) {
+                return substituteParams(hole.funs()[0].body(), {{g, get(0, q)}, {p, get(1, q)}});
+              }),
+          std::move(pairs));
+  return map(Expr::lambda({x}, std::move(outer)), split(n, std::move(flat)));
 }
 
 // map(row -> map(f, row), transpose(x)) => transpose(map(row -> map(f, row), x))
@@ -210,6 +262,14 @@ void addInterchangeRules(std::vector<Rule>& rules) {
                        RuleFamily::Simplification,
                        {},
                        mapFlatten});
+  rules.push_back(Rule{"map-flatten-nested",
+                       "map(p -> E[map(g -> B(g, p), G(p))], ps) => map(x -> E[x], split(n, "
+                       "map(q -> B(q._0, q._1), join(map(p -> zip(G(p), fill(n, p)), ps)))))   "
+                       "[E layout primitives and layout maps, mentioning p only in its hole; n = "
+                       "|G(p)|]",
+                       RuleFamily::Simplification,
+                       {},
+                       mapFlattenNested});
   rules.push_back(Rule{"map-transpose-interchange",
                        "map(map(f)) ∘ transpose => transpose ∘ map(map(f))   [f independent of "
                        "the row]",

@@ -35,6 +35,12 @@
 //                          level by level, asVector(κ) ∘ join makes the innermost level's
 //                          vectors, join^d flattens — so that code generation loops over the
 //                          window with one loop per level, without divisions.)
+//  map2d-split-reduction   the same map2D of window × kernel sums of products split into S
+//                          parts of the innermost level a and b share (Listing 3: the channels;
+//                          part s holds elements s, s + S, …): a map over the parts of the same
+//                          map2D over the part's windows and kernels summing from 0, then each
+//                          output's S partial sums added to its initial value z(k). More work-items
+//                          where a layer has few outputs (split-K); the sums are re-associated.
 //  hoist-relayout          C[map(g -> B[v(g)], xs)] => let(r -> C[map(p -> B[p._1][g := p._0],
 //                          zip(xs, r))], map(..map(id)..)(map(g -> v(g), xs)))
 //                          (a view v of a group g that reorders it — a layout of g alone with a
@@ -127,43 +133,40 @@ std::optional<Expr> kernelBlocking(const RuleApplication& a, bool interleaved) {
   // original lambdas disappear), so they keep their params.
   const Expr kf = m->kernelFun;
   const Expr w = m->window;
-  Expr blocks =
-      map(lam("kernelGroup",
-              [&](Expr kernelGroup) {
-                Expr perWindow = Expr::lambda({w}, join(map(kf, kernelGroup)));
-                return join(map(lam("rowGroup",
-                                    [&](Expr rowGroup) {
-                                      return map(lam("row",
-                                                     [&](Expr row) {
-                                                       return map(lam("windowBlock",
-                                                                      [&](Expr windowBlock) {
-                                                                        return map(perWindow,
-                                                                                   windowBlock);
-                                                                      }),
-                                                                  interleaved
-                                                                      ? transpose(split(
-                                                                            width / sigma, row))
-                                                                      : split(sigma, row));
-                                                     }),
-                                                 rowGroup);
-                                    }),
-                                split(rows, m->windows)));
-              }),
-          split(kappa, m->kernels));
+  Expr blocks = map(
+      lam("kernelGroup",
+          [&](Expr kernelGroup) {
+            Expr perWindow = Expr::lambda({w}, join(map(kf, kernelGroup)));
+            return join(map(
+                lam("rowGroup",
+                    [&](Expr rowGroup) {
+                      return map(lam("row",
+                                     [&](Expr row) {
+                                       return map(lam("windowBlock",
+                                                      [&](Expr windowBlock) {
+                                                        return map(perWindow, windowBlock);
+                                                      }),
+                                                  interleaved ? transpose(split(width / sigma, row))
+                                                              : split(sigma, row));
+                                     }),
+                                 rowGroup);
+                    }),
+                split(rows, m->windows)));
+          }),
+      split(kappa, m->kernels));
   // blocks [M/κ][OH][OW/σ][σ][κ·c] -> [M·c][OH][OW] (interleaved blocks: the row's windows in
   // order are join ∘ transpose of its blocks).
-  Expr kernelsFirst =
-      join(map(lam("channelGroup",
-                   [interleaved](Expr cg) {
-                     return transpose(map(lam("outRow",
-                                              [interleaved](Expr r) {
-                                                return transpose(
-                                                    join(interleaved ? transpose(std::move(r))
-                                                                     : std::move(r)));
-                                              }),
-                                          cg));
-                   }),
-               std::move(blocks)));
+  Expr kernelsFirst = join(map(
+      lam("channelGroup",
+          [interleaved](Expr cg) {
+            return transpose(map(
+                lam("outRow",
+                    [interleaved](Expr r) {
+                      return transpose(join(interleaved ? transpose(std::move(r)) : std::move(r)));
+                    }),
+                cg));
+          }),
+      std::move(blocks)));
   if (kernelsOutermost) return kernelsFirst;
   // [M·c][OH][OW] -> [OH][OW][M·c].
   return map(lam("outRow", [](Expr r) { return transpose(std::move(r)); }),
@@ -179,6 +182,55 @@ std::optional<Expr> map2DKernelBlockingInterleaved(const RuleApplication& a) {
 }
 
 // ---- vectorize-block-accumulators ----
+
+// f = (acc, p) -> acc + p._0 * p._1 (either order of the sum and of the product).
+bool isSumOfProducts(const Expr& f) {
+  if (!f.isLambda() || f.params().size() != 2) return false;
+  const Expr& acc = f.params()[0];
+  const Expr& p = f.params()[1];
+  const Expr& sum = f.body();
+  if (!sum.isPrim(Op::Add)) return false;
+  const Expr* product = nullptr;
+  if (isParamNode(sum.args()[0], acc)) product = &sum.args()[1];
+  if (isParamNode(sum.args()[1], acc)) product = &sum.args()[0];
+  if (!product || !product->isPrim(Op::Mul)) return false;
+  const Expr& x = product->args()[0];
+  const Expr& y = product->args()[1];
+  return (isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p));
+}
+
+// zipped = zip(a(w), b(k)) (0) or zip(b(k), a(w)) (1): the side of the window's values, or -1.
+int windowSideOf(const Expr& zipped, const Expr& w, const Expr& k) {
+  if (!zipped.isPrim(Op::Zip) || zipped.args().size() != 2) return -1;
+  int windowSide = -1;
+  for (int side = 0; side < 2; ++side) {
+    const Expr& windowPart = zipped.args()[static_cast<size_t>(side)];
+    const Expr& kernelPart = zipped.args()[static_cast<size_t>(1 - side)];
+    if (!mentionsParam(windowPart, k) && !mentionsParam(kernelPart, w)) windowSide = side;
+  }
+  return windowSide;
+}
+
+// The levels aw = join^d(a') and bk = join^d(b') share (the same nested lengths): d, a', b'.
+struct CommonLevels {
+  int depth = 0;
+  Expr window, kernel;
+};
+CommonLevels commonJoinLevels(const RuleApplication& a, const Expr& aw, const Expr& bk) {
+  CommonLevels levels{0, aw, bk};
+  while (levels.window.isPrim(Op::Join) && levels.kernel.isPrim(Op::Join)) {
+    const Type windowInner = a.typeOf(levels.window.args()[0]);
+    const Type kernelInner = a.typeOf(levels.kernel.args()[0]);
+    if (!(windowInner.arrayLength() == kernelInner.arrayLength()) ||
+        !(windowInner.arrayElement().arrayLength() == kernelInner.arrayElement().arrayLength())) {
+      break;
+    }
+    levels.window = levels.window.args()[0];
+    levels.kernel = levels.kernel.args()[0];
+    ++levels.depth;
+  }
+  return levels;
+}
 
 // [a][n1]..[n_levels]... -> [n1]..[n_levels][a]...: the outer dimension moved `levels` down.
 Expr outerInnermost(int levels, Expr x) {
@@ -213,29 +265,8 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
   const Expr& f = r.funs()[0];
   const Expr& zipped = r.args()[1];
   if (mentionsParam(z, w) || mentionsParam(f, w) || mentionsParam(f, k)) return std::nullopt;
-  // f = (acc, p) -> acc + p._0 * p._1 (either order of the sum and of the product).
-  if (!f.isLambda() || f.params().size() != 2) return std::nullopt;
-  const Expr& acc = f.params()[0];
-  const Expr& p = f.params()[1];
-  const Expr& sum = f.body();
-  if (!sum.isPrim(Op::Add)) return std::nullopt;
-  const Expr* product = nullptr;
-  if (isParamNode(sum.args()[0], acc)) product = &sum.args()[1];
-  if (isParamNode(sum.args()[1], acc)) product = &sum.args()[0];
-  if (!product || !product->isPrim(Op::Mul)) return std::nullopt;
-  const Expr& x = product->args()[0];
-  const Expr& y = product->args()[1];
-  if (!((isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p)))) {
-    return std::nullopt;
-  }
-  // zip(a(w), b(k)) or zip(b(k), a(w)).
-  if (!zipped.isPrim(Op::Zip) || zipped.args().size() != 2) return std::nullopt;
-  int windowSide = -1;
-  for (int side = 0; side < 2; ++side) {
-    const Expr& windowPart = zipped.args()[static_cast<size_t>(side)];
-    const Expr& kernelPart = zipped.args()[static_cast<size_t>(1 - side)];
-    if (!mentionsParam(windowPart, k) && !mentionsParam(kernelPart, w)) windowSide = side;
-  }
+  if (!isSumOfProducts(f)) return std::nullopt;
+  const int windowSide = windowSideOf(zipped, w, k);
   if (windowSide < 0) return std::nullopt;
   const Expr& aw = zipped.args()[static_cast<size_t>(windowSide)];
   const Expr& bk = zipped.args()[static_cast<size_t>(1 - windowSide)];
@@ -258,21 +289,13 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
   // Joins both sides flatten alike (join(join(window)) and join(join(kernel)): [K][K][C]) are
   // kept as the outer levels of both, so that the loop over the window can be one loop per
   // level (code generation's flattenFactors) instead of one with divisions.
-  Expr windowPart = aw;
-  Expr kernelPart = bk;
-  int depth = 0;
-  while (windowPart.isPrim(Op::Join) && kernelPart.isPrim(Op::Join)) {
-    const Type windowInner = a.typeOf(windowPart.args()[0]);
-    const Type kernelInner = a.typeOf(kernelPart.args()[0]);
-    if (!(windowInner.arrayLength() == kernelInner.arrayLength()) ||
-        !(windowInner.arrayElement().arrayLength() == kernelInner.arrayElement().arrayLength())) {
-      break;
-    }
-    windowPart = windowPart.args()[0];
-    kernelPart = kernelPart.args()[0];
-    ++depth;
-  }
-  Expr inits = asVector(kappa, map(freshLambda(k, z), kg));
+  const CommonLevels levels = commonJoinLevels(a, aw, bk);
+  const Expr& windowPart = levels.window;
+  const Expr& kernelPart = levels.kernel;
+  const int depth = levels.depth;
+  // The same initial value for every kernel (a split reduction's 0): filled, not computed.
+  Expr inits = mentionsParam(z, k) ? asVector(kappa, map(freshLambda(k, z), kg))
+                                   : asVector(kappa, fill(kappa, z));
   // [σ][n1]..[n_d+1] -> [n1]..[n_d+1][σ] -> [n][σ].
   Expr windowColumns =
       joinDeep(depth, outerInnermost(depth + 1, map(freshLambda(w, windowPart), wb)));
@@ -289,6 +312,117 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
                              zip(std::move(windowColumns), std::move(weightVectors))));
   return map(lam("lanes", [](Expr v) { return asScalar(std::move(v)); }),
              split(Arith(1), std::move(vectors)));
+}
+
+// ---- map2d-split-reduction ----
+
+// x of type [n1]..[nd][L] -> [S][n1]..[nd][L/S], part s holding the innermost elements s,
+// s + S, s + 2·S, … (split(S) and a transpose at the innermost level, then the parts moved out
+// level by level).
+Expr innermostParts(int depth, const Arith& parts, Expr x) {
+  Expr result = mapDeep(
+      depth, [&](Expr y) { return transpose(split(parts, std::move(y))); }, std::move(x));
+  for (int i = depth - 1; i >= 0; --i) {
+    result = mapDeep(
+        i, [](Expr y) { return transpose(std::move(y)); }, std::move(result));
+  }
+  return result;
+}
+
+std::optional<Expr> map2DSplitReduction(const RuleApplication& a) {
+  std::optional<Expr> inner = matchTransposeMapTranspose(a.node);
+  if (!inner) return std::nullopt;
+  std::optional<KernelMap2D> m = matchKernelMap2D(*inner);
+  if (!m || !isUnaryLambda(m->kernelFun)) return std::nullopt;
+  const Expr& k = m->kernelFun.params()[0];
+  const Expr& w = m->window;
+  const Expr& r = m->kernelFun.body();
+  if (!r.isPrim(Op::Reduce)) return std::nullopt;
+  const Expr& z = r.args()[0];
+  const Expr& f = r.funs()[0];
+  const Expr& zipped = r.args()[1];
+  if (mentionsParam(z, w) || !isSumOfProducts(f)) return std::nullopt;
+  const int windowSide = windowSideOf(zipped, w, k);
+  if (windowSide < 0) return std::nullopt;
+  const Type zType = a.typeOf(z);
+  if (!zType.isScalar()) return std::nullopt;
+  Expr zero;
+  if (zType.scalarKind() == ScalarKind::Float) {
+    zero = lit(0.0f);
+  } else if (zType.scalarKind() == ScalarKind::Int) {
+    zero = lit(0);
+  } else {
+    return std::nullopt;
+  }
+  const Expr& aw = zipped.args()[static_cast<size_t>(windowSide)];
+  const Expr& bk = zipped.args()[static_cast<size_t>(1 - windowSide)];
+  const CommonLevels levels = commonJoinLevels(a, aw, bk);
+  const int depth = levels.depth;
+  // The innermost level (Listing 3: the channels) is what is split.
+  Type innermost = a.typeOf(levels.window);
+  for (int i = 0; i < depth; ++i) innermost = innermost.arrayElement();
+  if (!innermost.isArray()) return std::nullopt;
+  const Arith length = innermost.arrayLength();
+  Arith parts = a.factor("parts", [&](RewriteContext& context) {
+    return context.freshTuning("parts", Arith(1), length);
+  });
+  // [S][OH][OW][n1]..[L/S] and [S][M][n1]..[L/S]: every window's and kernel's parts, views.
+  Expr windowParts = transpose(map(
+      lam("r", [](Expr row) { return transpose(std::move(row)); }),
+      map2DOf(
+          lam(w.paramName(),
+              [&](Expr fresh) {
+                return innermostParts(depth, parts, substituteParams(levels.window, {{w, fresh}}));
+              }),
+          m->windows)));
+  Expr kernelParts = transpose(
+      map(lam(k.paramName(),
+              [&](Expr fresh) {
+                return innermostParts(depth, parts, substituteParams(levels.kernel, {{k, fresh}}));
+              }),
+          m->kernels));
+  // Per part: the same map2D of the window × kernel sums over the part's elements, from 0.
+  Expr partials = map(
+      lam("part",
+          [&](Expr part) {
+            Expr perWindow = lam("window", [&](Expr window) {
+              return join(map(lam("kernel",
+                                  [&](Expr kernel) {
+                                    Expr x = joinDeep(depth, window);
+                                    Expr y = joinDeep(depth, kernel);
+                                    return reduce(zero, f, windowSide == 0 ? zip(x, y) : zip(y, x));
+                                  }),
+                              get(1, part)));
+            });
+            return transpose(map(lam("r", [](Expr row) { return transpose(std::move(row)); }),
+                                 map2DOf(perWindow, get(0, part))));
+          }),
+      zip(windowParts, kernelParts));
+  // [S][M][OH][OW] -> [M][OH][OW][S]: each output's partial sums added to z(k).
+  Expr inits = map(freshLambda(k, z), m->kernels);
+  Expr total = lam("partials", [&](Expr all) {
+    return map(lam("kernelSums",
+                   [&](Expr kernelSums) {
+                     return map(lam("sumRow",
+                                    [&](Expr sumRow) {
+                                      return join(map(
+                                          lam("sums",
+                                              [&](Expr sums) {
+                                                return reduce(get(1, kernelSums),
+                                                              lam2("acc", "partial",
+                                                                   [](Expr acc, Expr partial) {
+                                                                     return add(std::move(acc),
+                                                                                std::move(partial));
+                                                                   }),
+                                                              sums);
+                                              }),
+                                          sumRow));
+                                    }),
+                                get(0, kernelSums));
+                   }),
+               zip(outerInnermost(3, std::move(all)), std::move(inits)));
+  });
+  return let(std::move(total), std::move(partials));
 }
 
 // ---- hoist-relayout ----
@@ -448,6 +582,17 @@ void addVectorBlockingRules(std::vector<Rule>& rules) {
                    RuleFamily::Vectorization,
                    {},
                    vectorizeBlockAccumulators});
+  rules.push_back({"map2d-split-reduction",
+                   "transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> reduce(z(k), (acc, p) "
+                   "-> acc + p._0 * p._1, zip(a(w), b(k))), ks))) => let(t -> map(zs -> "
+                   "map2D'(sum from zs._1 of zs._0), zip(t', map(z, ks))), map(part -> "
+                   "transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> reduce(0, +·, zip(w, "
+                   "k)), part._1)), part._0), zip(parts(a, xs), parts(b, ks))))   [S parts of the "
+                   "innermost level common to a and b, elements s, s + S, …: partial sums, then "
+                   "their sum per output (t' = t with the parts innermost)]",
+                   RuleFamily::Reduction,
+                   {"parts"},
+                   map2DSplitReduction});
   rules.push_back({"hoist-relayout",
                    "C[map(g -> B[v(g)], xs)] => let(r -> C[map(p -> B[p._1][g := p._0], "
                    "zip(xs, r))], map(..map(id)..)(map(g -> v(g), xs)))   [at the body or a "

@@ -124,27 +124,24 @@ Strategy stencilTiledLocal(const RuleArguments& arguments) {
     auto computes = [](const Expr& node) {
       return node.isPrim(Op::Map) && !isLayoutFunction(node.funs()[0]);
     };
-    Strategy tileStencil = leftChoice(topDown(rule("map2d-slide-tiling"), tiling),
-                                      [](const Definition&, RewriteContext&) {
-                                        return StrategyResult::fail(
-                                            "stencil-tiled-local: no map2D over a slide2D to tile");
-                                      });
-    Strategy steps =
-        seq(tileStencil,
-            seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tileRow"), dim(1)),
-                seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tile"), dim(0)),
-                    seq(topDownWhere(rule("to-local"), tileParam),
-                        seq(topDownWhere(rule("map-to-maplcl"), computingMapOver("windowRow"),
-                                         dim(1)),
-                            seq(topDownWhere(rule("map-to-maplcl"), windowMap, dim(0)),
-                                seq(repeat(topDownWhere(rule("map-to-mapseq"), computes), 1000),
-                                    repeat(topDown(rule("reduce-to-reduceseq")), 1000))))))));
+    Strategy tileStencil = leftChoice(
+        topDown(rule("map2d-slide-tiling"), tiling), [](const Definition&, RewriteContext&) {
+          return StrategyResult::fail("stencil-tiled-local: no map2D over a slide2D to tile");
+        });
+    Strategy steps = seq(
+        tileStencil,
+        seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tileRow"), dim(1)),
+            seq(topDownWhere(rule("map-to-mapwrg"), computingMapOver("tile"), dim(0)),
+                seq(topDownWhere(rule("to-local"), tileParam),
+                    seq(topDownWhere(rule("map-to-maplcl"), computingMapOver("windowRow"), dim(1)),
+                        seq(topDownWhere(rule("map-to-maplcl"), windowMap, dim(0)),
+                            seq(repeat(topDownWhere(rule("map-to-mapseq"), computes), 1000),
+                                repeat(topDown(rule("reduce-to-reduceseq")), 1000))))))));
     return steps(definition, context);
   };
 }
 
 // ---- conv-direct ----
-
 
 // A map whose function's parameter is named `name` (the binders the blocking rules create:
 // tileRow, tile, kernelGroup, windowGroup, chunk) that computes (holds a reduce): the
@@ -181,12 +178,14 @@ std::optional<Arith> factorValue(const RuleArguments& arguments, const std::stri
 }
 
 Strategy convDirect(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"theta", "rho",   "kappa", "sigma",
-                                                 "omega", "coalesce", "v", "unroll"};
+  static const std::vector<std::string> known = {"theta", "rho",      "kappa", "sigma",
+                                                 "omega", "coalesce", "v",     "unroll"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw std::invalid_argument("conv-direct takes theta, rho, kappa, sigma, omega, coalesce, "
-                                  "v and unroll, not " + name);
+      throw std::invalid_argument(
+          "conv-direct takes theta, rho, kappa, sigma, omega, coalesce, "
+          "v and unroll, not " +
+          name);
     }
   }
   auto given = [&](const std::string& name) {
@@ -264,7 +263,8 @@ Strategy convDirect(const RuleArguments& arguments) {
     // 4.2.1 and 4.2.4: the padded input and the cropped result are copied by kernels of
     // their own (the partial convolution reads the padded copy; the crop cannot be written
     // through).
-    steps.push_back(topDownWhere(rule("materialize"), [](const Expr& n) { return n.isPrim(Op::Crop); }));
+    steps.push_back(
+        topDownWhere(rule("materialize"), [](const Expr& n) { return n.isPrim(Op::Crop); }));
     steps.push_back(topDownWhere(rule("materialize"), [](const Expr& n) {
       // pad2D's expansion: transpose(map(col -> pad(..), transpose(map(row -> pad(..), x))))
       return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
@@ -510,13 +510,14 @@ NodePredicate computingMapOver(const std::string& name) {
 }
 
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"kappa", "sigma", "rows", "pad_in_loads",
-                                                 "row_unroll", "interleave", "channels_first"};
+  static const std::vector<std::string> known = {"kappa",          "sigma",      "rows",
+                                                 "pad_in_loads",   "row_unroll", "interleave",
+                                                 "channels_first", "split"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       throw std::invalid_argument(
           "conv-register-blocked-vector takes kappa, sigma, rows, pad_in_loads, row_unroll, "
-          "interleave and channels_first, not " +
+          "interleave, channels_first and split, not " +
           name);
     }
   }
@@ -564,6 +565,11 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
     throw std::invalid_argument(
         "conv-register-blocked-vector: channels_first = 1 needs the pad kernel (pad_in_loads = 0)");
   }
+  // split = S > 1: the window's sum split into S parts of the channels (c, c + S, …), each
+  // part's block a work-group of its own (more work-items where a layer has few outputs), and
+  // the S partial sums added by a final kernel.
+  const int64_t split = factorValue(arguments, "split") ? number("split") : 1;
+  if (split < 1) throw std::invalid_argument("conv-register-blocked-vector: split must be >= 1");
   const std::string blockingRule =
       interleave != 0 ? "map2d-kernel-blocking-interleaved" : "map2d-kernel-blocking";
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
@@ -577,9 +583,17 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
       });
     };
     std::vector<Strategy> steps = {
+        // split: a map over the parts of the partial sums, then their sum.
+        split == 1 ? identity()
+                   : required(topDown(rule("map2d-split-reduction"), {{"parts", Arith(split)}}),
+                              "the window's reduction is not a sum of products"),
         // Kernel groups outermost, groups of R output rows, blocks of σ windows of a row.
         required(topDown(rule(blockingRule), blocking),
                  "no map2D over windows of a map over kernels (Listing 3)"),
+        // split: the parts and the kernel groups as one map of (part, kernel group) pairs.
+        split == 1 ? identity()
+                   : required(topDownWhere(rule("map-flatten-nested"), mapOver("part")),
+                              "the parts' kernel groups cannot be flattened"),
         // The block's σ × κ scalar accumulators as σ vectors of width κ.
         required(topDown(rule("vectorize-block-accumulators")),
                  "the block's reduction is not acc + window * weight"),
@@ -593,15 +607,14 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
                                   "the window's reduction has no inner level to nest"),
         // The padded input as a kernel of its own (as conv-direct), unless it is read through
         // the pad view by the convolution (pad_in_loads = 1).
-        padInLoads != 0 ? identity()
-                        : topDownWhere(rule(channelsFirst != 0 ? "materialize-innermost-first"
-                                                                : "materialize"),
-                                       [](const Expr& n) {
-                                         return n.isPrim(Op::Transpose) &&
-                                                n.args()[0].isPrim(Op::Map) &&
-                                                n.args()[0].funs()[0].isLambda() &&
-                                                n.args()[0].funs()[0].body().isPrim(Op::Pad);
-                                       }),
+        padInLoads != 0
+            ? identity()
+            : topDownWhere(rule(channelsFirst != 0 ? "materialize-innermost-first" : "materialize"),
+                           [](const Expr& n) {
+                             return n.isPrim(Op::Transpose) && n.args()[0].isPrim(Op::Map) &&
+                                    n.args()[0].funs()[0].isLambda() &&
+                                    n.args()[0].funs()[0].body().isPrim(Op::Pad);
+                           }),
         repeat(topDown(rule("let-hoist")), 4),
         // The kernel groups' weights re-laid out once, [M/κ][K][K][C][κ], by a first kernel.
         required(topDown(rule("hoist-relayout")), "no weight view to re-lay out"),
@@ -613,6 +626,11 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
         // The copies (re-layout, padding): mapGlb 1/0 and sequential inner loops; with the
         // channels-first copy, mapGlb 2/1/0 (its stores to neighbouring pixels coalesced).
         lowerCopyNests(channelsFirst != 0 ? 3 : 2),
+        // split: the final sums, one work-item per output (kernel, row, pixel).
+        split == 1 ? identity()
+                   : seq(topDownWhere(rule("map-to-mapglb"), mapOver("kernelSums"), dim(2)),
+                         seq(topDownWhere(rule("map-to-mapglb"), mapOver("sumRow"), dim(1)),
+                             topDownWhere(rule("map-to-mapglb"), mapOver("sums"), dim(0)))),
         // The update of the σ vector accumulators unrolled, so that each is a variable.
         repeat(unrollComputingAccumulatorMaps(), 16),
         // The reduce over a row's taps (its initial value the enclosing accumulator) unrolled.
@@ -654,95 +672,89 @@ Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64
   const Arith P = *declaredP, S = *declaredS;
   auto copy1 = [](Expr row) { return mapSeq(lam("x", [](Expr x) { return id(x); }), row); };
   // [M/κ][K·K][C·κ]: per kernel group, window position (i, j), then channel c and kernel k.
-  Expr relayoutView = map(lam("kernelGroup",
-                              [&](Expr g) {
-                                return join(map(lam("a",
-                                                    [](Expr a) {
-                                                      return map(lam("b",
-                                                                     [](Expr b) {
-                                                                       return join(transpose(b));
-                                                                     }),
-                                                                 transpose(a));
-                                                    }),
-                                                transpose(g)));
-                              }),
-                          split(kappa, weights));
-  Expr relayout = mapGlb(1, lam("g", [&](Expr g) { return mapGlb(0, lam("r", copy1), g); }),
-                         relayoutView);
+  Expr relayoutView = map(
+      lam("kernelGroup",
+          [&](Expr g) {
+            return join(map(lam("a",
+                                [](Expr a) {
+                                  return map(lam("b", [](Expr b) { return join(transpose(b)); }),
+                                             transpose(a));
+                                }),
+                            transpose(g)));
+          }),
+      split(kappa, weights));
+  Expr relayout =
+      mapGlb(1, lam("g", [&](Expr g) { return mapGlb(0, lam("r", copy1), g); }), relayoutView);
   Expr padView = pad2DConstant(P, P, P, P, 0.0, input);
-  Expr body = let(lam("relaid",
-                   [&](Expr relaid) {
-                     auto convolution = [&](Expr padded) {
-                       Expr windows = slide2D(K, K, S, S, padded);  // [OH][OW][K][K][C]
-                       auto block = [&](Expr group, Expr wb) {
-                         // [K][K][C][σ]: the σ windows' values at each window position.
-                         Expr byPosition = map(
-                             lam("a",
-                                 [](Expr a) {
-                                   return map(lam("b", [](Expr b) { return transpose(b); }),
-                                              transpose(a));
-                                 }),
-                             transpose(wb));
-                         // [K][K][C] of float<κ>.
-                         Expr weightVectors = map(
-                             lam("r",
-                                 [&](Expr r) {
-                                   return map(lam("q", [&](Expr q) { return asVector(kappa, q); }),
-                                              r);
-                                 }),
-                             split(K, get(0, group)));
-                         Expr xs = zip(join(join(byPosition)), join(join(weightVectors)));
-                         Expr init = join(fill(sigma, asVector(kappa, get(1, group))));
-                         Expr step = lam2("acc", "p", [](Expr acc, Expr p) {
-                           return mapSeqUnroll(
-                               lam("q", [&](Expr q) { return get(0, q) + get(1, q) * get(1, p); }),
-                               zip(acc, get(0, p)));
-                         });
-                         return map(lam("v", [](Expr v) { return asScalar(v); }),
-                                    split(1, join(reduceSeq(init, step, xs))));
-                       };
-                       Expr groups = zip(relaid, split(kappa, biases));
-                       Expr computed = mapWrg(
-                           2,
-                           lam("group",
-                               [&](Expr group) {
-                                 return join(mapWrg(
-                                     1,
-                                     lam("rowGroup",
-                                         [&](Expr rowGroup) {
-                                           return mapLcl(
-                                               1,
-                                               lam("row",
-                                                   [&](Expr row) {
-                                                     return mapLcl(0,
-                                                                   lam("wb",
-                                                                       [&](Expr wb) {
-                                                                         return block(group, wb);
-                                                                       }),
-                                                                   split(sigma, row));
-                                                   }),
-                                               rowGroup);
-                                         }),
-                                     split(rows, windows)));
-                               }),
-                           groups);
-                       // [M/κ][OH][OW/σ][σ][κ] -> [M][OH][OW].
-                       return join(map(
-                           lam("cg",
-                               [](Expr cg) {
-                                 return transpose(map(
-                                     lam("r", [](Expr r) { return transpose(join(r)); }), cg));
-                               }),
-                           computed));
-                     };
-                     // pad_in_loads: the convolution reads the input through the pad view.
-                     if (padInLoads) return convolution(padView);
-                     Expr padCopy = mapGlb(
-                         1, lam("row", [&](Expr row) { return mapGlb(0, lam("px", copy1), row); }),
-                         padView);
-                     return let(lam("padded", convolution), padCopy);
-                   }),
-               relayout);
+  Expr body = let(
+      lam("relaid",
+          [&](Expr relaid) {
+            auto convolution = [&](Expr padded) {
+              Expr windows = slide2D(K, K, S, S, padded);  // [OH][OW][K][K][C]
+              auto block = [&](Expr group, Expr wb) {
+                // [K][K][C][σ]: the σ windows' values at each window position.
+                Expr byPosition = map(
+                    lam("a",
+                        [](Expr a) {
+                          return map(lam("b", [](Expr b) { return transpose(b); }), transpose(a));
+                        }),
+                    transpose(wb));
+                // [K][K][C] of float<κ>.
+                Expr weightVectors =
+                    map(lam("r",
+                            [&](Expr r) {
+                              return map(lam("q", [&](Expr q) { return asVector(kappa, q); }), r);
+                            }),
+                        split(K, get(0, group)));
+                Expr xs = zip(join(join(byPosition)), join(join(weightVectors)));
+                Expr init = join(fill(sigma, asVector(kappa, get(1, group))));
+                Expr step = lam2("acc", "p", [](Expr acc, Expr p) {
+                  return mapSeqUnroll(
+                      lam("q", [&](Expr q) { return get(0, q) + get(1, q) * get(1, p); }),
+                      zip(acc, get(0, p)));
+                });
+                return map(lam("v", [](Expr v) { return asScalar(v); }),
+                           split(1, join(reduceSeq(init, step, xs))));
+              };
+              Expr groups = zip(relaid, split(kappa, biases));
+              Expr computed = mapWrg(
+                  2,
+                  lam("group",
+                      [&](Expr group) {
+                        return join(mapWrg(
+                            1,
+                            lam("rowGroup",
+                                [&](Expr rowGroup) {
+                                  return mapLcl(1,
+                                                lam("row",
+                                                    [&](Expr row) {
+                                                      return mapLcl(0,
+                                                                    lam("wb",
+                                                                        [&](Expr wb) {
+                                                                          return block(group, wb);
+                                                                        }),
+                                                                    split(sigma, row));
+                                                    }),
+                                                rowGroup);
+                                }),
+                            split(rows, windows)));
+                      }),
+                  groups);
+              // [M/κ][OH][OW/σ][σ][κ] -> [M][OH][OW].
+              return join(map(lam("cg",
+                                  [](Expr cg) {
+                                    return transpose(map(
+                                        lam("r", [](Expr r) { return transpose(join(r)); }), cg));
+                                  }),
+                              computed));
+            };
+            // pad_in_loads: the convolution reads the input through the pad view.
+            if (padInLoads) return convolution(padView);
+            Expr padCopy = mapGlb(
+                1, lam("row", [&](Expr row) { return mapGlb(0, lam("px", copy1), row); }), padView);
+            return let(lam("padded", convolution), padCopy);
+          }),
+      relayout);
   Definition byHand = listing3;
   byHand.function = Expr::lambda(params, body);
   return byHand;
@@ -790,7 +802,9 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "holds its windows b, b + outW/sigma, ... (map2d-kernel-blocking-interleaved), so that "
        "neighbouring work-items read neighbouring pixels; channels_first = 1 (0 by default; "
        "with pad_in_loads = 0): the pad kernel stores the padded input channels-first "
-       "(materialize-innermost-first)",
+       "(materialize-innermost-first); split = S > 1 (1 by default): the window's sum split "
+       "into S parts of the channels (map2d-split-reduction), parts and kernel groups one "
+       "map of work-groups (map-flatten-nested), and a final kernel adding the partial sums",
        {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll", "interleave", "channels_first"},
        convRegisterBlockedVector},
       pipelineFusedLocalStrategy(),

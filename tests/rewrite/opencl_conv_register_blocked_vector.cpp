@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
+#include "codegen/compile_pipeline.h"
 #include "codegen/lowering.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
@@ -49,7 +49,8 @@ host::Context& context() {
 
 // The conv-register-blocked-vector strategy's definition for (κ, σ, R).
 Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int rows,
-                              int padInLoads, int rowUnroll, int interleave, int channelsFirst) {
+                              int padInLoads, int rowUnroll, int interleave, int channelsFirst,
+                              int split) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
   rewrite::RewriteContext rewriting;
@@ -59,18 +60,19 @@ Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int 
                                                    {"pad_in_loads", Arith(padInLoads)},
                                                    {"row_unroll", Arith(rowUnroll)},
                                                    {"interleave", Arith(interleave)},
-                                                   {"channels_first", Arith(channelsFirst)}})(
-      conv, rewriting);
+                                                   {"channels_first", Arith(channelsFirst)},
+                                                   {"split", Arith(split)}})(conv, rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
 
 struct Block {
   int kappa, sigma, rows;
-  int padInLoads = 0;  // 1: no pad kernel, guarded loads of the unpadded input
-  int rowUnroll = 0;   // 1: channels outside a window row's unrolled taps (by rules only)
+  int padInLoads = 0;     // 1: no pad kernel, guarded loads of the unpadded input
+  int rowUnroll = 0;      // 1: channels outside a window row's unrolled taps (by rules only)
   int interleave = 0;     // 1: block b holds windows b, b + outW/σ, … (by rules only)
   int channelsFirst = 0;  // 1: the padded copy stored [C][H'][W'] (by rules only)
+  int split = 1;          // S > 1: S partial sums over the channels, a final kernel (rules only)
 };
 
 // C channels, an H×H image, M kernels of 3×3, padding P, stride S.
@@ -89,13 +91,14 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
     CAPTURE(b.rowUnroll);
     CAPTURE(b.interleave);
     CAPTURE(b.channelsFirst);
+    CAPTURE(b.split);
     for (const bool byRules : {false, true}) {
       CAPTURE(byRules);
       // The hand-built definition has no such order or layout.
-      if ((b.rowUnroll || b.interleave || b.channelsFirst) && !byRules) continue;
+      if ((b.rowUnroll || b.interleave || b.channelsFirst || b.split > 1) && !byRules) continue;
       const Definition vector =
           byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows, b.padInLoads, b.rowUnroll,
-                                       b.interleave, b.channelsFirst)
+                                       b.interleave, b.channelsFirst, b.split)
                   : rewrite::convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma, b.rows,
                                                                  b.padInLoads != 0);
       CAPTURE(printDefinition(vector));
@@ -107,10 +110,12 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
       options.specialize = layer.sizes;
       const CompiledProgram compiled = compileToOpenCL(vector, options);
       CAPTURE(compiled.source);
-      // Re-layout, pad, convolution; without the pad kernel (and its buffer) for pad_in_loads.
-      REQUIRE(compiled.kernels.size() == (b.padInLoads ? 2u : 3u));
-      CHECK(compiled.buffers.size() == (b.padInLoads ? 5u : 6u));  // 3 inputs, out, temporaries
-      const KernelPlan& convolution = compiled.kernels.back();
+      // Re-layout, pad, convolution; without the pad kernel (and its buffer) for pad_in_loads;
+      // with split, the partial sums' buffer and the final kernel adding them.
+      const size_t final = b.split > 1 ? 1 : 0;
+      REQUIRE(compiled.kernels.size() == (b.padInLoads ? 2u : 3u) + final);
+      CHECK(compiled.buffers.size() == (b.padInLoads ? 5u : 6u) + final);  // inputs, out, temps
+      const KernelPlan& convolution = compiled.kernels[compiled.kernels.size() - 1 - final];
       if (b.padInLoads && padding > 0) {
         // The window position's guards checked once per position, outside the channel loop:
         // an unguarded copy of that loop (loop unswitching) besides the guarded one.
@@ -202,11 +207,22 @@ TEST_CASE("vector register-blocked convolution with row_unroll: accumulators upd
 
 TEST_CASE("vector register-blocked convolution with interleaved blocks, channels-first copy") {
   //        kappa sigma rows pad_in_loads row_unroll interleave channels_first
-  checkLayer(3, 8, 16, 1, 1,
-             {{4, 4, 2, 0, 0, 1, 1}, {8, 2, 1, 0, 1, 1, 1}, {16, 4, 4, 1, 0, 1, 0},
-              {4, 2, 2, 0, 0, 1, 0}},
-             51);
+  checkLayer(
+      3, 8, 16, 1, 1,
+      {{4, 4, 2, 0, 0, 1, 1}, {8, 2, 1, 0, 1, 1, 1}, {16, 4, 4, 1, 0, 1, 0}, {4, 2, 2, 0, 0, 1, 0}},
+      51);
   checkLayer(2, 9, 8, 0, 2, {{4, 2, 1, 0, 0, 1, 1}, {8, 2, 2, 1, 1, 1, 0}}, 52);
+}
+
+TEST_CASE("vector register-blocked convolution split over the channels: partial sums, final sum") {
+  //        kappa sigma rows pad_in_loads row_unroll interleave channels_first split
+  checkLayer(4, 8, 8, 1, 1,
+             {{4, 4, 2, 0, 0, 1, 1, 2},
+              {8, 2, 1, 0, 1, 1, 1, 4},
+              {4, 8, 4, 1, 0, 0, 0, 2},
+              {4, 2, 2, 0, 1, 0, 0, 4}},
+             61);
+  checkLayer(6, 9, 8, 0, 2, {{4, 2, 1, 0, 0, 1, 1, 3}, {8, 2, 2, 1, 1, 1, 0, 2}}, 62);
 }
 
 TEST_CASE("vector register-blocked convolution: random small layers") {

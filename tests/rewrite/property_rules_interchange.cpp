@@ -1,5 +1,5 @@
 // Property tests of the interchange rules (rewrite/rules_interchange.cpp) against the
-// interpreter: map-join-interchange, join-map-interchange, map-flatten,
+// interpreter: map-join-interchange, join-map-interchange, map-flatten, map-flatten-nested,
 // map-transpose-interchange, map-map-interchange, map-crop-interchange, map-split-interchange,
 // split-map-interchange, map-slide-interchange and map-pad-interchange.
 //
@@ -235,6 +235,56 @@ TEST_CASE("map-flatten") {
     return LeftSide{input, [=](const Expr& data, const Expr& captured) {
                       return map(rowMap(withCapture(f, captured), row), data);
                     }};
+  });
+}
+
+TEST_CASE("map-flatten-nested") {
+  checkRule("map-flatten-nested", [](std::mt19937_64& rng) {
+    const int64_t n = uniformInt(rng, 1, 3), d = uniformInt(rng, 1, 2);
+    const int64_t m = d * uniformInt(rng, 1, 2);
+    // G(p): the row itself, or its chunks of d (then g is an array, summed).
+    const bool chunks = chance(rng, 2);
+    // E: nothing, join, transpose, a layout map, or transpose then join.
+    const int layout = uniformInt(rng, 0, 4);
+    return LeftSide{
+        arrayOf(arrayOf(Type::intType(), m), n),
+        [=](const Expr& data, const Expr& captured) {
+          Expr perRow = lam("p", [&](Expr p) {
+            Expr gs = chunks ? split(d, p) : p;
+            Expr computed =
+                map(lam("g",
+                        [&](Expr g) {
+                          auto sumOf = [](Expr xs) {
+                            return reduce(lit(0),
+                                          lam2("a", "b", [](Expr a, Expr b) { return a + b; }), xs);
+                          };
+                          // B(g, p): [1] from g and a sum over all of p.
+                          Expr value = chunks ? sumOf(g) : fill(1, g);
+                          Expr out = map(lam("q",
+                                             [&](Expr q) {
+                                               Expr v = get(0, q) * lit(3) - get(1, q);
+                                               return captured ? tuple(v, captured) : v;
+                                             }),
+                                         zip(sumOf(p), value));
+                          return out;
+                        }),
+                    gs);
+            switch (layout) {
+              case 1:
+                return join(computed);
+              case 2:
+                return transpose(computed);
+              case 3:
+                return map(lam("r", [](Expr r) { return join(split(1, r)); }), computed);
+              case 4:
+                return join(transpose(computed));
+              default:
+                return computed;
+            }
+          });
+          return map(perRow, data);
+        },
+        std::string(chunks ? "chunks" : "elements") + ", layout " + std::to_string(layout)};
   });
 }
 
@@ -486,11 +536,11 @@ TEST_CASE("map-pad-interchange") {
 }
 
 TEST_CASE("interchange rules on random generator programs") {
-  static const std::vector<std::string> names{"map-join-interchange",  "join-map-interchange",
-                                              "map-flatten",           "map-transpose-interchange",
-                                              "map-map-interchange",   "map-crop-interchange",
-                                              "map-split-interchange", "split-map-interchange",
-                                              "map-slide-interchange", "map-pad-interchange"};
+  static const std::vector<std::string> names{
+      "map-join-interchange",      "join-map-interchange",  "map-flatten",
+      "map-transpose-interchange", "map-map-interchange",   "map-crop-interchange",
+      "map-split-interchange",     "split-map-interchange", "map-slide-interchange",
+      "map-pad-interchange",       "map-flatten-nested"};
   std::vector<Rule> rules;
   for (const std::string& name : names) rules.push_back(ruleNamed(name));
   std::map<std::string, int> applied;

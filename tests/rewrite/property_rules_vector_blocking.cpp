@@ -1,5 +1,5 @@
 // Property tests of the macro rules of rewrite/rules_vector_blocking.cpp: map2d-kernel-blocking,
-// vectorize-block-accumulators and hoist-relayout.
+// vectorize-block-accumulators, map2d-split-reduction and hoist-relayout.
 //
 // For each rule, rapidcheck builds random well-typed programs where the rule applies (targeted
 // generators: random concrete lengths chosen so that the rule's divisibility conditions hold,
@@ -23,6 +23,7 @@
 #include "ir/builders.h"
 #include "ir/interp.h"
 #include "rewrite/engine.h"
+#include "rewrite/rule_helpers.h"
 #include "tests/support/blocking_rule_check.h"
 #include "tests/support/rule_check.h"
 #include "typecheck/typecheck.h"
@@ -150,68 +151,69 @@ Expr joinAll(Expr x, int levels) { return joinTimes(std::move(x), levels - 1); }
 }  // namespace
 
 TEST_CASE("vectorize-block-accumulators preserves blocks of dot products exactly") {
-  checkRuleApplications("vectorize-block-accumulators", [&](std::mt19937_64& rng, const ScalarKind kind) {
-    const Type t = Type::scalar(kind);
-    static const int widths[] = {2, 3, 4, 8, 16};
-    const int kappa = widths[pick(rng, 0, 4)];
-    const int sigma = pick(rng, 1, 4);
-    const int groups = pick(rng, 1, 2);
-    // The window's and the kernel's shapes: one to three levels, the same total length n; the
-    // kernel's is sometimes shaped differently (only the common joins are kept as levels).
-    const int levels = pick(rng, 1, 3);
-    std::vector<int> windowShape;
-    for (int i = 0; i < levels; ++i) windowShape.push_back(pick(rng, 1, 3));
-    int n = 1;
-    for (int length : windowShape) n *= length;
-    std::vector<int> kernelShape = windowShape;
-    const int kernelShapeKind = levels > 1 ? pick(rng, 0, 2) : 0;
-    if (kernelShapeKind == 1) kernelShape = {n};
-    if (kernelShapeKind == 2) kernelShape.assign(windowShape.rbegin(), windowShape.rend());
-    const bool tupleKernels = coin(rng);  // kernels zipped with biases: z(k) = k._1
-    const bool swappedZip = coin(rng);
-    const bool swappedProduct = coin(rng);
-    const bool accumulatorRight = coin(rng);
-    const bool insideGroups = coin(rng);  // kg a param of an enclosing map over kernel groups
-    Expr target;
-    Definition original = definition(
-        "p",
-        {{"ws", arrayOf(nestedArray(t, windowShape), sigma)},
-         {"ks", arrayOf(nestedArray(t, kernelShape), kappa * groups)},
-         {"bs", arrayOf(t, kappa * groups)},
-         {"s", t}},
-        [&](const auto& p) {
-          Expr kernels = tupleKernels ? zip(p[1], p[2]) : p[1];
-          auto block = [&](Expr kg) {
-            target = map(lam("w",
-                             [&](Expr w) {
-                               return join(map(
-                                   lam("k",
-                                       [&](Expr k) {
-                                         Expr weights = tupleKernels ? get(0, k) : k;
-                                         Expr z = tupleKernels ? get(1, k) : p[3];
-                                         Expr a = joinAll(w, levels);
-                                         Expr b =
-                                             joinAll(weights, static_cast<int>(kernelShape.size()));
-                                         Expr f = lam2("acc", "q", [&](Expr acc, Expr q) {
-                                           Expr product = swappedProduct ? get(1, q) * get(0, q)
-                                                                         : get(0, q) * get(1, q);
-                                           return accumulatorRight ? product + acc : acc + product;
-                                         });
-                                         return reduce(z, f, swappedZip ? zip(b, a) : zip(a, b));
-                                       }),
-                                   kg));
-                             }),
-                         p[0]);
-            return target;
-          };
-          if (!insideGroups && groups == 1) return block(kernels);
-          return map(lam("g", [&](Expr g) { return block(g); }), split(kappa, kernels));
-        });
-    Definition rewritten = rewriteAt(original, "vectorize-block-accumulators", target, {});
-    RC_ASSERT(countPrims(rewritten.function.body(), Op::AsVector) == 2);
-    RC_TAG(std::to_string(levels) + " levels, kernel shape " + std::to_string(kernelShapeKind));
-    checkRewriteKeepsResult(original, rewritten, rng);
-  });
+  checkRuleApplications(
+      "vectorize-block-accumulators", [&](std::mt19937_64& rng, const ScalarKind kind) {
+        const Type t = Type::scalar(kind);
+        static const int widths[] = {2, 3, 4, 8, 16};
+        const int kappa = widths[pick(rng, 0, 4)];
+        const int sigma = pick(rng, 1, 4);
+        const int groups = pick(rng, 1, 2);
+        // The window's and the kernel's shapes: one to three levels, the same total length n; the
+        // kernel's is sometimes shaped differently (only the common joins are kept as levels).
+        const int levels = pick(rng, 1, 3);
+        std::vector<int> windowShape;
+        for (int i = 0; i < levels; ++i) windowShape.push_back(pick(rng, 1, 3));
+        int n = 1;
+        for (int length : windowShape) n *= length;
+        std::vector<int> kernelShape = windowShape;
+        const int kernelShapeKind = levels > 1 ? pick(rng, 0, 2) : 0;
+        if (kernelShapeKind == 1) kernelShape = {n};
+        if (kernelShapeKind == 2) kernelShape.assign(windowShape.rbegin(), windowShape.rend());
+        const bool tupleKernels = coin(rng);  // kernels zipped with biases: z(k) = k._1
+        const bool swappedZip = coin(rng);
+        const bool swappedProduct = coin(rng);
+        const bool accumulatorRight = coin(rng);
+        const bool insideGroups = coin(rng);  // kg a param of an enclosing map over kernel groups
+        Expr target;
+        Definition original = definition(
+            "p",
+            {{"ws", arrayOf(nestedArray(t, windowShape), sigma)},
+             {"ks", arrayOf(nestedArray(t, kernelShape), kappa * groups)},
+             {"bs", arrayOf(t, kappa * groups)},
+             {"s", t}},
+            [&](const auto& p) {
+              Expr kernels = tupleKernels ? zip(p[1], p[2]) : p[1];
+              auto block = [&](Expr kg) {
+                target = map(
+                    lam("w",
+                        [&](Expr w) {
+                          return join(map(
+                              lam("k",
+                                  [&](Expr k) {
+                                    Expr weights = tupleKernels ? get(0, k) : k;
+                                    Expr z = tupleKernels ? get(1, k) : p[3];
+                                    Expr a = joinAll(w, levels);
+                                    Expr b = joinAll(weights, static_cast<int>(kernelShape.size()));
+                                    Expr f = lam2("acc", "q", [&](Expr acc, Expr q) {
+                                      Expr product = swappedProduct ? get(1, q) * get(0, q)
+                                                                    : get(0, q) * get(1, q);
+                                      return accumulatorRight ? product + acc : acc + product;
+                                    });
+                                    return reduce(z, f, swappedZip ? zip(b, a) : zip(a, b));
+                                  }),
+                              kg));
+                        }),
+                    p[0]);
+                return target;
+              };
+              if (!insideGroups && groups == 1) return block(kernels);
+              return map(lam("g", [&](Expr g) { return block(g); }), split(kappa, kernels));
+            });
+        Definition rewritten = rewriteAt(original, "vectorize-block-accumulators", target, {});
+        RC_ASSERT(countPrims(rewritten.function.body(), Op::AsVector) == 2);
+        RC_TAG(std::to_string(levels) + " levels, kernel shape " + std::to_string(kernelShapeKind));
+        checkRewriteKeepsResult(original, rewritten, rng);
+      });
 }
 
 TEST_CASE("vectorize-block-accumulators: no match for other widths, operators or dependences") {
@@ -242,6 +244,109 @@ TEST_CASE("vectorize-block-accumulators: no match for other widths, operators or
   CHECK_FALSE(matches(5, true, false));   // not a vector width
   CHECK_FALSE(matches(4, false, false));  // not acc + x * y
   CHECK_FALSE(matches(4, true, true));    // the kernels depend on the window
+}
+
+// ---- map2d-split-reduction ------------------------------------------------------------------
+
+TEST_CASE("map2d-split-reduction preserves map2Ds of window x kernel sums of products") {
+  checkRuleApplications("map2d-split-reduction", [&](std::mt19937_64& rng, const ScalarKind kind) {
+    const Type t = Type::scalar(kind);
+    // Windows and kernels of one to three levels with the same shape (Listing 3: [K][K][C]);
+    // the innermost level is split into `parts`.
+    const int levels = pick(rng, 1, 3);
+    std::vector<int> shape;
+    for (int i = 0; i + 1 < levels; ++i) shape.push_back(pick(rng, 1, 3));
+    const int parts = pick(rng, 1, 3);
+    shape.push_back(parts * pick(rng, 1, 2));
+    const int height = pick(rng, 1, 3);
+    const int width = pick(rng, 1, 3);
+    const int kernels = pick(rng, 1, 4);
+    const bool tupleKernels = coin(rng);  // kernels zipped with biases: z(k) = k._1
+    const bool swappedZip = coin(rng);
+    const bool swappedProduct = coin(rng);
+    const bool accumulatorRight = coin(rng);
+    const bool computedWindows = coin(rng);  // the windows a computed array, not an input
+    Expr target;
+    Definition original = definition(
+        "p",
+        {{"xs", arrayOf(arrayOf(nestedArray(t, shape), width), height)},
+         {"ks", arrayOf(nestedArray(t, shape), kernels)},
+         {"bs", arrayOf(t, kernels)},
+         {"s", t}},
+        [&](const auto& p) {
+          Expr windows = p[0];
+          if (computedWindows) {
+            windows =
+                map(lam("row",
+                        [&](Expr row) {
+                          return map(lam("w",
+                                         [&](Expr w) {
+                                           return rewrite::mapDeep(
+                                               levels,
+                                               [&](Expr x) { return randomTerm(rng, kind, x); }, w);
+                                         }),
+                                     row);
+                        }),
+                    windows);
+          }
+          Expr ks = tupleKernels ? zip(p[1], p[2]) : p[1];
+          Expr perWindow = lam("w", [&](Expr w) {
+            return join(map(lam("k",
+                                [&](Expr k) {
+                                  Expr weights = tupleKernels ? get(0, k) : k;
+                                  Expr z = tupleKernels ? get(1, k) : p[3];
+                                  Expr a = joinTimes(w, levels - 1);
+                                  Expr b = joinTimes(weights, levels - 1);
+                                  Expr f = lam2("acc", "q", [&](Expr acc, Expr q) {
+                                    Expr product = swappedProduct ? get(1, q) * get(0, q)
+                                                                  : get(0, q) * get(1, q);
+                                    return accumulatorRight ? product + acc : acc + product;
+                                  });
+                                  return reduce(z, f, swappedZip ? zip(b, a) : zip(a, b));
+                                }),
+                            ks));
+          });
+          target = transpose(
+              map(lam("r", [](Expr r) { return transpose(r); }), map2D(perWindow, windows)));
+          return target;
+        });
+    Definition rewritten =
+        rewriteAt(original, "map2d-split-reduction", target, {{"parts", Arith(parts)}});
+    RC_TAG(std::to_string(levels) + " levels, " + std::to_string(parts) + " parts");
+    // Float sums are re-associated (parts, then their sum): equal within the tolerance.
+    checkRewriteKeepsResult(original, rewritten, rng, kind == ScalarKind::Float);
+  });
+}
+
+TEST_CASE("map2d-split-reduction: no match without the outer transposes or a sum of products") {
+  const Type t = Type::floatType();
+  auto matches = [&](bool transposes, bool product) {
+    Expr target;
+    Definition d = definition(
+        "p", {{"xs", arrayOf(arrayOf(arrayOf(t, 4), 2), 2)}, {"ks", arrayOf(arrayOf(t, 4), 3)}},
+        [&](const auto& p) {
+          Expr f = lam("w", [&](Expr w) {
+            return join(map(lam("k",
+                                [&](Expr k) {
+                                  Expr op = lam2("acc", "q", [&](Expr acc, Expr q) {
+                                    return product ? acc + get(0, q) * get(1, q)
+                                                   : acc + get(0, q) - get(1, q);
+                                  });
+                                  return reduce(lit(0.0f), op, zip(w, k));
+                                }),
+                            p[1]));
+          });
+          Expr mapped = map2D(f, p[0]);
+          target = transposes
+                       ? transpose(map(lam("r", [](Expr r) { return transpose(r); }), mapped))
+                       : mapped;
+          return target;
+        });
+    return tryRuleAt(d, "map2d-split-reduction", target, {{"parts", Arith(2)}}).has_value();
+  };
+  CHECK(matches(true, true));
+  CHECK_FALSE(matches(false, true));  // the kernels innermost: not the form it rewrites
+  CHECK_FALSE(matches(true, false));  // not acc + x * y
 }
 
 // ---- hoist-relayout -------------------------------------------------------------------------

@@ -147,7 +147,7 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 }
 
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
-                                int rowUnroll, int interleave, int channelsFirst) {
+                                int rowUnroll, int interleave, int channelsFirst, int split) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
   rewrite::RewriteContext context;
@@ -157,7 +157,8 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
                       {"pad_in_loads", Arith(padInLoads)},
                       {"row_unroll", Arith(rowUnroll)},
                       {"interleave", Arith(interleave)},
-                      {"channels_first", Arith(channelsFirst)}})(convListing3Definition(), context);
+                      {"channels_first", Arith(channelsFirst)},
+                      {"split", Arith(split)}})(convListing3Definition(), context);
   if (!rewritten.success()) {
     throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
   }
@@ -169,6 +170,7 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
   if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
   if (interleave != 0) target.fixedParameters["vector_interleave"] = interleave;
   if (channelsFirst != 0) target.fixedParameters["vector_channels_first"] = channelsFirst;
+  if (split != 1) target.fixedParameters["vector_split"] = split;
   target.strategy = "conv-register-blocked-vector";
   return target;
 }
@@ -183,10 +185,12 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
     const int64_t interleave = fixed.count("vector_interleave") ? fixed.at("vector_interleave") : 0;
     const int64_t channelsFirst =
         fixed.count("vector_channels_first") ? fixed.at("vector_channels_first") : 0;
-    ExploreTarget target = layerVectorTarget(
-        layer, static_cast<int>(fixed.at("vector_kappa")),
-        static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
-        static_cast<int>(rowUnroll), static_cast<int>(interleave), static_cast<int>(channelsFirst));
+    const int64_t split = fixed.count("vector_split") ? fixed.at("vector_split") : 1;
+    ExploreTarget target =
+        layerVectorTarget(layer, static_cast<int>(fixed.at("vector_kappa")),
+                          static_cast<int>(fixed.at("vector_sigma")), static_cast<int>(padInLoads),
+                          static_cast<int>(rowUnroll), static_cast<int>(interleave),
+                          static_cast<int>(channelsFirst), static_cast<int>(split));
     // The structure as recorded (an old record's parameters name no vector_pad_in_loads).
     if (!fixed.count("vector_pad_in_loads")) target.fixedParameters.erase("vector_pad_in_loads");
     return target;

@@ -67,9 +67,12 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 // the same structure); interleave 1: block b of a row holds its windows b, b + outW/σ, … so that
 // neighbouring work-items read neighbouring pixels (recorded as vector_interleave = 1, absent
 // for 0); channelsFirst 1 (with padInLoads 0): the pad kernel stores the padded input
-// [C][H'][W'] (recorded as vector_channels_first = 1, absent for 0).
+// [C][H'][W'] (recorded as vector_channels_first = 1, absent for 0); split S > 1: the window's
+// sum in S parts of the channels added by a final kernel (recorded as vector_split = S, absent
+// for 1).
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
-                                int rowUnroll = 0, int interleave = 0, int channelsFirst = 0);
+                                int rowUnroll = 0, int interleave = 0, int channelsFirst = 0,
+                                int split = 1);
 // The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
 // vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
 // parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
@@ -87,6 +90,5 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
 // then load neighbouring pixels together (coalesced); consecutive windows only elsewhere (a
 // CPU's work-item reads its σ pixels as one contiguous run).
 std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
-
 
 }  // namespace weft::explore
