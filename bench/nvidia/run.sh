@@ -7,10 +7,12 @@
 #   3. weft_bench_table3 on that database: the explored best re-timed with CLBlast and the naive
 #      kernel in the same run;
 #   4. PyTorch + cuDNN on the same layers (bench/torch_gpu_conv.py: TF32 off and default);
-#   5. the OpenCL tests (ctest label `opencl`) on NVIDIA's driver, several at once.
+#   5. the OpenCL tests (ctest label `opencl`; those whose name matches TESTS, a grep -E
+#      pattern, when given) on NVIDIA's driver, several at once.
 # Every file lands in $OUT (the device tool brings it back): log.txt, nvidia.db, table3.json,
 # table3.md, pytorch-cudnn.txt, opencl-tests.txt. PHASES (default "explore table3 torch tests")
-# selects the steps; the script stops at once when NVIDIA's OpenCL shows no GPU.
+# selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
+# at once when NVIDIA's OpenCL shows no GPU.
 # Usage: bash bench/nvidia/run.sh [LAYERS]   (LAYERS: the paper's numbers, default "2 10 24",
 # each optionally with its own exploration time: "2:60 10:50 24:40")
 set -uo pipefail
@@ -18,6 +20,8 @@ layers=${1:-"2 10 24"}
 OUT=${OUT:-/tmp/weft-gpu-out}
 EXPLORE_S=${EXPLORE_S:-60}
 TESTS_S=${TESTS_S:-150}
+TABLE3_S=${TABLE3_S:-150}
+TORCH_S=${TORCH_S:-120}
 mkdir -p "$OUT"
 root=$(pwd)
 work=/tmp/weft-gpu
@@ -71,7 +75,8 @@ for program, ns, params in db.execute(
     p = json.loads(params)
     family = ("conv-direct" if "v" in p else
               f"vector interleave={p.get('vector_interleave', 0)} "
-              f"channels_first={p.get('vector_channels_first', 0)}")
+              f"channels_first={p.get('vector_channels_first', 0)} "
+              f"split={p.get('vector_split', 1)}")
     key = (program, family)
     if key not in best or ns < best[key][0]:
         best[key] = (ns, params)
@@ -81,7 +86,7 @@ db.close()
 PY
 
 has table3 && stamp "table3 (re-timed best, CLBlast, naive)" &&
-timeout 150 "$work/bin/weft_bench_table3" --device gpu --db "$db" "${names[@]}" --no-torch \
+timeout "$TABLE3_S" "$work/bin/weft_bench_table3" --device gpu --db "$db" "${names[@]}" --no-torch \
   --retime 2 --out "$OUT/table3.json" --markdown "$OUT/table3.md"
 echo "exit $?"
 
@@ -95,7 +100,7 @@ paper = [0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28]
 print(",".join(VGG16[paper.index(int(n))][0] for n in sys.argv[1].split()))
 PY
 )
-timeout 120 python3 bench/torch_gpu_conv.py "$torch_layers" >"$OUT/pytorch-cudnn.txt"
+timeout "$TORCH_S" python3 bench/torch_gpu_conv.py "$torch_layers" >"$OUT/pytorch-cudnn.txt"
 echo "exit $?"; cat "$OUT/pytorch-cudnn.txt"
 fi
 
@@ -104,7 +109,7 @@ fi
 ls "$OUT"
 has tests || { stamp done; exit 0; }
 stamp "OpenCL tests (at most ${TESTS_S} s, 6 at once)"
-ls "$work/bin/tests" | xargs -P 6 -I{} sh -c \
+ls "$work/bin/tests" | grep -E "${TESTS:-.}" | xargs -P 6 -I{} sh -c \
   "timeout $((TESTS_S - 10)) '$work/bin/tests/{}' >'/tmp/{}.log' 2>&1; echo \"{} exit \$?\"" \
   >"$OUT/opencl-tests.txt"
 sort -o "$OUT/opencl-tests.txt" "$OUT/opencl-tests.txt"

@@ -150,6 +150,29 @@ TEST_CASE("on a GPU, blocks whose work-items read neighbouring addresses are pre
   CHECK(cost(conv1_2, point(8, 4, 0, 0, 0), pocl) <= cost(conv1_2, point(8, 4, 0, 1, 0), pocl));
 }
 
+TEST_CASE("on a GPU, a split over the channels pays where the blocks are too few") {
+  // Measured on an H200 (bench/results/nvidia-h200): conv5_1's best unsplit blocks (κ 4, σ 2,
+  // about three warps per SM) ran at 3 % of peak, each work-item's 4608 steps one after the
+  // other; conv1_2's blocks fill the device without a split.
+  const host::DeviceProfile gpu = host::loadProfile("nvidia-hopper");
+  auto point = [](int64_t kappa, int64_t sigma, int64_t rows, int64_t split) {
+    std::map<std::string, int64_t> p = vectorPoint(kappa, sigma, rows, 0);
+    p["vector_interleave"] = 1;
+    p["vector_channels_first"] = 1;
+    if (split > 1) p["vector_split"] = split;
+    return p;
+  };
+  const ConvLayer conv5_1 = vgg16Layers()[10];
+  REQUIRE(conv5_1.name == "conv5_1");
+  CHECK(cost(conv5_1, point(4, 2, 14, 8), gpu) * 3 < cost(conv5_1, point(4, 2, 14, 1), gpu));
+  std::optional<CostPrediction> split = predictLayerVariantCost(conv5_1, point(4, 2, 14, 8), gpu);
+  REQUIRE(split);
+  REQUIRE(split->kernels.size() == 3);
+  CHECK(split->kernels[2].name == "final sum");
+  const ConvLayer conv1_2 = vgg16Layers()[1];
+  CHECK(cost(conv1_2, point(4, 7, 2, 4), gpu) > cost(conv1_2, point(4, 7, 2, 1), gpu));
+}
+
 TEST_CASE("accumulators past the register budget spill") {
   host::DeviceProfile small = host::loadProfile("pocl-cpu");
   const ConvLayer conv3_1 = parseConvLayer("vgg16:10");

@@ -112,3 +112,31 @@ TEST_CASE("interleaved blocks are offered on GPUs only") {
   CHECK(interleaved(host::loadProfile("nvidia-generic")) > 0);
   CHECK(interleaved(host::loadProfile("mali-g72")) > 0);
 }
+
+TEST_CASE("splits over the channels are offered on GPUs where the blocks leave them under-filled") {
+  const host::DeviceProfile hopper = host::loadProfile("nvidia-hopper");
+  const ConvLayer conv5_1 = vgg16Layers()[10];
+  const ConvLayer conv1_2 = vgg16Layers()[1];
+  // conv5_1: 512 x 14 x 14 outputs; κ 4 × σ 2 blocks make 12544 work-items, a twentieth of
+  // what 132 SMs hold (2048 each: 65536 registers over 16): splits up to 32.
+  CHECK(vectorFamilySplits(conv5_1, 4, 2, hopper) == std::vector<int>{1, 2, 4, 8, 16, 32});
+  // conv1_2's κ 4 × σ 7 blocks (114688 work-items, 36 registers each: 1820 per SM) fill half
+  // of it: 2 and 4.
+  CHECK(vectorFamilySplits(conv1_2, 4, 7, hopper) == std::vector<int>{1, 2, 4});
+  CHECK(vectorFamilySplits(conv5_1, 4, 2, host::loadProfile("pocl-cpu")) == std::vector<int>{1});
+  CHECK(vectorFamilySplits(conv5_1, 4, 2, avx2Like()) == std::vector<int>{1});
+  // The structures: splits only on the interleaved, channels-first blocks, each recorded.
+  const ConvLayer small = parseConvLayer("64,8,8,16,3,1,1");
+  size_t splitStructures = 0;
+  for (const ExploreTarget::Structure& s : layerVectorStructures(small, hopper)) {
+    if (!s.fixedParameters.count("vector_split")) continue;
+    ++splitStructures;
+    CHECK(s.fixedParameters.at("vector_channels_first") == 1);
+    CHECK(s.fixedParameters.at("vector_split") > 1);
+    CHECK(64 % s.fixedParameters.at("vector_split") == 0);
+  }
+  CHECK(splitStructures > 0);
+  for (const ExploreTarget::Structure& s : layerVectorStructures(small, host::loadProfile("pocl-cpu"))) {
+    CHECK(s.fixedParameters.count("vector_split") == 0);
+  }
+}

@@ -62,6 +62,27 @@ std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
   return sigmas;
 }
 
+std::vector<int> vectorFamilySplits(const ConvLayer& layer, int kappa, int sigma,
+                                    const host::DeviceProfile& device) {
+  std::vector<int> splits = {1};
+  if (device.deviceType != "gpu" || kappa < 1 || sigma < 1) return splits;
+  const double workItems = static_cast<double>(layer.M / kappa) *
+                           static_cast<double>(layer.outH()) *
+                           static_cast<double>(layer.outW() / sigma);
+  const double registers = static_cast<double>(sigma * kappa + 2 * kappa);
+  const double perUnit =
+      device.registersPerWorkGroup > 0
+          ? std::min(2.0 * static_cast<double>(device.maxWorkGroupSize),
+                     static_cast<double>(device.registersPerWorkGroup) / registers)
+          : static_cast<double>(device.maxWorkGroupSize);
+  const double capacity = perUnit * std::max(1, device.computeUnits);
+  for (int split = 2; layer.C % split == 0 && layer.C / split >= 8; split *= 2) {
+    if (workItems * split / 2 >= capacity) break;
+    splits.push_back(split);
+  }
+  return splits;
+}
+
 namespace {
 
 // What every target of a layer shares, whatever its program: name, sizes, flops, the
@@ -137,7 +158,7 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
         layerVectorStructures(layer, *vectorFamilyDevice);
     target.description += " + register-blocked vector, " + std::to_string(vector.size()) +
                           (vectorFamilyInterleaves(vectorFamilyDevice).size() > 1
-                               ? " structures (kappa, sigma, pad_in_loads, interleave)"
+                               ? " structures (kappa, sigma, pad_in_loads, interleave, split)"
                                : " structures (kappa, sigma, pad_in_loads)");
     for (ExploreTarget::Structure& structure : vector) {
       target.structures.push_back(std::move(structure));
@@ -220,13 +241,20 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
             // pixels neighbours in memory); the input read through guarded loads stays
             // [H][W][C].
             const int channelsFirst = interleave != 0 && padInLoads == 0 ? 1 : 0;
-            try {
-              ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll,
-                                                    interleave, channelsFirst);
-              structures.push_back({one.parametric, one.switches, one.fixedParameters,
-                                    "register-blocked-vector", one.strategy});
-            } catch (const std::exception&) {
-              // The strategy does not apply to this layer with these blocks: not a structure.
+            // Splits of the channels where the blocks leave a GPU under-filled; with the
+            // coalesced (interleaved, channels-first) blocks only.
+            const std::vector<int> splits = channelsFirst != 0
+                                                ? vectorFamilySplits(layer, kappa, sigma, device)
+                                                : std::vector<int>{1};
+            for (int split : splits) {
+              try {
+                ExploreTarget one = layerVectorTarget(layer, kappa, sigma, padInLoads, rowUnroll,
+                                                      interleave, channelsFirst, split);
+                structures.push_back({one.parametric, one.switches, one.fixedParameters,
+                                      "register-blocked-vector", one.strategy});
+              } catch (const std::exception&) {
+                // The strategy does not apply to this layer with these blocks: not a structure.
+              }
             }
           }
         }

@@ -33,6 +33,14 @@ inline const std::vector<int> kConvDirectUnrolls = {0, 1};
 std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DeviceProfile& device);
 std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
                                     const host::DeviceProfile& device);
+// The splits S of the window's sum over the channels (split-K) offered for κ × σ blocks: 1,
+// and on a GPU the powers of two S ≥ 2 that divide C with at least 8 channels per part while
+// the blocks' work-items times S/2 stay below what the device holds at once (so the smaller
+// split left it under-filled). What the device holds: per compute unit, its registers per
+// work-group over the block's register estimate (σκ + 2κ), at most two work-groups of the
+// largest size, else one such work-group; times the compute units.
+std::vector<int> vectorFamilySplits(const ConvLayer& layer, int kappa, int sigma,
+                                    const host::DeviceProfile& device);
 
 // conv-direct's structures with the vector width and unroll setting each restricted to one
 // value (-1: the whole menu). Throws std::invalid_argument when the choice leaves none.

@@ -43,6 +43,8 @@ struct CoreModel {
   double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
   bool cpu = true;
   double gpuLanes = 1;  // a GPU compute unit's FP32 lanes (4 schedulers × the warp width)
+  double registersPerUnit = 65536;  // a GPU compute unit's registers (the profile's per group)
+  double stepLatencyCycles = 200;   // a lone GPU work-item's cycles per window element
 };
 
 CoreModel coreModel(const host::DeviceProfile& device) {
@@ -62,6 +64,9 @@ CoreModel coreModel(const host::DeviceProfile& device) {
     core.gpuLanes = 4.0 * std::max(1, device.workGroupMultiple);
     core.copyCyclesPerElement = 0.5;
     core.launchSeconds = 5e-6;
+    if (device.registersPerWorkGroup > 0) {
+      core.registersPerUnit = static_cast<double>(device.registersPerWorkGroup);
+    }
   }
   return core;
 }
@@ -92,10 +97,12 @@ double balance(double workGroups, const CoreModel& core) {
 // work-group; a pad kernel unless the convolution pads in its loads. With row_unroll the taps of
 // a window row are unrolled inside the channel loop: a row's (σ - 1)·stride + K distinct input
 // values are loaded once for its K taps (the compiler merges the loads of one address), so a
-// window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ.
+// window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ. A split into S parts
+// of the channels gives S times the work-items, each over K·K·C/S elements, and a final kernel
+// adding the partial sums.
 CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma,
                                 int64_t rows, int64_t padInLoads, int64_t rowUnroll,
-                                int64_t interleave, int64_t channelsFirst,
+                                int64_t interleave, int64_t channelsFirst, int64_t split,
                                 const CoreModel& core) {
   CostPrediction out;
   out.family = "register-blocked-vector";
@@ -146,12 +153,15 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   out.flopsPerLoad = 2.0 * static_cast<double>(sigma * kappa) / loads;
   // Past the register budget the accumulators spill and the speed halves (measured on PoCL).
   if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
+  // A split into S parts of the channels: S times the work-items, each over C/S channels.
   const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
                            static_cast<double>(outH) *
-                           static_cast<double>(outW / std::max<int64_t>(sigma, 1));
-  const double steps = static_cast<double>(layer.K * layer.K * layer.C);
+                           static_cast<double>(outW / std::max<int64_t>(sigma, 1)) *
+                           static_cast<double>(split);
+  const double steps = static_cast<double>(layer.K * layer.K * layer.C) / static_cast<double>(split);
   const double workGroups = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
-                            static_cast<double>(ceilDiv(outH, std::max<int64_t>(rows, 1)));
+                            static_cast<double>(ceilDiv(outH, std::max<int64_t>(rows, 1))) *
+                            static_cast<double>(split);
   out.balanceFactor = balance(workGroups, core);
   // Guarded loads (pad_in_loads): code generation unswitches the guards, so only work-items
   // whose window reaches the border pay them (about one extra compare per load).
@@ -171,9 +181,28 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
         static_cast<double>(layer.C * (layer.H + 2 * layer.pad) * (layer.W + 2 * layer.pad)),
         core));
   }
-  out.kernels.push_back(
-      {"convolution", cycles / core.cores / core.gpuLanes / core.clockHz + core.launchSeconds,
-       limit});
+  double seconds = cycles / core.cores / core.gpuLanes / core.clockHz;
+  if (!core.cpu) {
+    // Too few work-items to hide memory latency: each work-item's steps run one after the
+    // other at about 200 cycles each (measured on an H200: conv5_1 with κ 4, σ 2, about three
+    // warps per SM, 0.475 ms for 4608 steps), in as many rounds as the device needs to hold
+    // them all (per compute unit its registers over the block's, at most 2048 work-items).
+    const double perUnit = std::min(
+        2048.0, core.registersPerUnit / static_cast<double>(sigma * kappa + 2 * kappa));
+    const double rounds = std::ceil(workItems / std::max(1.0, perUnit * core.cores));
+    const double latencySeconds = rounds * steps * core.stepLatencyCycles / core.clockHz;
+    if (latencySeconds > seconds) {
+      seconds = latencySeconds;
+      limit = "latency (few work-items)";
+    }
+  }
+  out.kernels.push_back({"convolution", seconds + core.launchSeconds, limit});
+  if (split > 1) {
+    // The S partial sums of every output written, read back and added by a final kernel.
+    out.kernels.push_back(copyKernel(
+        "final sum",
+        static_cast<double>(layer.M * outH * outW) * static_cast<double>(split + 1) / 2, core));
+  }
   return out;
 }
 
@@ -283,7 +312,8 @@ std::optional<CostPrediction> predictLayerVariantCost(
                            valueOr(parameters, "vector_pad_in_loads", 0),
                            valueOr(parameters, "vector_row_unroll", 0),
                            valueOr(parameters, "vector_interleave", 0),
-                           valueOr(parameters, "vector_channels_first", 0), core);
+                           valueOr(parameters, "vector_channels_first", 0),
+                           std::max<int64_t>(1, valueOr(parameters, "vector_split", 1)), core);
   } else if (parameters.count("v") && parameters.count("kappa") &&
              parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);
