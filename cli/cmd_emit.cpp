@@ -370,10 +370,17 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
     if (given.count("vector_channels_first")) {
       structure.push_back({"vector_channels_first", channelsFirst});
     }
+    // vector_split: the parts of the channels' sum (1, absent: no split).
+    const int64_t split = given.count("vector_split") ? given.at("vector_split") : 1;
+    if (split < 1 || layer.C % split != 0) {
+      throw std::runtime_error("--params: vector_split=" + std::to_string(split) +
+                               " must divide the input channels C=" + std::to_string(layer.C));
+    }
+    if (given.count("vector_split")) structure.push_back({"vector_split", split});
     return {explore::layerVectorTarget(layer, static_cast<int>(kappa), static_cast<int>(sigma),
                                        static_cast<int>(padInLoads), static_cast<int>(rowUnroll),
                                        static_cast<int>(interleave),
-                                       static_cast<int>(channelsFirst)),
+                                       static_cast<int>(channelsFirst), static_cast<int>(split)),
             structure};
   }
   std::vector<std::string> structural;

@@ -9,15 +9,23 @@
 #   4. PyTorch + cuDNN on the same layers (bench/torch_gpu_conv.py: TF32 off and default);
 #   5. the OpenCL tests (ctest label `opencl`; those whose name matches TESTS, a grep -E
 #      pattern, when given) on NVIDIA's driver, several at once.
-# Every file lands in $OUT (the device tool brings it back): log.txt, nvidia.db, table3.json,
-# table3.md, pytorch-cudnn.txt, opencl-tests.txt. PHASES (default "explore table3 torch tests")
+# Every file lands in $OUT/results.tar.xz (the device tool brings it back): log.txt, nvidia.db, table3.json,
+# table3.md, pytorch-cudnn.txt, opencl-tests.txt, explore-vgg16-N.txt (each exploration's
+# output). SAMPLES (default 1000) is the samples per layer; START_DB a database of an earlier
+# run to go on from. PHASES (default "explore table3 torch tests")
 # selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
 # at once when NVIDIA's OpenCL shows no GPU.
 # Usage: bash bench/nvidia/run.sh [LAYERS]   (LAYERS: the paper's numbers, default "2 10 24",
 # each optionally with its own exploration time: "2:60 10:50 24:40")
 set -uo pipefail
 layers=${1:-"2 10 24"}
-OUT=${OUT:-/tmp/weft-gpu-out}
+# The device tool brings back at most 8 files: everything is written to a folder of its own and
+# packed, on exit, into $OUT/results.tar.xz (with log.txt and table3.md beside it to read).
+RESULTS=${OUT:-/tmp/weft-gpu-out}
+OUT=/tmp/weft-gpu-results
+rm -rf "$OUT" && mkdir -p "$RESULTS"
+trap 'tar -C "$OUT" -cJf "$RESULTS/results.tar.xz" . && cp "$OUT/log.txt" "$RESULTS/" &&
+  { [ ! -f "$OUT/table3.md" ] || cp "$OUT/table3.md" "$RESULTS/"; }' EXIT
 EXPLORE_S=${EXPLORE_S:-60}
 TESTS_S=${TESTS_S:-150}
 TABLE3_S=${TABLE3_S:-150}
@@ -48,15 +56,19 @@ PHASES=${PHASES:-"explore table3 torch tests"}
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 db="$OUT/nvidia.db"
+# START_DB: a database of an earlier run to go on from (the explorer skips what it measured).
+[ -n "${START_DB:-}" ] && cp "$START_DB" "$db"
 names=()
 for entry in $layers; do
   has explore || break
   layer=${entry%%:*} seconds=$EXPLORE_S
   [ "$entry" = "$layer" ] || seconds=${entry#*:}
   stamp "explore vgg16:$layer (at most ${seconds} s)"
-  timeout -s INT "$seconds" "$work/bin/weft" explore --layer "vgg16:$layer" --samples 1000 \
-    --seed 1 --db "$db" --device gpu --jobs 15 --build-while-timing --min-time 20 --quiet
-  echo "exit $?"
+  timeout -s INT "$seconds" "$work/bin/weft" explore --layer "vgg16:$layer" \
+    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
+    --build-while-timing --min-time 20 >"$OUT/explore-vgg16-$layer.txt" 2>&1
+  echo "exit $?"; grep -v '^\[' "$OUT/explore-vgg16-$layer.txt" | head -4
+  tail -c 300 "$OUT/explore-vgg16-$layer.txt"; echo
 done
 layers=$(for entry in $layers; do printf '%s ' "${entry%%:*}"; done)
 for layer in $layers; do names+=(--layer "vgg16:$layer"); done

@@ -4,7 +4,8 @@
 // rebuilt from its recorded parameters and hashes to the source hash recorded when it was
 // measured, and opening it for writing migrates it to schema 2 with a backup that holds the
 // file as it was. The H200 database (bench/results/nvidia-h200, schema 2) rebuilds its GPU
-// structures (interleaved blocks, the channels-first copy) to the hashes recorded there.
+// structures (interleaved blocks, the channels-first copy) to the hashes recorded there, and
+// its split database (nvidia-explore-split.db.xz) its split structures.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -135,4 +136,33 @@ TEST_CASE("opening a schema 1 database for writing migrates it, with a backup") 
   CHECK(found->strategy == "conv-direct");
   CHECK(readResultsSnapshot(db).variants.size() == rows + 1);
   CHECK_FALSE(std::filesystem::exists(db.string() + ".schema1-backup2"));
+}
+
+TEST_CASE("the H200's split database rebuilds its split structures' kernels") {
+  // Explored on an NVIDIA H200 (bench/results/nvidia-h200, "Split over the channels"): the
+  // split structures (vector_split) among the rows, rebuilt through the workload to the hashes
+  // recorded there.
+  workloads::registerBuiltinWorkloads();
+  testing::TempDir folder("weft_kept_db_h200_split");
+  const std::filesystem::path db =
+      keptDatabase(folder, "bench/results/nvidia-h200/nvidia-explore-split.db.xz");
+  const ResultsSnapshot snapshot = readResultsSnapshot(db);
+  size_t split = 0, others = 0;
+  for (const VariantRecord& row : snapshot.variants) {
+    if (row.status != VariantStatus::Ok || row.sourceHash.empty()) continue;
+    const std::map<std::string, int64_t> parameters = parseRecordedParameters(row.key.parameters);
+    const bool isSplit = parameters.count("vector_split") != 0;
+    if (!isSplit && others++ % 5 != 0) continue;
+    const std::optional<ConvLayer> layer = layerOfProgram(row.key.program);
+    REQUIRE(layer);
+    CAPTURE(row.key.program);
+    CAPTURE(row.key.parameters);
+    const CompiledProgram compiled = compileLayerVariant(*layer, row);
+    CHECK(sourceHash(compiled.source) == row.sourceHash);
+    if (isSplit) {
+      ++split;
+      CHECK(compiled.kernels.size() == 4);  // re-layout, pad, partial sums, final sum
+    }
+  }
+  CHECK(split > 50);
 }

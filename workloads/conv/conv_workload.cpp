@@ -98,13 +98,15 @@ class ConvWorkload final : public Workload {
       const std::map<std::string, int64_t>& recorded) const override {
     // The vector family: vector_kappa, vector_sigma, and vector_pad_in_loads (records made
     // before it existed lack it and mean 0: the padded copy by a kernel of its own) and
-    // vector_row_unroll, vector_interleave and vector_channels_first where recorded. conv-direct: v and unroll.
+    // vector_row_unroll, vector_interleave, vector_channels_first and vector_split where
+    // recorded. conv-direct: v and unroll.
     if (recorded.count("vector_kappa") && recorded.count("vector_sigma")) {
       std::vector<std::string> names = {"vector_kappa", "vector_sigma"};
       if (recorded.count("vector_pad_in_loads")) names.push_back("vector_pad_in_loads");
       if (recorded.count("vector_row_unroll")) names.push_back("vector_row_unroll");
       if (recorded.count("vector_interleave")) names.push_back("vector_interleave");
       if (recorded.count("vector_channels_first")) names.push_back("vector_channels_first");
+      if (recorded.count("vector_split")) names.push_back("vector_split");
       return names;
     }
     if (recorded.count("v") && recorded.count("unroll")) return {"v", "unroll"};
