@@ -157,6 +157,22 @@ TEST_CASE("a register-blocked vector point re-lays the weights out in PREFIX_pre
   checkCompiles(none, kPrefix);
 }
 
+TEST_CASE("a split register-blocked vector point adds its partial sums in a final kernel") {
+  TempDir dir("weft_cli_emit_split");
+  fs::path out = dir.path / "out";
+  CommandResult result = runWeft(
+      {"emit", "--layer", kLayer, "--params",
+       "vector_kappa=4,vector_sigma=8,rows=4,vector_interleave=1,vector_channels_first=1,"
+       "vector_split=2",
+       "--out", out.string()});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  // Re-layout (prepare), pad, partial sums, final sum.
+  CHECK(contains(result.output, "4 kernel(s) (1 in " + std::string(kPrefix) + "_prepare)"));
+  auto manifest = nlohmann::json::parse(readTextFile(out / (std::string(kPrefix) + ".json")));
+  CHECK(manifest["parameters"]["vector_split"] == 2);
+  checkCompiles(out, kPrefix);
+}
+
 TEST_CASE("weft emit FILE --size --params exports a program's point; --name sets the prefix") {
   TempDir dir("weft_cli_emit_file");
   std::string file = dir.write("chunked.weft", kChunked);
@@ -220,6 +236,8 @@ TEST_CASE("weft emit rejects bad input with messages that name the problem") {
       {{"--layer", kLayer, "--params", "vector_kappa=16,vector_sigma=8,rows=1"},
        {"vector_kappa=16", "not a register-blocked vector structure", "M=8"}},
       {{"--layer", kLayer, "--params", "vector_kappa=4,vector_sigma=8"}, {"no value for rows"}},
+      {{"--layer", kLayer, "--params", "vector_kappa=4,vector_sigma=8,rows=4,vector_split=3"},
+       {"vector_split=3", "must divide the input channels C=8"}},
       {{"--layer", kLayer, "--params", kScalarPoint, "--constant-inputs", "weights,bias"},
        {"'bias' is not an input", "weights, biases, input"}},
       {{file, "--size", "N=64", "--params", "kappa=8", "--constant-inputs", "xs,xs"},
