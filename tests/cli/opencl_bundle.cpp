@@ -6,7 +6,8 @@
 // database under the fingerprint the local exploration recorded (the imported rows have its
 // program, device, compiler and parameter keys) and `weft report` lists them with a non-empty Pareto
 // front. A planted failure (one variant's .cl edited to write garbage into the output) comes out
-// as wrong_answer while the others stay ok.
+// as wrong_answer while the others stay ok. A bundle for the mali-g72 profile holds the GPU-only
+// structures of the vector family (interleaved, channels-first, split) and runs them correctly.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -196,6 +197,47 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   for (const auto& [id, status] : after) {
     CHECK_MESSAGE(status == (id == victim["id"] ? "wrong_answer" : "ok"), id << ": " << status);
   }
+}
+
+TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly here") {
+  // The GPU-only structures of the vector family (interleaved blocks, the channels-first copy,
+  // splits over the channels) sampled for the mali-g72 profile, so that anyone with such a
+  // board can measure them: the bundle builds and every variant verifies on this machine's
+  // device (PoCL runs local sizes within the profile's limits).
+  TempDir dir("weft_opencl_bundle_mali");
+  const fs::path bundle = dir.path / "bundle";
+  const fs::path log = dir.path / "log.txt";
+  CommandResult written =
+      runWeft({"bundle", "--layer", "16,8,8,8,3,1,1", "--samples", "30", "--seed", "1",
+               "--profile", "mali-g72", "--out", bundle.string(), "--min-time-ms", "1"});
+  REQUIRE_MESSAGE(written.exitCode == 0, written.output);
+  const nlohmann::json variants = readJson(bundle / "variants.json");
+  REQUIRE(variants["variants"].size() == 30);
+  size_t interleavedInPlace = 0, channelsFirst = 0, split = 0;
+  for (const nlohmann::json& v : variants["variants"]) {
+    const nlohmann::json& p = v["parameters"];
+    const bool first = p.contains("vector_channels_first");
+    interleavedInPlace += p.contains("vector_interleave") && !first;
+    channelsFirst += first;
+    split += p.contains("vector_split");
+  }
+  CHECK(interleavedInPlace > 0);
+  CHECK(channelsFirst > 0);
+  CHECK(split > 0);
+
+  const fs::path build = dir.path / "build";
+  std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
+  REQUIRE_MESSAGE(shell("cmake -S " + shellQuote(bundle.string()) + " -B " +
+                            shellQuote(build.string()) + generator,
+                        log) == 0,
+                  readTextFile(log));
+  REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
+                  readTextFile(log));
+  const std::string harness = shellQuote((build / "weft_bundle_harness").string());
+  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
+  REQUIRE(after.size() == 30);
+  for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);
 }
 
 }  // namespace weft
