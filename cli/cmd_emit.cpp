@@ -21,7 +21,8 @@
 // and are checked against the generated kernels (they must divide the global size).
 // With --pick the variant comes from the results database (explore/variant_pick.h), and the
 // device and the pick go into the emitted header comments. A pipeline explored over its fusion
-// choices records fusion=N (workloads/pipeline/pipeline_target.h: 0 as written, else a fusion strategy);
+// choices records fusion=N (workloads/pipeline/pipeline_target.h: 0 as written, else a fusion
+// strategy);
 // --params takes it too, and the tile sizes of that structure then.
 // --constant-inputs names the inputs that stay the same from run to run; the kernels that
 // depend only on them become the emitted PREFIX_prepare (export/dropin_export.h). Layers default
@@ -43,14 +44,14 @@
 #include "explore/explorer.h"
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
-#include "workloads/pipeline/pipeline_target.h"
 #include "explore/variant_pick.h"
-#include "host/device_profile.h"
 #include "export/dropin_export.h"
-#include "workloads/conv/conv_workload.h"
-#include "workloads/pipeline/pipeline_workload.h"
+#include "host/device_profile.h"
 #include "ir/parser.h"
 #include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
+#include "workloads/pipeline/pipeline_target.h"
+#include "workloads/pipeline/pipeline_workload.h"
 
 namespace weft::cli {
 
@@ -356,8 +357,8 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
     if (!explore::isVectorFamilyStructure(layer, kappa, sigma, &why)) {
       throw std::runtime_error("--params: vector_kappa=" + std::to_string(kappa) +
                                ", vector_sigma=" + std::to_string(sigma) +
-                               " is not a register-blocked vector structure of this layer (" +
-                               why + ")");
+                               " is not a register-blocked vector structure of this layer (" + why +
+                               ")");
     }
     const int64_t padInLoads = givenSwitch(given, "vector_pad_in_loads");
     const int64_t rowUnroll = givenSwitch(given, "vector_row_unroll");
@@ -462,8 +463,8 @@ void emitFilePoint(const EmitOptions& options) {
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
   std::map<std::string, int64_t> given = parseParams(options.params);
-  // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its tile
-  // sizes are the parameters then.
+  // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
+  // tile sizes are the parameters then.
   std::optional<explore::ExploreTarget> fused;
   if (given.count("fusion")) {
     fused = explore::pipelineStructureTarget(definition, sizes, {{"fusion", given.at("fusion")}});
@@ -492,8 +493,7 @@ void emitFilePoint(const EmitOptions& options) {
                              "parameters with --params NAME=..., sizes with --size NAME=...)");
   }
   // The --params names are the tuning parameters: check the point against the space.
-  Definition parametric =
-      fused ? fused->parametric : explore::tuneUnboundSizes(definition, sizes);
+  Definition parametric = fused ? fused->parametric : explore::tuneUnboundSizes(definition, sizes);
   explore::SpaceOptions spaceOptions;
   spaceOptions.device = profileOption(options);
   explore::ParameterSpace space = explore::buildParameterSpace(parametric, sizes, spaceOptions);
@@ -507,8 +507,9 @@ void emitFilePoint(const EmitOptions& options) {
 
   exporting::DropinMetadata metadata;
   metadata.prefix = exporting::dropinPrefix(definition.name);
-  metadata.program = "definition " + definition.name + " of " + options.file +
-                     (fused ? "; " + fusionName(fused->fixedParameters.at("fusion")) : std::string());
+  metadata.program =
+      "definition " + definition.name + " of " + options.file +
+      (fused ? "; " + fusionName(fused->fixedParameters.at("fusion")) : std::string());
   metadata.inputNames = parameterNames(definition);
   metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});
   if (fused) metadata.parameters.push_back({"fusion", fused->fixedParameters.at("fusion")});
@@ -590,8 +591,9 @@ void emitPicked(const EmitOptions& options) {
 // (the program is recorded under its name and sizes), as written or fused.
 void emitPickedFile(const EmitOptions& options) {
   if (!options.params.empty()) {
-    throw std::runtime_error("give --pick (a variant from --db) or --params (a chosen point), "
-                             "not both");
+    throw std::runtime_error(
+        "give --pick (a variant from --db) or --params (a chosen point), "
+        "not both");
   }
   Program program = parseFile(options.file);
   const Definition& definition =
@@ -609,7 +611,8 @@ void emitPickedFile(const EmitOptions& options) {
   metadata.prefix = exporting::dropinPrefix(definition.name);
   nlohmann::json recorded = nlohmann::json::parse(picked.record.key.parameters, nullptr, false);
   metadata.program = "definition " + definition.name + " of " + options.file;
-  if (recorded.is_object() && recorded.contains("fusion") && recorded["fusion"].is_number_integer()) {
+  if (recorded.is_object() && recorded.contains("fusion") &&
+      recorded["fusion"].is_number_integer()) {
     metadata.program += "; " + fusionName(recorded["fusion"].get<int64_t>());
   }
   metadata.inputNames = parameterNames(definition);

@@ -160,11 +160,11 @@ TEST_CASE("a register-blocked vector point re-lays the weights out in PREFIX_pre
 TEST_CASE("a split register-blocked vector point adds its partial sums in a final kernel") {
   TempDir dir("weft_cli_emit_split");
   fs::path out = dir.path / "out";
-  CommandResult result = runWeft(
-      {"emit", "--layer", kLayer, "--params",
-       "vector_kappa=4,vector_sigma=8,rows=4,vector_interleave=1,vector_channels_first=1,"
-       "vector_split=2",
-       "--out", out.string()});
+  CommandResult result =
+      runWeft({"emit", "--layer", kLayer, "--params",
+               "vector_kappa=4,vector_sigma=8,rows=4,vector_interleave=1,vector_channels_first=1,"
+               "vector_split=2",
+               "--out", out.string()});
   REQUIRE_MESSAGE(result.exitCode == 0, result.output);
   // Re-layout (prepare), pad, partial sums, final sum.
   CHECK(contains(result.output, "4 kernel(s) (1 in " + std::string(kPrefix) + "_prepare)"));

@@ -4,10 +4,11 @@
 // from its own CMakeLists.txt (C warnings as errors) with nothing from weft, its harness runs
 // every variant to status ok, a second run skips them all, the results import into a fresh
 // database under the fingerprint the local exploration recorded (the imported rows have its
-// program, device, compiler and parameter keys) and `weft report` lists them with a non-empty Pareto
-// front. A planted failure (one variant's .cl edited to write garbage into the output) comes out
-// as wrong_answer while the others stay ok. A bundle for the mali-g72 profile holds the GPU-only
-// structures of the vector family (interleaved, channels-first, split) and runs them correctly.
+// program, device, compiler and parameter keys) and `weft report` lists them with a non-empty
+// Pareto front. A planted failure (one variant's .cl edited to write garbage into the output) comes
+// out as wrong_answer while the others stay ok. A bundle for the mali-g72 profile holds the
+// GPU-only structures of the vector family (interleaved, channels-first, split) and runs them
+// correctly.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -81,17 +82,17 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   TempDir dir("weft_opencl_bundle");
   const fs::path bundle = dir.path / "bundle";
   const fs::path log = dir.path / "log.txt";
-  CommandResult written = runWeft({"bundle", "--layer", kLayer, "--samples", "6", "--seed", "3",
-                                   "--profile", "pocl-cpu", "--out", bundle.string(),
-                                   "--min-time-ms", "1"});
+  CommandResult written =
+      runWeft({"bundle", "--layer", kLayer, "--samples", "6", "--seed", "3", "--profile",
+               "pocl-cpu", "--out", bundle.string(), "--min-time-ms", "1"});
   REQUIRE_MESSAGE(written.exitCode == 0, written.output);
   const nlohmann::json variants = readJson(bundle / "variants.json");
   REQUIRE(variants["variants"].size() == 6);
 
   // `weft explore` with the same profile, seed and sample count records the same keys, in the
-  // same order when it measures in the sampled order, --order random (a time limit of 10 ms per phase kills every variant at once: only the keys
-  // matter here; the explorer queries the device in a child, which this process, having
-  // initialised OpenCL, could not fork).
+  // same order when it measures in the sampled order, --order random (a time limit of 10 ms per
+  // phase kills every variant at once: only the keys matter here; the explorer queries the device
+  // in a child, which this process, having initialised OpenCL, could not fork).
   const std::string exploredDb = (dir.path / "explored.db").string();
   CommandResult explored = runWeft({"explore", "--layer", kLayer, "--samples", "6", "--seed", "3",
                                     "--profile", "pocl-cpu", "--db", exploredDb, "--timeout",
@@ -100,7 +101,8 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   std::vector<explore::VariantRecord> exploredRows = explore::ResultsDb(exploredDb).variants();
   {
     std::vector<std::string> exploredKeys, bundledKeys;
-    for (const explore::VariantRecord& row : exploredRows) exploredKeys.push_back(row.key.parameters);
+    for (const explore::VariantRecord& row : exploredRows)
+      exploredKeys.push_back(row.key.parameters);
     for (const nlohmann::json& v : variants["variants"]) {
       bundledKeys.push_back(nlohmann::json::parse(v["parameters"].dump()).dump());
     }
@@ -112,11 +114,11 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   // Built from its own CMakeLists.txt, C warnings as errors.
   const fs::path build = dir.path / "build";
   std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-  REQUIRE_MESSAGE(shell("cmake -S " + shellQuote(bundle.string()) + " -B " +
-                            shellQuote(build.string()) + generator +
-                            " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
-                        log) == 0,
-                  readTextFile(log));
+  REQUIRE_MESSAGE(
+      shell("cmake -S " + shellQuote(bundle.string()) + " -B " + shellQuote(build.string()) +
+                generator + " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
+            log) == 0,
+      readTextFile(log));
   REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
                   readTextFile(log));
   const std::string harness = shellQuote((build / "weft_bundle_harness").string());
@@ -208,8 +210,8 @@ TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly he
   const fs::path bundle = dir.path / "bundle";
   const fs::path log = dir.path / "log.txt";
   CommandResult written =
-      runWeft({"bundle", "--layer", "16,8,8,8,3,1,1", "--samples", "30", "--seed", "1",
-               "--profile", "mali-g72", "--out", bundle.string(), "--min-time-ms", "1"});
+      runWeft({"bundle", "--layer", "16,8,8,8,3,1,1", "--samples", "30", "--seed", "1", "--profile",
+               "mali-g72", "--out", bundle.string(), "--min-time-ms", "1"});
   REQUIRE_MESSAGE(written.exitCode == 0, written.output);
   const nlohmann::json variants = readJson(bundle / "variants.json");
   REQUIRE(variants["variants"].size() == 30);

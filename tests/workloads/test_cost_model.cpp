@@ -1,5 +1,5 @@
-// Tests of the static cost model (workloads/conv/cost_model.h) and of the explorer's measuring order
-// (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
+// Tests of the static cost model (workloads/conv/cost_model.h) and of the explorer's measuring
+// order (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
 // is a stable ascending permutation with unknown (and NaN) costs last; the model prefers what
 // issue 8 measured fast (wide vectors, enough accumulators, no pad kernel) and penalises
 // spills; convLayerFromSizes inverts convListing3Sizes; and on a real sampled layer target the
@@ -14,12 +14,12 @@
 #include <random>
 #include <set>
 
-#include "workloads/conv/cost_model.h"
 #include "explore/explorer.h"
 #include "host/device_profile.h"
 #include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
 #include "workloads/conv/conv_workload.h"
+#include "workloads/conv/cost_model.h"
 
 using namespace weft;
 using namespace weft::explore;
@@ -28,8 +28,9 @@ namespace {
 
 std::map<std::string, int64_t> vectorPoint(int64_t kappa, int64_t sigma, int64_t rows,
                                            int64_t padInLoads = 0) {
-  return {{"vector_kappa", kappa}, {"vector_sigma", sigma}, {"rows", rows},
-          {"vector_pad_in_loads", padInLoads}, {"local_k0_d0", 1}, {"local_k1_d0", 1}};
+  return {{"vector_kappa", kappa}, {"vector_sigma", sigma},
+          {"rows", rows},          {"vector_pad_in_loads", padInLoads},
+          {"local_k0_d0", 1},      {"local_k1_d0", 1}};
 }
 
 double cost(const ConvLayer& layer, const std::map<std::string, int64_t>& point,
@@ -100,8 +101,8 @@ TEST_CASE("the model prefers issue 8's fast shapes") {
   CHECK(predictLayerVariantCost(conv3_1, vectorPoint(4, 4, 7), pocl)->laneUse ==
         doctest::Approx(0.25));
   // Any vector point beats the paper's conv-direct points (scalar accumulators, partial sums).
-  const std::map<std::string, int64_t> direct{{"v", 4},     {"unroll", 1}, {"theta", 8},
-                                              {"rho", 0},   {"kappa", 8},  {"sigma", 4},
+  const std::map<std::string, int64_t> direct{{"v", 4},      {"unroll", 1},  {"theta", 8},
+                                              {"rho", 0},    {"kappa", 8},   {"sigma", 4},
                                               {"omega", 96}, {"coalesce", 0}};
   std::optional<CostPrediction> directCost = predictLayerVariantCost(conv3_1, direct, pocl);
   REQUIRE(directCost);
@@ -138,8 +139,7 @@ TEST_CASE("on a GPU, blocks whose work-items read neighbouring addresses are pre
   CHECK(channelsFirst * 1.5 < cost(conv1_2, point(8, 4, 1, 0, 0), gpu));
   CHECK(channelsFirst * 1.5 < cost(conv1_2, point(8, 4, 1, 1, 0), gpu));
   CHECK(channelsFirst * 1.5 < cost(conv1_2, point(16, 2, 1, 0, 0), gpu));
-  std::optional<CostPrediction> parts =
-      predictLayerVariantCost(conv1_2, point(8, 4, 0, 1, 1), gpu);
+  std::optional<CostPrediction> parts = predictLayerVariantCost(conv1_2, point(8, 4, 0, 1, 1), gpu);
   REQUIRE(parts);
   REQUIRE(parts->kernels.size() == 2);
   CHECK(parts->kernels[0].name == "pad");
@@ -176,7 +176,8 @@ TEST_CASE("on a GPU, a split over the channels pays where the blocks are too few
 TEST_CASE("accumulators past the register budget spill") {
   host::DeviceProfile small = host::loadProfile("pocl-cpu");
   const ConvLayer conv3_1 = parseConvLayer("vgg16:10");
-  std::optional<CostPrediction> fits = predictLayerVariantCost(conv3_1, vectorPoint(16, 8, 7), small);
+  std::optional<CostPrediction> fits =
+      predictLayerVariantCost(conv3_1, vectorPoint(16, 8, 7), small);
   REQUIRE(fits);
   CHECK(fits->spillFactor == 1);
   small.registersPerWorkItem = 4 * small.nativeFloatVectorWidth;  // 4 vector accumulators
@@ -204,7 +205,8 @@ TEST_CASE("a window row's unrolled taps load each input value once") {
   // Where the loads are the limit (κ = 4: one FMA per pixel and window element), it is faster.
   std::map<std::string, int64_t> narrowUnrolled = vectorPoint(4, 8, 2);
   narrowUnrolled["vector_row_unroll"] = 1;
-  std::optional<CostPrediction> narrow = predictLayerVariantCost(conv3_2, vectorPoint(4, 8, 2), pocl);
+  std::optional<CostPrediction> narrow =
+      predictLayerVariantCost(conv3_2, vectorPoint(4, 8, 2), pocl);
   std::optional<CostPrediction> narrowRow = predictLayerVariantCost(conv3_2, narrowUnrolled, pocl);
   REQUIRE(narrow);
   REQUIRE(narrowRow);

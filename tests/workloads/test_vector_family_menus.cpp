@@ -136,7 +136,8 @@ TEST_CASE("splits over the channels are offered on GPUs where the blocks leave t
     CHECK(64 % s.fixedParameters.at("vector_split") == 0);
   }
   CHECK(splitStructures > 0);
-  for (const ExploreTarget::Structure& s : layerVectorStructures(small, host::loadProfile("pocl-cpu"))) {
+  for (const ExploreTarget::Structure& s :
+       layerVectorStructures(small, host::loadProfile("pocl-cpu"))) {
     CHECK(s.fixedParameters.count("vector_split") == 0);
   }
 }

@@ -31,7 +31,8 @@ std::string yesNo(int64_t value) { return value ? "yes" : "no"; }
 
 // Whether a record is a conv-direct variant of a layer with every parameter of the LIFT
 // paper's Table 4 (the vector family has other parameters and is shown raw).
-bool hasTable4Layout(const VariantRecord& record, const std::map<std::string, int64_t>& parameters) {
+bool hasTable4Layout(const VariantRecord& record,
+                     const std::map<std::string, int64_t>& parameters) {
   if (!layerOfProgram(record.key.program)) return false;
   for (const char* name : {"v", "unroll", "theta", "kappa", "sigma", "omega"}) {
     if (!parameters.count(name)) return false;
@@ -70,8 +71,7 @@ class ConvWorkload final : public Workload {
     auto targetOf = [&](const ConvLayer& layer) {
       return widths.size() == 1 && unrolls.size() == 1
                  ? layerTarget(layer, widths.front(), unrolls.front())
-                 : layerTargetStructures(layer, widths, unrolls,
-                                         vectorFamily ? device : nullptr);
+                 : layerTargetStructures(layer, widths, unrolls, vectorFamily ? device : nullptr);
     };
     if (request.instance != "vgg16") return {targetOf(layerOf(request))};
     std::vector<ExploreTarget> all;
@@ -156,7 +156,8 @@ std::vector<ParameterRow> ConvWorkload::parameterTable(const VariantRecord& reco
   rows.push_back({"Number of kernels per work-group (κ)", std::to_string(*number("kappa"))});
   rows.push_back({"Number of windows per thread (σ)", std::to_string(*number("sigma"))});
   rows.push_back({"Sequentially processed input elements (ω)", std::to_string(*number("omega"))});
-  if (number("rho")) rows.push_back({"Optimisation padding size (ρ)", std::to_string(*number("rho"))});
+  if (number("rho"))
+    rows.push_back({"Optimisation padding size (ρ)", std::to_string(*number("rho"))});
   rows.push_back({"Vector size (v)", std::to_string(*number("v"))});
   rows.push_back({"Unrolling", yesNo(*number("unroll"))});
   if (number("coalesce")) rows.push_back({"Coalescing", yesNo(*number("coalesce"))});
@@ -168,7 +169,8 @@ std::vector<ParameterRow> ConvWorkload::parameterTable(const VariantRecord& reco
       std::string local;
       if (kernel.hasLocalSize) {
         for (int d = 0; d < kernel.dimensions; ++d) {
-          std::optional<int64_t> value = tryEvaluate(kernel.localSize[static_cast<size_t>(d)], sizes);
+          std::optional<int64_t> value =
+              tryEvaluate(kernel.localSize[static_cast<size_t>(d)], sizes);
           local += (d ? "×" : "") + (value ? std::to_string(*value) : std::string("?"));
         }
       } else {

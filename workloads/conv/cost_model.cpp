@@ -9,7 +9,8 @@
 //    completes one per 4 cycles and a work-item needs ≥ latency × pipes independent
 //    accumulators to keep the pipes busy. The model reads the native vector width from the
 //    profile and assumes two pipes of half that width (Zen 4's organisation).
-//  - Measurements of the register-blocked vector family on PoCL (AVX-512): 14–16 float16 accumulators per work-item are best, at
+//  - Measurements of the register-blocked vector family on PoCL (AVX-512): 14–16 float16
+//  accumulators per work-item are best, at
 //    ~28 the compiler spills and the speed halves (the profile's registersPerWorkItem, 384
 //    floats = 24 float16 registers, is that budget); explicit vectors are needed (PoCL does not
 //    vectorize a scalar reduction: ≈ 3.7 GFLOP/s); a separate pad kernel costs 4–7 ms on
@@ -33,12 +34,12 @@ namespace {
 struct CoreModel {
   double clockHz = 1e9;
   double cores = 1;
-  int64_t nativeLanes = 1;    // the profile's native float vector width
-  int64_t pipeLanes = 1;      // lanes of one FMA pipe (half the native width)
-  double fmaPipes = 2;        // FMA instructions issued per cycle at pipe width
-  double fmaLatency = 4;      // cycles from an FMA to the next one using its result
-  double loadsPerCycle = 2;   // vector or scalar loads per cycle
-  int64_t registerBudget = 1;  // accumulators (one vector register each) before spilling
+  int64_t nativeLanes = 1;          // the profile's native float vector width
+  int64_t pipeLanes = 1;            // lanes of one FMA pipe (half the native width)
+  double fmaPipes = 2;              // FMA instructions issued per cycle at pipe width
+  double fmaLatency = 4;            // cycles from an FMA to the next one using its result
+  double loadsPerCycle = 2;         // vector or scalar loads per cycle
+  int64_t registerBudget = 1;       // accumulators (one vector register each) before spilling
   double copyCyclesPerElement = 6;  // a generated copy kernel (pad, crop) per element
   double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
   bool cpu = true;
@@ -100,20 +101,18 @@ double balance(double workGroups, const CoreModel& core) {
 // window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ. A split into S parts
 // of the channels gives S times the work-items, each over K·K·C/S elements, and a final kernel
 // adding the partial sums.
-CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma,
-                                int64_t rows, int64_t padInLoads, int64_t rowUnroll,
-                                int64_t interleave, int64_t channelsFirst, int64_t split,
-                                const CoreModel& core) {
+CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t sigma, int64_t rows,
+                                int64_t padInLoads, int64_t rowUnroll, int64_t interleave,
+                                int64_t channelsFirst, int64_t split, const CoreModel& core) {
   CostPrediction out;
   out.family = "register-blocked-vector";
   const int64_t outH = layer.outH(), outW = layer.outW();
   const int64_t registersPerVector = ceilDiv(kappa, core.nativeLanes);
   const int64_t lanes = std::min(kappa, core.nativeLanes);
   out.laneUse = static_cast<double>(lanes) / static_cast<double>(core.nativeLanes);
-  double broadcasts =
-      rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
-                           static_cast<double>(layer.K)
-                     : static_cast<double>(sigma);
+  double broadcasts = rowUnroll != 0 ? static_cast<double>((sigma - 1) * layer.stride + layer.K) /
+                                           static_cast<double>(layer.K)
+                                     : static_cast<double>(sigma);
   double fmaCycles = 0, loadCycles = 0, latencyCycles = 0, loads = 0;
   if (core.cpu) {
     // One window element: σ × (vector registers per accumulator) FMAs, each taking
@@ -121,8 +120,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // accumulator's chain advances by one FMA (the latency bound). A CPU work-item walks its
     // own loop: consecutive windows are one contiguous run, interleaved ones strided.
     if (interleave != 0) broadcasts *= 1.25;
-    fmaCycles = static_cast<double>(sigma * registersPerVector *
-                                    ceilDiv(lanes, core.pipeLanes)) /
+    fmaCycles = static_cast<double>(sigma * registersPerVector * ceilDiv(lanes, core.pipeLanes)) /
                 core.fmaPipes;
     loads = broadcasts + static_cast<double>(registersPerVector);
     loadCycles = loads / core.loadsPerCycle;
@@ -139,8 +137,8 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // warps hide the latency. Measured on an H200 through NVIDIA's OpenCL
     // (bench/results/nvidia-h200): channels-first interleaved blocks 2-3× faster than blocks
     // that read [H][W][C] in place.
-    const int64_t apart = (interleave != 0 ? 1 : sigma) * layer.stride *
-                          (channelsFirst != 0 ? 1 : layer.C);
+    const int64_t apart =
+        (interleave != 0 ? 1 : sigma) * layer.stride * (channelsFirst != 0 ? 1 : layer.C);
     broadcasts *= static_cast<double>(std::min<int64_t>(8, apart));
     fmaCycles = static_cast<double>(sigma * kappa);
     loads = broadcasts + static_cast<double>(ceilDiv(kappa, 4));
@@ -154,11 +152,11 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   // Past the register budget the accumulators spill and the speed halves (measured on PoCL).
   if (sigma * registersPerVector > core.registerBudget) out.spillFactor = 2;
   // A split into S parts of the channels: S times the work-items, each over C/S channels.
-  const double workItems = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
-                           static_cast<double>(outH) *
-                           static_cast<double>(outW / std::max<int64_t>(sigma, 1)) *
-                           static_cast<double>(split);
-  const double steps = static_cast<double>(layer.K * layer.K * layer.C) / static_cast<double>(split);
+  const double workItems =
+      static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) * static_cast<double>(outH) *
+      static_cast<double>(outW / std::max<int64_t>(sigma, 1)) * static_cast<double>(split);
+  const double steps =
+      static_cast<double>(layer.K * layer.K * layer.C) / static_cast<double>(split);
   const double workGroups = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
                             static_cast<double>(ceilDiv(outH, std::max<int64_t>(rows, 1))) *
                             static_cast<double>(split);
@@ -177,8 +175,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
       workItems * steps * stepCycles * out.spillFactor * guardFactor * out.balanceFactor;
   if (padInLoads == 0) {
     out.kernels.push_back(copyKernel(
-        "pad",
-        static_cast<double>(layer.C * (layer.H + 2 * layer.pad) * (layer.W + 2 * layer.pad)),
+        "pad", static_cast<double>(layer.C * (layer.H + 2 * layer.pad) * (layer.W + 2 * layer.pad)),
         core));
   }
   double seconds = cycles / core.cores / core.gpuLanes / core.clockHz;
@@ -187,8 +184,8 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // other at about 200 cycles each (measured on an H200: conv5_1 with κ 4, σ 2, about three
     // warps per SM, 0.475 ms for 4608 steps), in as many rounds as the device needs to hold
     // them all (per compute unit its registers over the block's, at most 2048 work-items).
-    const double perUnit = std::min(
-        2048.0, core.registersPerUnit / static_cast<double>(sigma * kappa + 2 * kappa));
+    const double perUnit =
+        std::min(2048.0, core.registersPerUnit / static_cast<double>(sigma * kappa + 2 * kappa));
     const double rounds = std::ceil(workItems / std::max(1.0, perUnit * core.cores));
     const double latencySeconds = rounds * steps * core.stepLatencyCycles / core.clockHz;
     if (latencySeconds > seconds) {
@@ -219,8 +216,7 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
   const int64_t kappa = std::max<int64_t>(1, valueOr(p, "kappa", 1));
   const int64_t sigma = std::max<int64_t>(1, valueOr(p, "sigma", 1));
   const int64_t windowElements = layer.K * layer.K * layer.C;
-  const int64_t omega = std::clamp<int64_t>(valueOr(p, "omega", windowElements), 1,
-                                            windowElements);
+  const int64_t omega = std::clamp<int64_t>(valueOr(p, "omega", windowElements), 1, windowElements);
   const bool coalesce = valueOr(p, "coalesce", 0) != 0;
   const int64_t outH = layer.outH(), outW = layer.outW();
   // ρ extra windows per dimension, computed and cropped away.
@@ -241,8 +237,7 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
   // Loads per dot: the block's κ weight rows and σ inputs once per step when the block is
   // unrolled and they fit the registers, two per dot otherwise; κ·σ scalar accumulators past
   // the register budget live in memory (a load and a store per update).
-  const bool operandsHeld =
-      unrolled && (kappa + sigma) * registersPerVector <= core.registerBudget;
+  const bool operandsHeld = unrolled && (kappa + sigma) * registersPerVector <= core.registerBudget;
   double loadsPerDot =
       operandsHeld ? static_cast<double>(kappa + sigma) / static_cast<double>(kappa * sigma) : 2.0;
   loadsPerDot *= registersPerVector;
@@ -264,20 +259,18 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
   // lock-step work-items, strided within one CPU work-item's loop (and the reverse).
   const double layoutFactor = core.cpu == coalesce ? 1.25 : 1.0;
   const double partialCycles = dots * dotCycles * layoutFactor;
-  out.kernels.push_back(copyKernel(
-      "pad",
-      static_cast<double>(layer.C) *
-          static_cast<double>(layer.H + 2 * layer.pad + rho * layer.stride) *
-          static_cast<double>(layer.W + 2 * layer.pad + rho * layer.stride),
-      core));
   out.kernels.push_back(
-      {"partial convolution", partialCycles / core.cores / core.clockHz + core.launchSeconds,
-       limit});
+      copyKernel("pad",
+                 static_cast<double>(layer.C) *
+                     static_cast<double>(layer.H + 2 * layer.pad + rho * layer.stride) *
+                     static_cast<double>(layer.W + 2 * layer.pad + rho * layer.stride),
+                 core));
+  out.kernels.push_back({"partial convolution",
+                         partialCycles / core.cores / core.clockHz + core.launchSeconds, limit});
   // The final reduction reads every partial sum (M · windows · chunks) once.
   out.kernels.push_back(
       copyKernel("final reduction", static_cast<double>(layer.M) * windows * chunks, core));
-  out.kernels.push_back(
-      copyKernel("crop", static_cast<double>(layer.M * outH * outW), core));
+  out.kernels.push_back(copyKernel("crop", static_cast<double>(layer.M * outH * outW), core));
   return out;
 }
 
@@ -286,15 +279,15 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
 std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
   ConvLayer layer;
   const std::pair<const char*, int64_t*> fields[] = {
-      {"C", &layer.C}, {"H", &layer.H}, {"W", &layer.W},      {"M", &layer.M},
+      {"C", &layer.C}, {"H", &layer.H},   {"W", &layer.W},     {"M", &layer.M},
       {"K", &layer.K}, {"P", &layer.pad}, {"S", &layer.stride}};
   for (const auto& [name, field] : fields) {
     auto it = sizes.find(name);
     if (it == sizes.end()) return std::nullopt;
     *field = it->second;
   }
-  if (layer.C < 1 || layer.H < 1 || layer.W < 1 || layer.M < 1 || layer.K < 1 ||
-      layer.stride < 1 || layer.pad < 0 || layer.outH() < 1 || layer.outW() < 1) {
+  if (layer.C < 1 || layer.H < 1 || layer.W < 1 || layer.M < 1 || layer.K < 1 || layer.stride < 1 ||
+      layer.pad < 0 || layer.outH() < 1 || layer.outW() < 1) {
     return std::nullopt;
   }
   return layer;
@@ -306,16 +299,14 @@ std::optional<CostPrediction> predictLayerVariantCost(
   const CoreModel core = coreModel(device);
   std::optional<CostPrediction> out;
   if (parameters.count("vector_kappa") && parameters.count("vector_sigma")) {
-    out = vectorFamilyCost(layer, std::max<int64_t>(1, parameters.at("vector_kappa")),
-                           std::max<int64_t>(1, parameters.at("vector_sigma")),
-                           valueOr(parameters, "rows", 1),
-                           valueOr(parameters, "vector_pad_in_loads", 0),
-                           valueOr(parameters, "vector_row_unroll", 0),
-                           valueOr(parameters, "vector_interleave", 0),
-                           valueOr(parameters, "vector_channels_first", 0),
-                           std::max<int64_t>(1, valueOr(parameters, "vector_split", 1)), core);
-  } else if (parameters.count("v") && parameters.count("kappa") &&
-             parameters.count("sigma")) {
+    out = vectorFamilyCost(
+        layer, std::max<int64_t>(1, parameters.at("vector_kappa")),
+        std::max<int64_t>(1, parameters.at("vector_sigma")), valueOr(parameters, "rows", 1),
+        valueOr(parameters, "vector_pad_in_loads", 0), valueOr(parameters, "vector_row_unroll", 0),
+        valueOr(parameters, "vector_interleave", 0),
+        valueOr(parameters, "vector_channels_first", 0),
+        std::max<int64_t>(1, valueOr(parameters, "vector_split", 1)), core);
+  } else if (parameters.count("v") && parameters.count("kappa") && parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);
   }
   if (!out) return std::nullopt;
