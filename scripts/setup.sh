@@ -4,7 +4,10 @@
 # every package is already installed (per dpkg -s) apt-get is not touched at
 # all, so repeated runs (CI, scripts/test.sh, scripts/main.sh) cost only the
 # incremental build. The build directory defaults to ./build and can be
-# overridden with WEFT_BUILD_DIR.
+# overridden with WEFT_BUILD_DIR. Arguments name the CMake targets to build
+# (scripts/main.sh builds only `weft`); none builds everything. Compiles go
+# through ccache, so a fresh clone on a machine that built weft before (CI, a
+# second checkout) rebuilds from the cache.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +17,7 @@ PACKAGES=(
   libz3-dev libcli11-dev doctest-dev librapidcheck-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libsqlite3-dev nlohmann-json3-dev libfmt-dev
-  python3 python3-numpy xz-utils
+  python3 python3-numpy xz-utils ccache
 )
 
 missing=()
@@ -46,7 +49,10 @@ fi
 
 BUILD_DIR="${WEFT_BUILD_DIR:-build}"
 echo "[setup] configuring in ${BUILD_DIR}"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-echo "[setup] building with $(nproc) job(s)"
-cmake --build "$BUILD_DIR" -j"$(nproc)"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+targets=()
+for target in "$@"; do targets+=(--target "$target"); done
+echo "[setup] building ${*:-everything} with $(nproc) job(s)"
+cmake --build "$BUILD_DIR" -j"$(nproc)" "${targets[@]}"
 echo "[setup] build ok: ${BUILD_DIR}"
