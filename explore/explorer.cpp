@@ -713,6 +713,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
 
   double runSeconds = 0;
   summary.weftSeconds = prep.samplingSeconds;
+  summary.samplingSeconds = prep.samplingSeconds;
   size_t launcherRetryOf = std::numeric_limits<size_t>::max();  // the variant run again
   for (size_t position = 0; position < pending.size(); ++position) {
     const auto iterationStart = Clock::now();

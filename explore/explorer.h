@@ -255,6 +255,7 @@ struct ExploreSummary {
   // bookkeeping (process set-up, messages, database writes) — everything but the OpenCL
   // builds, the device runs and the verification.
   double weftSeconds = 0;
+  double samplingSeconds = 0;  // the part of weftSeconds spent sampling, once per run
 };
 
 // The device profile whose facts an exploration with these options uses: options.profile when
