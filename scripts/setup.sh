@@ -43,7 +43,7 @@ else
   fi
   "${SUDO[@]}" apt-get update -qq </dev/null
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" </dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
   echo "[setup] packages installed"
 fi
 
