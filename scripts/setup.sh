@@ -51,6 +51,9 @@ BUILD_DIR="${WEFT_BUILD_DIR:-build}"
 echo "[setup] configuring in ${BUILD_DIR}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+# ccache shares compiles between clones: paths relative to the clone, the build folder's path
+# kept out of the hash (debug information then names the first clone's folders).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 targets=()
 for target in "$@"; do targets+=(--target "$target"); done
 echo "[setup] building ${*:-everything} with $(nproc) job(s)"
