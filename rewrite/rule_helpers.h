@@ -42,6 +42,14 @@ inline Expr mapDeep(int depth, const std::function<Expr(Expr)>& f, Expr x) {
              std::move(x));
 }
 
+// The zero of a scalar int or float type (a sum's identity), or nothing for other types.
+inline std::optional<Expr> zeroOfScalar(const Type& t) {
+  if (!t.isScalar()) return std::nullopt;
+  if (t.scalarKind() == ScalarKind::Float) return lit(0.0f);
+  if (t.scalarKind() == ScalarKind::Int) return lit(0);
+  return std::nullopt;
+}
+
 // x joined `depth` times.
 inline Expr joinDeep(int depth, Expr x) {
   for (int i = 0; i < depth; ++i) x = join(std::move(x));
@@ -141,8 +149,8 @@ inline std::optional<Slide2DExpansion> matchSlide2D(const Expr& node) {
 }
 
 // The same expansion built with fresh params.
-inline Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith step1,
-                         Arith step2, Expr x) {
+inline Expr buildSlide2D(Op outerOp, Op innerOp, Arith size1, Arith size2, Arith step1, Arith step2,
+                         Expr x) {
   Expr rows = map(lam("row",
                       [&](Expr row) {
                         return Expr::prim(innerOp, {size2, step2}, {}, {std::move(row)});

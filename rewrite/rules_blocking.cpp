@@ -234,16 +234,9 @@ std::optional<Expr> chunkedReduce(const RuleApplication& a) {
   const Expr& bk = zipped.args()[1];
   if (mentionsParam(aw, k) || mentionsParam(bk, w)) return std::nullopt;
   if (!sumBody(f)) return std::nullopt;
-  const Type zType = a.typeOf(z);
-  if (!zType.isScalar()) return std::nullopt;
-  Expr zero;
-  if (zType.scalarKind() == ScalarKind::Float) {
-    zero = lit(0.0f);
-  } else if (zType.scalarKind() == ScalarKind::Int) {
-    zero = lit(0);
-  } else {
-    return std::nullopt;
-  }
+  const std::optional<Expr> zeroOfZ = zeroOfScalar(a.typeOf(z));
+  if (!zeroOfZ) return std::nullopt;
+  const Expr& zero = *zeroOfZ;
   const Arith n = a.typeOf(aw).arrayLength();
   Arith omega = a.factor(
       "omega", [&](RewriteContext& context) { return context.freshTuning("omega", Arith(1), n); });

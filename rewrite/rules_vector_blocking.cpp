@@ -344,16 +344,9 @@ std::optional<Expr> map2DSplitReduction(const RuleApplication& a) {
   if (mentionsParam(z, w) || !isSumOfProducts(f)) return std::nullopt;
   const int windowSide = windowSideOf(zipped, w, k);
   if (windowSide < 0) return std::nullopt;
-  const Type zType = a.typeOf(z);
-  if (!zType.isScalar()) return std::nullopt;
-  Expr zero;
-  if (zType.scalarKind() == ScalarKind::Float) {
-    zero = lit(0.0f);
-  } else if (zType.scalarKind() == ScalarKind::Int) {
-    zero = lit(0);
-  } else {
-    return std::nullopt;
-  }
+  const std::optional<Expr> zeroOfZ = zeroOfScalar(a.typeOf(z));
+  if (!zeroOfZ) return std::nullopt;
+  const Expr& zero = *zeroOfZ;
   const Expr& aw = zipped.args()[static_cast<size_t>(windowSide)];
   const Expr& bk = zipped.args()[static_cast<size_t>(1 - windowSide)];
   const CommonLevels levels = commonJoinLevels(a, aw, bk);

@@ -58,6 +58,20 @@ std::map<std::string, std::string> statuses(const nlohmann::json& results) {
   return out;
 }
 
+// The bundle's harness built in `build` from the bundle's own CMakeLists.txt, C warnings as
+// errors; returns its path, quoted for the shell.
+std::string buildHarness(const fs::path& bundle, const fs::path& build, const fs::path& log) {
+  std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
+  REQUIRE_MESSAGE(
+      shell("cmake -S " + shellQuote(bundle.string()) + " -B " + shellQuote(build.string()) +
+                generator + " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
+            log) == 0,
+      readTextFile(log));
+  REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
+                  readTextFile(log));
+  return shellQuote((build / "weft_bundle_harness").string());
+}
+
 // Inserts `statement` before the closing brace of kernel `name` in `source`.
 std::string plantInKernel(const std::string& source, const std::string& name,
                           const std::string& statement) {
@@ -112,16 +126,7 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   }
 
   // Built from its own CMakeLists.txt, C warnings as errors.
-  const fs::path build = dir.path / "build";
-  std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-  REQUIRE_MESSAGE(
-      shell("cmake -S " + shellQuote(bundle.string()) + " -B " + shellQuote(build.string()) +
-                generator + " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
-            log) == 0,
-      readTextFile(log));
-  REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
-                  readTextFile(log));
-  const std::string harness = shellQuote((build / "weft_bundle_harness").string());
+  const std::string harness = buildHarness(bundle, dir.path / "build", log);
   REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   nlohmann::json results = readJson(bundle / "results.json");
   CHECK(results["program"] == kProgram);
@@ -227,15 +232,7 @@ TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly he
   CHECK(channelsFirst > 0);
   CHECK(split > 0);
 
-  const fs::path build = dir.path / "build";
-  std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-  REQUIRE_MESSAGE(shell("cmake -S " + shellQuote(bundle.string()) + " -B " +
-                            shellQuote(build.string()) + generator,
-                        log) == 0,
-                  readTextFile(log));
-  REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
-                  readTextFile(log));
-  const std::string harness = shellQuote((build / "weft_bundle_harness").string());
+  const std::string harness = buildHarness(bundle, dir.path / "build", log);
   REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
   REQUIRE(after.size() == 30);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,33 @@ std::filesystem::path keptDatabase(const testing::TempDir& folder,
   const std::string command = "xz -dc '" + source.string() + "' > '" + db.string() + "'";
   REQUIRE(std::system(command.c_str()) == 0);
   return db;
+}
+
+using Parameters = std::map<std::string, int64_t>;
+
+// Rebuilds through the conv workload every ok row of the kept database `kept` that `wanted`
+// selects, and every 5th other, checking each against the source hash recorded with it;
+// `rebuilt` then sees the row's parameters and program.
+void rebuildKeptRows(
+    const std::string& kept, const std::function<bool(const Parameters&)>& wanted,
+    const std::function<void(const Parameters&, const CompiledProgram&)>& rebuilt) {
+  workloads::registerBuiltinWorkloads();
+  testing::TempDir folder("weft_kept_db_rows");
+  const ResultsSnapshot snapshot = readResultsSnapshot(keptDatabase(folder, kept));
+  size_t others = 0;
+  for (const VariantRecord& row : snapshot.variants) {
+    if (row.status != VariantStatus::Ok || row.sourceHash.empty()) continue;
+    CHECK(row.workload == "conv");
+    const Parameters parameters = parseRecordedParameters(row.key.parameters);
+    if (!wanted(parameters) && others++ % 5 != 0) continue;
+    const std::optional<ConvLayer> layer = layerOfProgram(row.key.program);
+    REQUIRE(layer);
+    CAPTURE(row.key.program);
+    CAPTURE(row.key.parameters);
+    const CompiledProgram compiled = compileLayerVariant(*layer, row);
+    CHECK(sourceHash(compiled.source) == row.sourceHash);
+    rebuilt(parameters, compiled);
+  }
 }
 
 }  // namespace
@@ -79,29 +107,18 @@ TEST_CASE("the kept database rebuilds the kernels it recorded") {
 TEST_CASE("the H200's kept database rebuilds its GPU structures' kernels") {
   // Explored on an NVIDIA H200 (bench/results/nvidia-h200): schema 2, the GPU profile's
   // interleaved and channels-first structures among the rows.
-  workloads::registerBuiltinWorkloads();
-  testing::TempDir folder("weft_kept_db_h200");
-  const std::filesystem::path db =
-      keptDatabase(folder, "bench/results/nvidia-h200/nvidia-explore.db.xz");
-  const ResultsSnapshot snapshot = readResultsSnapshot(db);
-  size_t others = 0, channelsFirst = 0, interleavedInPlace = 0;
-  for (const VariantRecord& row : snapshot.variants) {
-    if (row.status != VariantStatus::Ok || row.sourceHash.empty()) continue;
-    CHECK(row.workload == "conv");
-    const std::map<std::string, int64_t> parameters = parseRecordedParameters(row.key.parameters);
-    const bool firstChannels = parameters.count("vector_channels_first") != 0;
-    const bool inPlace = parameters.count("vector_interleave") != 0 && !firstChannels;
-    // Every GPU structure's row and every 5th other.
-    if (!firstChannels && !inPlace && others++ % 5 != 0) continue;
-    const std::optional<ConvLayer> layer = layerOfProgram(row.key.program);
-    REQUIRE(layer);
-    CAPTURE(row.key.program);
-    CAPTURE(row.key.parameters);
-    const CompiledProgram compiled = compileLayerVariant(*layer, row);
-    CHECK(sourceHash(compiled.source) == row.sourceHash);
-    channelsFirst += firstChannels;
-    interleavedInPlace += inPlace;
-  }
+  size_t channelsFirst = 0, interleavedInPlace = 0;
+  auto firstChannels = [](const Parameters& p) { return p.count("vector_channels_first") != 0; };
+  auto inPlace = [&](const Parameters& p) {
+    return p.count("vector_interleave") != 0 && !firstChannels(p);
+  };
+  rebuildKeptRows(
+      "bench/results/nvidia-h200/nvidia-explore.db.xz",
+      [&](const Parameters& p) { return firstChannels(p) || inPlace(p); },
+      [&](const Parameters& p, const CompiledProgram&) {
+        channelsFirst += firstChannels(p);
+        interleavedInPlace += inPlace(p);
+      });
   CHECK(channelsFirst > 20);
   CHECK(interleavedInPlace > 5);
 }
@@ -140,29 +157,14 @@ TEST_CASE("opening a schema 1 database for writing migrates it, with a backup") 
 
 TEST_CASE("the H200's split database rebuilds its split structures' kernels") {
   // Explored on an NVIDIA H200 (bench/results/nvidia-h200, "Split over the channels"): the
-  // split structures (vector_split) among the rows, rebuilt through the workload to the hashes
-  // recorded there.
-  workloads::registerBuiltinWorkloads();
-  testing::TempDir folder("weft_kept_db_h200_split");
-  const std::filesystem::path db =
-      keptDatabase(folder, "bench/results/nvidia-h200/nvidia-explore-split.db.xz");
-  const ResultsSnapshot snapshot = readResultsSnapshot(db);
-  size_t split = 0, others = 0;
-  for (const VariantRecord& row : snapshot.variants) {
-    if (row.status != VariantStatus::Ok || row.sourceHash.empty()) continue;
-    const std::map<std::string, int64_t> parameters = parseRecordedParameters(row.key.parameters);
-    const bool isSplit = parameters.count("vector_split") != 0;
-    if (!isSplit && others++ % 5 != 0) continue;
-    const std::optional<ConvLayer> layer = layerOfProgram(row.key.program);
-    REQUIRE(layer);
-    CAPTURE(row.key.program);
-    CAPTURE(row.key.parameters);
-    const CompiledProgram compiled = compileLayerVariant(*layer, row);
-    CHECK(sourceHash(compiled.source) == row.sourceHash);
-    if (isSplit) {
-      ++split;
-      CHECK(compiled.kernels.size() == 4);  // re-layout, pad, partial sums, final sum
-    }
-  }
+  // split structures (vector_split) among the rows.
+  size_t split = 0;
+  auto isSplit = [](const Parameters& p) { return p.count("vector_split") != 0; };
+  rebuildKeptRows("bench/results/nvidia-h200/nvidia-explore-split.db.xz", isSplit,
+                  [&](const Parameters& p, const CompiledProgram& compiled) {
+                    if (!isSplit(p)) return;
+                    ++split;
+                    CHECK(compiled.kernels.size() == 4);  // re-layout, pad, partial, final sums
+                  });
   CHECK(split > 50);
 }
