@@ -137,7 +137,16 @@ void runReport(const ReportCommandOptions& options) {
       if (!options.budget.empty()) {
         withinBudget = explore::fastestWithin(variants, explore::parseByteSize(options.budget));
       }
-      const int64_t flops = reference ? reference->flops : 0;
+      // A reference row records the run's operations; without one (a program file explored
+      // without a reference), the variants' details do.
+      int64_t flops = reference ? reference->flops : 0;
+      for (const auto& v : variants) {
+        if (flops > 0) break;
+        const nlohmann::json details = nlohmann::json::parse(v.details, nullptr, false);
+        if (details.is_object() && details.contains("flops") && details["flops"].is_number()) {
+          flops = details["flops"].get<int64_t>();
+        }
+      }
       auto gflops = [&](uint64_t ns) {
         return flops > 0 && ns > 0 ? static_cast<double>(flops) / static_cast<double>(ns) : 0.0;
       };

@@ -28,6 +28,7 @@
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
+#include "typecheck/flop_count.h"
 
 #ifndef WEFT_VERSION
 #define WEFT_VERSION "0.x"
@@ -130,6 +131,15 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
                        (sizeText.empty() ? std::string("no sizes") : sizeText);
   target.parametric = tuneUnboundSizes(definition, sizes);
   target.sizes = sizes;
+  // GFLOP/s in the report: the IR's floating-point operations at these sizes (0, unknown, when
+  // a size is left to tune). The reference stays checked against the interpreter whatever the
+  // count (a workload sets a limit where that would take too long).
+  try {
+    target.flops = countFlops(definition, sizes);
+  } catch (const std::invalid_argument&) {
+    target.flops = 0;
+  }
+  target.interpreterCheckLimit = std::numeric_limits<int64_t>::max();
   for (const Arith& v : tuningVariablesOf(target.parametric)) {
     if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
       target.switches.insert(v.varName());
@@ -856,6 +866,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         }
         details["generator"] = generator;
       }
+      // The run's floating-point operations, for GFLOP/s where no reference row records them.
+      if (prep.target.flops > 0) details["flops"] = prep.target.flops;
       record.details = details.dump();
     } else {
       if (outcome.timedOut) {

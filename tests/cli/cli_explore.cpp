@@ -8,7 +8,8 @@
 // a corrupt merge source are clear errors that change nothing. Structures whose space is empty
 // (conv-direct's v = 16 on a layer whose window of 72 values it cannot split into 16-wide
 // chunks) are one summary line with the reason, each listed only with --verbose. Without an
-// OpenCL device (weft devices fails) the exploration tests pass with a message.
+// OpenCL device (weft devices fails) the exploration tests pass with a message. For a program
+// file (examples/matmul.weft) the report gives GFLOP/s from the IR's count, 2 M N K.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -261,4 +262,28 @@ TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources a
   CHECK(contains(missing.output, "no such results database"));
   auto none = runWeft({"merge", "--db", dir.file("target.db")});
   CHECK(none.exitCode != 0);
+}
+
+TEST_CASE("weft report gives a program file's GFLOP/s from the IR's operation count") {
+  if (!haveOpenCLDevice()) {
+    MESSAGE("no OpenCL device: skipped");
+    return;
+  }
+  TempDir dir("weft_cli_explore_program_flops");
+  const std::string db = dir.file("matmul.db");
+  auto explore = runWeft({"explore", "examples/matmul.weft", "--size", "M=16", "--size", "N=16",
+                          "--size", "K=16", "--samples", "2", "--db", db, "--quiet"});
+  CAPTURE(explore.output);
+  REQUIRE(explore.exitCode == 0);
+  auto report = runWeft({"report", "--db", db, "--format", "json"});
+  REQUIRE(report.exitCode == 0);
+  nlohmann::json parsed = nlohmann::json::parse(report.output, nullptr, false);
+  REQUIRE(parsed.is_array());
+  REQUIRE(parsed.size() == 1);
+  // 2 M N K operations: GFLOP/s times nanoseconds gives them back (the program has no
+  // reference row: the variants' details carry the count).
+  REQUIRE_FALSE(parsed[0]["front"].empty());
+  const nlohmann::json& best = parsed[0]["front"][0];
+  const double flops = best["gflops"].get<double>() * best["medianNs"].get<double>();
+  CHECK(flops == doctest::Approx(2.0 * 16 * 16 * 16).epsilon(1e-6));
 }

@@ -1,0 +1,104 @@
+// Tests of countFlops (typecheck/flop_count.h) against the operation counts written out by hand
+// for small programs: a dot product (a user function and a lambda), matrix multiplication from
+// examples/matmul.weft, float vectors, fma and dot, integer arithmetic left out, a let counted
+// once, a reduce's initial value once, lowered maps and reduces like high-level ones, and an
+// unbound size refused.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "ir/builders.h"
+#include "ir/parser.h"
+#include "typecheck/flop_count.h"
+
+using namespace weft;
+
+namespace {
+
+Definition parsed(const std::string& text) {
+  return parseProgram(text, "<test>").definitions.back();
+}
+
+}  // namespace
+
+TEST_CASE("a dot product: one multiply and one add per element") {
+  const Definition dot = parsed(R"(
+fun mult(x: float, y: float): float = x * y
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + mult(p._0, p._1), zip(a, b))
+)");
+  CHECK(countFlops(dot, {{"N", 1000}}) == 2000);
+  const Definition lambdaDot = parsed(R"(
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))
+)");
+  CHECK(countFlops(lambdaDot, {{"N", 7}}) == 14);
+}
+
+TEST_CASE("matrix multiplication: 2 M N K") {
+  const Definition matmul = parsed(R"(
+def matmul(A: [[float]K]M, B: [[float]N]K): [[float]N]M =
+  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(row, col)),
+                      transpose(B))),
+      A)
+)");
+  CHECK(countFlops(matmul, {{"M", 3}, {"N", 5}, {"K", 7}}) == 2 * 3 * 5 * 7);
+  CHECK(countFlops(matmul, {{"M", 256}, {"N", 256}, {"K", 256}}) == 2 * 256 * 256 * 256);
+}
+
+TEST_CASE("integer arithmetic, negation and comparisons are not floating-point operations") {
+  const Definition ints = parsed(R"(
+def f(xs: [int]N): [int]N = map(x -> x * 3 + 1, xs)
+)");
+  CHECK(countFlops(ints, {{"N", 10}}) == 0);
+  const Definition mixed = parsed(R"(
+def f(xs: [float]N): [float]N = map(x -> select(x < 0.0f, -x, x / 2.0f), xs)
+)");
+  CHECK(countFlops(mixed, {{"N", 10}}) == 10);  // the division only
+}
+
+TEST_CASE("vectors count their lanes; fma counts two; a let once; a reduce's initial value once") {
+  const Type f4 = Type::vector(ScalarKind::Float, 4);
+  Definition vectors = definition("v", {{"xs", Type::array(f4, Arith(6))}}, [](const auto& p) {
+    return map(lam("x", [](Expr x) { return fma(x, x, x) + x; }), p[0]);
+  });
+  CHECK(countFlops(vectors, {}) == 6 * 4 * 3);
+  Definition shared = definition(
+      "s", {{"x", Type::floatType()}, {"ys", Type::array(Type::floatType(), Arith(5))}},
+      [](const auto& p) {
+        return let(
+            lam("t", [&](Expr t) { return map(lam("y", [&](Expr y) { return y * t; }), p[1]); }),
+            p[0] * p[0] + p[0]);
+      });
+  CHECK(countFlops(shared, {}) == 2 + 5);
+  Definition sums = definition(
+      "r", {{"x", Type::floatType()}, {"ys", Type::array(Type::floatType(), Arith(4))}},
+      [](const auto& p) {
+        return reduce(p[0] * p[0], lam2("a", "b", [](Expr a, Expr b) { return a + b; }), p[1]);
+      });
+  CHECK(countFlops(sums, {}) == 1 + 4);
+}
+
+TEST_CASE("lowered maps and reduces count like high-level ones") {
+  Definition lowered = definition(
+      "l", {{"xs", Type::array(Type::array(Type::floatType(), Arith(3)), Arith(4))}},
+      [](const auto& p) {
+        return mapGlb(0,
+                      lam("row",
+                          [](Expr row) {
+                            return reduceSeq(
+                                lit(0.0f), lam2("a", "b", [](Expr a, Expr b) { return a + b * b; }),
+                                row);
+                          }),
+                      p[0]);
+      });
+  CHECK(countFlops(lowered, {}) == 4 * 3 * 2);
+}
+
+TEST_CASE("a size left unbound is refused") {
+  const Definition dot = parsed(R"(
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))
+)");
+  CHECK_THROWS_AS(countFlops(dot, {}), std::invalid_argument);
+}

@@ -1,0 +1,24 @@
+// The floating-point operations one run of a definition performs, counted from its IR and its
+// types: what `weft report` divides by a variant's time to give GFLOP/s for a program file (a
+// convolution layer counts its own, 2·M·C·K²·outH·outW).
+//
+// Counted: +, -, *, /, min, max, abs, sqrt and exp on floats (one each, times the width on
+// float vectors), fma (two) and dot (2w - 1 for vectors of width w). Not counted: integer and
+// boolean arithmetic (index computations), negation, comparisons, select and conversions, and
+// everything that only moves data. A map or a reduce over n elements counts its function n
+// times (a reduce's initial value once); a let, a fill and an address-space wrapper count
+// their function once; a user function counts its body's operations when it returns a float.
+// Lengths come from the types, evaluated with the given sizes.
+#pragma once
+#include <cstdint>
+
+#include "ir/arith.h"
+#include "ir/expr.h"
+
+namespace weft {
+
+// The count for `definition` with every size variable of its types bound in `sizes`; throws
+// std::invalid_argument naming what is unbound, or a TypeError for an ill-typed definition.
+int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
+
+}  // namespace weft
