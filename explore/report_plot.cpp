@@ -30,6 +30,31 @@ std::string shortNumber(double value) {
   return text;
 }
 
+// `text` in lines of at most `width` characters, broken after spaces, commas and semicolons (a
+// word longer than a line is cut); at most `maxLines`, the last ending in "…" when text is left.
+std::vector<std::string> wrappedLines(const std::string& text, size_t width, size_t maxLines) {
+  std::vector<std::string> lines;
+  size_t at = 0;
+  while (at < text.size() && lines.size() < maxLines) {
+    while (at < text.size() && text[at] == ' ') ++at;
+    if (at >= text.size()) break;
+    size_t end = std::min(text.size(), at + width);
+    if (end < text.size()) {
+      size_t cut = text.find_last_of(" ,;", end - 1);
+      if (cut != std::string::npos && cut >= at + width / 2) end = cut + 1;
+    }
+    std::string line = text.substr(at, end - at);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    at = end;
+    if (lines.size() + 1 == maxLines && at < text.size()) {
+      if (line.size() + 3 > width) line.resize(width - 3);
+      line += "…";
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 PlotPoint pointOf(const VariantRecord& v) {
   return {static_cast<double>(*v.spaceBytes), static_cast<double>(*v.medianNs) / 1e6,
           v.key.parameters};
@@ -149,7 +174,12 @@ LogAxis logAxisFor(const std::vector<double>& values, double pixelLo, double pix
 
 std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options) {
   const double width = options.width, height = options.height;
-  const double left = 90, right = width - 30, top = 64, bottom = height - 64;
+  // The subtitle in lines that fit the width (about 6.5 px per character at 12 px), at most 3;
+  // the legend one row above the frame, so that it never covers a point.
+  const std::vector<std::string> subtitleLines =
+      wrappedLines(plot.subtitle, static_cast<size_t>(std::max(20.0, (width - 40) / 6.5)), 3);
+  const double legendY = 40 + 15 * static_cast<double>(subtitleLines.size());
+  const double left = 90, right = width - 30, top = legendY + 20, bottom = height - 64;
   std::vector<double> spaces, times;
   auto add = [&](const PlotPoint& p) {
     spaces.push_back(p.spaceBytes);
@@ -177,9 +207,13 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
   svg << "<text class=\"plot-title\" x=\"" << number(width / 2) << "\" y=\"22\" "
       << "text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" << xmlEscaped(plot.title)
       << "</text>\n";
-  if (!plot.subtitle.empty()) {
-    svg << "<text class=\"plot-subtitle\" x=\"" << number(width / 2) << "\" y=\"40\" "
-        << "text-anchor=\"middle\" fill=\"#555\">" << xmlEscaped(plot.subtitle) << "</text>\n";
+  if (!subtitleLines.empty()) {
+    svg << "<text class=\"plot-subtitle\" text-anchor=\"middle\" fill=\"#555\">";
+    for (size_t i = 0; i < subtitleLines.size(); ++i) {
+      svg << "<tspan x=\"" << number(width / 2) << "\" y=\"" << number(40 + 15 * static_cast<double>(i))
+          << "\">" << xmlEscaped(subtitleLines[i]) << "</tspan>";
+    }
+    svg << "</text>\n";
   }
   // Grid, ticks and their labels.
   svg << "<g class=\"x-axis\">\n";
@@ -244,6 +278,13 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
     }
     svg << "</g>\n";
   }
+  if (!plot.front.empty() && (!plot.knee || *plot.knee != 0)) {
+    // The fastest point (the front's first), labelled unless it is the knee.
+    const PlotPoint& f = plot.front.front();
+    svg << "<text class=\"fastest-label\" x=\"" << number(x.position(f.spaceBytes) + 8)
+        << "\" y=\"" << number(y.position(f.timeMs) + 16) << "\" fill=\"#d1495b\" "
+        << "font-weight=\"bold\">fastest</text>\n";
+  }
   if (plot.knee && *plot.knee < plot.front.size()) {
     const PlotPoint& k = plot.front[*plot.knee];
     double px = x.position(k.spaceBytes), py = y.position(k.timeMs);
@@ -260,29 +301,31 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
         << " L " << number(px - 7) << " " << number(py) << " Z\"" << dataAttributes(r) << ">"
         << hover(r) << "</path>\n";
   }
-  // Legend, top right inside the frame.
-  const double lx = right - 190, ly = top + 10;
+  // Legend: one row above the frame (outside the data, so that it covers no point).
+  double lx = left;
+  const double ly = legendY;
   svg << "<g class=\"legend\">\n"
-      << "<rect x=\"" << number(lx) << "\" y=\"" << number(ly) << "\" width=\"180\" height=\""
-      << (plot.reference ? 82 : 64) << "\" fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#aaa\"/>\n"
-      << "<circle cx=\"" << number(lx + 14) << "\" cy=\"" << number(ly + 16)
+      << "<circle cx=\"" << number(lx + 4) << "\" cy=\"" << number(ly - 4)
       << "\" r=\"3.5\" fill=\"#7aa6d6\" stroke=\"#3a6ea5\"/>\n"
-      << "<text x=\"" << number(lx + 28) << "\" y=\"" << number(ly + 20) << "\">ok variant ("
-      << plot.variants.size() << ")</text>\n"
-      << "<line x1=\"" << number(lx + 6) << "\" y1=\"" << number(ly + 34) << "\" x2=\""
-      << number(lx + 22) << "\" y2=\"" << number(ly + 34)
+      << "<text x=\"" << number(lx + 14) << "\" y=\"" << number(ly) << "\">ok variant ("
+      << plot.variants.size() << ")</text>\n";
+  lx += 130;
+  svg << "<line x1=\"" << number(lx) << "\" y1=\"" << number(ly - 4) << "\" x2=\""
+      << number(lx + 16) << "\" y2=\"" << number(ly - 4)
       << "\" stroke=\"#d1495b\" stroke-width=\"2\"/>\n"
-      << "<rect x=\"" << number(lx + 10) << "\" y=\"" << number(ly + 30)
+      << "<rect x=\"" << number(lx + 4) << "\" y=\"" << number(ly - 8)
       << "\" width=\"8\" height=\"8\" fill=\"#d1495b\"/>\n"
-      << "<text x=\"" << number(lx + 28) << "\" y=\"" << number(ly + 38) << "\">Pareto front ("
-      << plot.front.size() << ")</text>\n"
-      << "<circle cx=\"" << number(lx + 14) << "\" cy=\"" << number(ly + 52)
+      << "<text x=\"" << number(lx + 22) << "\" y=\"" << number(ly) << "\">Pareto front ("
+      << plot.front.size() << ")</text>\n";
+  lx += 140;
+  svg << "<circle cx=\"" << number(lx + 6) << "\" cy=\"" << number(ly - 4)
       << "\" r=\"6\" fill=\"none\" stroke=\"#1b998b\" stroke-width=\"2\"/>\n"
-      << "<text x=\"" << number(lx + 28) << "\" y=\"" << number(ly + 56) << "\">knee</text>\n";
+      << "<text x=\"" << number(lx + 18) << "\" y=\"" << number(ly) << "\">knee</text>\n";
+  lx += 60;
   if (plot.reference) {
-    svg << "<path d=\"M " << number(lx + 14) << " " << number(ly + 64) << " l 6 6 l -6 6 l -6 -6 Z\""
-        << " fill=\"#edae49\" stroke=\"#333\"/>\n"
-        << "<text x=\"" << number(lx + 28) << "\" y=\"" << number(ly + 74)
+    svg << "<path d=\"M " << number(lx + 6) << " " << number(ly - 10)
+        << " l 6 6 l -6 6 l -6 -6 Z\" fill=\"#edae49\" stroke=\"#333\"/>\n"
+        << "<text x=\"" << number(lx + 18) << "\" y=\"" << number(ly)
         << "\">naive reference</text>\n";
   }
   svg << "</g>\n</svg>\n";
@@ -295,7 +338,9 @@ std::string renderHtmlReport(const std::string& title, const std::vector<HtmlSec
        << xmlEscaped(title) << "</title>\n<style>\n"
        << "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\n"
        << "table{border-collapse:collapse;margin:0.5em 0 1.5em}\n"
-       << "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}\n"
+       << "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;white-space:nowrap}\n"
+       << "td:last-child{white-space:normal;overflow-wrap:anywhere}\n"
+       << "table{max-width:100%}\nsvg{max-width:100%;height:auto}\n"
        << "th{background:#f3f3f3}\ncaption{text-align:left;font-weight:bold;padding:4px 0}\n"
        << "td code{font-size:90%}\nsection{margin-bottom:3em}\n</style>\n</head>\n<body>\n<h1>"
        << xmlEscaped(title) << "</h1>\n";

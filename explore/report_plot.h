@@ -6,8 +6,12 @@
 // The scatter has space (bytes) on a logarithmic x axis and the median time (ms) on a
 // logarithmic y axis. Every ok variant is a small circle (class "variant"); the Pareto front
 // (explore/pareto.h) is a connected line (class "front-line") through square markers (class
-// "front-point"), the knee is ringed and labelled (class "knee"), and the naive reference, when
-// known, is a diamond (class "reference"). Every data mark carries data-space-bytes and
+// "front-point"), the knee is ringed and labelled (class "knee"), the fastest point labelled
+// when it is not the knee (class "fastest-label"), and the naive reference, when known, is a
+// diamond (class "reference"). The subtitle is wrapped to the plot's width (at most three
+// lines) and the legend is one row above the frame, so that it never covers a point; the HTML
+// page's last table column wraps (the parameters), so that tables fit the window.
+// tests/cli/cli_browser_report.cpp checks the laid-out page in headless Chromium. Every data mark carries data-space-bytes and
 // data-time-ms attributes and a <title> (the variant's parameters) that browsers show on hover.
 // The text is generated directly (no library), with XML escaping of every string from the
 // database; tests/explore/test_report_plot.cpp parses it back.

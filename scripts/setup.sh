@@ -7,7 +7,8 @@
 # overridden with WEFT_BUILD_DIR. Arguments name the CMake targets to build
 # (scripts/main.sh builds only `weft`); none builds everything. Compiles go
 # through ccache, so a fresh clone on a machine that built weft before (CI, a
-# second checkout) rebuilds from the cache.
+# second checkout) rebuilds from the cache. WEFT_SETUP_TESTS=1 (scripts/test.sh)
+# adds what only the tests need: Chromium.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +20,10 @@ PACKAGES=(
   libsqlite3-dev nlohmann-json3-dev libfmt-dev
   python3 python3-numpy xz-utils ccache
 )
+# The tests also open the HTML report in a real browser (tests/cli/cli_browser_report.cpp).
+if [[ "${WEFT_SETUP_TESTS:-0}" == 1 ]]; then
+  PACKAGES+=(chromium)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

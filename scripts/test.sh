@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR="${WEFT_BUILD_DIR:-build}"
 
-bash scripts/setup.sh
+WEFT_SETUP_TESTS=1 bash scripts/setup.sh
 echo "[test] running ctest in ${BUILD_DIR}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 "$@" </dev/null

@@ -187,7 +187,8 @@ TEST_CASE("the axes are monotone: larger space further right, slower further up"
   }
   // Logarithmic: equal ratios give equal distances.
   LogAxis axis = logAxisFor({1, 1000}, 0, 600);
-  CHECK(axis.position(10) - axis.position(1) == doctest::Approx(axis.position(1000) - axis.position(100)));
+  CHECK(axis.position(10) - axis.position(1) ==
+        doctest::Approx(axis.position(1000) - axis.position(100)));
   CHECK(axis.position(axis.lo) == doctest::Approx(0));
   CHECK(axis.position(axis.hi) == doctest::Approx(600));
 }
@@ -223,6 +224,28 @@ TEST_CASE("strings from the database are escaped; empty plots still render") {
   CHECK(balanced(tags));
   CHECK(withClass(tags, "variant").empty());
   CHECK(withClass(tags, "front-line").empty());
+}
+
+TEST_CASE("a long subtitle is wrapped into lines that fit; the fastest point is labelled") {
+  std::string subtitle;
+  for (int i = 0; i < 30; ++i) subtitle += "structure " + std::to_string(i) + ", ";
+  // Three variants, all on the front: the fastest is labelled unless it is the knee.
+  std::vector<VariantRecord> variants = {variant(1000, 9000), variant(5000, 2000),
+                                         variant(9000, 1000)};
+  const std::string svg = renderScatterSvg(scatterPlotOf(variants, "p", subtitle, std::nullopt));
+  CHECK(balanced(scanTags(svg)));
+  size_t lines = 0;
+  for (size_t at = svg.find("<tspan"); at != std::string::npos; at = svg.find("<tspan", at + 1)) {
+    const size_t open = svg.find('>', at) + 1;
+    const std::string line = svg.substr(open, svg.find("</tspan>", open) - open);
+    CHECK(line.size() <= (760 - 40) / 6.5 + 3);  // "…" is 3 bytes
+    ++lines;
+  }
+  CHECK(lines == 3);
+  CHECK(svg.find("…</tspan>") != std::string::npos);  // more than fits: cut with an ellipsis
+  const ScatterPlot plot = scatterPlotOf(variants, "p", "", std::nullopt);
+  const bool kneeIsFastest = plot.knee && *plot.knee == 0;
+  CHECK((svg.find("fastest-label") != std::string::npos) == !kneeIsFastest);
 }
 
 TEST_CASE("the HTML page holds each section's plot and table") {
