@@ -209,10 +209,12 @@ void registerBundle(CLI::App& app) {
       "variant in its own process and writes results.json. `weft import` brings it back.");
   command->footer(
       "Example:\n"
-      "  weft bundle --layer vgg16:10 --samples 1000 --profile mali-g72 --out conv3_1-mali\n"
-      "  # on the board: cmake -S conv3_1-mali -B b && cmake --build b && b/weft_bundle_harness "
-      "conv3_1-mali\n"
-      "  weft import conv3_1-mali/results.json --db results.db && weft report --db results.db\n");
+      "  weft bundle --layer 8,16,16,8,3,1,1 --samples 4 --profile mali-g72 --out small-mali\n"
+      "  # on the board (or here, on this machine's OpenCL device):\n"
+      "  cmake -S small-mali -B small-mali/build && cmake --build small-mali/build\n"
+      "  ./small-mali/build/weft_bundle_harness small-mali\n"
+      "  # back here:\n"
+      "  weft import small-mali/results.json --db bundle.db && weft report --db bundle.db\n");
   command->add_option("--layer", options->layer, "vgg16:N or C,H,W,M,K,stride,pad")->required();
   command->add_option("--samples", options->samples, "variants to sample (default 100)");
   command->add_option("--seed", options->seed, "seed of the sampler (default 1)");

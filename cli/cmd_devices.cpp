@@ -277,7 +277,7 @@ void registerDevices(CLI::App& app) {
       "  Device profiles (built in; add your own as NAME.json in ~/.config/weft/profiles, ...):\n"
       "    mali-g72        gpu  Mali-G72: 12 CU, work-group 384, local 32 KiB (in global), ...\n"
       "\n"
-      "  $ weft devices --device nvidia --json   # which device `--device nvidia` picks, as JSON");
+      "  $ weft devices --device cpu --json   # which device `--device cpu` picks, as JSON");
   command->callback([options] { runDevices(*options); });
 }
 

@@ -685,8 +685,8 @@ void registerEmit(CLI::App& app) {
       "Examples:\n"
       "  weft emit --layer 8,16,16,8,3,1,1 --out out/ \\\n"
       "      --params v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=10\n"
-      "  weft emit --db results.db --layer vgg16:10 --pick knee --out out/\n"
-      "  weft emit chunked.weft --size N=1024 --params kappa=32 --out out/\n");
+      "  weft emit --db results.db --layer 8,16,16,8,3,1,1 --pick knee --out out/\n"
+      "  weft emit examples/chunked.weft --size N=1024 --params kappa=32 --out out/\n");
   command->add_option("file", options->file, "a .weft file (or --layer)");
   command->add_option("--def", options->definition,
                       "the definition to emit (default: the last one in the file)");

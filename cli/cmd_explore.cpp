@@ -478,12 +478,15 @@ void registerExplore(CLI::App& app) {
   command->footer(
       "Workloads (what can be explored; each variant is recorded with its workload):\n" +
       workloads +
-      "\nExamples:\n"
-      "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --db results.db\n"
-      "  weft explore --layer 8,16,16,8,3,1,1 --samples 30 --db small.db\n"
-      "  weft explore --all-vgg16 --samples 100 --db vgg16.db\n"
-      "  weft explore --layer vgg16:2 --samples 1000 --seed 1 --shard 3/8 --db results-3.db\n"
-      "  weft report --db results.db\n");
+      "\nExamples (a small layer, a few samples; the paper's runs are --layer vgg16:N "
+      "--samples 1000, or --all-vgg16):\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 12 --seed 1 --db results.db\n"
+      "  weft report --db results.db\n"
+      "  weft explore examples/matmul.weft --size M=64 --size N=64 --size K=64 --samples 4 "
+      "--db results.db\n"
+      "  # one of 3 shards of the same points (each machine runs one; then weft merge):\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 12 --seed 1 --shard 2/3 --db "
+      "shard-2.db\n");
   command->callback([options] { runExplore(*options); });
 }
 

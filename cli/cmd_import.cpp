@@ -137,7 +137,9 @@ void registerImport(CLI::App& app) {
       "as weft explore keys its rows (device fingerprint from the device the harness ran on),\n"
       "so weft report, weft emit --pick and weft merge see them. Importing twice changes "
       "nothing.");
-  command->footer("Example:\n  weft import conv3_1-mali/results.json --db results.db\n");
+  command->footer(
+      "Example (the bundle of `weft bundle --help`, run):\n"
+      "  weft import small-mali/results.json --db bundle.db\n");
   command->add_option("results", options->results, "the results.json (or the bundle folder)")
       ->required();
   command->add_option("--db", options->db, "the results database (default results.db)");

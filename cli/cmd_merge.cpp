@@ -75,8 +75,10 @@ void registerMerge(CLI::App& app) {
       ->required();
   command->add_flag("--json", options->json, "the counts as one JSON object");
   command->footer(
-      "Example (the shards of a Slurm job array):\n"
-      "  weft merge --db results.db results-1.db results-2.db results-3.db\n");
+      "Example (shards of one exploration, each run on its own machine, e.g. a Slurm job array):\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 12 --seed 1 --shard 1/2 --db results-1.db\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 12 --seed 1 --shard 2/2 --db results-2.db\n"
+      "  weft merge --db merged.db results-1.db results-2.db\n");
   command->callback([options] { runMerge(*options); });
 }
 

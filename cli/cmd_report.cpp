@@ -367,8 +367,8 @@ void registerReport(CLI::App& app) {
                       "counts, the reference and the front)")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   command->footer(
-      "Example:\n  weft report --db results.db --layer vgg16:2 --csv front.csv\n"
-      "  weft report --db results.db --layer vgg16:2 --svg front.svg --html report.html\n");
+      "Example:\n  weft report --db results.db --layer 8,16,16,8,3,1,1 --csv front.csv\n"
+      "  weft report --db results.db --layer 8,16,16,8,3,1,1 --svg front.svg --html report.html\n");
   command->callback([options] { runReport(*options); });
 }
 

@@ -250,7 +250,8 @@ void registerRewrite(CLI::App& app) {
   command->footer(
       "Example:\n"
       "  $ weft rewrite examples/dot.weft --list\n"
-      "  $ weft rewrite prog.weft --apply split-join@root:n=4 --apply map-to-mapglb@0.0:dim=0");
+      "  $ weft rewrite examples/matmul.weft --apply map-to-mapglb@root:dim=1 "
+      "--apply map-to-mapglb@0.0.0:dim=0");
   command->callback([options] { runRewrite(*options); });
 }
 

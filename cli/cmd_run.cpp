@@ -313,15 +313,21 @@ void registerRun(CLI::App& app) {
       "give the output (M, outH, outW), outH = (H + 2*pad - K) / stride + 1.");
   command->footer(
       "Example:\n"
-      "  python3 -c \"import numpy as n; n.save('a.npy', n.arange(4, dtype=n.float32));\n"
-      "                n.save('b.npy', n.ones(4, dtype=n.float32))\"\n"
+      "  python3 -c \"import numpy as n; n.save('a.npy', n.arange(4, dtype=n.float32)); "
+      "n.save('b.npy', n.ones(4, dtype=n.float32))\"\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --print\n"
       "  # prints [6.0] and: dot: result shape (1,) float32, sizes N=4, ... written to y.npy\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy --backend opencl\n"
-      "  weft run --layer 3,224,224,64,3,1,1 --in x.npy w.npy b.npy --out y.npy --backend opencl\n"
-      "  weft run --layer vgg16:10 --in x.npy w.npy b.npy --out y.npy --backend opencl\n"
-      "  weft run --layer vgg16:2 --db results.db --pick budget=25MB --in x.npy w.npy b.npy "
-      "--out y.npy\n");
+      "  # a layer C,H,W,M,K,stride,pad (or vgg16:N) with PyTorch's layouts: input [C][H][W],\n"
+      "  # weights [M][C][K][K], bias [M]\n"
+      "  python3 -c \"import numpy as n; r = n.random.default_rng(1); "
+      "n.save('x.npy', r.random((8, 16, 16), n.float32)); "
+      "n.save('w.npy', r.random((8, 8, 3, 3), n.float32)); "
+      "n.save('bias.npy', r.random(8, n.float32))\"\n"
+      "  weft run --layer 8,16,16,8,3,1,1 --in x.npy w.npy bias.npy --out y.npy --backend opencl\n"
+      "  # the fastest variant within 1 MB that `weft explore --db results.db` recorded:\n"
+      "  weft run --layer 8,16,16,8,3,1,1 --db results.db --pick budget=1MB --in x.npy w.npy "
+      "bias.npy --out y.npy\n");
   command->add_option("file", options->file, "the .weft file to run (or --layer)");
   command->add_option("--def", options->definition,
                       "the definition to run (default: the last one in the file)");

@@ -379,7 +379,8 @@ void registerSpace(CLI::App& app) {
       ->type_name("N");
   command->footer(
       "Example:\n"
-      "  weft space tiled.weft --size N=1024 --device-profile mali-g72 --samples 10 --seed 7\n"
+      "  weft space examples/chunked.weft --size N=1024 --device-profile mali-g72 --samples 10 "
+      "--seed 7\n"
       "  weft space --layer vgg16:2 --vector-width 4 --samples 5\n");
   command->callback([options] { runSpace(*options); });
 }

@@ -16,7 +16,14 @@ int main(int argc, char** argv) {
       "weft: a compiler for data-parallel array programs in the style of LIFT.\n"
       "Programs are written with map, reduce, zip, split, join, slide, pad, transpose, ...\n"
       "over arrays with symbolic lengths.\n\n"
-      "Example:\n  weft check examples/conv.weft\n"
+      "The common path: explore a layer's or a program's implementations (each one built, run,\n"
+      "checked against the reference and timed on the device), report the fastest and the\n"
+      "time/space front, emit the one you choose as a drop-in kernel with host code:\n"
+      "  weft explore --layer 8,16,16,8,3,1,1 --samples 12 --db results.db\n"
+      "  weft report --db results.db\n"
+      "  weft emit --db results.db --layer 8,16,16,8,3,1,1 --pick fastest --out out/\n\n"
+      "Check and run a program (a.npy and b.npy: see weft run --help):\n"
+      "  weft check examples/conv.weft\n"
       "  weft run examples/dot.weft --in a.npy --in b.npy --out y.npy"};
   app.set_version_flag("--version", WEFT_VERSION);
   app.require_subcommand(1);
