@@ -82,7 +82,8 @@ void checkExample(const std::string& file, const std::vector<ArithBinding>& bind
 }  // namespace
 
 TEST_CASE("every example has a test here") {
-  std::vector<std::string> covered = {"conv.weft", "dot.weft", "matmul.weft", "stencil2d.weft"};
+  std::vector<std::string> covered = {"chunked.weft", "conv.weft", "dot.weft", "matmul.weft",
+                                      "stencil2d.weft"};
   for (const auto& entry : std::filesystem::directory_iterator("examples")) {
     if (entry.path().extension() != ".weft") continue;
     CAPTURE(entry.path().string());
@@ -112,6 +113,13 @@ TEST_CASE("stencil2d on OpenCL matches the interpreter") {
 
 TEST_CASE("dot on OpenCL matches the interpreter") {
   checkExample("examples/dot.weft", {{{"N", 1}}, {{"N", 7}}, {{"N", 64}}, {{"N", 1000}}});
+}
+
+TEST_CASE("chunked sums on OpenCL match the interpreter (kappa, a declared tuning parameter)") {
+  checkExample("examples/chunked.weft", {{{"N", 1024}, {"kappa", 32}},
+                                         {{"N", 12}, {"kappa", 3}},
+                                         {{"N", 7}, {"kappa", 7}},
+                                         {{"N", 5}, {"kappa", 1}}});
 }
 
 TEST_CASE("matmul on OpenCL matches the interpreter") {
