@@ -16,14 +16,13 @@
 #include <vector>
 
 #include "tests/support/run_weft.h"
+#include "tests/support/scratch_commands.h"
 
 namespace fs = std::filesystem;
 using weft::testing::CommandResult;
+using weft::testing::CommandScratch;
 using weft::testing::haveOpenCLDevice;
 using weft::testing::runWeft;
-using weft::testing::shellQuote;
-using weft::testing::TempDir;
-using weft::testing::weftBinary;
 
 namespace {
 
@@ -50,23 +49,6 @@ std::vector<std::string> exampleCommands(const std::string& help) {
   return commands;
 }
 
-// Runs `command` with sh in `folder`; stdout and stderr together.
-CommandResult runIn(const fs::path& folder, const fs::path& bin, const std::string& command) {
-  // Debian's python3 (with python3-numpy, which scripts/setup.sh installs) before any other.
-  const std::string shell =
-      "cd " + shellQuote(folder.string()) + " && PATH=" + shellQuote(bin.string()) +
-      ":/usr/bin:\"$PATH\" timeout 300 sh -c " + shellQuote(command) + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(shell.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  size_t count = 0;
-  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, count);
-  const int status = pclose(pipe);
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
 }  // namespace
 
 TEST_CASE("every example command in the help texts runs as written") {
@@ -74,13 +56,7 @@ TEST_CASE("every example command in the help texts runs as written") {
     MESSAGE("no OpenCL device: skipped");
     return;
   }
-  TempDir dir("weft_help_examples");
-  const char* root = std::getenv("WEFT_SOURCE_DIR");
-  fs::create_directories(dir.path / "work" / "examples");
-  fs::copy(fs::path(root ? root : ".") / "examples", dir.path / "work" / "examples",
-           fs::copy_options::recursive);
-  fs::create_directories(dir.path / "bin");
-  fs::create_symlink(fs::absolute(weftBinary()), dir.path / "bin" / "weft");
+  const CommandScratch scratch;
 
   // Producers first: explore writes results.db, run writes a.npy and b.npy, bundle its results.
   const std::vector<std::string> order = {"check", "compile", "devices", "rules", "rewrite",
@@ -96,7 +72,7 @@ TEST_CASE("every example command in the help texts runs as written") {
     for (const std::string& command : exampleCommands(help.output)) {
       CAPTURE(subcommand);
       CAPTURE(command);
-      const CommandResult result = runIn(dir.path / "work", dir.path / "bin", command);
+      const CommandResult result = scratch.run(command);
       CHECK_MESSAGE(result.exitCode == 0, result.output.substr(0, 3000));
       ++ran;
     }
