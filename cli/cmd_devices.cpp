@@ -70,6 +70,18 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
              p.preferredFloatVectorWidth, p.nativeFloatVectorWidth, p.fp64 ? "yes" : "no",
              p.fp16 ? "yes" : "no", p.registersPerWorkItem);
   out << indent << "fingerprint " << p.fingerprint << "\n";
+  // Which profile an exploration on this device uses, and where its estimates come from.
+  out << indent
+      << "profile: queried from the device, what weft explore uses here (--profile NAME for "
+         "another)\n"
+      << indent << "registers per work-item: "
+      << (p.deviceType == "cpu"
+              ? fmt::format("an estimate from the preferred vector width {}: {} vector registers "
+                            "less 8 for operands, times the width",
+                            p.preferredFloatVectorWidth,
+                            p.preferredFloatVectorWidth >= 16 ? 32 : 16)
+              : std::string("the vendor's documented figure, or 64 where unknown"))
+      << "\n";
 }
 
 // One line per profile for the profile table.
@@ -251,7 +263,8 @@ void registerDevices(CLI::App& app) {
       "units, work-group limits, local memory and whether it is real, vector widths, ...),\n"
       "mark the device weft uses by default (the first GPU, else the first CPU device such as\n"
       "PoCL), and list the device profiles weft knows: built in (mali-g72, nvidia-generic,\n"
-      "nvidia-hopper, pocl-cpu) and the user's JSON files. Without an OpenCL platform it says so and exits 0.");
+      "nvidia-hopper, pocl-cpu) and the user's JSON files. Without an OpenCL platform it says so "
+      "and exits 0.");
   command->add_flag("--json", options->json,
                     "print a JSON document (each device's \"profile\" is in the profile file "
                     "format)");

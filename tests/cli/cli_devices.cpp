@@ -56,8 +56,8 @@ TEST_CASE("weft devices --json lists devices, their profiles and the built-in pr
   for (const auto& p : doc["profiles"]) {
     if (p["origin"] == "built-in") builtins.push_back(p["name"]);
   }
-  CHECK(builtins == std::vector<std::string>{"mali-g72", "nvidia-generic", "nvidia-hopper",
-                                               "pocl-cpu"});
+  CHECK(builtins ==
+        std::vector<std::string>{"mali-g72", "nvidia-generic", "nvidia-hopper", "pocl-cpu"});
 
   if (doc["error"].is_null()) {
     REQUIRE(!doc["devices"].empty());
@@ -86,7 +86,12 @@ TEST_CASE("weft devices prints the devices and marks the default") {
     CHECK(contains(r.out, "[default]"));
     CHECK(contains(r.out, "compute unit"));
     CHECK(contains(r.out, "fingerprint "));
+    // Which profile an exploration here uses, and where its register figure comes from.
+    CHECK(contains(r.out, "profile: queried from the device, what weft explore uses here"));
+    CHECK(contains(r.out, "registers per work-item: "));
   }
+  // The built-in CPU entry names the class it describes, not one machine.
+  CHECK(contains(r.out, "PoCL CPU, AVX-512 class"));
 }
 
 TEST_CASE("without an OpenCL platform weft devices says so and exits 0") {
