@@ -64,6 +64,7 @@ Json measurementJson(const Measurement& m) {
            {"allowedError", m.allowedError}};
   if (m.spaceBytes) out["space"] = *m.spaceBytes;
   if (m.buildMs) out["buildMs"] = *m.buildMs;
+  if (!m.buildLog.empty()) out["buildLog"] = m.buildLog;
   if (m.medianNs) out["median"] = *m.medianNs;
   if (m.preparationNs) out["preparationNs"] = *m.preparationNs;
   if (m.allBuffersBytes) out["allBuffersBytes"] = *m.allBuffersBytes;
@@ -618,6 +619,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                          buildOnly);
       Json out{{"event", "prebuilt"}, {"status", statusName(m.status)}, {"message", m.message}};
       if (m.buildMs) out["buildMs"] = *m.buildMs;
+      if (!m.buildLog.empty()) out["buildLog"] = m.buildLog;
       sendLine(fd, out);
     };
   };
@@ -828,6 +830,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"timedOnce", result.value("timedOnce", false)}};
       if (result.contains("preparationNs")) details["preparationNs"] = result["preparationNs"];
       if (result.contains("allBuffersBytes")) details["allBuffersBytes"] = result["allBuffersBytes"];
+      // The compiler's messages (warnings), kept with the variant rather than printed.
+      if (result.contains("buildLog")) details["buildLog"] = result["buildLog"];
       if (prebuilt.ran) {
         // build_ms is the pre-build's (the uncached build); the measuring child's build, a
         // cache hit when the implementation caches builds (PoCL), is kept in the details.
@@ -839,6 +843,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         details["prebuild"] = {{"status", prebuilt.status},
                                {"message", prebuilt.message},
                                {"waitedSeconds", prebuilt.waitedSeconds}};
+        if (!prebuilt.buildLog.empty()) details["prebuild"]["buildLog"] = prebuilt.buildLog;
       }
       // weft's own time for this variant: the generator's (generation, its fork of the
       // measuring child, messages) plus the explorer's work around the generator (everything

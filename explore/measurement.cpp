@@ -247,8 +247,9 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   host::ProgramCache cache;
   try {
     auto start = std::chrono::steady_clock::now();
-    cache.get(context, program.source, options.buildOptions);
+    const host::Program built = cache.get(context, program.source, options.buildOptions);
     measurement.buildMs = millisecondsSince(start);
+    measurement.buildLog = built.buildLog().substr(0, 4000);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::BuildError;
     measurement.message = e.what();

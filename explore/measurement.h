@@ -112,6 +112,7 @@ struct Measurement {
   // (CompiledProgram::globalBytes).
   std::optional<int64_t> allBuffersBytes;
   std::optional<double> buildMs;        // after the build
+  std::string buildLog;  // the compiler's messages (warnings), at most 4000 characters
   uint64_t warmUpNs = 0;
   std::vector<uint64_t> samplesNs;      // every timed run
   std::optional<uint64_t> medianNs;     // ok only

@@ -75,6 +75,7 @@ PrebuildPool::Result PrebuildPool::take(size_t variant, double seconds) {
     result.status = message.value("status", "");
     result.message = message.value("message", "");
     if (message.contains("buildMs")) result.buildMs = message["buildMs"].get<double>();
+    result.buildLog = message.value("buildLog", "");
   }
   return result;
 }

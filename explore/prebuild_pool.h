@@ -33,6 +33,7 @@ class PrebuildPool {
     bool ran = false;       // a pre-build was started for the variant
     std::string status;     // its status ("ok": built), "" when it gave no result
     std::optional<double> buildMs;
+    std::string buildLog;   // the compiler's messages (warnings) of its build
     std::string message;    // its error, or why it gave no result
     double waitedSeconds = 0;  // how long the parent waited for it
   };

@@ -5,9 +5,11 @@
 #include "host/opencl_runtime.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -388,6 +390,60 @@ Context::Context(Device device) : device_(std::move(device)) {
   queue_ = QueueHandle(queue);
 }
 
+namespace {
+
+// What the process writes to its standard error between construction and text(): an OpenCL
+// implementation's compiler diagnostics (PoCL's clang prints warnings there, not into the build
+// log), kept for the program's build log instead of the terminal. Captures are serialised: the
+// descriptor is the process's.
+class StderrCapture {
+ public:
+  StderrCapture() : lock_(mutex()) {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    saved_ = file_ ? dup(STDERR_FILENO) : -1;
+    if (saved_ >= 0 && dup2(fileno(file_), STDERR_FILENO) < 0) {
+      close(saved_);
+      saved_ = -1;
+    }
+  }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+  ~StderrCapture() {
+    restore();
+    if (file_) std::fclose(file_);
+  }
+  // Restores standard error and returns what was written to it meanwhile.
+  std::string text() {
+    restore();
+    std::string out;
+    if (!file_) return out;
+    std::rewind(file_);
+    char buffer[4096];
+    size_t count = 0;
+    while ((count = std::fread(buffer, 1, sizeof buffer, file_)) > 0) out.append(buffer, count);
+    return out;
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    saved_ = -1;
+  }
+  std::lock_guard<std::mutex> lock_;
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+}  // namespace
+
 Program Context::build(std::string_view source, std::string_view options) {
   const char* text = source.data();
   std::size_t length = source.size();
@@ -397,7 +453,12 @@ Program Context::build(std::string_view source, std::string_view options) {
   ProgramHandle program(raw);
 
   std::string opts(options);
-  status = clBuildProgram(raw, 1, &device_.id, opts.c_str(), nullptr, nullptr);
+  std::string diagnostics;
+  {
+    StderrCapture capture;
+    status = clBuildProgram(raw, 1, &device_.id, opts.c_str(), nullptr, nullptr);
+    diagnostics = capture.text();
+  }
 
   std::string log;
   std::size_t logSize = 0;
@@ -410,6 +471,11 @@ Program Context::build(std::string_view source, std::string_view options) {
       log.clear();
     }
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  }
+  // The compiler's diagnostics on standard error belong to the build log too.
+  while (!diagnostics.empty() && diagnostics.back() == '\n') diagnostics.pop_back();
+  if (!diagnostics.empty() && log.find(diagnostics) == std::string::npos) {
+    log += (log.empty() ? "" : "\n") + diagnostics;
   }
   if (status != CL_SUCCESS) {
     throw BuildError(

@@ -7,6 +7,7 @@
 // process) and a hang (the process sleeps): they are recorded as wrong_answer, crashed and
 // timeout and the run goes on with the other variants; a kernel changed to write one value
 // past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
+// A compiler warning planted in a variant's kernel is kept in its details (buildLog).
 // A variant found running (the marker) is run again once, and recorded as crashed without
 // running when found running twice. A crash or a hang planted in code generation (the
 // generator process) is recorded as crashed / timeout for that variant only. A launcher killed
@@ -26,16 +27,16 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "explore/explorer.h"
 #include "host/opencl_runtime.h"
-#include "workloads/conv/conv_layer.h"
 #include "tests/support/run_weft.h"
+#include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
 #include "workloads/conv/conv_workload.h"
 
@@ -210,7 +211,7 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
   TempFolder folder;
   ExploreOptions options = smallOptions(folder.path / "results.db");
   options.tamperOutput = [](size_t variant, std::vector<float>& output) {
-    if (variant == 0) output[output.size() / 2] += 0.5f;  // an off-by-something result
+    if (variant == 0) output[output.size() / 2] += 0.5f;         // an off-by-something result
     if (variant == 2) *static_cast<volatile int*>(nullptr) = 1;  // a real invalid access
     if (variant == 3) sleep(60);
   };
@@ -231,10 +232,11 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
     const size_t body = at == std::string::npos ? at : program.source.find(") {\n", at);
     // Runs in the variant's process: a failure here is recorded (crashed), failing the test.
     if (body == std::string::npos) throw std::runtime_error("no kernel writes " + out.name);
-    program.source.insert(body + 4, "  if (get_global_id(0) == 0 && get_global_id(1) == 0 && "
-                                    "get_global_id(2) == 0) " + out.name + "[" +
-                                        std::to_string(evaluate(out.elementCount, all)) +
-                                        "] = 1.0f;\n");
+    program.source.insert(body + 4,
+                          "  if (get_global_id(0) == 0 && get_global_id(1) == 0 && "
+                          "get_global_id(2) == 0) " +
+                              out.name + "[" + std::to_string(evaluate(out.elementCount, all)) +
+                              "] = 1.0f;\n");
   };
   ExploreSummary summary = runExploration(prep, options);
   CHECK(summary.ran == 6);
@@ -265,12 +267,36 @@ TEST_CASE("planted wrong answers, crashes and hangs are recorded and the run goe
   CHECK(summary.statusCounts["timeout"] == 1);
 }
 
+TEST_CASE("the compiler's warnings are kept with the variant, not printed") {
+  if (!haveOpenCLDevice()) return;
+  const Preparation& prep = preparation();
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  options.samples = 2;
+  // Variant 0's first kernel gets a division by zero, a warning clang gives by default.
+  options.tamperProgram = [](size_t variant, CompiledProgram& program) {
+    if (variant != 0) return;
+    const size_t kernel = program.source.find("kernel void");
+    const size_t body = program.source.find(") {\n", kernel);
+    if (body == std::string::npos) throw std::runtime_error("no kernel body");
+    program.source.insert(body + 4, "  volatile int weft_warning_probe = 1 / 0;\n");
+  };
+  runExploration(prep, options);
+  ResultsDb db(options.db);
+  std::optional<VariantRecord> row = db.find(keyOf(prep, 0));
+  REQUIRE(row);
+  CAPTURE(row->details);
+  const nlohmann::json details = nlohmann::json::parse(row->details);
+  REQUIRE(details.contains("buildLog"));
+  CHECK(details["buildLog"].get<std::string>().find("division by zero") != std::string::npos);
+}
+
 TEST_CASE("a crash or a hang in code generation costs that variant only") {
   if (!haveOpenCLDevice()) return;
   const Preparation& prep = preparation();
   TempFolder folder;
   ExploreOptions options = smallOptions(folder.path / "results.db");
-  options.timeoutSeconds = 5;  // the cap: generation's deadline
+  options.timeoutSeconds = 5;           // the cap: generation's deadline
   options.order = SampleOrder::Random;  // variants measured in index order
   // Run in the generator process: a crash there kills it, a hang gets it killed; a new one
   // generates the next variant.
@@ -355,8 +381,8 @@ TEST_CASE("several structures: samples spread over (v, unroll), each run with it
                 [&](const Expr& node) { hasDot = hasDot || node.isPrim(Op::Dot); });
     CHECK(vectorized == hasDot);
   }
-  CHECK(keys.size() == 8);            // unique
-  CHECK(spacesUsed.size() >= 2);      // spread over structures (4 of similar size, 8 draws)
+  CHECK(keys.size() == 8);        // unique
+  CHECK(spacesUsed.size() >= 2);  // spread over structures (4 of similar size, 8 draws)
   ExploreSummary summary = runExploration(prep, options);
   CHECK(summary.ran == 8);
   ResultsDb db(options.db);
@@ -369,7 +395,8 @@ TEST_CASE("several structures: samples spread over (v, unroll), each run with it
   }
 }
 
-TEST_CASE("a launcher killed from outside: the variant is measured again, crashed the second time") {
+TEST_CASE(
+    "a launcher killed from outside: the variant is measured again, crashed the second time") {
   if (!haveOpenCLDevice()) return;
   const Preparation& prep = preparation();
   TempFolder folder;

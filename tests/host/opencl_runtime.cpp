@@ -7,9 +7,12 @@
 #include "host/opencl_runtime.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -219,6 +222,33 @@ TEST_CASE("a build failure shows the build log") {
   // Options reach the compiler: an unknown one fails the build.
   CHECK_THROWS_WITH_AS(ctx.build(kVectorAdd, "-DOFFSET=0 -no-such-option-qq"),
                        doctest::Contains("clBuildProgram failed"), OpenCLError);
+}
+
+TEST_CASE("compiler warnings go to the build log, not to the terminal") {
+  Context& ctx = context();
+  // Division by zero: a warning clang gives by default (OpenCL C is compiled by clang in PoCL
+  // and in NVIDIA's driver alike); a source of its own, so that no cache answers the build.
+  const std::string source =
+      "__kernel void warned(__global int* out) {\n"
+      "  out[get_global_id(0)] = 1 / 0; /* " +
+      std::to_string(std::rand()) + std::to_string(getpid()) + " */\n}\n";
+  // Standard error redirected to a file while building: nothing may reach it.
+  std::fflush(stderr);
+  std::FILE* file = std::tmpfile();
+  REQUIRE(file != nullptr);
+  const int saved = dup(STDERR_FILENO);
+  REQUIRE(dup2(fileno(file), STDERR_FILENO) >= 0);
+  Program program = ctx.build(source, "");
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(file);
+  char buffer[4096];
+  const size_t printed = std::fread(buffer, 1, sizeof buffer, file);
+  std::fclose(file);
+  CHECK_MESSAGE(printed == 0, std::string(buffer, printed));
+  INFO(program.buildLog());
+  CHECK(contains(program.buildLog(), "division by zero"));
 }
 
 TEST_CASE("kernel and launch errors name the kernel and the problem") {
