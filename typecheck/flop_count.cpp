@@ -12,11 +12,8 @@ namespace weft {
 
 namespace {
 
-// Operations of one scalar arithmetic primitive on a value of type t (0 for non-floats).
-double arithmeticFlops(Op op, const Type& t) {
-  const bool isFloat = (t.isScalar() || t.isVector()) && t.scalarKind() == ScalarKind::Float;
-  if (!isFloat) return 0;
-  const double width = t.isVector() ? static_cast<double>(t.vectorWidth()) : 1.0;
+// Floating-point operations of one scalar arithmetic primitive per lane (0: not counted).
+double operationsOf(Op op) {
   switch (op) {
     case Op::Add:
     case Op::Sub:
@@ -27,36 +24,24 @@ double arithmeticFlops(Op op, const Type& t) {
     case Op::Abs:
     case Op::Sqrt:
     case Op::Exp:
-      return width;
+      return 1;
     case Op::Fma:
-      return 2 * width;
+      return 2;
     default:
       return 0;
   }
 }
 
+// The float lanes of a value of type t: its width for a float vector, 1 for a float, else 0.
+double floatLanes(const Type& t) {
+  if (!(t.isScalar() || t.isVector()) || t.scalarKind() != ScalarKind::Float) return 0;
+  return t.isVector() ? static_cast<double>(t.vectorWidth()) : 1.0;
+}
+
 // Operations in a user function's scalar body, all of them on floats (it returns a float).
 double userFunctionFlops(const Expr& e) {
   if (!e.isPrim()) return 0;
-  double count = 0;
-  switch (e.primOp()) {
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Div:
-    case Op::Min:
-    case Op::Max:
-    case Op::Abs:
-    case Op::Sqrt:
-    case Op::Exp:
-      count = 1;
-      break;
-    case Op::Fma:
-      count = 2;
-      break;
-    default:
-      break;
-  }
+  double count = operationsOf(e.primOp());
   for (const Expr& arg : e.args()) count += userFunctionFlops(arg);
   return count;
 }
@@ -85,9 +70,7 @@ class FlopCounter {
   double once(const Expr& f) {
     if (f.isLambda()) return count(f.body());
     if (f.isUserFun()) {
-      const Type& result = f.userFunResultType();
-      const bool isFloat = result.isScalar() && result.scalarKind() == ScalarKind::Float;
-      return isFloat ? userFunctionFlops(f.body()) : 0;
+      return floatLanes(f.userFunResultType()) * userFunctionFlops(f.body());
     }
     return count(f);
   }
@@ -104,7 +87,6 @@ class FlopCounter {
       case Op::MapLcl:
       case Op::MapSeq:
       case Op::MapSeqUnroll:
-        return args + length(e.args().back()) * once(e.funs()[0]);
       case Op::Reduce:
       case Op::ReduceSeq:
       case Op::ReduceSeqUnroll:
@@ -114,15 +96,13 @@ class FlopCounter {
         return args + width * once(e.funs()[0]);
       }
       case Op::Dot: {
-        const Type& t = typed_.typeOf(e.args()[0]);
-        const bool isFloat = (t.isScalar() || t.isVector()) && t.scalarKind() == ScalarKind::Float;
-        const double width = t.isVector() ? static_cast<double>(t.vectorWidth()) : 1.0;
-        return args + (isFloat ? 2 * width - 1 : 0);
+        const double lanes = floatLanes(typed_.typeOf(e.args()[0]));
+        return args + (lanes > 0 ? 2 * lanes - 1 : 0);
       }
       default: {
         double funs = 0;
         for (const Expr& f : e.funs()) funs += once(f);
-        return args + funs + arithmeticFlops(e.primOp(), typed_.typeOf(e));
+        return args + funs + operationsOf(e.primOp()) * floatLanes(typed_.typeOf(e));
       }
     }
   }

@@ -69,13 +69,9 @@ std::vector<int> vectorFamilySplits(const ConvLayer& layer, int kappa, int sigma
   const double workItems = static_cast<double>(layer.M / kappa) *
                            static_cast<double>(layer.outH()) *
                            static_cast<double>(layer.outW() / sigma);
-  const double registers = static_cast<double>(sigma * kappa + 2 * kappa);
-  const double perUnit =
-      device.registersPerWorkGroup > 0
-          ? std::min(2.0 * static_cast<double>(device.maxWorkGroupSize),
-                     static_cast<double>(device.registersPerWorkGroup) / registers)
-          : static_cast<double>(device.maxWorkGroupSize);
-  const double capacity = perUnit * std::max(1, device.computeUnits);
+  const double capacity =
+      residentWorkItemsPerUnit(device, static_cast<double>(sigma * kappa + 2 * kappa)) *
+      std::max(1, device.computeUnits);
   for (int split = 2; layer.C % split == 0 && layer.C / split >= 8; split *= 2) {
     if (workItems * split / 2 >= capacity) break;
     splits.push_back(split);

@@ -44,7 +44,7 @@ struct CoreModel {
   double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
   bool cpu = true;
   double gpuLanes = 1;  // a GPU compute unit's FP32 lanes (4 schedulers × the warp width)
-  double registersPerUnit = 65536;  // a GPU compute unit's registers (the profile's per group)
+  const host::DeviceProfile* device = nullptr;  // for what a compute unit holds (GPU)
   double stepLatencyCycles = 200;   // a lone GPU work-item's cycles per window element
 };
 
@@ -65,9 +65,7 @@ CoreModel coreModel(const host::DeviceProfile& device) {
     core.gpuLanes = 4.0 * std::max(1, device.workGroupMultiple);
     core.copyCyclesPerElement = 0.5;
     core.launchSeconds = 5e-6;
-    if (device.registersPerWorkGroup > 0) {
-      core.registersPerUnit = static_cast<double>(device.registersPerWorkGroup);
-    }
+    core.device = &device;
   }
   return core;
 }
@@ -183,9 +181,9 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // Too few work-items to hide memory latency: each work-item's steps run one after the
     // other at about 200 cycles each (measured on an H200: conv5_1 with κ 4, σ 2, about three
     // warps per SM, 0.475 ms for 4608 steps), in as many rounds as the device needs to hold
-    // them all (per compute unit its registers over the block's, at most 2048 work-items).
-    const double perUnit =
-        std::min(2048.0, core.registersPerUnit / static_cast<double>(sigma * kappa + 2 * kappa));
+    // them all (residentWorkItemsPerUnit).
+    const double perUnit = residentWorkItemsPerUnit(
+        *core.device, static_cast<double>(sigma * kappa + 2 * kappa));
     const double rounds = std::ceil(workItems / std::max(1.0, perUnit * core.cores));
     const double latencySeconds = rounds * steps * core.stepLatencyCycles / core.clockHz;
     if (latencySeconds > seconds) {
@@ -291,6 +289,13 @@ std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
     return std::nullopt;
   }
   return layer;
+}
+
+double residentWorkItemsPerUnit(const host::DeviceProfile& device, double registers) {
+  const double largest = static_cast<double>(std::max<std::int64_t>(1, device.maxWorkGroupSize));
+  if (device.registersPerWorkGroup <= 0) return largest;
+  return std::min(2 * largest,
+                  static_cast<double>(device.registersPerWorkGroup) / std::max(1.0, registers));
 }
 
 std::optional<CostPrediction> predictLayerVariantCost(

@@ -51,10 +51,16 @@ struct CostPrediction {
 // convListing3Sizes), or nullopt when one is missing (a program that is not a layer).
 std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes);
 
+// The work-items of `registers` registers each that one compute unit of `device` holds at once:
+// its registers per work-group over theirs, at most two work-groups of the largest size; one
+// such work-group where the profile gives no register file. (What a GPU needs many of to hide
+// memory latency; the split menus and the GPU latency bound both read it.)
+double residentWorkItemsPerUnit(const host::DeviceProfile& device, double registers);
+
 // The predicted cost of one variant of `layer` on `device`, or nullopt when the parameters name
 // neither family (conv-direct: v, unroll, theta, rho, kappa, sigma, omega; the vector family:
 // vector_kappa, vector_sigma, rows; vector_pad_in_loads, vector_row_unroll, vector_interleave
-// and vector_channels_first absent = 0).
+// vector_channels_first absent = 0, vector_split absent = 1).
 std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device);
