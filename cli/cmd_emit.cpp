@@ -569,7 +569,7 @@ void emitPicked(const EmitOptions& options) {
   const std::vector<std::string> structural = workload->structuralParameters(recorded);
   std::map<std::string, int64_t> fixed;
   for (const std::string& name : structural) fixed[name] = recorded.at(name);
-  const explore::ExploreTarget target = workload->structureTarget(request, fixed);
+  const explore::ExploreTarget target = workload->structureTarget(request, fixed, picked.record.strategy);
 
   exporting::DropinMetadata metadata;
   metadata.prefix = exporting::dropinPrefix(target.program);

@@ -77,6 +77,7 @@ struct ExploreCommandOptions {
   bool buildWhileTiming = false;
   std::string order = "cost";
   std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
+  std::string search = "auto";  // FILE: the rewrite-sequence search: auto, on or off
   bool quiet = false;
   bool verbose = false;
   bool json = false;
@@ -165,6 +166,7 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
     request.sizes = parseSizeOptions(options.sizes, definition, known);
     request.program = definition;
     request.options["fusion"] = options.fusion;
+    request.options["search"] = options.search;
   } else {
     if (!options.sizes.empty()) {
       throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
@@ -465,6 +467,13 @@ void registerExplore(CLI::App& app) {
                       "is the program as written), none, or a comma-separated list of strategy "
                       "names")
       ->type_name("auto|none|NAME,...");
+  command->add_option("--search", options->search,
+                      "FILE: explore the programs the rewrite-sequence search reaches from the "
+                      "program (algorithmic rules, then lowering choices; see weft rewrite "
+                      "--search): auto (default: when no fusion strategy applies), on, or off; "
+                      "recorded as rewrite=HASH with the rule sequence as the strategy")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->type_name("auto|on|off");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--verbose", options->verbose,
                     "list every structure without valid variants with the constraints that "

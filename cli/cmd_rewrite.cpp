@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/sequence_search.h"
 #include "rewrite/strategies.h"
 
 namespace weft::cli {
@@ -25,6 +26,15 @@ struct RewriteOptions {
   bool list = false;
   std::vector<std::string> applications;
   std::string strategy;  // NAME[:factor=value,...]
+  // --search and its limits.
+  bool search = false;
+  bool printPrograms = false;
+  int depth = -1;
+  int loweringDepth = -1;
+  int maxAlgorithmic = -1;
+  int maxLowerings = -1;
+  std::vector<int64_t> vectorWidths = {4};
+  std::vector<std::string> withoutHeuristics;
 };
 
 // One line of at most `width` characters.
@@ -45,51 +55,13 @@ std::string preview(const Expr& e, size_t width = 72) {
   return line;
 }
 
-struct ParsedApplication {
-  const rewrite::Rule* rule;
-  rewrite::Position position;
-  rewrite::RuleArguments arguments;
-};
-
-// NAME@POS[:factor=value,...]
-ParsedApplication parseApplication(const std::string& text) {
-  size_t at = text.find('@');
-  if (at == std::string::npos) {
-    throw std::runtime_error("--apply " + text + ": expected NAME@POS[:factor=value,...]");
+// NAME@POS[:factor=value,...] (rewrite/sequence_search.h), with the option named in errors.
+rewrite::RewriteStep parseApplication(const std::string& text) {
+  try {
+    return rewrite::parseStep(text);
+  } catch (const rewrite::RewriteError& error) {
+    throw std::runtime_error(std::string("--apply ") + error.what());
   }
-  std::string name = text.substr(0, at);
-  const rewrite::Rule* rule = rewrite::findRule(name);
-  if (!rule)
-    throw std::runtime_error("--apply " + text + ": no rule named '" + name + "' (see weft rules)");
-  std::string rest = text.substr(at + 1);
-  size_t colon = rest.find(':');
-  ParsedApplication parsed{rule, rewrite::parsePosition(rest.substr(0, colon)), {}};
-  if (colon == std::string::npos) return parsed;
-  std::string factors = rest.substr(colon + 1);
-  size_t start = 0;
-  while (start <= factors.size()) {
-    size_t comma = factors.find(',', start);
-    std::string item =
-        factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t equals = item.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw std::runtime_error("--apply " + text + ": expected factor=value, found '" + item + "'");
-    }
-    std::string factor = item.substr(0, equals);
-    bool known = false;
-    for (const std::string& f : rule->factors) known = known || f == factor;
-    if (!known) {
-      std::string names;
-      for (const std::string& f : rule->factors) names += (names.empty() ? "" : ", ") + f;
-      throw std::runtime_error("--apply " + text + ": rule " + rule->name + " has no factor '" +
-                               factor + "'" +
-                               (names.empty() ? " (it takes none)" : " (it takes " + names + ")"));
-    }
-    parsed.arguments.push_back({factor, parseArith(item.substr(equals + 1))});
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return parsed;
 }
 
 // --strategy NAME[:factor=value,...]: the named strategy of rewrite/strategies.h.
@@ -137,6 +109,37 @@ std::string rangeText(const Arith& var) {
   return "[" + var.varLo().toString() + ", " + (hi ? hi->toString() + "]" : "inf)");
 }
 
+// --search: the structures the rewrite-sequence search reaches, each with its sequence.
+void runSearch(const RewriteOptions& options, const Definition& definition) {
+  rewrite::SearchOptions search = rewrite::defaultSearchOptions(options.vectorWidths);
+  if (options.depth >= 0) search.algorithmicDepth = options.depth;
+  if (options.loweringDepth >= 0) search.loweringDepth = options.loweringDepth;
+  if (options.maxAlgorithmic >= 0) search.maxAlgorithmic = options.maxAlgorithmic;
+  if (options.maxLowerings >= 0) search.maxLoweringsPerProgram = options.maxLowerings;
+  for (const std::string& name : options.withoutHeuristics) {
+    search.disabledHeuristics.insert(name);
+  }
+  rewrite::SearchReport report;
+  try {
+    report = rewrite::searchRewrites(definition, search);
+  } catch (const rewrite::RewriteError& error) {
+    throw std::runtime_error(std::string("--search: ") + error.what());
+  }
+  std::cout << "def " << definition.name << ": " << report.summary() << "\n";
+  if (!report.firstInfeasible.empty()) {
+    std::cout << "first infeasible result: " << report.firstInfeasible << "\n";
+  }
+  for (size_t i = 0; i < report.structures.size(); ++i) {
+    const rewrite::SearchedStructure& s = report.structures[i];
+    std::string sequence = rewrite::sequenceText(s.sequence);
+    std::cout << "  [" << i << "] " << std::hex << s.hash << std::dec << "  "
+              << (sequence.empty() ? "as written" : sequence) << "\n";
+    if (options.printPrograms) {
+      std::cout << printDefinition(s.definition) << "\n";
+    }
+  }
+}
+
 void runRewrite(const RewriteOptions& options) {
   Program program = parseFile(options.file);
   if (program.definitions.empty()) throw std::runtime_error(options.file + ": no definitions");
@@ -148,9 +151,13 @@ void runRewrite(const RewriteOptions& options) {
     }
   }
   bool transforms = !options.applications.empty() || !options.strategy.empty();
-  if (options.list == transforms) {
+  if (int(options.list) + int(transforms) + int(options.search) != 1) {
     throw std::runtime_error(
-        "weft rewrite: give either --list or one or more --apply (and/or --strategy)");
+        "weft rewrite: give one of --list, --search, or one or more --apply (and/or --strategy)");
+  }
+  if (options.search) {
+    runSearch(options, *selected);
+    return;
   }
   if (options.list) {
     const Expr& body = selected->function.body();
@@ -168,12 +175,13 @@ void runRewrite(const RewriteOptions& options) {
   rewrite::RewriteContext context;
   if (!options.strategy.empty()) current = runStrategy(options.strategy, current, context);
   for (const std::string& text : options.applications) {
-    ParsedApplication step = parseApplication(text);
+    rewrite::RewriteStep step = parseApplication(text);
+    const rewrite::Rule& rule = *rewrite::findRule(step.rule);
     std::optional<Definition> next =
-        rewrite::applyAt(current, *step.rule, step.position, step.arguments, context);
+        rewrite::applyAt(current, rule, step.position, step.arguments, context);
     if (!next) {
       throw std::runtime_error(
-          "--apply " + text + ": rule " + step.rule->name + " does not match at " +
+          "--apply " + text + ": rule " + rule.name + " does not match at " +
           rewrite::positionToString(step.position) +
           " (node: " + preview(rewrite::nodeAt(current.function.body(), step.position)) + ")");
     }
@@ -237,7 +245,8 @@ void registerRewrite(CLI::App& app) {
       "(--apply NAME@POS[:factor=value,...], repeatable, applied in order) and print the\n"
       "rewritten program and the tuning variables created for factors that were not given.\n"
       "A position is 'root' or dotted child indices (function arguments, then data arguments;\n"
-      "0 for a lambda's body) as printed by --list.");
+      "0 for a lambda's body) as printed by --list. --search runs the rewrite-sequence search\n"
+      "(rewrite/sequence_search.h) and lists every structure it reaches with its sequence.");
   command->add_option("FILE", options->file, "the program (.weft text format)")->required();
   command->add_option("--def", options->definition, "the definition NAME (default: the last)")
       ->type_name("NAME");
@@ -247,11 +256,33 @@ void registerRewrite(CLI::App& app) {
   command->add_option("--strategy", options->strategy,
                       "apply a named strategy first (see weft rules), NAME[:factor=value,...]")
       ->type_name("NAME");
+  command->add_flag("--search", options->search,
+                    "search rewrite sequences: algorithmic rules, then lowering choices");
+  command->add_flag("--print", options->printPrograms, "with --search: print each program");
+  command->add_option("--depth", options->depth, "with --search: algorithmic steps (default 2)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--lowering-depth", options->loweringDepth,
+                      "with --search: lowering steps after them (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--max-algorithmic", options->maxAlgorithmic,
+                      "with --search: programs kept from the algorithmic level (default 24)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--max-lowerings", options->maxLowerings,
+                      "with --search: lowered programs kept per algorithmic one (default 6)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--vector-width", options->vectorWidths,
+                      "with --search: vector widths the vectorising rules try (default 4)")
+      ->check(CLI::IsMember({2, 3, 4, 8, 16}));
+  command->add_option("--without", options->withoutHeuristics,
+                      "with --search: switch a pruning heuristic off (parallel-kernels, dimensions-nest, "
+                      "lowering-outside-in, map-nesting)")
+      ->type_name("HEURISTIC");
   command->footer(
       "Example:\n"
       "  $ weft rewrite examples/dot.weft --list\n"
       "  $ weft rewrite examples/matmul.weft --apply map-to-mapglb@root:dim=1 "
-      "--apply map-to-mapglb@0.0.0:dim=0");
+      "--apply map-to-mapglb@0.0.0:dim=0\n"
+      "  $ weft rewrite examples/dot.weft --search --depth 1");
   command->callback([options] { runRewrite(*options); });
 }
 

@@ -338,7 +338,7 @@ RebuiltVariant rebuildVariant(const Workload& workload, const WorkloadRequest& r
   if (structureText.empty()) structureText = "as written";
   ExploreTarget target;
   try {
-    target = workload.structureTarget(request, fixed);
+    target = workload.structureTarget(request, fixed, record.strategy);
   } catch (const std::exception& error) {
     throw PickError(what + ": the structure " + structureText + " fails: " + error.what());
   }

@@ -72,9 +72,12 @@ class Workload {
                                              const host::DeviceProfile* device) const = 0;
 
   // The one structure a recorded variant came from, given the structural parameters in its
-  // record (ExploreTarget::fixedParameters), with the reference and sizes of `request`.
+  // record (ExploreTarget::fixedParameters) and its recorded strategy (Structure::strategy:
+  // a workload whose structures are not all named by numbers reads it), with the reference and
+  // sizes of `request`.
   virtual ExploreTarget structureTarget(const WorkloadRequest& request,
-                                        const std::map<std::string, int64_t>& fixed) const = 0;
+                                        const std::map<std::string, int64_t>& fixed,
+                                        const std::string& strategy) const = 0;
 
   // The request a recorded program name stands for, when the name alone says it (a layer's
   // name); nullopt when the user must give it (a program file).

@@ -250,6 +250,9 @@ std::optional<Expr> vectorizeMap(const RuleApplication& application) {
   const Type resultType = application.typeOf(f);
   auto numeric = [](const Type& t) { return t.isScalar() && t.scalarKind() != ScalarKind::Bool; };
   if (!numeric(xsType.arrayElement()) || !numeric(resultType)) return std::nullopt;
+  // A constant length v does not divide cannot be vectorised (asVector's condition is false).
+  std::optional<int64_t> length = xsType.arrayLength().constant();
+  if (length && *length % *width != 0) return std::nullopt;
   const Arith v(*width);
   return asScalar(map(lam("lanes", [&](Expr lanes) { return vectorize(v, f, {std::move(lanes)}); }),
                       asVector(v, xs)));

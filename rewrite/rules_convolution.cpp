@@ -226,6 +226,10 @@ std::optional<Expr> vectorizeDot(const RuleApplication& application) {
   for (const Expr& array : input.args()) {
     const Type type = application.typeOf(array);
     if (!type.isArray() || !(type.arrayElement() == Type::floatType())) return std::nullopt;
+    // A constant length v does not divide cannot be vectorised (the type checker would find
+    // asVector's condition false).
+    std::optional<int64_t> length = type.arrayLength().constant();
+    if (length && *length % *width != 0) return std::nullopt;
   }
   const Arith v(*width);
   Expr f = lam2("acc", "p", [](Expr acc, Expr pair) {

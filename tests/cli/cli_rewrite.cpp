@@ -107,7 +107,10 @@ TEST_CASE("weft rewrite reports bad requests") {
   CHECK(contains(badFactor.output, "has no factor 'k' (it takes n)"));
   auto noMode = runWeft({"rewrite", file});
   CHECK(noMode.exitCode == 1);
-  CHECK(contains(noMode.output, "either --list or one or more --apply"));
+  CHECK(contains(noMode.output, "give one of --list, --search, or one or more --apply"));
+  auto badHeuristic = runWeft({"rewrite", file, "--search", "--without", "no-such"});
+  CHECK(badHeuristic.exitCode == 1);
+  CHECK(contains(badHeuristic.output, "--search: no search heuristic named 'no-such'"));
   auto noDef = runWeft({"rewrite", file, "--def", "nope", "--list"});
   CHECK(noDef.exitCode == 1);
   CHECK(contains(noDef.output, "no definition named 'nope'"));

@@ -80,7 +80,8 @@ class ConvWorkload final : public Workload {
   }
 
   ExploreTarget structureTarget(const WorkloadRequest& request,
-                                const std::map<std::string, int64_t>& fixed) const override {
+                                const std::map<std::string, int64_t>& fixed,
+                                const std::string&) const override {
     return layerStructureTarget(layerOf(request), fixed);
   }
 

@@ -6,6 +6,7 @@
 
 #include "explore/variant_pick.h"
 #include "workloads/pipeline/pipeline_target.h"
+#include "workloads/pipeline/searched_structures.h"
 
 namespace weft::explore {
 
@@ -29,13 +30,43 @@ ExploreTarget asWritten(const Definition& definition, const ArithBinding& sizes)
   return target;
 }
 
+// The option's value, or `otherwise` when it was not given.
+std::string optionOr(const WorkloadRequest& request, const std::string& name,
+                     const std::string& otherwise) {
+  auto found = request.options.find(name);
+  return found == request.options.end() ? otherwise : found->second;
+}
+
+// `target` with the structures of the rewrite-sequence search added (the program as written
+// stays the unnamed structure it was before). Variants are checked against the program as
+// written, default-lowered and run on the device, not each one in the interpreter.
+ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& definition,
+                                     const ArithBinding& sizes,
+                                     const host::DeviceProfile* device) {
+  if (target.structures.empty()) {
+    target.structures.push_back(
+        {target.parametric, target.switches, target.fixedParameters, "as written", target.strategy});
+  }
+  target.reference = definition;
+  rewrite::SearchReport report;
+  std::vector<ExploreTarget::Structure> searched =
+      searchedStructures(definition, sizes, explorationSearchOptions(device), &report);
+  for (ExploreTarget::Structure& structure : searched) {
+    target.structures.push_back(std::move(structure));
+  }
+  target.description += "; " + std::to_string(target.structures.size()) +
+                        " structures with the rewrite search's (" + report.summary() + ")";
+  return target;
+}
+
 class PipelineWorkload final : public Workload {
  public:
   std::string name() const override { return "pipeline"; }
 
   std::string summary() const override {
-    return "a program file with --size values (FILE): as written, and fused by the pipeline "
-           "fusion strategies that apply (--fusion)";
+    return "a program file with --size values (FILE): as written, fused by the pipeline "
+           "fusion strategies that apply (--fusion), and the programs the rewrite-sequence "
+           "search reaches (--search)";
   }
 
   bool accepts(const WorkloadRequest& request) const override {
@@ -43,32 +74,57 @@ class PipelineWorkload final : public Workload {
   }
 
   std::vector<ExploreTarget> targets(const WorkloadRequest& request,
-                                     const host::DeviceProfile*) const override {
+                                     const host::DeviceProfile* device) const override {
     const Definition& definition = *request.program;
-    auto found = request.options.find("fusion");
-    const std::string fusion = found == request.options.end() ? "auto" : found->second;
-    if (fusion == "none") return {asWritten(definition, request.sizes)};
-    // An image pipeline is explored as written and fused by every fusion strategy that
-    // applies; a program none applies to is explored as written.
-    PipelineTargetOptions options;
-    if (fusion != "auto") options.strategies = commaSeparated(fusion);
-    std::vector<std::string> notApplied;
-    ExploreTarget target = pipelineTarget(definition, request.sizes, options, &notApplied);
-    if (fusion != "auto" && !notApplied.empty()) {
-      throw std::invalid_argument("--fusion: " + notApplied.front());
+    const std::string fusion = optionOr(request, "fusion", "auto");
+    const std::string search = optionOr(request, "search", "auto");
+    if (search != "auto" && search != "on" && search != "off") {
+      throw std::invalid_argument("--search " + search + ": expected auto, on or off");
     }
-    if (target.structures.size() <= 1) return {asWritten(definition, request.sizes)};
+    // An image pipeline is explored as written and fused by every fusion strategy that
+    // applies; a program none applies to is explored as written and over the rewrite search's
+    // structures (--search auto), or with them whatever applies (on), or without them (off).
+    ExploreTarget target = asWritten(definition, request.sizes);
+    if (fusion != "none") {
+      PipelineTargetOptions options;
+      if (fusion != "auto") options.strategies = commaSeparated(fusion);
+      std::vector<std::string> notApplied;
+      ExploreTarget fused = pipelineTarget(definition, request.sizes, options, &notApplied);
+      if (fusion != "auto" && !notApplied.empty()) {
+        throw std::invalid_argument("--fusion: " + notApplied.front());
+      }
+      if (fused.structures.size() > 1) target = fused;
+    }
+    const bool fusedSome = target.structures.size() > 1;
+    if (search == "on" || (search == "auto" && fusion == "auto" && !fusedSome)) {
+      target = withSearchedStructures(target, definition, request.sizes, device);
+    }
     return {target};
   }
 
   ExploreTarget structureTarget(const WorkloadRequest& request,
-                                const std::map<std::string, int64_t>& fixed) const override {
+                                const std::map<std::string, int64_t>& fixed,
+                                const std::string& strategy) const override {
     if (!request.program) throw std::invalid_argument("the program file is needed");
-    return pipelineStructureTarget(*request.program, request.sizes, fixed);
+    auto rewritten = fixed.find(kRewriteParameter);
+    if (rewritten == fixed.end()) {
+      return pipelineStructureTarget(*request.program, request.sizes, fixed);
+    }
+    ExploreTarget target = asWritten(*request.program, request.sizes);
+    target.reference = *request.program;
+    ExploreTarget::Structure structure = recordedSearchedStructure(
+        *request.program, request.sizes, rewritten->second, strategy);
+    target.parametric = structure.parametric;
+    target.switches = structure.switches;
+    target.fixedParameters = structure.fixedParameters;
+    target.strategy = structure.strategy;
+    target.description += "; " + structure.strategy;
+    return target;
   }
 
   std::vector<std::string> structuralParameters(
       const std::map<std::string, int64_t>& recorded) const override {
+    if (recorded.count(kRewriteParameter)) return {kRewriteParameter};
     if (recorded.count("fusion")) return {"fusion"};
     return {};
   }

@@ -33,7 +33,8 @@ class ScaleWorkload final : public explore::Workload {
   }
 
   explore::ExploreTarget structureTarget(const explore::WorkloadRequest& request,
-                                         const std::map<std::string, int64_t>&) const override {
+                                         const std::map<std::string, int64_t>&,
+                                         const std::string&) const override {
     return target(request);
   }
 

@@ -1,0 +1,526 @@
+// The rewrite-sequence search (see rewrite/sequence_search.h).
+#include "rewrite/sequence_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <random>
+#include <sstream>
+#include <unordered_set>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "rewrite/library.h"
+#include "typecheck/typecheck.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+constexpr const char* kParallelKernels = "parallel-kernels";
+constexpr const char* kOutsideIn = "lowering-outside-in";
+constexpr const char* kMapNesting = "map-nesting";
+constexpr const char* kDimensionsNest = "dimensions-nest";
+
+// Rules the search leaves out by default: they only copy or rename values (add-id,
+// materialize), which the lowering level decides with toPrivate / toLocal, or they are the
+// let-bound staging of pipelines.
+const std::set<std::string>& excludedByDefault() {
+  static const std::set<std::string> names = {"add-id", "materialize",
+                                              "materialize-innermost-first", "let-hoist",
+                                              "to-global"};
+  return names;
+}
+
+bool isMapLike(const Expr& e) {
+  return e.isPrim(Op::Map) || e.isPrim(Op::MapGlb) || e.isPrim(Op::MapWrg) ||
+         e.isPrim(Op::MapLcl) || e.isPrim(Op::MapSeq) || e.isPrim(Op::MapSeqUnroll);
+}
+
+// The deepest nest of maps in e.
+int mapNesting(const Expr& e) {
+  int deepest = 0;
+  if (e.isLambda()) return mapNesting(e.body());
+  if (!e.isPrim()) return 0;
+  for (const Expr& f : e.funs()) deepest = std::max(deepest, mapNesting(f));
+  for (const Expr& a : e.args()) deepest = std::max(deepest, mapNesting(a));
+  return deepest + (isMapLike(e) ? 1 : 0);
+}
+
+// How far the thread mapping of a partly lowered program is decided. A parallel map of
+// dimension d > 0 needs one of dimension d - 1 of its kind inside it (so that dimension 0 is the
+// innermost), and a mapWrg needs a mapLcl inside: Complete when every such need is met, Pending
+// when an unlowered map inside could still meet the unmet ones, Dead when one never can.
+enum class ThreadMapping { Complete, Pending, Dead };
+
+ThreadMapping threadMapping(const Expr& body) {
+  ThreadMapping state = ThreadMapping::Complete;
+  forEachNode(body, [&](const Expr& e) {
+    if (state == ThreadMapping::Dead) return;
+    const bool glb = e.isPrim(Op::MapGlb), wrg = e.isPrim(Op::MapWrg), lcl = e.isPrim(Op::MapLcl);
+    if (!glb && !wrg && !lcl) return;
+    std::optional<int64_t> dim = e.nats()[0].constant();
+    if (!dim) return;
+    bool unlowered = false, sameKindBelow = false, localInside = false;
+    forEachNode(e.funs()[0], [&](const Expr& inner) {
+      unlowered = unlowered || inner.isPrim(Op::Map);
+      std::optional<int64_t> d =
+          inner.isPrim() && !inner.nats().empty() ? inner.nats()[0].constant() : std::nullopt;
+      sameKindBelow = sameKindBelow || (inner.isPrim(e.primOp()) && d && *d == *dim - 1);
+      localInside = localInside || inner.isPrim(Op::MapLcl);
+    });
+    const bool met = (*dim == 0 || sameKindBelow) && (!wrg || localInside);
+    if (met) return;
+    state = unlowered ? ThreadMapping::Pending : ThreadMapping::Dead;
+  });
+  return state;
+}
+
+// `count` of `total` indices, chosen with a generator seeded by `seed`, in ascending order.
+std::vector<size_t> sampledIndices(size_t total, size_t count, uint64_t seed) {
+  std::vector<size_t> all(total);
+  for (size_t i = 0; i < total; ++i) all[i] = i;
+  std::mt19937_64 rng(seed);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(std::min(count, total));
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// The nodes enclosing `position` (the root first), not the node itself.
+std::vector<Expr> enclosing(const Expr& body, const Position& position) {
+  std::vector<Expr> out;
+  for (size_t depth = 0; depth < position.size(); ++depth) {
+    out.push_back(nodeAt(body, Position(position.begin(), position.begin() + depth)));
+  }
+  return out;
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+const Rule& libraryRule(const std::string& name) {
+  const Rule* rule = findRule(name);
+  if (!rule) throw RewriteError("no rule named '" + name + "' (see weft rules)");
+  return *rule;
+}
+
+// A program on a search level's frontier.
+struct SearchNode {
+  Definition definition;
+  RewriteSequence sequence;
+  RewriteContext context;
+};
+
+class Search {
+ public:
+  Search(const SearchOptions& options, SearchReport& report)
+      : options_(options), report_(report), start_(std::chrono::steady_clock::now()) {
+    for (const std::string& name : options.disabledHeuristics) {
+      bool known = false;
+      for (const SearchHeuristic& h : searchHeuristics()) known = known || h.name == name;
+      if (!known) throw RewriteError("no search heuristic named '" + name + "'");
+    }
+    for (const std::string& name : options.algorithmicRules) {
+      algorithmic_.push_back(&libraryRule(name));
+    }
+    for (const std::string& name : options.loweringRules) lowering_.push_back(&libraryRule(name));
+  }
+
+  void run(const Definition& original) {
+    originalNesting_ = mapNesting(original.function.body());
+    SearchNode root{original, {}, RewriteContext()};
+    seen_.insert(canonicalHash(original));
+    keep(root, 0);
+    // Level 1: breadth first; when a depth offers more new programs than there is room for,
+    // a seeded sample of them is kept (the first ones would all descend from one parent).
+    std::vector<SearchNode> frontier = {root};
+    report_.algorithmicStop = SearchStop::Saturated;
+    for (int depth = 1; depth <= options_.algorithmicDepth && !frontier.empty(); ++depth) {
+      const int room = options_.maxAlgorithmic - static_cast<int>(report_.structures.size());
+      if (room <= 0) {
+        report_.algorithmicStop = SearchStop::StructureLimit;
+        frontier.clear();
+        break;
+      }
+      std::vector<SearchNode> found;
+      std::optional<SearchStop> stop = expand(frontier, algorithmic_, false, found);
+      std::vector<SearchNode> next;
+      for (size_t i : sampledIndices(found.size(), static_cast<size_t>(room),
+                                     options_.seed + static_cast<uint64_t>(depth))) {
+        keep(found[i], static_cast<int>(found[i].sequence.size()));
+        next.push_back(std::move(found[i]));
+      }
+      if (found.size() > static_cast<size_t>(room)) stop = SearchStop::StructureLimit;
+      if (stop) {
+        report_.algorithmicStop = *stop;
+        frontier.clear();
+        break;
+      }
+      frontier = std::move(next);
+    }
+    if (!frontier.empty()) report_.algorithmicStop = SearchStop::DepthLimit;
+    // Level 2 from each program of level 1: breadth first over the lowering rules; programs
+    // whose thread mapping is still pending are expanded but not kept.
+    const size_t levelOne = report_.structures.size();
+    for (size_t i = 0; i < levelOne; ++i) {
+      SearchNode start{report_.structures[i].definition, report_.structures[i].sequence,
+                       contexts_.at(i)};
+      const int steps = static_cast<int>(start.sequence.size());
+      std::vector<SearchNode> frontierTwo = {start};
+      SearchStop stop = SearchStop::Saturated;
+      int kept = 0;
+      for (int depth = 1; depth <= options_.loweringDepth && !frontierTwo.empty(); ++depth) {
+        std::vector<SearchNode> found;
+        std::optional<SearchStop> why = expand(frontierTwo, lowering_, true, found);
+        std::vector<SearchNode> next;
+        for (SearchNode& node : found) {
+          if (threadMapping(node.definition.function.body()) == ThreadMapping::Complete) {
+            if (kept >= options_.maxLoweringsPerProgram) {
+              why = SearchStop::StructureLimit;
+              break;
+            }
+            keep(node, steps);
+            ++kept;
+          }
+          next.push_back(std::move(node));
+        }
+        if (why) {
+          stop = *why;
+          frontierTwo.clear();
+          break;
+        }
+        frontierTwo = std::move(next);
+      }
+      if (!frontierTwo.empty()) stop = SearchStop::DepthLimit;
+      ++report_.loweringStops[stop];
+      if (stop == SearchStop::TimeLimit || stop == SearchStop::ApplicationLimit) {
+        report_.loweringStops[stop] += static_cast<int>(levelOne - i - 1);
+        break;
+      }
+    }
+  }
+
+ private:
+  void keep(const SearchNode& node, int algorithmicSteps) {
+    report_.structures.push_back(
+        {node.definition, node.sequence, algorithmicSteps, canonicalHash(node.definition)});
+    contexts_.push_back(node.context);
+  }
+
+  bool heuristicOn(const char* name) const { return !options_.disabledHeuristics.count(name); }
+
+  // The heuristic that leaves out `rule` at `position` of `definition`, or nullptr.
+  const char* prunedBefore(const Definition& definition, const Rule& rule,
+                           const Position& position, bool lowering) const {
+    if (!lowering) return nullptr;
+    const std::vector<Expr> around = enclosing(definition.function.body(), position);
+    if (heuristicOn(kOutsideIn)) {
+      for (const Expr& e : around) {
+        if (e.isPrim(Op::Map) || e.isPrim(Op::Reduce)) return kOutsideIn;
+      }
+    }
+    if (heuristicOn(kParallelKernels) &&
+        (rule.name == "map-to-mapseq" || rule.name == "map-to-mapseq-unroll")) {
+      bool insideMap = false;
+      for (const Expr& e : around) insideMap = insideMap || isMapLike(e);
+      if (!insideMap) return kParallelKernels;
+    }
+    return nullptr;
+  }
+
+  const char* prunedAfter(const Definition& result, bool lowering) const {
+    if (!lowering && heuristicOn(kMapNesting) &&
+        mapNesting(result.function.body()) > originalNesting_ + options_.extraNesting) {
+      return kMapNesting;
+    }
+    if (lowering && heuristicOn(kDimensionsNest) &&
+        threadMapping(result.function.body()) == ThreadMapping::Dead) {
+      return kDimensionsNest;
+    }
+    return nullptr;
+  }
+
+  std::optional<SearchStop> limitReached() const {
+    if (report_.applicationsTried >= options_.maxApplications) return SearchStop::ApplicationLimit;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (seconds >= options_.maxSeconds) return SearchStop::TimeLimit;
+    return std::nullopt;
+  }
+
+  // Every rule at every position of every frontier program: the programs not seen before go
+  // to `found`, in order. A limit that stops the level is returned.
+  std::optional<SearchStop> expand(const std::vector<SearchNode>& frontier,
+                                   const std::vector<const Rule*>& rules, bool lowering,
+                                   std::vector<SearchNode>& found) {
+    static const std::vector<RuleArguments> symbolic = {RuleArguments{}};
+    for (const SearchNode& node : frontier) {
+      TypedDefinition typed = typecheck(node.definition);
+      for (const Position& position : allPositions(node.definition.function.body())) {
+        for (const Rule* rule : rules) {
+          auto choices = options_.argumentChoices.find(rule->name);
+          const std::vector<RuleArguments>& argumentLists =
+              choices == options_.argumentChoices.end() ? symbolic : choices->second;
+          for (const RuleArguments& arguments : argumentLists) {
+            if (std::optional<SearchStop> stop = limitReached()) return stop;
+            ++report_.applicationsTried;
+            RewriteContext context = node.context;
+            std::optional<Definition> result;
+            try {
+              result = applyAt(node.definition, typed, *rule, position, arguments, context);
+            } catch (const std::exception& error) {
+              ++report_.infeasible;
+              if (report_.firstInfeasible.empty()) {
+                report_.firstInfeasible =
+                    rule->name + "@" + positionToString(position) + ": " + error.what();
+              }
+              continue;
+            }
+            if (!result) continue;
+            const char* pruned = prunedBefore(node.definition, *rule, position, lowering);
+            if (!pruned) pruned = prunedAfter(*result, lowering);
+            if (pruned) {
+              ++report_.pruned[pruned];
+              continue;
+            }
+            if (!seen_.insert(canonicalHash(*result)).second) {
+              ++report_.duplicates;
+              continue;
+            }
+            SearchNode child{std::move(*result), node.sequence, context};
+            child.sequence.push_back({rule->name, position, arguments});
+            found.push_back(std::move(child));
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  const SearchOptions& options_;
+  SearchReport& report_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<const Rule*> algorithmic_;
+  std::vector<const Rule*> lowering_;
+  std::unordered_set<uint64_t> seen_;
+  std::vector<RewriteContext> contexts_;  // contexts_[i]: the context after structures[i]
+  int originalNesting_ = 0;
+};
+
+}  // namespace
+
+std::string stepText(const RewriteStep& step) {
+  std::string text = step.rule + "@" + positionToString(step.position);
+  for (size_t i = 0; i < step.arguments.size(); ++i) {
+    text += (i == 0 ? ":" : ",") + step.arguments[i].first + "=" +
+            step.arguments[i].second.toString();
+  }
+  return text;
+}
+
+RewriteStep parseStep(const std::string& text) {
+  size_t at = text.find('@');
+  if (at == std::string::npos) {
+    throw RewriteError(text + ": expected NAME@POS[:factor=value,...]");
+  }
+  const std::string name = text.substr(0, at);
+  const Rule* rule = findRule(name);
+  if (!rule) throw RewriteError(text + ": no rule named '" + name + "' (see weft rules)");
+  std::string rest = text.substr(at + 1);
+  size_t colon = rest.find(':');
+  RewriteStep step{name, parsePosition(rest.substr(0, colon)), {}};
+  if (colon == std::string::npos) return step;
+  std::string factors = rest.substr(colon + 1);
+  size_t start = 0;
+  while (start <= factors.size()) {
+    size_t comma = factors.find(',', start);
+    std::string item =
+        factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw RewriteError(text + ": expected factor=value, found '" + item + "'");
+    }
+    std::string factor = item.substr(0, equals);
+    if (std::find(rule->factors.begin(), rule->factors.end(), factor) == rule->factors.end()) {
+      std::string names;
+      for (const std::string& f : rule->factors) names += (names.empty() ? "" : ", ") + f;
+      throw RewriteError(text + ": rule " + rule->name + " has no factor '" + factor + "'" +
+                         (names.empty() ? " (it takes none)" : " (it takes " + names + ")"));
+    }
+    try {
+      step.arguments.push_back({factor, parseArith(item.substr(equals + 1))});
+    } catch (const std::exception& error) {
+      throw RewriteError(text + ": factor " + factor + ": " + error.what());
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return step;
+}
+
+std::string sequenceText(const RewriteSequence& sequence) {
+  std::string text;
+  for (const RewriteStep& step : sequence) text += (text.empty() ? "" : " ; ") + stepText(step);
+  return text;
+}
+
+RewriteSequence parseSequence(const std::string& text) {
+  RewriteSequence sequence;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t separator = text.find(" ; ", start);
+    std::string item =
+        text.substr(start, separator == std::string::npos ? std::string::npos : separator - start);
+    if (!item.empty()) sequence.push_back(parseStep(item));
+    if (separator == std::string::npos) break;
+    start = separator + 3;
+  }
+  return sequence;
+}
+
+Definition replaySequence(const Definition& definition, const RewriteSequence& sequence) {
+  RewriteContext context;
+  Definition current = definition;
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    const RewriteStep& step = sequence[i];
+    std::optional<Definition> next =
+        applyAt(current, libraryRule(step.rule), step.position, step.arguments, context);
+    if (!next) {
+      throw RewriteError("step " + std::to_string(i + 1) + " of the rewrite sequence, " +
+                         stepText(step) + ", does not apply");
+    }
+    current = std::move(*next);
+  }
+  return current;
+}
+
+uint64_t canonicalHash(const Definition& definition) {
+  ArithSubstitution renaming;
+  for (const Arith& variable : variableOccurrences(definition)) {
+    if (!variable.isVar() || variable.varKind() != VarKind::Tuning) continue;
+    if (renaming.count(variable.varName())) continue;
+    const std::string canonical = "canonical_tuning_" + std::to_string(renaming.size());
+    renaming[variable.varName()] =
+        Arith::var(canonical, VarKind::Tuning, variable.varLo(), variable.varHi());
+  }
+  Definition canonical = definition;
+  canonical.function = substituteArith(definition.function, renaming);
+  return fnv1a(printDefinition(canonical));
+}
+
+const std::vector<SearchHeuristic>& searchHeuristics() {
+  static const std::vector<SearchHeuristic> heuristics = {
+      {kParallelKernels,
+       "level 2 never runs a top-level map sequentially (a kernel of one work-item)"},
+      {kOutsideIn,
+       "level 2 lowers a map or reduce only inside maps and reduces already lowered (one order "
+       "per set of choices)"},
+      {kDimensionsNest,
+       "level 2 drops programs where a parallel map of dimension d > 0 can no longer get one of "
+       "dimension d - 1 inside it, or a mapWrg a mapLcl (idle threads)"},
+      {kMapNesting,
+       "level 1 keeps no program whose maps nest more deeply than the original's by more than "
+       "SearchOptions::extraNesting (LIFT's bound on the distance between map and reduce)"},
+  };
+  return heuristics;
+}
+
+std::vector<std::string> defaultAlgorithmicRules() {
+  std::vector<std::string> names;
+  for (const Rule& rule : ruleLibrary()) {
+    if (rule.family == RuleFamily::Lowering || rule.family == RuleFamily::AddressSpace) continue;
+    if (excludedByDefault().count(rule.name)) continue;
+    names.push_back(rule.name);
+  }
+  return names;
+}
+
+std::vector<std::string> defaultLoweringRules() {
+  std::vector<std::string> names;
+  for (const Rule& rule : ruleLibrary()) {
+    if (rule.family != RuleFamily::Lowering && rule.family != RuleFamily::AddressSpace) continue;
+    if (excludedByDefault().count(rule.name)) continue;
+    names.push_back(rule.name);
+  }
+  return names;
+}
+
+SearchOptions defaultSearchOptions(const std::vector<int64_t>& vectorWidths) {
+  SearchOptions options;
+  options.algorithmicRules = defaultAlgorithmicRules();
+  options.loweringRules = defaultLoweringRules();
+  std::vector<RuleArguments> dims;
+  for (int64_t d = 0; d <= 2; ++d) dims.push_back({{"dim", Arith(d)}});
+  for (const char* rule : {"map-to-mapglb", "map-to-mapwrg", "map-to-maplcl"}) {
+    options.argumentChoices[rule] = dims;
+  }
+  std::vector<RuleArguments> widths;
+  for (int64_t v : vectorWidths) widths.push_back({{"v", Arith(v)}});
+  for (const char* rule : {"vectorize", "vectorize-dot"}) options.argumentChoices[rule] = widths;
+  return options;
+}
+
+const char* searchStopName(SearchStop stop) {
+  switch (stop) {
+    case SearchStop::Saturated:
+      return "saturated";
+    case SearchStop::DepthLimit:
+      return "depth limit";
+    case SearchStop::StructureLimit:
+      return "structure limit";
+    case SearchStop::ApplicationLimit:
+      return "application limit";
+    case SearchStop::TimeLimit:
+      return "time limit";
+  }
+  return "?";
+}
+
+std::string SearchReport::summary() const {
+  int levelOne = 0;
+  for (const SearchedStructure& s : structures) {
+    levelOne += s.algorithmicSteps == static_cast<int>(s.sequence.size()) ? 1 : 0;
+  }
+  std::ostringstream out;
+  out << structures.size() << " structures (" << levelOne << " algorithmic, "
+      << structures.size() - static_cast<size_t>(levelOne) << " lowered) from "
+      << applicationsTried << " rule applications tried, " << duplicates << " duplicates";
+  int64_t prunedCount = 0;
+  for (const auto& [name, count] : pruned) prunedCount += count;
+  if (prunedCount) {
+    out << ", " << prunedCount << " pruned (";
+    bool first = true;
+    for (const auto& [name, count] : pruned) {
+      out << (first ? "" : ", ") << name << " " << count;
+      first = false;
+    }
+    out << ")";
+  }
+  if (infeasible) out << ", " << infeasible << " infeasible results left out";
+  out << "; level 1 stopped: " << searchStopName(algorithmicStop) << "; level 2 stopped:";
+  bool first = true;
+  for (const auto& [stop, count] : loweringStops) {
+    out << (first ? " " : ", ") << searchStopName(stop) << " " << count << "×";
+    first = false;
+  }
+  out << "; " << static_cast<int>(seconds * 1000) << " ms";
+  return out.str();
+}
+
+SearchReport searchRewrites(const Definition& definition, const SearchOptions& options) {
+  SearchReport report;
+  auto start = std::chrono::steady_clock::now();
+  Search search(options, report);
+  search.run(definition);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace weft::rewrite

@@ -1,0 +1,184 @@
+// Tests of the rewrite-sequence search (rewrite/sequence_search.h): steps print and parse back,
+// with clear errors; the canonical hash ignores tuning-variable names only; the search keeps
+// the original first, respects its limits and says which one stopped it; its heuristics prune
+// what they say and can be switched off; every structure replays from its sequence.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "rewrite/engine.h"
+#include "rewrite/library.h"
+#include "rewrite/sequence_search.h"
+
+using namespace weft;
+using namespace weft::rewrite;
+
+namespace {
+
+const char* kMatmul = R"(
+def matmul(A: [[float]K]M, B: [[float]N]K): [[float]N]M =
+  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(row, col)),
+                      transpose(B))),
+      A)
+)";
+
+Definition matmul() { return parseProgram(kMatmul, "matmul.weft").definitions.back(); }
+
+bool containsText(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Whether every mapGlb(d) / mapWrg(d) with d > 0 has one of dimension d - 1 of its kind inside.
+bool dimensionsNest(const Expr& body) {
+  bool ok = true;
+  forEachNode(body, [&](const Expr& e) {
+    if (!e.isPrim(Op::MapGlb) && !e.isPrim(Op::MapWrg)) return;
+    const int64_t d = *e.nats()[0].constant();
+    if (d == 0) return;
+    bool inside = false;
+    forEachNode(e.funs()[0], [&](const Expr& inner) {
+      inside = inside || (inner.isPrim(e.primOp()) && *inner.nats()[0].constant() == d - 1);
+    });
+    ok = ok && inside;
+  });
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("steps and sequences print and parse back") {
+  RewriteStep step = parseStep("map-to-mapglb@0.0.1:dim=1");
+  CHECK(step.rule == "map-to-mapglb");
+  CHECK(step.position == Position{0, 0, 1});
+  REQUIRE(step.arguments.size() == 1);
+  CHECK(step.arguments[0].first == "dim");
+  CHECK(stepText(step) == "map-to-mapglb@0.0.1:dim=1");
+  const std::string text = "split-join@root ; vectorize@0.0:v=4 ; reduce-to-reduceseq@1";
+  CHECK(sequenceText(parseSequence(text)) == text);
+  CHECK(parseSequence("").empty());
+  CHECK_THROWS_WITH_AS(parseStep("no-such@root"), doctest::Contains("no rule named 'no-such'"),
+                       RewriteError);
+  CHECK_THROWS_WITH_AS(parseStep("split-join"), doctest::Contains("expected NAME@POS"),
+                       RewriteError);
+  CHECK_THROWS_WITH_AS(parseStep("split-join@x.1"), doctest::Contains("bad position"),
+                       RewriteError);
+  CHECK_THROWS_WITH_AS(parseStep("split-join@root:k=2"),
+                       doctest::Contains("has no factor 'k' (it takes n)"), RewriteError);
+}
+
+TEST_CASE("the canonical hash ignores tuning-variable names, nothing else") {
+  const Definition original = matmul();
+  const Rule& splitJoin = *findRule("split-join");
+  RewriteContext fresh;
+  Definition a = *applyAt(original, splitJoin, {}, {}, fresh);
+  RewriteContext used;
+  used.freshTuning("theta", Arith(1), std::nullopt);  // the next name differs
+  used.freshTuning("chunk", Arith(1), std::nullopt);
+  Definition b = *applyAt(original, splitJoin, {}, {}, used);
+  CHECK(printDefinition(a) != printDefinition(b));
+  CHECK(canonicalHash(a) == canonicalHash(b));
+  CHECK(canonicalHash(a) != canonicalHash(original));
+  RewriteContext other;
+  Definition c = *applyAt(original, splitJoin, {0, 0, 0}, {}, other);
+  CHECK(canonicalHash(c) != canonicalHash(a));
+}
+
+TEST_CASE("the search keeps the original first, distinct structures, within its limits") {
+  SearchOptions options = defaultSearchOptions({4});
+  options.maxAlgorithmic = 10;
+  options.maxLoweringsPerProgram = 3;
+  SearchReport report = searchRewrites(matmul(), options);
+  REQUIRE(!report.structures.empty());
+  CHECK(report.structures[0].sequence.empty());
+  int levelOne = 0;
+  std::set<uint64_t> hashes;
+  std::map<std::string, int> lowerings;
+  for (const SearchedStructure& s : report.structures) {
+    CAPTURE(sequenceText(s.sequence));
+    CHECK(hashes.insert(s.hash).second);
+    CHECK(canonicalHash(replaySequence(matmul(), s.sequence)) == s.hash);
+    CHECK(static_cast<int>(s.sequence.size()) <= options.algorithmicDepth + options.loweringDepth);
+    CHECK(dimensionsNest(s.definition.function.body()));
+    RewriteSequence algorithmic(s.sequence.begin(), s.sequence.begin() + s.algorithmicSteps);
+    if (s.algorithmicSteps == static_cast<int>(s.sequence.size())) {
+      ++levelOne;
+    } else {
+      ++lowerings[sequenceText(algorithmic)];
+    }
+  }
+  CHECK(levelOne == options.maxAlgorithmic);
+  CHECK(report.algorithmicStop == SearchStop::StructureLimit);
+  CHECK(lowerings.size() >= 5);
+  for (const auto& [from, count] : lowerings) CHECK(count <= options.maxLoweringsPerProgram);
+  CHECK(containsText(report.summary(), "level 1 stopped: structure limit"));
+}
+
+TEST_CASE("each limit stops the search and is reported") {
+  SearchOptions options = defaultSearchOptions({4});
+  options.algorithmicDepth = 0;
+  SearchReport depth = searchRewrites(matmul(), options);
+  CHECK(depth.algorithmicStop == SearchStop::DepthLimit);
+  for (const SearchedStructure& s : depth.structures) CHECK(s.algorithmicSteps == 0);
+
+  options = defaultSearchOptions({4});
+  options.maxApplications = 50;
+  SearchReport applications = searchRewrites(matmul(), options);
+  CHECK(applications.applicationsTried == 50);
+  CHECK(applications.algorithmicStop == SearchStop::ApplicationLimit);
+  CHECK(containsText(applications.summary(), "application limit"));
+
+  options = defaultSearchOptions({4});
+  options.maxSeconds = 0;
+  SearchReport time = searchRewrites(matmul(), options);
+  CHECK(time.algorithmicStop == SearchStop::TimeLimit);
+  CHECK(time.structures.size() == 1);
+
+  // A program no rule changes saturates.
+  const Definition identity =
+      parseProgram("def f(x: [float]N): [float]N = x", "f.weft").definitions.back();
+  SearchReport saturated = searchRewrites(identity, defaultSearchOptions({4}));
+  CHECK(saturated.algorithmicStop == SearchStop::Saturated);
+  CHECK(saturated.structures.size() == 1);
+}
+
+TEST_CASE("heuristics prune what they say and can be switched off") {
+  SearchOptions options = defaultSearchOptions({4});
+  options.maxAlgorithmic = 1;  // the original only
+  options.maxLoweringsPerProgram = 200;
+  options.loweringDepth = 2;
+  SearchReport pruned = searchRewrites(matmul(), options);
+  auto sequentialKernel = [](const SearchReport& report) {
+    for (const SearchedStructure& s : report.structures) {
+      for (const RewriteStep& step : s.sequence) {
+        if (step.rule == "map-to-mapseq" && step.position.empty()) return true;
+      }
+    }
+    return false;
+  };
+  CHECK(!sequentialKernel(pruned));
+  CHECK(pruned.pruned.count("parallel-kernels"));
+  CHECK(pruned.pruned.count("lowering-outside-in"));
+
+  options.disabledHeuristics = {"parallel-kernels", "lowering-outside-in"};
+  SearchReport all = searchRewrites(matmul(), options);
+  CHECK(sequentialKernel(all));
+  CHECK(!all.pruned.count("parallel-kernels"));
+  CHECK(all.structures.size() > pruned.structures.size());
+
+  options.disabledHeuristics = {"no-such-heuristic"};
+  CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
+                       doctest::Contains("no search heuristic named 'no-such-heuristic'"),
+                       RewriteError);
+  CHECK(searchHeuristics().size() == 4);
+}
+
+TEST_CASE("a sequence that no longer applies is an error naming the step") {
+  RewriteSequence sequence = parseSequence("split-join@root ; reduce-to-reduceseq@root");
+  CHECK_THROWS_WITH_AS(replaySequence(matmul(), sequence),
+                       doctest::Contains("step 2 of the rewrite sequence, "
+                                         "reduce-to-reduceseq@root, does not apply"),
+                       RewriteError);
+}

@@ -1,0 +1,95 @@
+// Searched structures of a program file (see workloads/pipeline/searched_structures.h).
+#include "workloads/pipeline/searched_structures.h"
+
+#include <set>
+#include <stdexcept>
+
+namespace weft::explore {
+
+namespace {
+
+constexpr const char* kStrategyPrefix = "rewrite: ";
+
+// The recorded form of a canonical hash: its top 48 bits, a non-negative integer that JSON
+// readers holding numbers as doubles keep exactly.
+int64_t recordedHashOf(uint64_t hash) { return static_cast<int64_t>(hash >> 16); }
+
+ExploreTarget::Structure structureOf(const Definition& rewritten, const ArithBinding& sizes,
+                                     const rewrite::RewriteSequence& sequence,
+                                     int algorithmicSteps) {
+  ExploreTarget one = programTarget(rewritten, sizes);
+  rewrite::RewriteSequence algorithmic(sequence.begin(), sequence.begin() + algorithmicSteps);
+  std::string family = algorithmic.empty() ? "as written" : rewrite::sequenceText(algorithmic);
+  return ExploreTarget::Structure{
+      one.parametric,
+      one.switches,
+      {{kRewriteParameter, recordedHashOf(rewrite::canonicalHash(rewritten))}},
+      "rewrite: " + family,
+      rewriteStrategyText(sequence)};
+}
+
+}  // namespace
+
+rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* device) {
+  std::set<int64_t> widths = {4};
+  if (device) {
+    for (int width : {device->preferredFloatVectorWidth, device->nativeFloatVectorWidth}) {
+      if (width == 2 || width == 4 || width == 8 || width == 16) widths.insert(width);
+    }
+  }
+  return rewrite::defaultSearchOptions(std::vector<int64_t>(widths.begin(), widths.end()));
+}
+
+std::vector<ExploreTarget::Structure> searchedStructures(const Definition& definition,
+                                                         const ArithBinding& sizes,
+                                                         const rewrite::SearchOptions& options,
+                                                         rewrite::SearchReport* report) {
+  rewrite::SearchReport found = rewrite::searchRewrites(definition, options);
+  std::vector<ExploreTarget::Structure> structures;
+  for (const rewrite::SearchedStructure& s : found.structures) {
+    if (s.sequence.empty()) continue;
+    structures.push_back(structureOf(s.definition, sizes, s.sequence, s.algorithmicSteps));
+  }
+  if (report) *report = std::move(found);
+  return structures;
+}
+
+ExploreTarget::Structure recordedSearchedStructure(const Definition& definition,
+                                                   const ArithBinding& sizes,
+                                                   int64_t recordedHash,
+                                                   const std::string& strategy) {
+  std::optional<rewrite::RewriteSequence> sequence = sequenceOfStrategy(strategy);
+  if (!sequence) {
+    throw std::invalid_argument("rewrite = " + std::to_string(recordedHash) +
+                                " needs its rule sequence, but the recorded strategy is '" +
+                                strategy + "'");
+  }
+  Definition rewritten;
+  try {
+    rewritten = rewrite::replaySequence(definition, *sequence);
+  } catch (const std::exception& error) {
+    throw std::invalid_argument("the recorded rewrite sequence does not replay: " +
+                                std::string(error.what()));
+  }
+  const int64_t hash = recordedHashOf(rewrite::canonicalHash(rewritten));
+  if (hash != recordedHash) {
+    throw std::invalid_argument(
+        "the recorded rewrite sequence now gives another program (rewrite = " +
+        std::to_string(hash) + ", recorded " + std::to_string(recordedHash) +
+        "): the program or the rule library changed since it was explored");
+  }
+  // Replayed, the algorithmic steps are not known apart: the family is only for sampling.
+  return structureOf(rewritten, sizes, *sequence, 0);
+}
+
+std::string rewriteStrategyText(const rewrite::RewriteSequence& sequence) {
+  return kStrategyPrefix + rewrite::sequenceText(sequence);
+}
+
+std::optional<rewrite::RewriteSequence> sequenceOfStrategy(const std::string& strategy) {
+  const std::string prefix = kStrategyPrefix;
+  if (strategy.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return rewrite::parseSequence(strategy.substr(prefix.size()));
+}
+
+}  // namespace weft::explore

@@ -1,0 +1,55 @@
+// The structures of a program file found by the rewrite-sequence search
+// (rewrite/sequence_search.h): for any program, not only those a hand-written strategy knows.
+//
+// Each program the search reaches, other than the original, becomes one structure of the
+// program's ExploreTarget: its tuning variables (split sizes, tile sizes) are sampled from the
+// parameter space like any strategy's. A variant records its structure twice: the parameter
+// "rewrite" holds 48 bits of the program's canonical hash (so that variants of different
+// structures with equal tuning values are different rows), and the strategy holds the rule
+// sequence ("rewrite: split-join@0.0.0 ; map-to-mapglb@root:dim=0"), which `weft run --pick`,
+// `emit` and `report` replay to rebuild and explain it. A replay that reaches another program
+// (the rule library changed since) is an error, never a silent substitute.
+//
+// Structures are grouped in families by their algorithmic steps (each family gets an equal
+// share of the samples, its lowerings share it), so that one algorithmic program with many
+// lowerings does not crowd out the others.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explore/explorer.h"
+#include "host/device_profile.h"
+#include "rewrite/sequence_search.h"
+
+namespace weft::explore {
+
+// The recorded parameter naming a searched structure.
+inline constexpr const char* kRewriteParameter = "rewrite";
+
+// The search options for exploring on `device` (null: the device-independent defaults): the
+// vector widths the vectorising rules try come from its preferred and native float widths.
+rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* device);
+
+// The structures the search reaches from `definition` (the original left out: it is the
+// target's as-written structure), bound to `sizes`. `report` receives the search's report.
+std::vector<ExploreTarget::Structure> searchedStructures(const Definition& definition,
+                                                         const ArithBinding& sizes,
+                                                         const rewrite::SearchOptions& options,
+                                                         rewrite::SearchReport* report = nullptr);
+
+// A recorded searched structure rebuilt from its strategy text and checked against its
+// recorded hash; throws std::invalid_argument saying what does not match.
+ExploreTarget::Structure recordedSearchedStructure(const Definition& definition,
+                                                   const ArithBinding& sizes,
+                                                   int64_t recordedHash,
+                                                   const std::string& strategy);
+
+// The strategy text of a sequence ("rewrite: ..."), and the sequence of such a text (nullopt
+// when the text is not one).
+std::string rewriteStrategyText(const rewrite::RewriteSequence& sequence);
+std::optional<rewrite::RewriteSequence> sequenceOfStrategy(const std::string& strategy);
+
+}  // namespace weft::explore
