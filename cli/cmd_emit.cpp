@@ -45,6 +45,7 @@
 #include "explore/measurement.h"
 #include "explore/parameter_space.h"
 #include "explore/variant_pick.h"
+#include "workloads/pipeline/searched_structures.h"
 #include "export/dropin_export.h"
 #include "host/device_profile.h"
 #include "ir/parser.h"
@@ -614,6 +615,9 @@ void emitPickedFile(const EmitOptions& options) {
   if (recorded.is_object() && recorded.contains("fusion") &&
       recorded["fusion"].is_number_integer()) {
     metadata.program += "; " + fusionName(recorded["fusion"].get<int64_t>());
+  }
+  if (recorded.is_object() && recorded.contains(explore::kRewriteParameter)) {
+    metadata.program += "; " + picked.record.strategy;
   }
   metadata.inputNames = parameterNames(definition);
   metadata.constantInputs = constantInputIndices(options, metadata.inputNames, {});

@@ -21,7 +21,9 @@
 // --db-device), rebuilds it from its recorded parameters (conv-direct with the recorded v and
 // unroll, the tuning values substituted), compiles it as the explorer measured it and runs it
 // with the OpenCL backend; the inputs are converted from PyTorch's layouts to Listing 3's
-// (channels innermost) and the output is (M, outH, outW) as without --pick.
+// (channels innermost) and the output is (M, outH, outW) as without --pick. `weft run FILE
+// --size ... --db results.db --pick ...` does the same for a program file explored at those
+// sizes (a fusion or a structure of the rewrite search, rebuilt by the program workload).
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -38,6 +40,7 @@
 #include "codegen/compile_pipeline.h"
 #include "explore/results_db.h"
 #include "explore/variant_pick.h"
+#include "workloads/pipeline/pipeline_workload.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
@@ -111,6 +114,9 @@ std::string describeBinding(const ArithBinding& sizes) {
   return text;
 }
 
+void runPickedFile(const Definition& definition, const std::vector<Value>& inputs,
+                   const ArithBinding& sizes, const RunOptions& options);
+
 void run(const RunOptions& options) {
   Program program = parseFile(options.file);
   const Definition& definition =
@@ -139,6 +145,14 @@ void run(const RunOptions& options) {
   ArithBinding sizes =
       bindSizes(definition, inputs,
                 parseSizeOptions(options.sizes, definition, mentionedSizeNames(definition)));
+  if (!options.pick.empty()) {
+    runPickedFile(definition, inputs, sizes, options);
+    return;
+  }
+  if (!options.db.empty() || !options.dbDevice.empty()) {
+    throw std::runtime_error(
+        "--db and --db-device go with --pick (fastest, smallest, knee or budget=SIZE)");
+  }
 
   auto start = std::chrono::steady_clock::now();
   std::string openclTime;
@@ -180,8 +194,17 @@ std::string megabytes(int64_t bytes) {
   return text;
 }
 
-// --pick: an explored variant of the layer from --db, run on the --device.
-void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
+// The variant --pick names among the records of `program` in --db, and the device to run it
+// on (--device). Whose results: --db-device, else the only device that explored the program,
+// else this run's device (the OpenCL device is opened only after the pick when it is not
+// needed for it, so that a bad pick is reported without touching OpenCL).
+struct PickedRun {
+  explore::PickedVariant picked;
+  std::optional<host::Context> context;
+};
+
+// The checks of --pick that need neither the inputs nor the device.
+void checkPickOptions(const RunOptions& options) {
   if (options.db.empty()) {
     throw std::runtime_error("--pick " + options.pick +
                              " needs --db FILE: the results database written by weft explore");
@@ -190,45 +213,55 @@ void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
     throw std::runtime_error("--pick runs an explored variant with the opencl backend; drop "
                              "--backend " + options.backend);
   }
-  const explore::PickSpec spec = explore::parsePickSpec(options.pick);
+  explore::parsePickSpec(options.pick);
   if (!std::filesystem::exists(options.db)) {
     throw std::runtime_error(options.db + ": no such results database");
   }
-  const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(options.db);
-  std::vector<NpyArray> arrays = explore::readLayerArrays(layer, options.inputs, options.layer);
+}
 
-  // Whose results: --db-device, else the only device that explored the layer, else this
-  // run's device (the OpenCL device is opened only after the pick when it is not needed for
-  // it, so that a bad pick is reported without touching OpenCL).
+PickedRun pickForRun(const RunOptions& options, const std::string& program) {
+  checkPickOptions(options);
+  const explore::PickSpec spec = explore::parsePickSpec(options.pick);
+  const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(options.db);
   std::set<std::string> explored;
   for (const explore::VariantRecord& v : snapshot.variants) {
-    if (v.key.program == layer.name) explored.insert(v.key.device);
+    if (v.key.program == program) explored.insert(v.key.device);
   }
-  std::optional<host::Context> context;
+  PickedRun result;
   std::string runningOn;
   auto openDevice = [&] {
-    context.emplace(host::selectDevice(options.device));
-    runningOn = host::queryProfile(context->device()).fingerprint;
+    result.context.emplace(host::selectDevice(options.device));
+    runningOn = host::queryProfile(result.context->device()).fingerprint;
   };
   std::string fingerprint = options.dbDevice;
   if (fingerprint.empty() && explored.size() > 1) {
     openDevice();
     if (explored.count(runningOn)) fingerprint = runningOn;
   }
-  const explore::PickedVariant picked =
-      explore::pickVariant(snapshot, layer.name, fingerprint, spec);
-  const explore::VariantRecord& record = picked.record;
-  if (!context) openDevice();
+  result.picked = explore::pickVariant(snapshot, program, fingerprint, spec);
+  const explore::VariantRecord& record = result.picked.record;
+  if (!result.context) openDevice();
   std::printf("picked %s (%s) from %s: recorded median %.3f ms, space %s, on device %s (%s)\n",
-              record.key.parameters.c_str(), picked.why.c_str(), options.db.c_str(),
+              record.key.parameters.c_str(), result.picked.why.c_str(), options.db.c_str(),
               static_cast<double>(*record.medianNs) / 1e6, megabytes(*record.spaceBytes).c_str(),
               record.key.device.c_str(), record.key.compiler.c_str());
+  if (!record.strategy.empty()) std::printf("structure: %s\n", record.strategy.c_str());
   if (record.key.device != runningOn) {
     std::printf("note: the variant was explored on device %s; this run uses %s (%s), so its "
                 "recorded time may not apply here\n",
-                record.key.device.c_str(), runningOn.c_str(), context->device().name.c_str());
+                record.key.device.c_str(), runningOn.c_str(),
+                result.context->device().name.c_str());
   }
+  return result;
+}
 
+// --pick: an explored variant of the layer from --db, run on the --device.
+void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
+  checkPickOptions(options);
+  std::vector<NpyArray> arrays = explore::readLayerArrays(layer, options.inputs, options.layer);
+  PickedRun pickedRun = pickForRun(options, layer.name);
+  const explore::VariantRecord& record = pickedRun.picked.record;
+  std::optional<host::Context>& context = pickedRun.context;
   const CompiledProgram compiled = explore::compileLayerVariant(layer, record);
   const ArithBinding sizes = convListing3Sizes(layer);
   std::vector<Value> inputs = explore::listing3Inputs(layer, arrays);
@@ -243,6 +276,30 @@ void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
   std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
                 static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
                 run.kernels.size() == 1 ? "" : "s", context->device().name.c_str());
+  summary += elapsed;
+  if (!options.output.empty()) summary += ", written to " + options.output;
+  std::printf("%s\n", summary.c_str());
+}
+
+// FILE --pick: an explored variant of the program at these sizes from --db, rebuilt by its
+// workload (a searched structure replays its rule sequence) and run on the --device.
+void runPickedFile(const Definition& definition, const std::vector<Value>& inputs,
+                   const ArithBinding& sizes, const RunOptions& options) {
+  const std::string program = explore::programTarget(definition, sizes).program;
+  PickedRun pickedRun = pickForRun(options, program);
+  const CompiledProgram compiled =
+      explore::compileProgramVariant(definition, sizes, pickedRun.picked.record);
+  host::RunResult run = host::runProgram(*pickedRun.context, compiled, inputs, sizes);
+  NpyArray output = npyFromValue(run.output);
+  if (!options.output.empty()) writeNpy(options.output, output);
+  if (options.print) std::printf("%s\n", run.output.toString().c_str());
+  std::string summary = definition.name + ": result shape " + shapeToString(output.shape) + " " +
+                        (output.dtype == NpyDType::Float32 ? "float32" : "int32");
+  if (!sizes.empty()) summary += ", sizes " + describeBinding(sizes);
+  char elapsed[160];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
+                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
+                run.kernels.size() == 1 ? "" : "s", pickedRun.context->device().name.c_str());
   summary += elapsed;
   if (!options.output.empty()) summary += ", written to " + options.output;
   std::printf("%s\n", summary.c_str());
@@ -355,10 +412,10 @@ void registerRun(CLI::App& app) {
                       "C,H,W,M,K,stride,pad (e.g. 3,224,224,64,3,1,1) or vgg16:N with the LIFT "
                       "paper's layer number N (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)");
   command->add_option("--db", options->db,
-                      "with --layer and --pick: the results database written by weft explore")
+                      "with --pick: the results database written by weft explore")
       ->type_name("FILE");
   command->add_option("--pick", options->pick,
-                      "with --layer: run the explored variant that is fastest, smallest, at the "
+                      "with --layer or FILE: run the explored variant that is fastest, smallest, at the "
                       "knee of the time/space Pareto front, or fastest within budget=SIZE (e.g. "
                       "budget=25MB), instead of the default lowering (OpenCL)")
       ->type_name("SPEC");
@@ -370,8 +427,6 @@ void registerRun(CLI::App& app) {
     options->backendGiven = backend->count() > 0;
     if (!options->layer.empty()) {
       runLayer(*options);
-    } else if (!options->pick.empty() || !options->db.empty()) {
-      throw std::runtime_error("--pick and --db need --layer: only explored layers can be picked");
     } else if (options->file.empty()) {
       throw std::runtime_error("weft run needs a weft FILE to run, or --layer (see --help)");
     } else {

@@ -126,9 +126,16 @@ TEST_CASE("weft run --pick: bad specs and option combinations") {
   CommandResult noDb = runWeft({"run", "--layer", "2,6,6,4,3,1,1", "--pick", "fastest"});
   CHECK(noDb.exitCode != 0);
   CHECK(contains(noDb.output, "needs --db FILE"));
-  CommandResult noLayer = runWeft({"run", "examples/dot.weft", "--db", db, "--pick", "fastest"});
-  CHECK(noLayer.exitCode != 0);
-  CHECK(contains(noLayer.output, "need --layer"));
+  // A program file is picked among its own records (none in this database).
+  const std::string a = writeFloats(dir, "a.npy", {4}, {1, 2, 3, 4});
+  CommandResult notExplored =
+      runWeft({"run", "examples/dot.weft", "--in", a, a, "--db", db, "--pick", "fastest"});
+  CHECK(notExplored.exitCode != 0);
+  CAPTURE(notExplored.output);
+  CHECK(contains(notExplored.output, "holds no variants yet"));
+  CommandResult fileDbAlone = runWeft({"run", "examples/dot.weft", "--in", a, a, "--db", db});
+  CHECK(fileDbAlone.exitCode != 0);
+  CHECK(contains(fileDbAlone.output, "go with --pick"));
   CommandResult dbAlone = runWeft({"run", "--layer", "2,6,6,4,3,1,1", "--db", db});
   CHECK(dbAlone.exitCode != 0);
   CHECK(contains(dbAlone.output, "go with --pick"));

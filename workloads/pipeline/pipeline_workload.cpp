@@ -49,13 +49,11 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
   }
   target.reference = definition;
   rewrite::SearchReport report;
-  std::vector<ExploreTarget::Structure> searched =
+  const std::vector<ExploreTarget::Structure> searched =
       searchedStructures(definition, sizes, explorationSearchOptions(device), &report);
-  for (ExploreTarget::Structure& structure : searched) {
-    target.structures.push_back(std::move(structure));
-  }
-  target.description += "; " + std::to_string(target.structures.size()) +
-                        " structures with the rewrite search's (" + report.summary() + ")";
+  target.structures.insert(target.structures.end(), searched.begin(), searched.end());
+  target.description += "; as written and " + std::to_string(searched.size()) +
+                        " structures of the rewrite search (" + report.summary() + ")";
   return target;
 }
 
@@ -127,6 +125,15 @@ class PipelineWorkload final : public Workload {
     if (recorded.count(kRewriteParameter)) return {kRewriteParameter};
     if (recorded.count("fusion")) return {"fusion"};
     return {};
+  }
+
+  // The recorded parameters, and for a searched structure the rule sequence that made it.
+  std::vector<ParameterRow> parameterTable(const VariantRecord& record) const override {
+    std::vector<ParameterRow> rows = Workload::parameterTable(record);
+    if (std::optional<rewrite::RewriteSequence> sequence = sequenceOfStrategy(record.strategy)) {
+      rows.push_back({"rule sequence", rewrite::sequenceText(*sequence)});
+    }
+    return rows;
   }
 
   // Every record of a program that is not a named instance of another workload: registered
