@@ -33,6 +33,8 @@ struct RewriteOptions {
   int loweringDepth = -1;
   int maxAlgorithmic = -1;
   int maxLowerings = -1;
+  int64_t maxApplications = -1;
+  double seconds = -1;
   std::vector<int64_t> vectorWidths = {4};
   std::vector<std::string> withoutHeuristics;
 };
@@ -116,6 +118,8 @@ void runSearch(const RewriteOptions& options, const Definition& definition) {
   if (options.loweringDepth >= 0) search.loweringDepth = options.loweringDepth;
   if (options.maxAlgorithmic >= 0) search.maxAlgorithmic = options.maxAlgorithmic;
   if (options.maxLowerings >= 0) search.maxLoweringsPerProgram = options.maxLowerings;
+  if (options.maxApplications >= 0) search.maxApplications = options.maxApplications;
+  if (options.seconds >= 0) search.maxSeconds = options.seconds;
   for (const std::string& name : options.withoutHeuristics) {
     search.disabledHeuristics.insert(name);
   }
@@ -259,7 +263,7 @@ void registerRewrite(CLI::App& app) {
   command->add_flag("--search", options->search,
                     "search rewrite sequences: algorithmic rules, then lowering choices");
   command->add_flag("--print", options->printPrograms, "with --search: print each program");
-  command->add_option("--depth", options->depth, "with --search: algorithmic steps (default 2)")
+  command->add_option("--depth", options->depth, "with --search: algorithmic steps (default 3)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--lowering-depth", options->loweringDepth,
                       "with --search: lowering steps after them (default 3)")
@@ -270,12 +274,19 @@ void registerRewrite(CLI::App& app) {
   command->add_option("--max-lowerings", options->maxLowerings,
                       "with --search: lowered programs kept per algorithmic one (default 6)")
       ->check(CLI::NonNegativeNumber);
+  command->add_option("--max-applications", options->maxApplications,
+                      "with --search: rule applications the algorithmic level tries at most (default 5000000)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--seconds", options->seconds,
+                      "with --search: the algorithmic level stops after this many seconds (default 30)")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--vector-width", options->vectorWidths,
                       "with --search: vector widths the vectorising rules try (default 4)")
       ->check(CLI::IsMember({2, 3, 4, 8, 16}));
   command->add_option("--without", options->withoutHeuristics,
-                      "with --search: switch a pruning heuristic off (parallel-kernels, dimensions-nest, "
-                      "lowering-outside-in, map-nesting)")
+                      "with --search: switch a heuristic off (parallel-kernels, "
+                      "lowering-outside-in, layout-maps-stay, dimensions-nest, intensity-order, "
+                      "map-nesting)")
       ->type_name("HEURISTIC");
   command->footer(
       "Example:\n"

@@ -11,6 +11,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/library.h"
+#include "typecheck/flop_count.h"
 #include "typecheck/typecheck.h"
 
 namespace weft::rewrite {
@@ -21,6 +22,8 @@ constexpr const char* kParallelKernels = "parallel-kernels";
 constexpr const char* kOutsideIn = "lowering-outside-in";
 constexpr const char* kMapNesting = "map-nesting";
 constexpr const char* kDimensionsNest = "dimensions-nest";
+constexpr const char* kIntensityOrder = "intensity-order";
+constexpr const char* kLayoutMapsStay = "layout-maps-stay";
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
 // materialize), which the lowering level decides with toPrivate / toLocal, or they are the
@@ -37,14 +40,26 @@ bool isMapLike(const Expr& e) {
          e.isPrim(Op::MapLcl) || e.isPrim(Op::MapSeq) || e.isPrim(Op::MapSeqUnroll);
 }
 
-// The deepest nest of maps in e.
+// Whether e computes something: a primitive that is neither a map nor a rearrangement
+// (isRearrangingPrimitive: layout, tuples, id, fill), or a user function.
+bool computes(const Expr& e) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    found = found || node.isUserFun() ||
+            (node.isPrim() && !isMapLike(node) && !isRearrangingPrimitive(node.primOp()));
+  });
+  return found;
+}
+
+// The deepest nest of maps in e that compute (maps of layout functions, which only rearrange,
+// are not counted).
 int mapNesting(const Expr& e) {
   int deepest = 0;
   if (e.isLambda()) return mapNesting(e.body());
   if (!e.isPrim()) return 0;
   for (const Expr& f : e.funs()) deepest = std::max(deepest, mapNesting(f));
   for (const Expr& a : e.args()) deepest = std::max(deepest, mapNesting(a));
-  return deepest + (isMapLike(e) ? 1 : 0);
+  return deepest + (isMapLike(e) && computes(e.funs()[0]) ? 1 : 0);
 }
 
 // How far the thread mapping of a partly lowered program is decided. A parallel map of
@@ -74,6 +89,32 @@ ThreadMapping threadMapping(const Expr& body) {
     state = unlowered ? ThreadMapping::Pending : ThreadMapping::Dead;
   });
   return state;
+}
+
+// The floating-point operations per value its reductions read (typecheck/flop_count.h) of a
+// program at `sizes`, its unbound sizes at 256 and its tuning variables at 4 where their ranges
+// allow (the nearest end otherwise); 0 when that does not evaluate.
+double rankingIntensity(const Definition& definition, const ArithBinding& sizes) {
+  ArithBinding binding = sizes;
+  for (const Arith& variable : variableOccurrences(definition)) {
+    if (!variable.isVar() || binding.count(variable.varName())) continue;
+    if (variable.varKind() != VarKind::Tuning) {
+      binding[variable.varName()] = 256;
+      continue;
+    }
+    int64_t value = 4;
+    try {
+      value = std::max(value, evaluate(variable.varLo(), binding));
+      if (variable.varHi()) value = std::min(value, evaluate(*variable.varHi(), binding));
+    } catch (const std::exception&) {
+    }
+    binding[variable.varName()] = std::max<int64_t>(value, 1);
+  }
+  try {
+    return countOperations(definition, binding).intensity();
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 // `count` of `total` indices, chosen with a generator seeded by `seed`, in ascending order.
@@ -121,7 +162,7 @@ struct SearchNode {
 class Search {
  public:
   Search(const SearchOptions& options, SearchReport& report)
-      : options_(options), report_(report), start_(std::chrono::steady_clock::now()) {
+      : options_(options), report_(report) {
     for (const std::string& name : options.disabledHeuristics) {
       bool known = false;
       for (const SearchHeuristic& h : searchHeuristics()) known = known || h.name == name;
@@ -138,72 +179,64 @@ class Search {
     SearchNode root{original, {}, RewriteContext()};
     seen_.insert(canonicalHash(original));
     keep(root, 0);
-    // Level 1: breadth first; when a depth offers more new programs than there is room for,
-    // a seeded sample of them is kept (the first ones would all descend from one parent).
+    // Level 1: breadth first to the depth (within the application and time limits), then a
+    // choice of the programs kept when there are more than room for.
+    std::vector<SearchNode> found;
     std::vector<SearchNode> frontier = {root};
     report_.algorithmicStop = SearchStop::Saturated;
+    startBudget(options_.maxApplications, options_.maxSeconds);
     for (int depth = 1; depth <= options_.algorithmicDepth && !frontier.empty(); ++depth) {
-      const int room = options_.maxAlgorithmic - static_cast<int>(report_.structures.size());
-      if (room <= 0) {
-        report_.algorithmicStop = SearchStop::StructureLimit;
-        frontier.clear();
-        break;
-      }
-      std::vector<SearchNode> found;
-      std::optional<SearchStop> stop = expand(frontier, algorithmic_, false, found);
       std::vector<SearchNode> next;
-      for (size_t i : sampledIndices(found.size(), static_cast<size_t>(room),
-                                     options_.seed + static_cast<uint64_t>(depth))) {
-        keep(found[i], static_cast<int>(found[i].sequence.size()));
-        next.push_back(std::move(found[i]));
-      }
-      if (found.size() > static_cast<size_t>(room)) stop = SearchStop::StructureLimit;
+      std::optional<SearchStop> stop = expand(frontier, algorithmic_, false, next);
+      frontier = next;
+      for (SearchNode& node : next) found.push_back(std::move(node));
       if (stop) {
         report_.algorithmicStop = *stop;
         frontier.clear();
         break;
       }
-      frontier = std::move(next);
     }
     if (!frontier.empty()) report_.algorithmicStop = SearchStop::DepthLimit;
-    // Level 2 from each program of level 1: breadth first over the lowering rules; programs
-    // whose thread mapping is still pending are expanded but not kept.
+    const size_t room = static_cast<size_t>(std::max(options_.maxAlgorithmic - 1, 0));
+    if (found.size() > room) report_.algorithmicStop = SearchStop::StructureLimit;
+    for (size_t i : chosen(found, room)) {
+      keep(found[i], static_cast<int>(found[i].sequence.size()));
+    }
+    // Level 2 from each program of level 1: breadth first over the lowering rules to the
+    // depth; programs whose thread mapping is still pending are expanded but not kept, and of
+    // the complete ones a seeded sample is kept when there are more than room for (breadth
+    // first alone would keep only one-step lowerings).
     const size_t levelOne = report_.structures.size();
-    for (size_t i = 0; i < levelOne; ++i) {
+    for (size_t i = 0; i < levelOne && options_.maxLoweringsPerProgram > 0; ++i) {
       SearchNode start{report_.structures[i].definition, report_.structures[i].sequence,
                        contexts_.at(i)};
       const int steps = static_cast<int>(start.sequence.size());
+      startBudget(options_.maxLoweringApplications, options_.maxLoweringSeconds);
       std::vector<SearchNode> frontierTwo = {start};
+      std::vector<SearchNode> complete;
       SearchStop stop = SearchStop::Saturated;
-      int kept = 0;
       for (int depth = 1; depth <= options_.loweringDepth && !frontierTwo.empty(); ++depth) {
         std::vector<SearchNode> found;
         std::optional<SearchStop> why = expand(frontierTwo, lowering_, true, found);
-        std::vector<SearchNode> next;
-        for (SearchNode& node : found) {
+        for (const SearchNode& node : found) {
           if (threadMapping(node.definition.function.body()) == ThreadMapping::Complete) {
-            if (kept >= options_.maxLoweringsPerProgram) {
-              why = SearchStop::StructureLimit;
-              break;
-            }
-            keep(node, steps);
-            ++kept;
+            complete.push_back(node);
           }
-          next.push_back(std::move(node));
         }
+        frontierTwo = std::move(found);
         if (why) {
           stop = *why;
           frontierTwo.clear();
           break;
         }
-        frontierTwo = std::move(next);
+      }
+      const size_t room = static_cast<size_t>(options_.maxLoweringsPerProgram);
+      if (complete.size() > room) stop = SearchStop::StructureLimit;
+      for (size_t j : sampledIndices(complete.size(), room, options_.seed + i)) {
+        keep(complete[j], steps);
       }
       if (!frontierTwo.empty()) stop = SearchStop::DepthLimit;
       ++report_.loweringStops[stop];
-      if (stop == SearchStop::TimeLimit || stop == SearchStop::ApplicationLimit) {
-        report_.loweringStops[stop] += static_cast<int>(levelOne - i - 1);
-        break;
-      }
     }
   }
 
@@ -216,20 +249,60 @@ class Search {
 
   bool heuristicOn(const char* name) const { return !options_.disabledHeuristics.count(name); }
 
+  // The indices of the `room` programs of `found` that level 1 keeps, ascending: all when they
+  // fit; else half of the room by arithmetic intensity (intensity-order; ties: fewer steps,
+  // then the order found) and the rest a seeded sample of the others.
+  std::vector<size_t> chosen(const std::vector<SearchNode>& found, size_t room) const {
+    if (found.size() <= room) return sampledIndices(found.size(), found.size(), 0);
+    std::vector<size_t> kept;
+    std::vector<bool> taken(found.size(), false);
+    if (heuristicOn(kIntensityOrder)) {
+      std::vector<double> intensity(found.size());
+      for (size_t i = 0; i < found.size(); ++i) {
+        intensity[i] = rankingIntensity(found[i].definition, options_.rankingSizes);
+      }
+      std::vector<size_t> order = sampledIndices(found.size(), found.size(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (intensity[a] != intensity[b]) return intensity[a] > intensity[b];
+        return found[a].sequence.size() < found[b].sequence.size();
+      });
+      for (size_t i = 0; i < (room + 1) / 2; ++i) {
+        kept.push_back(order[i]);
+        taken[order[i]] = true;
+      }
+    }
+    std::vector<size_t> rest;
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (!taken[i]) rest.push_back(i);
+    }
+    for (size_t i : sampledIndices(rest.size(), room - kept.size(), options_.seed)) {
+      kept.push_back(rest[i]);
+    }
+    std::sort(kept.begin(), kept.end());
+    return kept;
+  }
+
   // The heuristic that leaves out `rule` at `position` of `definition`, or nullptr.
   const char* prunedBefore(const Definition& definition, const Rule& rule,
                            const Position& position, bool lowering) const {
     if (!lowering) return nullptr;
     const std::vector<Expr> around = enclosing(definition.function.body(), position);
+    const bool layoutMapsStay = heuristicOn(kLayoutMapsStay);
+    auto isLayoutMap = [](const Expr& e) { return e.isPrim(Op::Map) && !computes(e.funs()[0]); };
+    if (layoutMapsStay && rule.family == RuleFamily::Lowering &&
+        isLayoutMap(nodeAt(definition.function.body(), position))) {
+      return kLayoutMapsStay;
+    }
     if (heuristicOn(kOutsideIn)) {
       for (const Expr& e : around) {
+        if (layoutMapsStay && isLayoutMap(e)) continue;
         if (e.isPrim(Op::Map) || e.isPrim(Op::Reduce)) return kOutsideIn;
       }
     }
     if (heuristicOn(kParallelKernels) &&
         (rule.name == "map-to-mapseq" || rule.name == "map-to-mapseq-unroll")) {
       bool insideMap = false;
-      for (const Expr& e : around) insideMap = insideMap || isMapLike(e);
+      for (const Expr& e : around) insideMap = insideMap || (isMapLike(e) && computes(e.funs()[0]));
       if (!insideMap) return kParallelKernels;
     }
     return nullptr;
@@ -247,11 +320,18 @@ class Search {
     return nullptr;
   }
 
+  // Each level has its own budget of applications and seconds (level 2 one per program of
+  // level 1), so that a level 1 that uses all of its own leaves level 2 its share.
+  void startBudget(int64_t applications, double seconds) {
+    budgetApplications_ = report_.applicationsTried + applications;
+    budgetEnd_ = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(seconds));
+  }
+
   std::optional<SearchStop> limitReached() const {
-    if (report_.applicationsTried >= options_.maxApplications) return SearchStop::ApplicationLimit;
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (seconds >= options_.maxSeconds) return SearchStop::TimeLimit;
+    if (report_.applicationsTried >= budgetApplications_) return SearchStop::ApplicationLimit;
+    if (std::chrono::steady_clock::now() >= budgetEnd_) return SearchStop::TimeLimit;
     return std::nullopt;
   }
 
@@ -306,7 +386,8 @@ class Search {
 
   const SearchOptions& options_;
   SearchReport& report_;
-  std::chrono::steady_clock::time_point start_;
+  int64_t budgetApplications_ = 0;
+  std::chrono::steady_clock::time_point budgetEnd_;
   std::vector<const Rule*> algorithmic_;
   std::vector<const Rule*> lowering_;
   std::unordered_set<uint64_t> seen_;
@@ -422,9 +503,16 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
       {kOutsideIn,
        "level 2 lowers a map or reduce only inside maps and reduces already lowered (one order "
        "per set of choices)"},
+      {kLayoutMapsStay,
+       "level 2 leaves maps that only rearrange data (layout functions) high-level, as the "
+       "default lowering does, and lowers the maps inside them"},
       {kDimensionsNest,
        "level 2 drops programs where a parallel map of dimension d > 0 can no longer get one of "
        "dimension d - 1 inside it, or a mapWrg a mapLcl (idle threads)"},
+      {kIntensityOrder,
+       "level 1, finding more programs than it keeps, keeps half of them by the most "
+       "floating-point operations per value their reductions read (register blocks, vectors; "
+       "typecheck/flop_count.h), the other half a seeded sample; off: all sampled"},
       {kMapNesting,
        "level 1 keeps no program whose maps nest more deeply than the original's by more than "
        "SearchOptions::extraNesting (LIFT's bound on the distance between map and reduce)"},
@@ -464,6 +552,12 @@ SearchOptions defaultSearchOptions(const std::vector<int64_t>& vectorWidths) {
   std::vector<RuleArguments> widths;
   for (int64_t v : vectorWidths) widths.push_back({{"v", Arith(v)}});
   for (const char* rule : {"vectorize", "vectorize-dot"}) options.argumentChoices[rule] = widths;
+  // Blocks of κ accumulators become vectors only when κ is a vector width.
+  std::vector<RuleArguments> kappas;
+  for (int64_t v : vectorWidths) kappas.push_back({{"kappa", Arith(v)}});
+  for (const char* rule : {"map2d-kernel-blocking", "map2d-kernel-blocking-interleaved"}) {
+    options.argumentChoices[rule] = kappas;
+  }
   return options;
 }
 

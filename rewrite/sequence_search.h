@@ -69,14 +69,17 @@ struct SearchHeuristic {
 const std::vector<SearchHeuristic>& searchHeuristics();
 
 struct SearchOptions {
-  // Limits: depth of each level, structures kept, rule applications tried, seconds.
-  int algorithmicDepth = 2;
+  // Limits: depth of each level, structures kept, rule applications tried and seconds per
+  // level.
+  int algorithmicDepth = 3;
   int loweringDepth = 3;
   int maxAlgorithmic = 24;        // programs kept from level 1 (the original included)
   int maxLoweringsPerProgram = 6; // programs kept from level 2 for each program of level 1
                                   // (those whose thread mapping is complete)
-  int64_t maxApplications = 200000;
-  double maxSeconds = 30.0;
+  int64_t maxApplications = 5000000;  // level 1
+  double maxSeconds = 30.0;             // level 1
+  int64_t maxLoweringApplications = 200000;  // level 2, from each program of level 1
+  double maxLoweringSeconds = 2.0;           // level 2, from each program of level 1
   // The rules of each level by name (defaultAlgorithmicRules / defaultLoweringRules).
   std::vector<std::string> algorithmicRules;
   std::vector<std::string> loweringRules;
@@ -86,11 +89,13 @@ struct SearchOptions {
   std::map<std::string, std::vector<RuleArguments>> argumentChoices;
   // Heuristics switched off by name (searchHeuristics).
   std::set<std::string> disabledHeuristics;
-  // Seeds the choice of level-1 programs when a depth offers more than there is room for.
+  // Seeds the choice of level-1 programs when the search finds more than it keeps.
   uint64_t seed = 1;
+  // The sizes the intensity-order heuristic evaluates programs at (unbound ones: 256).
+  ArithBinding rankingSizes;
   // The bound of the map-nesting heuristic: maps nested more deeply than the original's
   // deepest nest by more than this are pruned.
-  int extraNesting = 2;
+  int extraNesting = 4;
 };
 
 // The defaults: every library rule of the algorithmic families (fusion, tiling, reduction,
@@ -105,8 +110,8 @@ enum class SearchStop {
   Saturated,         // no rule produced a new program
   DepthLimit,        // the depth was reached with programs still to expand
   StructureLimit,    // enough programs were kept
-  ApplicationLimit,  // maxApplications rule applications were tried
-  TimeLimit,         // maxSeconds passed
+  ApplicationLimit,  // the level's rule applications were tried (maxApplications, ...)
+  TimeLimit,         // the level's seconds passed (maxSeconds, maxLoweringSeconds)
 };
 const char* searchStopName(SearchStop stop);
 

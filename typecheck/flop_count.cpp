@@ -46,15 +46,42 @@ double userFunctionFlops(const Expr& e) {
   return count;
 }
 
+// Floating-point operations, and the elements reduction steps read.
+struct Counts {
+  double flops = 0;
+  double reductionReads = 0;
+  Counts& operator+=(const Counts& other) {
+    flops += other.flops;
+    reductionReads += other.reductionReads;
+    return *this;
+  }
+  Counts times(double n) const { return {flops * n, reductionReads * n}; }
+};
+
+// The values one element of type t holds as a reduction reads it: a scalar or a vector is one,
+// a tuple the sum of its components, an array its length times its element's.
+double elementReads(const Type& t, const ArithBinding& sizes) {
+  if (t.isTuple()) {
+    double sum = 0;
+    for (const Type& component : t.tupleElements()) sum += elementReads(component, sizes);
+    return sum;
+  }
+  if (t.isArray()) {
+    return static_cast<double>(evaluate(t.arrayLength(), sizes)) *
+           elementReads(t.arrayElement(), sizes);
+  }
+  return 1;
+}
+
 class FlopCounter {
  public:
   FlopCounter(const TypedDefinition& typed, const ArithBinding& sizes)
       : typed_(typed), sizes_(sizes) {}
 
-  double count(const Expr& e) {
+  Counts count(const Expr& e) {
     auto found = memo_.find(e.node());
     if (found != memo_.end()) return found->second;
-    const double result = countUncached(e);
+    const Counts result = countUncached(e);
     memo_.emplace(e.node(), result);
     return result;
   }
@@ -67,19 +94,19 @@ class FlopCounter {
   }
 
   // A function argument applied once: a lambda's body, a user function's operations.
-  double once(const Expr& f) {
+  Counts once(const Expr& f) {
     if (f.isLambda()) return count(f.body());
     if (f.isUserFun()) {
-      return floatLanes(f.userFunResultType()) * userFunctionFlops(f.body());
+      return {floatLanes(f.userFunResultType()) * userFunctionFlops(f.body()), 0};
     }
     return count(f);
   }
 
-  double countUncached(const Expr& e) {
+  Counts countUncached(const Expr& e) {
     if (e.isLambda()) return count(e.body());
-    if (!e.isPrim()) return 0;
-    double args = 0;
-    for (const Expr& arg : e.args()) args += count(arg);
+    if (!e.isPrim()) return {};
+    Counts total;
+    for (const Expr& arg : e.args()) total += count(arg);
     switch (e.primOp()) {
       case Op::Map:
       case Op::MapGlb:
@@ -87,41 +114,60 @@ class FlopCounter {
       case Op::MapLcl:
       case Op::MapSeq:
       case Op::MapSeqUnroll:
+        total += once(e.funs()[0]).times(length(e.args().back()));
+        return total;
       case Op::Reduce:
       case Op::ReduceSeq:
-      case Op::ReduceSeqUnroll:
-        return args + length(e.args().back()) * once(e.funs()[0]);
+      case Op::ReduceSeqUnroll: {
+        const Expr& input = e.args().back();
+        const double steps = length(input);
+        total += once(e.funs()[0]).times(steps);
+        total.reductionReads +=
+            steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_);
+        return total;
+      }
       case Op::Vectorize: {
         const double width = static_cast<double>(evaluate(e.nats()[0], sizes_));
-        return args + width * once(e.funs()[0]);
+        total += once(e.funs()[0]).times(width);
+        return total;
       }
       case Op::Dot: {
         const double lanes = floatLanes(typed_.typeOf(e.args()[0]));
-        return args + (lanes > 0 ? 2 * lanes - 1 : 0);
+        total.flops += lanes > 0 ? 2 * lanes - 1 : 0;
+        return total;
       }
       default: {
-        double funs = 0;
-        for (const Expr& f : e.funs()) funs += once(f);
-        return args + funs + operationsOf(e.primOp()) * floatLanes(typed_.typeOf(e));
+        for (const Expr& f : e.funs()) total += once(f);
+        total.flops += operationsOf(e.primOp()) * floatLanes(typed_.typeOf(e));
+        return total;
       }
     }
   }
 
   const TypedDefinition& typed_;
   const ArithBinding& sizes_;
-  std::unordered_map<const ExprNode*, double> memo_;
+  std::unordered_map<const ExprNode*, Counts> memo_;
 };
 
 }  // namespace
 
 int64_t countFlops(const Definition& definition, const ArithBinding& sizes) {
+  return countOperations(definition, sizes).flops;
+}
+
+OperationCounts countOperations(const Definition& definition, const ArithBinding& sizes) {
   const TypedDefinition typed = typecheck(definition);
   FlopCounter counter(typed, sizes);
   try {
-    return static_cast<int64_t>(std::llround(counter.count(definition.function.body())));
+    const Counts counts = counter.count(definition.function.body());
+    return {static_cast<int64_t>(std::llround(counts.flops)), counts.reductionReads};
   } catch (const ArithError& error) {
     throw std::invalid_argument(std::string("countFlops: ") + error.what());
   }
+}
+
+double OperationCounts::intensity() const {
+  return reductionReads > 0 ? static_cast<double>(flops) / reductionReads : 0.0;
 }
 
 }  // namespace weft

@@ -21,4 +21,17 @@ namespace weft {
 // std::invalid_argument naming what is unbound, or a TypeError for an ill-typed definition.
 int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
 
+// The same count, with the values reduction steps read: each step of a reduce over n elements
+// reads one element (a scalar or a vector counts one, a tuple its components, an array its
+// length times its element's). Their ratio, the floating-point operations per value a
+// reduction reads, is a static estimate of arithmetic intensity that rises when a program
+// keeps blocks of accumulators in registers or reads vectors (the rewrite search ranks its
+// programs by it).
+struct OperationCounts {
+  int64_t flops = 0;
+  double reductionReads = 0;
+  double intensity() const;  // flops / reductionReads, 0 without reductions
+};
+OperationCounts countOperations(const Definition& definition, const ArithBinding& sizes);
+
 }  // namespace weft

@@ -123,7 +123,9 @@ TEST_CASE("each limit stops the search and is reported") {
   CHECK(depth.algorithmicStop == SearchStop::DepthLimit);
   for (const SearchedStructure& s : depth.structures) CHECK(s.algorithmicSteps == 0);
 
+  // The algorithmic level's budget (no lowering level here).
   options = defaultSearchOptions({4});
+  options.maxLoweringsPerProgram = 0;
   options.maxApplications = 50;
   SearchReport applications = searchRewrites(matmul(), options);
   CHECK(applications.applicationsTried == 50);
@@ -131,6 +133,7 @@ TEST_CASE("each limit stops the search and is reported") {
   CHECK(containsText(applications.summary(), "application limit"));
 
   options = defaultSearchOptions({4});
+  options.maxLoweringsPerProgram = 0;
   options.maxSeconds = 0;
   SearchReport time = searchRewrites(matmul(), options);
   CHECK(time.algorithmicStop == SearchStop::TimeLimit);
@@ -142,6 +145,13 @@ TEST_CASE("each limit stops the search and is reported") {
   SearchReport saturated = searchRewrites(identity, defaultSearchOptions({4}));
   CHECK(saturated.algorithmicStop == SearchStop::Saturated);
   CHECK(saturated.structures.size() == 1);
+
+  // The lowering level has a budget of its own per program of level 1.
+  options = defaultSearchOptions({4});
+  options.maxAlgorithmic = 3;
+  options.maxLoweringApplications = 40;
+  SearchReport lowering = searchRewrites(matmul(), options);
+  CHECK(lowering.loweringStops[SearchStop::ApplicationLimit] == 3);
 }
 
 TEST_CASE("heuristics prune what they say and can be switched off") {
@@ -172,7 +182,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 4);
+  CHECK(searchHeuristics().size() == 6);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -181,4 +191,22 @@ TEST_CASE("a sequence that no longer applies is an error naming the step") {
                        doctest::Contains("step 2 of the rewrite sequence, "
                                          "reduce-to-reduceseq@root, does not apply"),
                        RewriteError);
+}
+
+TEST_CASE("intensity order keeps matmul's register-blocked vector structure") {
+  // Three steps from matmul: rows split into chunks, blocks of rows x 16 columns, the block's
+  // accumulators as float16 vectors. Among the depth-3 programs it has the most operations per
+  // value its reduction reads, so level 1 keeps it; switched off, the seeded sample need not.
+  SearchOptions options = defaultSearchOptions({16});
+  options.maxLoweringsPerProgram = 0;
+  options.rankingSizes = {{"M", 256}, {"N", 256}, {"K", 256}};
+  auto blockedVector = [](const SearchReport& report) {
+    for (const SearchedStructure& s : report.structures) {
+      if (containsText(sequenceText(s.sequence), "vectorize-block-accumulators")) return true;
+    }
+    return false;
+  };
+  SearchReport ranked = searchRewrites(matmul(), options);
+  CHECK(ranked.algorithmicStop == SearchStop::StructureLimit);
+  CHECK(blockedVector(ranked));
 }

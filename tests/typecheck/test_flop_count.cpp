@@ -102,3 +102,36 @@ def dot(a: [float]N, b: [float]N): [float]1 =
 )");
   CHECK_THROWS_AS(countFlops(dot, {}), std::invalid_argument);
 }
+
+TEST_CASE("reduction reads and intensity: scalars, vectors, and a block of accumulators") {
+  // One step reads a pair of floats for two operations.
+  const Definition scalar = parsed(R"(
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))
+)");
+  OperationCounts plain = countOperations(scalar, {{"N", 64}});
+  CHECK(plain.flops == 128);
+  CHECK(plain.reductionReads == doctest::Approx(128));
+  CHECK(plain.intensity() == doctest::Approx(1.0));
+  // A pair of float4 per step: dot (7) and the add (1) for two reads.
+  const Definition vector = parsed(R"(
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + dot(p._0, p._1), zip(asVector(4, a), asVector(4, b)))
+)");
+  OperationCounts vectorised = countOperations(vector, {{"N", 64}});
+  CHECK(vectorised.reductionReads == doctest::Approx(32));
+  CHECK(vectorised.intensity() == doctest::Approx(4.0));
+  // Each step reads S scalars and one float4 and updates S float4 accumulators (8 operations
+  // each): 8 S / (S + 1).
+  const Definition block = parsed(R"(
+def block(xs: [[float]S]K, ws: [float4]K): [[float4]S]1 =
+  reduce(join(fill(S, asVector(4, fill(4, 0.0f)))),
+         (accs, p) -> map(q -> q._0 + q._1 * p._1, zip(accs, p._0)), zip(xs, ws))
+)");
+  OperationCounts blocked = countOperations(block, {{"S", 4}, {"K", 16}});
+  CHECK(blocked.reductionReads == doctest::Approx(16 * 5));
+  CHECK(blocked.intensity() == doctest::Approx(32.0 / 5.0));
+  // No reduction: intensity 0.
+  const Definition none = parsed("def f(x: [float]N): [float]N = map(v -> v * 2.0f, x)");
+  CHECK(countOperations(none, {{"N", 8}}).intensity() == 0.0);
+}

@@ -44,7 +44,9 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
                                                          const ArithBinding& sizes,
                                                          const rewrite::SearchOptions& options,
                                                          rewrite::SearchReport* report) {
-  rewrite::SearchReport found = rewrite::searchRewrites(definition, options);
+  rewrite::SearchOptions withSizes = options;
+  withSizes.rankingSizes = sizes;
+  rewrite::SearchReport found = rewrite::searchRewrites(definition, withSizes);
   std::vector<ExploreTarget::Structure> structures;
   for (const rewrite::SearchedStructure& s : found.structures) {
     if (s.sequence.empty()) continue;
