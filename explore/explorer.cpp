@@ -121,6 +121,18 @@ std::string Preparation::parametersOf(size_t point) const {
                         structure.fixedParameters);
 }
 
+ArithBinding smallerSizes(const ArithBinding& sizes, int64_t cap) {
+  ArithBinding smaller;
+  for (const auto& [name, value] : sizes) {
+    int64_t divisor = 1;
+    for (int64_t d = 1; d <= std::min(cap, value); ++d) {
+      if (value % d == 0) divisor = d;
+    }
+    smaller[name] = value > 0 ? divisor : value;
+  }
+  return smaller;
+}
+
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes) {
   ExploreTarget target;
   std::string sizeText;
@@ -141,6 +153,7 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
     target.flops = 0;
   }
   target.interpreterCheckLimit = std::numeric_limits<int64_t>::max();
+  target.referenceCheckSizes = smallerSizes(sizes);
   for (const Arith& v : tuningVariablesOf(target.parametric)) {
     if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
       target.switches.insert(v.varName());
@@ -227,6 +240,9 @@ SampledTarget sampleTarget(const ExploreTarget& target,
     try {
       auto space = std::make_unique<ParameterSpace>(
           buildParameterSpace(structure.parametric, target.sizes, structureOptions));
+      if (structure.needsGeneration && structureOptions.device && !space->hardwareConstraints) {
+        throw std::runtime_error(space->hardwareNote);
+      }
       const std::string key = space->samplingKey();
       auto counted = countedSpaces.find(key);
       if (counted == countedSpaces.end()) {
@@ -385,6 +401,35 @@ host::DeviceProfile explorationProfile(const ExploreOptions& options) {
 
 namespace {
 
+// The reference default-lowered and run on the device at target.referenceCheckSizes, against
+// the interpreter at those sizes: {ok, maxError, message, sizes}.
+Json smallReferenceCheck(host::Context& context, const ExploreTarget& target,
+                         const ExploreOptions& options) {
+  std::string sizesText;
+  for (const auto& [name, value] : target.referenceCheckSizes) {
+    sizesText += (sizesText.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  }
+  const ArithBinding& small = target.referenceCheckSizes;
+  // Sizes that do not make a program (a window larger than the image, ...) leave the check
+  // undone, said so; only a disagreement is an error.
+  std::vector<float> output, expected;
+  try {
+    std::vector<Value> inputs = randomInputs(*target.reference, small, options.dataSeed);
+    CompilePipelineOptions compile;
+    compile.codegen.specialize = small;
+    CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
+    output = flattenToFloats(host::runProgram(context, program, inputs, small).output);
+    expected = flattenToFloats(interpret(*target.reference, inputs, small));
+  } catch (const std::exception& error) {
+    return {{"skipped", error.what()}, {"sizes", sizesText}};
+  }
+  Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
+  return {{"ok", check.ok},
+          {"maxError", check.maxError},
+          {"message", check.message},
+          {"sizes", sizesText}};
+}
+
 Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options) {
   Preparation prep;
   prep.target = target;
@@ -413,6 +458,9 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
                                      statusName(m.status) + ": " + m.message);
           }
           header["reference"] = measurementJson(m);
+          if (!checkWithInterpreter && !target.referenceCheckSizes.empty()) {
+            header["smallCheck"] = smallReferenceCheck(context, target, options);
+          }
           if (checkWithInterpreter) {
             std::vector<float> expected = flattenToFloats(
                 interpret(*target.reference, prep.inputs.inputs, target.sizes));
@@ -474,6 +522,21 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
       }
       prep.referenceCheck = "reference checked against the interpreter (max difference " +
                             std::to_string(check["maxError"].get<double>()) + ")";
+    } else if (header.contains("smallCheck") && header["smallCheck"].contains("skipped")) {
+      prep.referenceCheck = "reference too large for the interpreter check, and it could not "
+                            "run at " + header["smallCheck"]["sizes"].get<std::string>() + ": " +
+                            header["smallCheck"]["skipped"].get<std::string>();
+    } else if (header.contains("smallCheck")) {
+      const Json& check = header["smallCheck"];
+      if (!check["ok"].get<bool>()) {
+        throw std::runtime_error(
+            "the reference (default-lowered program) disagrees with the interpreter at " +
+            check["sizes"].get<std::string>() + ": " + check["message"].get<std::string>());
+      }
+      prep.referenceCheck = "reference checked against the interpreter at " +
+                            check["sizes"].get<std::string>() + " (max difference " +
+                            std::to_string(check["maxError"].get<double>()) +
+                            "; too large for it at full size)";
     } else {
       prep.referenceCheck = "reference too large for the interpreter check";
     }

@@ -105,6 +105,10 @@ struct ExploreTarget {
   std::optional<Definition> reference;
   // The reference run is checked against the interpreter when flops / 2 is at most this.
   int64_t interpreterCheckLimit = 2'000'000;
+  // Beyond that limit: smaller sizes of the same program at which the reference, default-
+  // lowered and run on the device, is checked against the interpreter instead (empty: it is
+  // not checked). smallerSizes gives such sizes.
+  ArithBinding referenceCheckSizes;
   // Alternative structures, each with its own parametric program, switches and fixed
   // parameters. When present they replace parametric, switches, fixedParameters and strategy
   // above: the space is their union. Structures come in families: each family present gets an
@@ -117,6 +121,10 @@ struct ExploreTarget {
     std::map<std::string, int64_t> fixedParameters;
     std::string family;
     std::string strategy;  // recorded with its variants
+    // When code generation fails on the parametric program (the space's analysis, with a
+    // device), the structure has no valid variant: set for structures that nothing but a
+    // search vouches for (a mapGlb whose result a kernel would read back, ...).
+    bool needsGeneration = false;
   };
   std::vector<Structure> structures;
   // An optional cost model: the predicted seconds of one run of a point, from its recorded
@@ -150,6 +158,11 @@ SampledTarget sampleTarget(const ExploreTarget& target,
 
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
+
+// Each size replaced by its largest divisor of at most `cap` (so that sizes that divide one
+// another mostly still do): where the interpreter checks a program too large for it at full
+// size (ExploreTarget::referenceCheckSizes).
+ArithBinding smallerSizes(const ArithBinding& sizes, int64_t cap = 16);
 
 // One update after each variant (and once for skipped ones in bulk).
 struct ProgressUpdate {

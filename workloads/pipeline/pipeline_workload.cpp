@@ -30,6 +30,10 @@ ExploreTarget asWritten(const Definition& definition, const ArithBinding& sizes)
   return target;
 }
 
+// The interpreter runs about two million multiply-adds a second: a reference larger than this
+// is checked at smaller sizes of the program (ExploreTarget::referenceCheckSizes) instead.
+constexpr int64_t kInterpreterCheckMultiplyAdds = 20'000'000;
+
 // The option's value, or `otherwise` when it was not given.
 std::string optionOr(const WorkloadRequest& request, const std::string& name,
                      const std::string& otherwise) {
@@ -48,10 +52,12 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
         {target.parametric, target.switches, target.fixedParameters, "as written", target.strategy});
   }
   target.reference = definition;
+  target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
   rewrite::SearchReport report;
   const std::vector<ExploreTarget::Structure> searched =
       searchedStructures(definition, sizes, explorationSearchOptions(device), &report);
   target.structures.insert(target.structures.end(), searched.begin(), searched.end());
+  target.predictSeconds = readsCostModel(target.structures, sizes);
   target.description += "; as written and " + std::to_string(searched.size()) +
                         " structures of the rewrite search (" + report.summary() + ")";
   return target;

@@ -1,8 +1,12 @@
 // Searched structures of a program file (see workloads/pipeline/searched_structures.h).
 #include "workloads/pipeline/searched_structures.h"
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <stdexcept>
+
+#include "typecheck/flop_count.h"
 
 namespace weft::explore {
 
@@ -25,7 +29,8 @@ ExploreTarget::Structure structureOf(const Definition& rewritten, const ArithBin
       one.switches,
       {{kRewriteParameter, recordedHashOf(rewrite::canonicalHash(rewritten))}},
       "rewrite: " + family,
-      rewriteStrategyText(sequence)};
+      rewriteStrategyText(sequence),
+      /*needsGeneration=*/true};
 }
 
 }  // namespace
@@ -37,7 +42,26 @@ rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* devic
       if (width == 2 || width == 4 || width == 8 || width == 16) widths.insert(width);
     }
   }
-  return rewrite::defaultSearchOptions(std::vector<int64_t>(widths.begin(), widths.end()));
+  rewrite::SearchOptions options =
+      rewrite::defaultSearchOptions(std::vector<int64_t>(widths.begin(), widths.end()));
+  if (!device) return options;
+  // Register blocks get numbers for their accumulators, from the device's register budget: σ
+  // blocks of κ lanes and two more vectors (an operand and an address) must fit in the
+  // registers of a work-item, the largest power of two and its half (a symbolic σ would
+  // leave private arrays of symbolic size, which the space's register constraint cannot see).
+  std::vector<rewrite::RuleArguments> blocks;
+  for (int64_t kappa : widths) {
+    const int64_t budget = (device->registersPerWorkItem - 2 * kappa) / kappa;
+    int64_t sigma = 1;
+    while (sigma * 2 <= budget) sigma *= 2;
+    for (int64_t s : {sigma, sigma / 2}) {
+      if (s >= 1) blocks.push_back({{"kappa", Arith(kappa)}, {"sigma", Arith(s)}});
+    }
+  }
+  for (const char* rule : {"map2d-kernel-blocking", "map2d-kernel-blocking-interleaved"}) {
+    options.argumentChoices[rule] = blocks;
+  }
+  return options;
 }
 
 std::vector<ExploreTarget::Structure> searchedStructures(const Definition& definition,
@@ -54,6 +78,44 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
   }
   if (report) *report = std::move(found);
   return structures;
+}
+
+std::function<std::optional<double>(const std::map<std::string, int64_t>&,
+                                    const host::DeviceProfile&)>
+readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const ArithBinding& sizes) {
+  // The structure of a point: by its rewrite parameter, else the one without it.
+  auto byHash = std::make_shared<std::map<int64_t, Definition>>();
+  auto unnamed = std::make_shared<std::optional<Definition>>();
+  for (const ExploreTarget::Structure& s : structures) {
+    auto found = s.fixedParameters.find(kRewriteParameter);
+    if (found != s.fixedParameters.end()) {
+      byHash->emplace(found->second, s.parametric);
+    } else if (!*unnamed) {
+      *unnamed = s.parametric;
+    }
+  }
+  return [byHash, unnamed, sizes](const std::map<std::string, int64_t>& parameters,
+                                  const host::DeviceProfile& device) -> std::optional<double> {
+    const Definition* structure = nullptr;
+    auto hash = parameters.find(kRewriteParameter);
+    if (hash == parameters.end()) {
+      if (*unnamed) structure = &**unnamed;
+    } else if (auto found = byHash->find(hash->second); found != byHash->end()) {
+      structure = &found->second;
+    }
+    if (!structure) return std::nullopt;
+    ArithBinding binding = sizes;
+    for (const auto& [name, value] : parameters) binding.emplace(name, value);
+    try {
+      const OperationCounts counts = countOperations(*structure, binding);
+      if (counts.reductionReads <= 0) return std::nullopt;
+      const double valuesPerSecond = std::max(device.computeUnits, 1) *
+                                     std::max(device.maxClockMHz, 1000) * 1e6;
+      return counts.reductionReads / valuesPerSecond;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
 }
 
 ExploreTarget::Structure recordedSearchedStructure(const Definition& definition,

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +41,16 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
                                                          const ArithBinding& sizes,
                                                          const rewrite::SearchOptions& options,
                                                          rewrite::SearchReport* report = nullptr);
+
+// A static cost model for the union of `structures` (the target's predictSeconds): the values
+// the point's reductions read (typecheck/flop_count.h countOperations, with the point's tuning
+// values), at one value per cycle per compute unit of the device. It ignores parallelism and
+// caches; what it is for is the measuring order (--order cost), so that the blocked and
+// vectorised structures, which read the fewest values, are measured first and the cut-offs for
+// slow variants bite early. A point whose structure has no reduction gets no prediction.
+std::function<std::optional<double>(const std::map<std::string, int64_t>&,
+                                    const host::DeviceProfile&)>
+readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const ArithBinding& sizes);
 
 // A recorded searched structure rebuilt from its strategy text and checked against its
 // recorded hash; throws std::invalid_argument saying what does not match.

@@ -1,0 +1,316 @@
+// Programs explored from their files by the rewrite search against peers, in one run on one
+// device (issue 31's benchmark). Matrix multiplication: examples/matmul.weft, C = A · B with A
+// M×K and B K×N in float32, row-major.
+//
+//  - weft: of the ok variants of matmul[K=..,M=..,N=..] that --db records for this device, the
+//    --retime N with the fastest recorded medians, each rebuilt by its workload (a structure
+//    of the rewrite search replays its rule sequence: explore::compileProgramVariant) and run
+//    on fresh random data: a warm-up, its output checked against the product computed in
+//    double on the host at --samples random entries (|c − ref| ≤ 1e-3 · max(|ref|, 1)), then
+//    at least --min-repeats runs adding up to --min-seconds; time = the sum of the kernels'
+//    cl_event times of a run. The fastest median is weft's figure, with its rule sequence.
+//  - clblast: clblast::Gemm (row-major, no transposes) on the same OpenCL device and the same
+//    data, wall clock from the call to clFinish, checked the same way.
+//  - pytorch: bench/matmul_torch.py (torch.matmul with --threads threads, wall clock) in a
+//    child process with --python.
+//
+// Ratios: torch / weft (target ≥ 0.8) and CLBlast / weft (target ≥ 3), printed MET or NOT MET,
+// with GFLOP/s (2·M·N·K / time). Output: bench/results/programs_<device profile>.json (every
+// sample, the device, the date) and a table on stdout. Exit code 1 when an output is wrong.
+//
+//   build/bench/weft_bench_programs --db matmul.db [--size 1024 1024 1024] [--retime 3]
+#include <clblast.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "explore/explorer.h"
+#include "explore/results_db.h"
+#include "host/device_profile.h"
+#include "host/opencl_runtime.h"
+#include "host/program_runner.h"
+#include "ir/parser.h"
+#include "ir/value.h"
+#include "workloads/builtin_workloads.h"
+#include "workloads/pipeline/pipeline_workload.h"
+#include "workloads/pipeline/searched_structures.h"
+
+using namespace weft;
+using namespace weft::bench;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct Settings {
+  std::vector<std::string> databases;
+  std::string program = WEFT_SOURCE_DIR "/examples/matmul.weft";
+  std::vector<int64_t> size = {1024, 1024, 1024};  // M N K
+  int retime = 3;
+  int minRepeats = 5;
+  double minSeconds = 1.0;
+  int samples = 2000;
+  unsigned seed = 1;
+  int threads = 2;
+  std::string python = "/usr/bin/python3";
+  std::string torchScript = WEFT_SOURCE_DIR "/bench/matmul_torch.py";
+  std::string device;
+  std::string out;
+  bool torch = true;
+  bool clblast = true;
+};
+
+struct Matrices {
+  int64_t m, n, k;
+  std::vector<float> a, b;  // row-major
+};
+
+// Checks `c` against the product in double at `samples` random entries.
+Json verify(const Matrices& x, const std::vector<float>& c, int samples, unsigned seed,
+            bool& passed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> row(0, x.m - 1), col(0, x.n - 1);
+  double worst = 0;
+  int failures = 0;
+  for (int s = 0; s < samples; ++s) {
+    const int64_t i = row(rng), j = col(rng);
+    double reference = 0;
+    for (int64_t p = 0; p < x.k; ++p) {
+      reference += static_cast<double>(x.a[i * x.k + p]) * x.b[p * x.n + j];
+    }
+    const double error = std::abs(c.at(static_cast<size_t>(i * x.n + j)) - reference) /
+                         std::max(std::abs(reference), 1.0);
+    worst = std::max(worst, error);
+    if (error > kVerifyTolerance) ++failures;
+  }
+  passed = failures == 0 && c.size() == static_cast<size_t>(x.m * x.n);
+  return {{"entries_checked", samples},
+          {"failures", failures},
+          {"max_relative_error", worst},
+          {"reference", "the product in double on the host"}};
+}
+
+double gflops(const Matrices& x, double ms) { return 2.0 * x.m * x.n * x.k / (ms * 1e6); }
+
+// The recorded ok variants of `program` on `fingerprint`, fastest first.
+std::vector<explore::VariantRecord> fastestRecorded(const std::vector<std::string>& databases,
+                                                    const std::string& program,
+                                                    const std::string& fingerprint) {
+  std::vector<explore::VariantRecord> found;
+  for (const std::string& db : databases) {
+    for (explore::VariantRecord& v : explore::readResultsSnapshot(db).variants) {
+      if (v.key.program == program && v.key.device == fingerprint &&
+          v.status == explore::VariantStatus::Ok && v.medianNs) {
+        found.push_back(std::move(v));
+      }
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return *a.medianNs < *b.medianNs;
+  });
+  return found;
+}
+
+Json measureWeft(const Definition& definition, const ArithBinding& sizes, const Matrices& x,
+                 host::Context& context, const std::vector<explore::VariantRecord>& records,
+                 const Settings& settings, bool& allPassed) {
+  const std::vector<Value> inputs = {
+      valueFromFlat(definition.function.params()[0].paramType(), sizes, x.a),
+      valueFromFlat(definition.function.params()[1].paramType(), sizes, x.b)};
+  Json variants = Json::array();
+  Json best;
+  double bestMs = 0;
+  for (size_t r = 0; r < records.size() && static_cast<int>(r) < settings.retime; ++r) {
+    const explore::VariantRecord& record = records[r];
+    std::fprintf(stderr, "weft: %s %s\n", record.key.parameters.c_str(), record.strategy.c_str());
+    const CompiledProgram compiled = explore::compileProgramVariant(definition, sizes, record);
+    const auto start = std::chrono::steady_clock::now();
+    host::RunResult warm = host::runProgram(context, compiled, inputs, sizes);
+    const double warmSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    bool passed = false;
+    Json verification = verify(x, flattenToFloats(warm.output), settings.samples, settings.seed,
+                               passed);
+    allPassed = allPassed && passed;
+    host::RunOptions repeat;
+    repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
+    host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
+    std::vector<double> ms;
+    for (uint64_t ns : timed.repeatNanoseconds) ms.push_back(static_cast<double>(ns) / 1e6);
+    const double medianMs = median(ms);
+    Json entry = {{"parameters", Json::parse(record.key.parameters)},
+                  {"strategy", record.strategy},
+                  {"recorded_median_ms", static_cast<double>(*record.medianNs) / 1e6},
+                  {"time_ms", {{"median", medianMs},
+                               {"min", *std::min_element(ms.begin(), ms.end())},
+                               {"samples", ms}}},
+                  {"gflops_per_s", gflops(x, medianMs)},
+                  {"verified", passed},
+                  {"verification", verification}};
+    variants.push_back(entry);
+    if (passed && (best.is_null() || medianMs < bestMs)) {
+      best = entry;
+      bestMs = medianMs;
+    }
+  }
+  return {{"best", best},
+          {"retimed", variants},
+          {"timing", "sum of the kernels' cl_event times of one run"}};
+}
+
+Json measureClblast(const Matrices& x, host::Context& context, const Settings& settings,
+                    bool& allPassed) {
+  cl_command_queue queue = context.queue();
+  host::Buffer a = context.createBuffer(std::span<const float>(x.a));
+  host::Buffer b = context.createBuffer(std::span<const float>(x.b));
+  host::Buffer c = context.createBuffer(static_cast<size_t>(x.m * x.n) * sizeof(float));
+  const size_t m = static_cast<size_t>(x.m), n = static_cast<size_t>(x.n),
+               k = static_cast<size_t>(x.k);
+  auto runOnce = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    const clblast::StatusCode status = clblast::Gemm<float>(
+        clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, m, n, k,
+        1.0f, a.get(), 0, k, b.get(), 0, n, 0.0f, c.get(), 0, n, &queue, nullptr);
+    if (status != clblast::StatusCode::kSuccess) {
+      throw std::runtime_error(fmt::format("clblast::Gemm failed with status {}",
+                                           static_cast<int>(status)));
+    }
+    context.finish();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  const double warmMs = runOnce();  // compiles CLBlast's kernels
+  bool passed = false;
+  Json verification = verify(x, context.read<float>(c), settings.samples, settings.seed, passed);
+  allPassed = allPassed && passed;
+  std::vector<double> ms;
+  double elapsed = 0;
+  while (static_cast<int>(ms.size()) < settings.minRepeats ||
+         (elapsed < settings.minSeconds * 1e3 && ms.size() < 1000)) {
+    ms.push_back(runOnce());
+    elapsed += ms.back();
+  }
+  const double medianMs = median(ms);
+  return {{"time_ms", {{"median", medianMs},
+                       {"min", *std::min_element(ms.begin(), ms.end())},
+                       {"samples", ms}}},
+          {"gflops_per_s", gflops(x, medianMs)},
+          {"warmup_ms", warmMs},
+          {"version", fmt::format("{}.{}.{}", CLBLAST_VERSION_MAJOR, CLBLAST_VERSION_MINOR,
+                                  CLBLAST_VERSION_PATCH)},
+          {"timing", "wall clock from clblast::Gemm to clFinish"},
+          {"verified", passed},
+          {"verification", verification}};
+}
+
+Json measureTorch(const Matrices& x, const Settings& settings) {
+  const std::string command = fmt::format(
+      "'{}' '{}' --size {} {} {} --threads {} --min-repeats {} --min-seconds {} --seed {}",
+      settings.python, settings.torchScript, x.m, x.n, x.k, settings.threads, settings.minRepeats,
+      settings.minSeconds, settings.seed);
+  std::fprintf(stderr, "pytorch: %s\n", command.c_str());
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + settings.python);
+  std::string text;
+  char buffer[4096];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
+  if (pclose(pipe) != 0) {
+    throw std::runtime_error(settings.torchScript +
+                             " failed (is python3-torch installed? scripts/setup-bench.sh)");
+  }
+  Json result = Json::parse(text);
+  result["gflops_per_s"] = gflops(x, result["time_ms"]["median"].get<double>());
+  return result;
+}
+
+int run(const Settings& settings) {
+  const Program program = parseFile(settings.program);
+  const Definition& definition = program.definitions.back();
+  Matrices x{settings.size[0], settings.size[1], settings.size[2], {}, {}};
+  const ArithBinding sizes = {{"M", x.m}, {"N", x.n}, {"K", x.k}};
+  std::mt19937 rng(settings.seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  x.a.resize(static_cast<size_t>(x.m * x.k));
+  x.b.resize(static_cast<size_t>(x.k * x.n));
+  for (float& v : x.a) v = uniform(rng);
+  for (float& v : x.b) v = uniform(rng);
+
+  host::Device device = host::selectDevice(settings.device);
+  host::Context context(device);
+  const host::DeviceProfile profile = host::queryProfile(device);
+  const std::string name = explore::programTarget(definition, sizes).program;
+  const std::vector<explore::VariantRecord> records =
+      fastestRecorded(settings.databases, name, profile.fingerprint);
+  if (records.empty()) {
+    throw std::runtime_error("no ok variant of " + name + " on device " + profile.fingerprint +
+                             " in the databases given");
+  }
+  bool allPassed = true;
+  Json report = {{"benchmark", "weft_bench_programs"},
+                 {"date", utcNow()},
+                 {"device", deviceJson(device, profile)},
+                 {"program", name},
+                 {"databases", settings.databases}};
+  Json weft = measureWeft(definition, sizes, x, context, records, settings, allPassed);
+  report["weft"] = weft;
+  if (settings.clblast) report["clblast"] = measureClblast(x, context, settings, allPassed);
+  if (settings.torch) report["pytorch"] = measureTorch(x, settings);
+
+  std::printf("%s on %s (%s)\n", name.c_str(), device.name.c_str(), profile.fingerprint.c_str());
+  const Json& best = weft["best"];
+  if (best.is_null()) throw std::runtime_error("no re-timed weft variant was correct");
+  const double weftMs = best["time_ms"]["median"].get<double>();
+  std::printf("| | median ms | GFLOP/s |\n|---|---:|---:|\n");
+  std::printf("| weft (%s) | %.3f | %.1f |\n", best["strategy"].get<std::string>().c_str(), weftMs,
+              gflops(x, weftMs));
+  Json targets = Json::object();
+  for (const char* peer : {"pytorch", "clblast"}) {
+    if (!report.contains(peer)) continue;
+    const double ms = report[peer]["time_ms"]["median"].get<double>();
+    std::printf("| %s | %.3f | %.1f |\n", peer, ms, gflops(x, ms));
+    const double ratio = ms / weftMs;
+    const double target = std::string(peer) == "pytorch" ? 0.8 : 3.0;
+    targets[peer] = {{"ratio", ratio}, {"target", target}, {"met", ratio >= target}};
+    std::printf("%s / weft = %.2f (target >= %.1f: %s)\n", peer, ratio, target,
+                ratio >= target ? "MET" : "NOT MET");
+  }
+  report["targets"] = targets;
+  const auto path = writeResultsJson(
+      report, settings.out,
+      std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("programs_" + profile.name + ".json"));
+  std::printf("written to %s\n", path.string().c_str());
+  return allPassed ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  workloads::registerBuiltinWorkloads();
+  Settings settings;
+  CLI::App app("Matrix multiplication explored from examples/matmul.weft against torch.matmul "
+               "and CLBlast's SGEMM, in one run");
+  app.add_option("--db", settings.databases, "results databases of weft explore")->required();
+  app.add_option("--program", settings.program, "the program file")->capture_default_str();
+  app.add_option("--size", settings.size, "M N K")->expected(3)->capture_default_str();
+  app.add_option("--retime", settings.retime, "re-time this many of the fastest recorded")
+      ->capture_default_str();
+  app.add_option("--min-repeats", settings.minRepeats)->capture_default_str();
+  app.add_option("--min-seconds", settings.minSeconds)->capture_default_str();
+  app.add_option("--samples", settings.samples, "entries verified")->capture_default_str();
+  app.add_option("--seed", settings.seed)->capture_default_str();
+  app.add_option("--threads", settings.threads, "PyTorch's threads")->capture_default_str();
+  app.add_option("--python", settings.python, "the Python with torch")->capture_default_str();
+  app.add_option("--device", settings.device, "the OpenCL device (see weft devices)");
+  app.add_option("--out", settings.out, "the results JSON (default bench/results/programs_<device>.json)");
+  app.add_flag("!--no-torch", settings.torch, "skip PyTorch");
+  app.add_flag("!--no-clblast", settings.clblast, "skip CLBlast");
+  return parseAndRun(app, argc, argv, "weft_bench_programs", [&] { return run(settings); });
+}
