@@ -4,6 +4,7 @@
 // the rewritten program and the tuning variables the rules created with their ranges.
 #include <iostream>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
 #include "rewrite/sequence_search.h"
+#include "host/device_profile.h"
+#include "workloads/pipeline/searched_structures.h"
+#include "cli/program_loading.h"
 #include "rewrite/strategies.h"
 
 namespace weft::cli {
@@ -37,6 +41,8 @@ struct RewriteOptions {
   double seconds = -1;
   std::vector<int64_t> vectorWidths = {4};
   std::vector<std::string> withoutHeuristics;
+  std::string profile;  // --profile: the exploration's options for this device profile
+  std::vector<std::string> sizes;  // --size NAME=VALUE: where the intensity order ranks
 };
 
 // One line of at most `width` characters.
@@ -114,6 +120,13 @@ std::string rangeText(const Arith& var) {
 // --search: the structures the rewrite-sequence search reaches, each with its sequence.
 void runSearch(const RewriteOptions& options, const Definition& definition) {
   rewrite::SearchOptions search = rewrite::defaultSearchOptions(options.vectorWidths);
+  if (!options.profile.empty()) {
+    const host::DeviceProfile profile = host::loadProfile(options.profile);
+    search = explore::explorationSearchOptions(&profile);
+  }
+  std::set<std::string> known = mentionedSizeNames(definition);
+  for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
+  search.rankingSizes = parseSizeOptions(options.sizes, definition, known);
   if (options.depth >= 0) search.algorithmicDepth = options.depth;
   if (options.loweringDepth >= 0) search.loweringDepth = options.loweringDepth;
   if (options.maxAlgorithmic >= 0) search.maxAlgorithmic = options.maxAlgorithmic;
@@ -283,6 +296,14 @@ void registerRewrite(CLI::App& app) {
   command->add_option("--vector-width", options->vectorWidths,
                       "with --search: vector widths the vectorising rules try (default 4)")
       ->check(CLI::IsMember({2, 3, 4, 8, 16}));
+  command->add_option("--profile", options->profile,
+                      "with --search: the options weft explore uses on this device profile "
+                      "(vector widths, register blocks from its registers; see weft devices)")
+      ->type_name("NAME");
+  command->add_option("--size", options->sizes,
+                      "with --search: NAME=VALUE, the sizes the intensity order ranks at "
+                      "(others 256)")
+      ->type_name("NAME=VALUE");
   command->add_option("--without", options->withoutHeuristics,
                       "with --search: switch a heuristic off (parallel-kernels, "
                       "lowering-outside-in, layout-maps-stay, dimensions-nest, intensity-order, "

@@ -92,24 +92,35 @@ ThreadMapping threadMapping(const Expr& body) {
 }
 
 // The floating-point operations per value its reductions read (typecheck/flop_count.h) of a
-// program at `sizes`, its unbound sizes at 256 and its tuning variables at 4 where their ranges
+// program at `sizes`, its unbound sizes at 256 and its tuning variables at 64 where their ranges
 // allow (the nearest end otherwise); 0 when that does not evaluate.
 double rankingIntensity(const Definition& definition, const ArithBinding& sizes) {
   ArithBinding binding = sizes;
+  std::vector<Arith> tuning;
   for (const Arith& variable : variableOccurrences(definition)) {
     if (!variable.isVar() || binding.count(variable.varName())) continue;
-    if (variable.varKind() != VarKind::Tuning) {
+    if (variable.varKind() == VarKind::Tuning) {
+      tuning.push_back(variable);
+    } else {
       binding[variable.varName()] = 256;
-      continue;
     }
-    int64_t value = 4;
-    try {
-      value = std::max(value, evaluate(variable.varLo(), binding));
-      if (variable.varHi()) value = std::min(value, evaluate(*variable.varHi(), binding));
-    } catch (const std::exception&) {
-    }
-    binding[variable.varName()] = std::max<int64_t>(value, 1);
   }
+  // A range may name other tuning variables (rows in [1, M/chunk]): bind in passes, each
+  // variable once its bounds evaluate; any left (a cycle) at 64.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const Arith& variable : tuning) {
+      if (binding.count(variable.varName())) continue;
+      try {
+        int64_t value = std::max<int64_t>(64, evaluate(variable.varLo(), binding));
+        if (variable.varHi()) value = std::min(value, evaluate(*variable.varHi(), binding));
+        binding[variable.varName()] = std::max<int64_t>(value, 1);
+        progress = true;
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  for (const Arith& variable : tuning) binding.emplace(variable.varName(), 64);
   try {
     return countOperations(definition, binding).intensity();
   } catch (const std::exception&) {

@@ -209,4 +209,11 @@ TEST_CASE("intensity order keeps matmul's register-blocked vector structure") {
   SearchReport ranked = searchRewrites(matmul(), options);
   CHECK(ranked.algorithmicStop == SearchStop::StructureLimit);
   CHECK(blockedVector(ranked));
+  // With the blocks' σ a number too (as exploration gives it from the device's registers).
+  options.argumentChoices["map2d-kernel-blocking"] = {{{"kappa", Arith(16)}, {"sigma", Arith(16)}},
+                                                      {{"kappa", Arith(16)}, {"sigma", Arith(8)}}};
+  options.argumentChoices["map2d-kernel-blocking-interleaved"] =
+      options.argumentChoices["map2d-kernel-blocking"];
+  options.rankingSizes = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  CHECK(blockedVector(searchRewrites(matmul(), options)));
 }
