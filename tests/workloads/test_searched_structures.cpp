@@ -1,0 +1,95 @@
+// Tests of the program workload's searched structures (workloads/pipeline/searched_structures.h):
+// each records its canonical hash and rule sequence and is rebuilt from them; exploring on a
+// device gives register blocks numbers from its registers; the reads cost model predicts every
+// sampled point of matmul's register-blocked vector structures (their tuning values recorded
+// under their stems, chunk1 as chunk) and predicts them cheaper than the program as written;
+// a point of no known structure gets no prediction.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "host/device_profile.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "workloads/pipeline/searched_structures.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+Definition matmul() {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/matmul.weft").definitions.back();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("on a device, register blocks get σ from its registers, and the search keeps them") {
+  const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  rewrite::SearchOptions options = explorationSearchOptions(&profile);
+  // 384 registers, float16: (384 - 32) / 16 = 22 blocks at most: 16 and 8.
+  const auto& blocks = options.argumentChoices.at("map2d-kernel-blocking");
+  bool sixteen = false, eight = false;
+  for (const rewrite::RuleArguments& arguments : blocks) {
+    std::map<std::string, int64_t> values;
+    for (const auto& [name, value] : arguments) values[name] = *value.constant();
+    CHECK(values.at("sigma") * values.at("kappa") + 2 * values.at("kappa") <= 384);
+    sixteen = sixteen || (values.at("kappa") == 16 && values.at("sigma") == 16);
+    eight = eight || (values.at("kappa") == 16 && values.at("sigma") == 8);
+  }
+  CHECK(sixteen);
+  CHECK(eight);
+
+  const ArithBinding sizes = {{"M", 256}, {"N", 256}, {"K", 256}};
+  options.maxLoweringsPerProgram = 1;
+  std::vector<ExploreTarget::Structure> structures = searchedStructures(matmul(), sizes, options);
+  int blocked = 0;
+  for (const ExploreTarget::Structure& s : structures) {
+    CHECK(s.needsGeneration);
+    CHECK(s.strategy.rfind("rewrite: ", 0) == 0);
+    if (contains(s.strategy, "vectorize-block-accumulators")) ++blocked;
+  }
+  CHECK(blocked >= 2);
+}
+
+TEST_CASE("the reads cost model predicts sampled points and ranks blocked vectors first") {
+  const Definition program = matmul();
+  const ArithBinding sizes = {{"M", 256}, {"N", 256}, {"K", 256}};
+  const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  rewrite::SearchOptions options = explorationSearchOptions(&profile);
+  options.maxLoweringsPerProgram = 0;
+  ExploreTarget target = programTarget(program, sizes);
+  target.structures.push_back({target.parametric, target.switches, {}, "as written", "as-written"});
+  for (ExploreTarget::Structure& s : searchedStructures(program, sizes, options)) {
+    target.structures.push_back(std::move(s));
+  }
+  auto predict = readsCostModel(target.structures, sizes);
+  const std::optional<double> asWritten = predict({}, profile);
+  REQUIRE(asWritten);
+  // 2·M·N·K values read at one per cycle per compute unit.
+  CHECK(*asWritten == doctest::Approx(2.0 * 256 * 256 * 256 /
+                                      (profile.computeUnits * profile.maxClockMHz * 1e6)));
+  SampledTarget sampled = sampleTarget(target, profile, 60, 3);
+  int blockedPoints = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const ExploreTarget::Structure& structure =
+        target.structures.at(sampled.spaceStructure.at(sampled.pointSpace.at(j)));
+    const std::map<std::string, int64_t> parameters =
+        parseRecordedParameters(parametersJson(sampled.spaces.at(sampled.pointSpace.at(j)),
+                                               sampled.points[j], structure.fixedParameters));
+    if (!contains(structure.strategy, "vectorize-block-accumulators")) continue;
+    CAPTURE(structure.strategy);
+    const std::optional<double> seconds = predict(parameters, profile);
+    REQUIRE(seconds);
+    CHECK(*seconds < *asWritten / 4);
+    ++blockedPoints;
+  }
+  CHECK(blockedPoints > 0);
+  CHECK_FALSE(predict({{"rewrite", 12345}}, profile).has_value());
+}
