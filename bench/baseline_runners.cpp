@@ -32,13 +32,33 @@ void checkClblast(clblast::StatusCode status, const char* call) {
   }
 }
 
+}  // namespace
+
 std::string shellQuote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
 
-}  // namespace
+nlohmann::json runTorchScript(const std::string& python, const std::string& script,
+                              const std::string& arguments) {
+  const std::string command = shellQuote(python) + " " + shellQuote(script) + " " + arguments;
+  std::fprintf(stderr, "pytorch: %s\n", command.c_str());
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + python);
+  std::string text;
+  char buffer[4096];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    throw std::runtime_error(
+        fmt::format("{} exited with status {} (is python3-torch installed? "
+                    "scripts/setup-bench.sh)",
+                    script, status));
+  }
+  return nlohmann::json::parse(text);
+}
 
 nlohmann::ordered_json timeJson(const std::vector<double>& milliseconds) {
   return {{"median", median(milliseconds)},
@@ -172,29 +192,15 @@ std::string clblastVersion() {
 
 nlohmann::json measureTorch(const std::vector<ConvLayer>& layers,
                             const BaselineSettings& settings) {
-  std::string command = shellQuote(settings.python) + " " + shellQuote(settings.torchScript);
+  std::string arguments;
   for (const ConvLayer& l : layers) {
-    command += " --layer " + shellQuote(fmt::format("{}={},{},{},{},{},{},{}", l.name, l.C, l.H,
-                                                    l.W, l.M, l.K, l.stride, l.pad));
+    arguments += " --layer " + shellQuote(fmt::format("{}={},{},{},{},{},{},{}", l.name, l.C, l.H,
+                                                      l.W, l.M, l.K, l.stride, l.pad));
   }
-  command += fmt::format(" --threads {} --min-repeats {} --min-seconds {} --samples {} --seed {}",
-                         settings.threads, settings.minRepeats, settings.minSeconds,
-                         settings.samples, settings.seed);
-  std::fprintf(stderr, "pytorch: %s\n", command.c_str());
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + settings.python);
-  std::string text;
-  char buffer[4096];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
-  const int status = pclose(pipe);
-  if (status != 0) {
-    throw std::runtime_error(
-        fmt::format("{} exited with status {} (is python3-torch installed? "
-                    "scripts/setup-bench.sh)",
-                    settings.torchScript, status));
-  }
-  return nlohmann::json::parse(text);
+  arguments += fmt::format(" --threads {} --min-repeats {} --min-seconds {} --samples {} --seed {}",
+                           settings.threads, settings.minRepeats, settings.minSeconds,
+                           settings.samples, settings.seed);
+  return runTorchScript(settings.python, settings.torchScript, arguments);
 }
 
 nlohmann::ordered_json torchLayerJson(const nlohmann::json& entry) {

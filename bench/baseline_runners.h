@@ -76,6 +76,12 @@ std::string clblastVersion();
 // ({torch_version, mkldnn, threads, python, layers: [...]}). Throws std::runtime_error when
 // the script cannot be started or fails (e.g. python3-torch missing).
 nlohmann::json measureTorch(const std::vector<ConvLayer>& layers, const BaselineSettings& settings);
+// Runs `python script arguments` (arguments already quoted for the shell) and parses the JSON it
+// prints; throws when it fails (no torch: scripts/setup-bench.sh).
+nlohmann::json runTorchScript(const std::string& python, const std::string& script,
+                              const std::string& arguments);
+// `text` in single quotes for sh.
+std::string shellQuote(const std::string& text);
 
 // The entry of one layer of measureTorch's report, with the keys the other methods use.
 nlohmann::ordered_json torchLayerJson(const nlohmann::json& entry);

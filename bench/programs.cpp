@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/baseline_runners.h"
 #include "bench/bench_support.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
@@ -211,22 +212,11 @@ Json measureClblast(const Matrices& x, host::Context& context, const Settings& s
 }
 
 Json measureTorch(const Matrices& x, const Settings& settings) {
-  const std::string command = fmt::format(
-      "'{}' '{}' --size {} {} {} --threads {} --min-repeats {} --min-seconds {} --seed {}",
-      settings.python, settings.torchScript, x.m, x.n, x.k, settings.threads, settings.minRepeats,
-      settings.minSeconds, settings.seed);
-  std::fprintf(stderr, "pytorch: %s\n", command.c_str());
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + settings.python);
-  std::string text;
-  char buffer[4096];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
-  if (pclose(pipe) != 0) {
-    throw std::runtime_error(settings.torchScript +
-                             " failed (is python3-torch installed? scripts/setup-bench.sh)");
-  }
-  Json result = Json::parse(text);
+  Json result = runTorchScript(
+      settings.python, settings.torchScript,
+      fmt::format("--size {} {} {} --threads {} --min-repeats {} --min-seconds {} --seed {}", x.m,
+                  x.n, x.k, settings.threads, settings.minRepeats, settings.minSeconds,
+                  settings.seed));
   result["gflops_per_s"] = gflops(x, result["time_ms"]["median"].get<double>());
   return result;
 }

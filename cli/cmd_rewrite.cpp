@@ -84,25 +84,11 @@ Definition runStrategy(const std::string& text, const Definition& definition,
   }
   rewrite::RuleArguments arguments;
   if (colon != std::string::npos) {
-    std::string factors = text.substr(colon + 1);
-    size_t start = 0;
-    while (start <= factors.size()) {
-      size_t comma = factors.find(',', start);
-      std::string item =
-          factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      size_t equals = item.find('=');
-      std::string factor = equals == std::string::npos ? item : item.substr(0, equals);
-      bool known = false;
-      for (const std::string& f : strategy->factors) known = known || f == factor;
-      if (equals == std::string::npos || equals == 0 || !known) {
-        std::string names;
-        for (const std::string& f : strategy->factors) names += (names.empty() ? "" : ", ") + f;
-        throw std::runtime_error("--strategy " + text + ": expected factor=value with a factor of " +
-                                 names + ", found '" + item + "'");
-      }
-      arguments.push_back({factor, parseArith(item.substr(equals + 1))});
-      if (comma == std::string::npos) break;
-      start = comma + 1;
+    try {
+      arguments = rewrite::parseFactors(text.substr(colon + 1), strategy->factors,
+                                        "strategy " + strategy->name);
+    } catch (const rewrite::RewriteError& error) {
+      throw std::runtime_error("--strategy " + text + ": " + error.what());
     }
   }
   rewrite::StrategyResult result = strategy->make(arguments)(definition, context);

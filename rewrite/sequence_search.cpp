@@ -408,6 +408,36 @@ class Search {
 
 }  // namespace
 
+RuleArguments parseFactors(const std::string& text, const std::vector<std::string>& factors,
+                           const std::string& owner) {
+  RuleArguments arguments;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw RewriteError("expected factor=value, found '" + item + "'");
+    }
+    std::string factor = item.substr(0, equals);
+    if (std::find(factors.begin(), factors.end(), factor) == factors.end()) {
+      std::string names;
+      for (const std::string& f : factors) names += (names.empty() ? "" : ", ") + f;
+      throw RewriteError(owner + " has no factor '" + factor + "'" +
+                         (names.empty() ? " (it takes none)" : " (it takes " + names + ")"));
+    }
+    try {
+      arguments.push_back({factor, parseArith(item.substr(equals + 1))});
+    } catch (const std::exception& error) {
+      throw RewriteError("factor " + factor + ": " + error.what());
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return arguments;
+}
+
 std::string stepText(const RewriteStep& step) {
   std::string text = step.rule + "@" + positionToString(step.position);
   for (size_t i = 0; i < step.arguments.size(); ++i) {
@@ -429,30 +459,10 @@ RewriteStep parseStep(const std::string& text) {
   size_t colon = rest.find(':');
   RewriteStep step{name, parsePosition(rest.substr(0, colon)), {}};
   if (colon == std::string::npos) return step;
-  std::string factors = rest.substr(colon + 1);
-  size_t start = 0;
-  while (start <= factors.size()) {
-    size_t comma = factors.find(',', start);
-    std::string item =
-        factors.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t equals = item.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw RewriteError(text + ": expected factor=value, found '" + item + "'");
-    }
-    std::string factor = item.substr(0, equals);
-    if (std::find(rule->factors.begin(), rule->factors.end(), factor) == rule->factors.end()) {
-      std::string names;
-      for (const std::string& f : rule->factors) names += (names.empty() ? "" : ", ") + f;
-      throw RewriteError(text + ": rule " + rule->name + " has no factor '" + factor + "'" +
-                         (names.empty() ? " (it takes none)" : " (it takes " + names + ")"));
-    }
-    try {
-      step.arguments.push_back({factor, parseArith(item.substr(equals + 1))});
-    } catch (const std::exception& error) {
-      throw RewriteError(text + ": factor " + factor + ": " + error.what());
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  try {
+    step.arguments = parseFactors(rest.substr(colon + 1), rule->factors, "rule " + rule->name);
+  } catch (const RewriteError& error) {
+    throw RewriteError(text + ": " + error.what());
   }
   return step;
 }

@@ -43,6 +43,11 @@ struct RewriteStep {
 };
 using RewriteSequence = std::vector<RewriteStep>;
 
+// "factor=value,..." for a rule or strategy (`owner`, named in errors) taking `factors`;
+// throws RewriteError for a malformed item, an unknown factor or a bad value.
+RuleArguments parseFactors(const std::string& text, const std::vector<std::string>& factors,
+                           const std::string& owner);
+
 // "NAME@POS[:factor=value,...]", the syntax of `weft rewrite --apply`.
 std::string stepText(const RewriteStep& step);
 // Parses one step; throws RewriteError naming what is wrong (unknown rule, bad position,

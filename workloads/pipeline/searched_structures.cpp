@@ -44,6 +44,11 @@ rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* devic
   }
   rewrite::SearchOptions options =
       rewrite::defaultSearchOptions(std::vector<int64_t>(widths.begin(), widths.end()));
+  // The counts of rule applications bound the search; the time limits only catch a runaway.
+  // A level cut by time would give structures that depend on the machine's load, and resumed
+  // or sharded explorations must all see the same ones.
+  options.maxSeconds = 600;
+  options.maxLoweringSeconds = 60;
   if (!device) return options;
   // Register blocks get numbers for their accumulators, from the device's register budget: σ
   // blocks of κ lanes and two more vectors (an operand and an address) must fit in the
