@@ -1,9 +1,14 @@
-"""torch.matmul of an M x K by a K x N float32 matrix on the CPU, timed for weft_bench_programs.
+"""An M x K by K x N float32 product through PyTorch on the CPU, timed for weft_bench_programs.
 
-Prints one JSON object: the median and every sample of the wall-clock milliseconds of
-torch.matmul (after a warm-up; at least --min-repeats runs and until they add up to
---min-seconds), the threads, torch's version and its BLAS (oneDNN / MKL) as torch reports it,
-and a checksum row of the product so that the caller can compare it with its own.
+Two ways, each after a warm-up, at least --min-repeats runs and until they add up to
+--min-seconds, wall clock:
+  - onednn: oneDNN's SGEMM through torch's mkldnn linear (A and B^T as mkldnn tensors, B^T laid
+    out once, as a layer's weights are), the fast path torch has on x86;
+  - matmul: torch.matmul on dense tensors, which Debian's torch (BLAS_INFO=generic) sends to
+    whatever libblas.so.3 the system's alternatives select (the reference BLAS unless OpenBLAS
+    is installed).
+Prints one JSON object with both (the median and every sample), the threads, torch's version
+and its build configuration, and the largest difference between the two products.
 
   /usr/bin/python3 bench/matmul_torch.py --size 1024 1024 1024 --threads 2
 """
@@ -28,21 +33,36 @@ def main():
     generator = torch.Generator().manual_seed(args.seed)
     a = torch.rand(m, k, generator=generator) * 2 - 1
     b = torch.rand(k, n, generator=generator) * 2 - 1
-    c = torch.matmul(a, b)  # warm-up
-    samples = []
-    start = time.perf_counter()
-    while len(samples) < args.min_repeats or (time.perf_counter() - start < args.min_seconds
-                                              and len(samples) < 1000):
-        t0 = time.perf_counter()
-        c = torch.matmul(a, b)
-        samples.append((time.perf_counter() - t0) * 1e3)
+    a_mkldnn = a.to_mkldnn()
+    bt_mkldnn = b.t().contiguous().to_mkldnn()
+
+    def onednn():
+        return torch._C._nn.mkldnn_linear(a_mkldnn, bt_mkldnn, None)
+
+    def dense():
+        return torch.matmul(a, b)
+
+    def timed(product):
+        product()  # warm-up
+        samples = []
+        start = time.perf_counter()
+        while len(samples) < args.min_repeats or (time.perf_counter() - start < args.min_seconds
+                                                  and len(samples) < 1000):
+            t0 = time.perf_counter()
+            product()
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return {"median": statistics.median(samples), "min": min(samples), "samples": samples}
+
+    difference = (onednn().to_dense() - dense()).abs().max().item()
     print(json.dumps({
-        "time_ms": {"median": statistics.median(samples), "min": min(samples),
-                    "samples": samples},
+        "onednn": {"time_ms": timed(onednn),
+                   "timing": "wall clock of torch._C._nn.mkldnn_linear (time.perf_counter)"},
+        "matmul": {"time_ms": timed(dense),
+                   "timing": "wall clock of torch.matmul (time.perf_counter)"},
+        "max_difference": difference,
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
-        "config": torch.__config__.show().splitlines()[:12],
-        "timing": "wall clock of torch.matmul (time.perf_counter)",
+        "config": torch.__config__.show().splitlines(),
     }))
 
 

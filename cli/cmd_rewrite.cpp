@@ -292,8 +292,8 @@ void registerRewrite(CLI::App& app) {
       ->type_name("NAME=VALUE");
   command->add_option("--without", options->withoutHeuristics,
                       "with --search: switch a heuristic off (parallel-kernels, "
-                      "lowering-outside-in, layout-maps-stay, dimensions-nest, intensity-order, "
-                      "map-nesting)")
+                      "lowering-outside-in, layout-maps-stay, unroll-innermost, "
+                      "dimensions-nest, intensity-order, map-nesting)")
       ->type_name("HEURISTIC");
   command->footer(
       "Example:\n"

@@ -24,6 +24,7 @@ constexpr const char* kMapNesting = "map-nesting";
 constexpr const char* kDimensionsNest = "dimensions-nest";
 constexpr const char* kIntensityOrder = "intensity-order";
 constexpr const char* kLayoutMapsStay = "layout-maps-stay";
+constexpr const char* kUnrollInnermost = "unroll-innermost";
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
 // materialize), which the lowering level decides with toPrivate / toLocal, or they are the
@@ -310,6 +311,15 @@ class Search {
         if (e.isPrim(Op::Map) || e.isPrim(Op::Reduce)) return kOutsideIn;
       }
     }
+    if (heuristicOn(kUnrollInnermost) &&
+        (rule.name == "map-to-mapseq-unroll" || rule.name == "reduce-to-reduceseq-unroll")) {
+      bool loopInside = false;
+      forEachNode(nodeAt(definition.function.body(), position).funs()[0], [&](const Expr& e) {
+        loopInside = loopInside || isMapLike(e) || e.isPrim(Op::Reduce) ||
+                     e.isPrim(Op::ReduceSeq) || e.isPrim(Op::ReduceSeqUnroll);
+      });
+      if (loopInside) return kUnrollInnermost;
+    }
     if (heuristicOn(kParallelKernels) &&
         (rule.name == "map-to-mapseq" || rule.name == "map-to-mapseq-unroll")) {
       bool insideMap = false;
@@ -527,6 +537,9 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
       {kLayoutMapsStay,
        "level 2 leaves maps that only rearrange data (layout functions) high-level, as the "
        "default lowering does, and lowers the maps inside them"},
+      {kUnrollInnermost,
+       "level 2 unrolls only loops with no loop inside (nested unrolled loops multiply into "
+       "kernels of many thousands of statements that take minutes and gigabytes to generate)"},
       {kDimensionsNest,
        "level 2 drops programs where a parallel map of dimension d > 0 can no longer get one of "
        "dimension d - 1 inside it, or a mapWrg a mapLcl (idle threads)"},

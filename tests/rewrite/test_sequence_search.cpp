@@ -182,7 +182,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 6);
+  CHECK(searchHeuristics().size() == 7);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
