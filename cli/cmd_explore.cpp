@@ -78,6 +78,8 @@ struct ExploreCommandOptions {
   std::string order = "cost";
   std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
   std::string search = "auto";  // FILE: the rewrite-sequence search: auto, on or off
+  int searchDepth = -1;         // FILE: its algorithmic steps (-1: the default)
+  std::vector<std::string> searchWithout;  // FILE: its heuristics switched off
   bool quiet = false;
   bool verbose = false;
   bool json = false;
@@ -167,6 +169,13 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
     request.program = definition;
     request.options["fusion"] = options.fusion;
     request.options["search"] = options.search;
+    if (options.searchDepth >= 0) {
+      request.options["search-depth"] = std::to_string(options.searchDepth);
+    }
+    for (const std::string& name : options.searchWithout) {
+      std::string& list = request.options["search-without"];
+      list += (list.empty() ? "" : ",") + name;
+    }
   } else {
     if (!options.sizes.empty()) {
       throw std::invalid_argument("--size is for FILE, not --layer or --all-vgg16");
@@ -474,6 +483,14 @@ void registerExplore(CLI::App& app) {
                       "recorded as rewrite=HASH with the rule sequence as the strategy")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->type_name("auto|on|off");
+  command->add_option("--search-depth", options->searchDepth,
+                      "FILE: algorithmic steps of the rewrite search (default 3)")
+      ->check(CLI::Range(0, 6));
+  command->add_option("--search-without", options->searchWithout,
+                      "FILE: switch a heuristic of the rewrite search off (see weft rewrite "
+                      "--help: parallel-kernels, lowering-outside-in, layout-maps-stay, "
+                      "unroll-innermost, dimensions-nest, intensity-order, map-nesting)")
+      ->type_name("HEURISTIC");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--verbose", options->verbose,
                     "list every structure without valid variants with the constraints that "

@@ -2,7 +2,8 @@
 // explores them (recorded as rewrite=HASH with their rule sequence), every variant that ran is
 // verified (none is a wrong answer), `weft report` names the rule sequence of the best, `weft
 // run FILE --pick` rebuilds a searched variant by replaying its sequence and computes what the
-// interpreter computes, `weft emit FILE --pick` writes it as a drop-in naming its sequence, and
+// interpreter computes, `weft emit FILE --pick` writes it as a drop-in naming its sequence,
+// --search-depth and --search-without reach the search (an unknown heuristic is an error), and
 // a record whose sequence no longer gives its program is refused with a clear message.
 #include <doctest/doctest.h>
 #include <sqlite3.h>
@@ -91,6 +92,23 @@ TEST_CASE("searched structures: explored, verified, reported, picked, emitted, c
   CAPTURE(emitted.output);
   REQUIRE(emitted.exitCode == 0);
   CHECK(contains(dir.read("dropin/README.md"), "rewrite: "));
+
+  // The search's depth and heuristics are options of weft explore too.
+  std::vector<std::string> shallow = {"explore", "examples/matmul.weft", "--samples", "2",
+                                      "--db", dir.file("shallow.db"), "--search-depth", "1",
+                                      "--search-without", "intensity-order"};
+  shallow.insert(shallow.end(), sizes.begin(), sizes.end());
+  auto shallowRun = runWeft(shallow);
+  CAPTURE(shallowRun.output);
+  CHECK(shallowRun.exitCode == 0);
+  auto shallowReport = runWeft({"report", "--db", dir.file("shallow.db")});
+  CHECK(contains(shallowReport.output, "level 1 stopped: depth limit"));
+  std::vector<std::string> unknown = {"explore", "examples/matmul.weft", "--samples", "2",
+                                      "--db", dir.file("unknown.db"), "--search-without", "nope"};
+  unknown.insert(unknown.end(), sizes.begin(), sizes.end());
+  auto unknownRun = runWeft(unknown);
+  CHECK(unknownRun.exitCode == 1);
+  CHECK(contains(unknownRun.output, "--search-without: no search heuristic named 'nope'"));
 
   // A sequence that gives another program than the recorded one is refused.
   execute(db, "UPDATE variants SET strategy = 'rewrite: map-fission@root'");

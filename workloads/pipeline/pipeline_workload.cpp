@@ -46,7 +46,7 @@ std::string optionOr(const WorkloadRequest& request, const std::string& name,
 // written, default-lowered and run on the device, not each one in the interpreter.
 ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& definition,
                                      const ArithBinding& sizes,
-                                     const host::DeviceProfile* device) {
+                                     const rewrite::SearchOptions& options) {
   if (target.structures.empty()) {
     target.structures.push_back(
         {target.parametric, target.switches, target.fixedParameters, "as written", target.strategy});
@@ -55,7 +55,7 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
   target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
   rewrite::SearchReport report;
   const std::vector<ExploreTarget::Structure> searched =
-      searchedStructures(definition, sizes, explorationSearchOptions(device), &report);
+      searchedStructures(definition, sizes, options, &report);
   target.structures.insert(target.structures.end(), searched.begin(), searched.end());
   target.predictSeconds = readsCostModel(target.structures, sizes);
   target.description += "; as written and " + std::to_string(searched.size()) +
@@ -101,7 +101,17 @@ class PipelineWorkload final : public Workload {
     }
     const bool fusedSome = target.structures.size() > 1;
     if (search == "on" || (search == "auto" && fusion == "auto" && !fusedSome)) {
-      target = withSearchedStructures(target, definition, request.sizes, device);
+      rewrite::SearchOptions options = explorationSearchOptions(device);
+      const std::string depth = optionOr(request, "search-depth", "");
+      if (!depth.empty()) options.algorithmicDepth = std::stoi(depth);
+      for (const std::string& name : commaSeparated(optionOr(request, "search-without", ""))) {
+        options.disabledHeuristics.insert(name);
+      }
+      try {
+        target = withSearchedStructures(target, definition, request.sizes, options);
+      } catch (const rewrite::RewriteError& error) {
+        throw std::invalid_argument(std::string("--search-without: ") + error.what());
+      }
     }
     return {target};
   }
