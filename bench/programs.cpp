@@ -20,7 +20,13 @@
 // with GFLOP/s (2·M·N·K / time). Output: bench/results/programs_<device profile>.json (every
 // sample, the device, the date) and a table on stdout. Exit code 1 when an output is wrong.
 //
+// With --dot N: examples/dot.weft of length N instead, its explored best against a copy kernel
+// (map(v -> v + 0.0f, x), default-lowered) on the same device, as bandwidths: 8N bytes read
+// per dot, 4N read + 4N written per copy (target: dot ≥ 0.8 × copy); whole-number data, so the
+// check is exact. Output: bench/results/programs_dot_<device profile>.json.
+//
 //   build/bench/weft_bench_programs --db matmul.db [--size 1024 1024 1024] [--retime 3]
+//   build/bench/weft_bench_programs --db dot.db --dot 16777216
 #include <clblast.h>
 #include <fmt/format.h>
 
@@ -41,6 +47,7 @@
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
+#include "codegen/compile_pipeline.h"
 #include "ir/parser.h"
 #include "ir/value.h"
 #include "workloads/builtin_workloads.h"
@@ -69,6 +76,7 @@ struct Settings {
   std::string out;
   bool torch = true;
   bool clblast = true;
+  int64_t dotLength = 0;  // --dot N: the dot-product benchmark instead of matmul
 };
 
 struct Matrices {
@@ -122,6 +130,28 @@ std::vector<explore::VariantRecord> fastestRecorded(const std::vector<std::strin
   return found;
 }
 
+// A compiled program run once (the warm-up, whose output is kept) and then timed: at least
+// --min-repeats runs adding up to --min-seconds, each the sum of its kernels' cl_event times.
+struct TimedRun {
+  Value output;
+  std::vector<double> ms;
+};
+
+TimedRun timeProgram(host::Context& context, const CompiledProgram& compiled,
+                     const std::vector<Value>& inputs, const ArithBinding& sizes,
+                     const Settings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  host::RunResult warm = host::runProgram(context, compiled, inputs, sizes);
+  const double warmSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  host::RunOptions repeat;
+  repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
+  host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
+  TimedRun run{std::move(warm.output), {}};
+  for (uint64_t ns : timed.repeatNanoseconds) run.ms.push_back(static_cast<double>(ns) / 1e6);
+  return run;
+}
+
 Json measureWeft(const Definition& definition, const ArithBinding& sizes, const Matrices& x,
                  host::Context& context, const std::vector<explore::VariantRecord>& records,
                  const Settings& settings, bool& allPassed) {
@@ -135,26 +165,16 @@ Json measureWeft(const Definition& definition, const ArithBinding& sizes, const 
     const explore::VariantRecord& record = records[r];
     std::fprintf(stderr, "weft: %s %s\n", record.key.parameters.c_str(), record.strategy.c_str());
     const CompiledProgram compiled = explore::compileProgramVariant(definition, sizes, record);
-    const auto start = std::chrono::steady_clock::now();
-    host::RunResult warm = host::runProgram(context, compiled, inputs, sizes);
-    const double warmSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const TimedRun run = timeProgram(context, compiled, inputs, sizes, settings);
     bool passed = false;
-    Json verification = verify(x, flattenToFloats(warm.output), settings.samples, settings.seed,
+    Json verification = verify(x, flattenToFloats(run.output), settings.samples, settings.seed,
                                passed);
     allPassed = allPassed && passed;
-    host::RunOptions repeat;
-    repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
-    host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
-    std::vector<double> ms;
-    for (uint64_t ns : timed.repeatNanoseconds) ms.push_back(static_cast<double>(ns) / 1e6);
-    const double medianMs = median(ms);
+    const double medianMs = median(run.ms);
     Json entry = {{"parameters", Json::parse(record.key.parameters)},
                   {"strategy", record.strategy},
                   {"recorded_median_ms", static_cast<double>(*record.medianNs) / 1e6},
-                  {"time_ms", {{"median", medianMs},
-                               {"min", *std::min_element(ms.begin(), ms.end())},
-                               {"samples", ms}}},
+                  {"time_ms", timeJson(run.ms)},
                   {"gflops_per_s", gflops(x, medianMs)},
                   {"verified", passed},
                   {"verification", verification}};
@@ -226,7 +246,106 @@ Json measureTorch(const Matrices& x, const Settings& settings) {
   return result;
 }
 
+// Dot product: the explored best of examples/dot.weft against a copy of the same bytes on the
+// same device, as bandwidths (bytes read, and read + written, per second of kernel time). The
+// data are whole numbers in [-2, 2], so every summation order gives the exact result.
+int runDot(const Settings& settings, const std::string& name, const Definition& definition,
+           const ArithBinding& sizes, host::Context& context,
+           const std::vector<explore::VariantRecord>& records, Json& report) {
+  const int64_t n = sizes.at("N");
+  std::mt19937 rng(settings.seed);
+  std::uniform_int_distribution<int> whole(-2, 2);
+  std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  int64_t exact = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int x = whole(rng), y = whole(rng);
+    a[static_cast<size_t>(i)] = static_cast<float>(x);
+    b[static_cast<size_t>(i)] = static_cast<float>(y);
+    exact += static_cast<int64_t>(x) * y;
+  }
+  const Type vector = definition.function.params()[0].paramType();
+  const std::vector<Value> inputs = {valueFromFlat(vector, sizes, a), valueFromFlat(vector, sizes, b)};
+  const double bytesRead = 2.0 * 4.0 * static_cast<double>(n);
+  bool allPassed = true;
+  Json variants = Json::array();
+  Json best;
+  for (size_t r = 0; r < records.size() && static_cast<int>(r) < settings.retime; ++r) {
+    const explore::VariantRecord& record = records[r];
+    std::fprintf(stderr, "weft: %s %s\n", record.key.parameters.c_str(), record.strategy.c_str());
+    const TimedRun run = timeProgram(
+        context, explore::compileProgramVariant(definition, sizes, record), inputs, sizes,
+        settings);
+    const std::vector<float> output = flattenToFloats(run.output);
+    const bool passed = output.size() == 1 && static_cast<double>(output[0]) == exact;
+    allPassed = allPassed && passed;
+    const double ms = median(run.ms);
+    Json entry = {{"parameters", Json::parse(record.key.parameters)},
+                  {"strategy", record.strategy},
+                  {"time_ms", timeJson(run.ms)},
+                  {"gb_per_s", bytesRead / (ms * 1e6)},
+                  {"verified", passed},
+                  {"verification", {{"expected", exact},
+                                    {"output", output.empty() ? 0.0 : output[0]},
+                                    {"reference", "the exact sum of whole numbers"}}}};
+    variants.push_back(entry);
+    if (passed && (best.is_null() || ms < best["time_ms"]["median"].get<double>())) best = entry;
+  }
+  report["weft"] = {{"best", best}, {"retimed", variants}};
+  // The copy: a kernel reading one vector and writing another of the same length.
+  const Definition copy =
+      parseProgram("def copy(x: [float]N): [float]N = map(v -> v + 0.0f, x)", "copy.weft")
+          .definitions.back();
+  CompilePipelineOptions specialised;
+  specialised.codegen.specialize = sizes;
+  const TimedRun copied = timeProgram(context, compileToOpenCL(copy, {}, specialised),
+                                      {inputs[0]}, sizes, settings);
+  const double copyMs = median(copied.ms);
+  const double copyBandwidth = bytesRead / (copyMs * 1e6);  // 4N read + 4N written
+  report["copy"] = {{"program", "map(v -> v + 0.0f, x), default-lowered"},
+                    {"time_ms", timeJson(copied.ms)},
+                    {"gb_per_s", copyBandwidth},
+                    {"bytes", "4N read + 4N written"}};
+  if (best.is_null()) throw std::runtime_error("no re-timed weft variant was correct");
+  const double dotBandwidth = best["gb_per_s"].get<double>();
+  const double ratio = dotBandwidth / copyBandwidth;
+  report["targets"] = {{"dot bandwidth / copy bandwidth",
+                        {{"ratio", ratio}, {"target", 0.8}, {"met", ratio >= 0.8}}}};
+  std::printf("%s\n| | median ms | GB/s |\n|---|---:|---:|\n", name.c_str());
+  std::printf("| weft (%s) | %.3f | %.1f |\n", best["strategy"].get<std::string>().c_str(),
+              best["time_ms"]["median"].get<double>(), dotBandwidth);
+  std::printf("| copy | %.3f | %.1f |\n", copyMs, copyBandwidth);
+  std::printf("dot bandwidth / copy bandwidth = %.2f (target >= 0.8: %s)\n", ratio,
+              ratio >= 0.8 ? "MET" : "NOT MET");
+  return allPassed ? 0 : 1;
+}
+
 int run(const Settings& settings) {
+  if (settings.dotLength > 0) {
+    const Program dotProgram = parseFile(WEFT_SOURCE_DIR "/examples/dot.weft");
+    const Definition& dot = dotProgram.definitions.back();
+    const ArithBinding sizes = {{"N", settings.dotLength}};
+    host::Device device = host::selectDevice(settings.device);
+    host::Context context(device);
+    const host::DeviceProfile profile = host::queryProfile(device);
+    const std::string name = explore::programTarget(dot, sizes).program;
+    const std::vector<explore::VariantRecord> records =
+        fastestRecorded(settings.databases, name, profile.fingerprint);
+    if (records.empty()) {
+      throw std::runtime_error("no ok variant of " + name + " on device " + profile.fingerprint +
+                               " in the databases given");
+    }
+    Json report = {{"benchmark", "weft_bench_programs --dot"},
+                   {"date", utcNow()},
+                   {"device", deviceJson(device, profile)},
+                   {"program", name},
+                   {"databases", settings.databases}};
+    const int status = runDot(settings, name, dot, sizes, context, records, report);
+    const auto path = writeResultsJson(
+        report, settings.out,
+        std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("programs_dot_" + profile.name + ".json"));
+    std::printf("written to %s\n", path.string().c_str());
+    return status;
+  }
   const Program program = parseFile(settings.program);
   const Definition& definition = program.definitions.back();
   Matrices x{settings.size[0], settings.size[1], settings.size[2], {}, {}};
@@ -318,5 +437,7 @@ int main(int argc, char** argv) {
   app.add_option("--out", settings.out, "the results JSON (default bench/results/programs_<device>.json)");
   app.add_flag("!--no-torch", settings.torch, "skip PyTorch");
   app.add_flag("!--no-clblast", settings.clblast, "skip CLBlast");
+  app.add_option("--dot", settings.dotLength,
+                 "instead: examples/dot.weft of this length against a copy on the same device");
   return parseAndRun(app, argc, argv, "weft_bench_programs", [&] { return run(settings); });
 }

@@ -414,7 +414,8 @@ Json smallReferenceCheck(host::Context& context, const ExploreTarget& target,
   // undone, said so; only a disagreement is an error.
   std::vector<float> output, expected;
   try {
-    std::vector<Value> inputs = randomInputs(*target.reference, small, options.dataSeed);
+    std::vector<Value> inputs =
+        randomInputs(*target.reference, small, options.dataSeed, target.inputValues);
     CompilePipelineOptions compile;
     compile.codegen.specialize = small;
     CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
@@ -434,7 +435,8 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   Preparation prep;
   prep.target = target;
   prep.inputs.sizes = target.sizes;
-  prep.inputs.inputs = randomInputs(target.parametric, target.sizes, options.dataSeed);
+  prep.inputs.inputs =
+      randomInputs(target.parametric, target.sizes, options.dataSeed, target.inputValues);
 
   // The device child: profile, and the reference run (checked against the interpreter when
   // small). It sends one JSON header line, then the reference output as raw floats.

@@ -109,6 +109,8 @@ struct ExploreTarget {
   // lowered and run on the device, is checked against the interpreter instead (empty: it is
   // not checked). smallerSizes gives such sizes.
   ArithBinding referenceCheckSizes;
+  // How the random inputs every variant and the reference run on are drawn.
+  InputValues inputValues = InputValues::UniformFloats;
   // Alternative structures, each with its own parametric program, switches and fixed
   // parameters. When present they replace parametric, switches, fixedParameters and strategy
   // above: the space is their union. Structures come in families: each family present gets an

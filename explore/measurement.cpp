@@ -17,10 +17,14 @@ namespace weft::explore {
 
 namespace {
 
-Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& rng) {
+Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& rng,
+                  InputValues values) {
   auto scalar = [&](ScalarKind kind) {
     switch (kind) {
       case ScalarKind::Float:
+        if (values == InputValues::SmallIntegers) {
+          return Value::ofFloat(static_cast<float>(std::uniform_int_distribution<int>(-2, 2)(rng)));
+        }
         return Value::ofFloat(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
       case ScalarKind::Int:
         return Value::ofInt(std::uniform_int_distribution<int>(-5, 5)(rng));
@@ -42,7 +46,7 @@ Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& 
     case TypeKind::Tuple: {
       std::vector<Value> components;
       for (const Type& element : type.tupleElements()) {
-        components.push_back(randomValue(element, sizes, rng));
+        components.push_back(randomValue(element, sizes, rng, values));
       }
       return Value::tuple(std::move(components));
     }
@@ -51,7 +55,7 @@ Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& 
       std::vector<Value> elements;
       elements.reserve(static_cast<size_t>(std::max<int64_t>(length, 0)));
       for (int64_t i = 0; i < length; ++i) {
-        elements.push_back(randomValue(type.arrayElement(), sizes, rng));
+        elements.push_back(randomValue(type.arrayElement(), sizes, rng, values));
       }
       return Value::array(std::move(elements));
     }
@@ -143,11 +147,11 @@ std::string sourceHash(const std::string& text) {
 }
 
 std::vector<Value> randomInputs(const Definition& definition, const ArithBinding& sizes,
-                                uint64_t seed) {
+                                uint64_t seed, InputValues values) {
   std::mt19937_64 rng(seed);
   std::vector<Value> inputs;
   for (const Expr& param : definition.function.params()) {
-    inputs.push_back(randomValue(param.paramType(), sizes, rng));
+    inputs.push_back(randomValue(param.paramType(), sizes, rng, values));
   }
   return inputs;
 }

@@ -153,10 +153,22 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
 // FNV-1a 64-bit of the text as 16 hex digits.
 std::string sourceHash(const std::string& text);
 
-// Seeded random inputs for a definition's parameters under a size binding: floats uniform in
-// [-1, 1), ints in [-5, 5], bools 0/1, in the parameters' own layouts.
+// How random float inputs are drawn.
+enum class InputValues {
+  // Uniform in [-1, 1).
+  UniformFloats,
+  // Whole numbers in [-2, 2]: sums and products of them stay whole and, below 2^24 in
+  // magnitude, exact in float, so a re-associated reduction (partial sums in another order)
+  // gives the reference's result exactly. Uniform floats would make a 16-million-term dot
+  // product differ from the sequential reference by more than any tolerance that still
+  // catches a missing term.
+  SmallIntegers,
+};
+
+// Seeded random inputs for a definition's parameters under a size binding: floats as `values`
+// says, ints in [-5, 5], bools 0/1, in the parameters' own layouts.
 std::vector<Value> randomInputs(const Definition& definition, const ArithBinding& sizes,
-                                uint64_t seed);
+                                uint64_t seed, InputValues values = InputValues::UniformFloats);
 
 struct Comparison {
   bool ok = false;

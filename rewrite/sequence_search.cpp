@@ -27,12 +27,12 @@ constexpr const char* kLayoutMapsStay = "layout-maps-stay";
 constexpr const char* kUnrollInnermost = "unroll-innermost";
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
-// materialize), which the lowering level decides with toPrivate / toLocal, or they are the
-// let-bound staging of pipelines.
+// materialize), which the lowering level decides with toPrivate / toLocal. let-hoist stays:
+// at the lowering level it makes a stage a kernel of its own (a partial reduction's chunks in
+// parallel, then their sum).
 const std::set<std::string>& excludedByDefault() {
   static const std::set<std::string> names = {"add-id", "materialize",
-                                              "materialize-innermost-first", "let-hoist",
-                                              "to-global"};
+                                              "materialize-innermost-first", "to-global"};
   return names;
 }
 

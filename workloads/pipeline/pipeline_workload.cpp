@@ -53,6 +53,9 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
   }
   target.reference = definition;
   target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
+  // Searched structures re-associate reductions freely (partial reductions, split-K): with
+  // whole-number inputs their results are exact and must equal the reference's.
+  target.inputValues = InputValues::SmallIntegers;
   rewrite::SearchReport report;
   const std::vector<ExploreTarget::Structure> searched =
       searchedStructures(definition, sizes, options, &report);
