@@ -489,7 +489,8 @@ void registerExplore(CLI::App& app) {
   command->add_option("--search-without", options->searchWithout,
                       "FILE: switch a heuristic of the rewrite search off (see weft rewrite "
                       "--help: parallel-kernels, lowering-outside-in, layout-maps-stay, "
-                      "unroll-innermost, dimensions-nest, intensity-order, map-nesting)")
+                      "unroll-innermost, unroll-accumulators, dimensions-nest, intensity-order, "
+                      "map-nesting)")
       ->type_name("HEURISTIC");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--verbose", options->verbose,

@@ -293,7 +293,7 @@ void registerRewrite(CLI::App& app) {
   command->add_option("--without", options->withoutHeuristics,
                       "with --search: switch a heuristic off (parallel-kernels, "
                       "lowering-outside-in, layout-maps-stay, unroll-innermost, "
-                      "dimensions-nest, intensity-order, map-nesting)")
+                      "unroll-accumulators, dimensions-nest, intensity-order, map-nesting)")
       ->type_name("HEURISTIC");
   command->footer(
       "Example:\n"

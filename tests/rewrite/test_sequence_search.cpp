@@ -90,6 +90,7 @@ TEST_CASE("the search keeps the original first, distinct structures, within its 
   SearchOptions options = defaultSearchOptions({4});
   options.maxAlgorithmic = 10;
   options.maxLoweringsPerProgram = 3;
+  options.disabledHeuristics = {"unroll-accumulators"};  // its extra structures: tested below
   SearchReport report = searchRewrites(matmul(), options);
   REQUIRE(!report.structures.empty());
   CHECK(report.structures[0].sequence.empty());
@@ -182,7 +183,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 7);
+  CHECK(searchHeuristics().size() == 8);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -216,4 +217,28 @@ TEST_CASE("intensity order keeps matmul's register-blocked vector structure") {
       options.argumentChoices["map2d-kernel-blocking"];
   options.rankingSizes = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
   CHECK(blockedVector(searchRewrites(matmul(), options)));
+}
+
+TEST_CASE("unroll-accumulators adds each structure with its accumulator updates unrolled") {
+  SearchOptions options = defaultSearchOptions({16});
+  options.maxLoweringsPerProgram = 1;
+  options.rankingSizes = {{"M", 256}, {"N", 256}, {"K", 256}};
+  SearchReport report = searchRewrites(matmul(), options);
+  CHECK(report.unrolledAccumulators > 0);
+  CHECK(containsText(report.summary(), "with accumulators unrolled"));
+  int blockedUnrolled = 0;
+  for (const SearchedStructure& s : report.structures) {
+    const std::string text = sequenceText(s.sequence);
+    if (!containsText(text, "vectorize-block-accumulators") || s.sequence.empty()) continue;
+    const RewriteStep& last = s.sequence.back();
+    if (last.rule != "map-to-mapseq-unroll") continue;
+    // The unrolled map is the fma update of the σ accumulators, inside the reduce.
+    const Expr unrolled = nodeAt(s.definition.function.body(), last.position);
+    REQUIRE(unrolled.isPrim(Op::MapSeqUnroll));
+    CHECK(canonicalHash(replaySequence(matmul(), s.sequence)) == s.hash);
+    ++blockedUnrolled;
+  }
+  CHECK(blockedUnrolled > 0);
+  options.disabledHeuristics = {"unroll-accumulators"};
+  CHECK(searchRewrites(matmul(), options).unrolledAccumulators == 0);
 }
