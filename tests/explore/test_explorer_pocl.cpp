@@ -7,7 +7,9 @@
 // process) and a hang (the process sleeps): they are recorded as wrong_answer, crashed and
 // timeout and the run goes on with the other variants; a kernel changed to write one value
 // past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
-// A compiler warning planted in a variant's kernel is kept in its details (buildLog).
+// A compiler warning planted in a variant's kernel is kept in its details (buildLog). A
+// reference over the interpreter's limit is checked at sizes cut to 16 (smallerSizes), or says
+// why it could not run there.
 // A variant found running (the marker) is run again once, and recorded as crashed without
 // running when found running twice. A crash or a hang planted in code generation (the
 // generator process) is recorded as crashed / timeout for that variant only. A launcher killed
@@ -35,6 +37,7 @@
 
 #include "explore/explorer.h"
 #include "host/opencl_runtime.h"
+#include "ir/parser.h"
 #include "tests/support/run_weft.h"
 #include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
@@ -438,4 +441,35 @@ TEST_CASE(
   }
   CHECK(summary.statusCounts["crashed"] == 1);
   CHECK(db.variants(prep.target.program).size() == 6);
+}
+
+TEST_CASE("a reference too large for the interpreter is checked at smaller sizes") {
+  CHECK(smallerSizes({{"M", 1024}, {"N", 96}, {"K", 7}, {"P", 34}}) ==
+        ArithBinding{{"M", 16}, {"N", 16}, {"K", 7}, {"P", 2}});
+  if (!haveOpenCLDevice()) return;
+  const Definition matmul = parseProgram(R"(
+def matmul(A: [[float]K]M, B: [[float]N]K): [[float]N]M =
+  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(row, col)),
+                      transpose(B))),
+      A)
+)", "matmul.weft").definitions.back();
+  TempFolder folder;
+  ExploreTarget target = programTarget(matmul, {{"M", 64}, {"N", 64}, {"K", 64}});
+  target.reference = matmul;
+  target.interpreterCheckLimit = 1000;  // 64³ multiply-adds are over it
+  target.inputValues = InputValues::SmallIntegers;
+  ExploreOptions options = smallOptions(folder.path / "small.db");
+  options.samples = 2;
+  Preparation prep = prepareExploration(target, options);
+  CHECK(prep.referenceCheck.find("checked against the interpreter at K=16,M=16,N=16") !=
+        std::string::npos);
+  // Sizes at which the program cannot run leave the check undone, and say why.
+  const Definition window = parseProgram(R"(
+def window(x: [float]N): [[float]17]((N - 17) + 1) = slide(17, 1, x)
+)", "window.weft").definitions.back();
+  ExploreTarget big = programTarget(window, {{"N", 64}});
+  big.reference = window;
+  big.interpreterCheckLimit = -1;
+  Preparation unchecked = prepareExploration(big, options);
+  CHECK(unchecked.referenceCheck.find("could not run at N=16") != std::string::npos);
 }
