@@ -60,6 +60,10 @@ struct KernelPlan {
   // The same with private arrays of symbolic size (CodegenOptions::symbolicPrivateArrays)
   // added; equal to privateScalars otherwise.
   Arith privateScalarsExpr = Arith(0);
+  // Bytes of the local arrays the kernel declares with a constant size (`local float l[n];`);
+  // with its LocalBuffer arguments, the local memory a work-group needs. Analysis only: not
+  // serialised.
+  int64_t staticLocalBytes = 0;
 };
 
 struct CompiledProgram {

@@ -166,6 +166,9 @@ class Generator {
   // place, with the loop depth of the step's body (genReduce).
   std::map<uint64_t, size_t> inPlaceAccumulators_;
   std::vector<std::string> localDeclarations_;
+  // Bytes of the current kernel's local arrays declared with a constant size (KernelPlan::
+  // staticLocalBytes).
+  int64_t staticLocalBytes_ = 0;
   struct LocalArg {
     std::string name;
     Arith bytes;

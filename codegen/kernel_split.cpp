@@ -82,6 +82,7 @@ void Generator::genKernel(const Expr& e, const ViewPtr& dest) {
   usedBuffers_.clear();
   writtenBuffers_.clear();
   localDeclarations_.clear();
+  staticLocalBytes_ = 0;
   localArgs_.clear();
   launch_ = launch;
   loops_.clear();

@@ -86,6 +86,7 @@ void Generator::finishKernel() {
   for (const std::string& l : emitter_.lines) text += l + "\n";
   text += "}\n";
   kernelSources_.push_back(text);
+  plan.staticLocalBytes = staticLocalBytes_;
   program_.kernels.push_back(std::move(plan));
 }
 

@@ -102,6 +102,7 @@ ViewPtr Generator::allocate(const Type& type, AddressSpace space, const Expr& at
   if (space == AddressSpace::Local) {
     if (!launch_.usesGroups) fail(at, "local memory needs mapWrg/mapLcl");
     if (total.constant()) {
+      staticLocalBytes_ += *total.constant() * 4;
       localDeclarations_.push_back("local " + element + " " + name + "[" +
                                    std::to_string(*total.constant()) + "];");
     } else {

@@ -442,8 +442,9 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                                  k + " private values per work-item",
                                  "at most the registers per work-item" + dev),
                   ConstraintSource::Hardware, substitution);
-    Arith localBytes(0);
-    bool usesLocal = false;
+    // Local arrays of constant size (declared in the kernel) and local buffer arguments.
+    Arith localBytes(kernel.staticLocalBytes);
+    bool usesLocal = kernel.staticLocalBytes > 0;
     for (const KernelArg& arg : kernel.args) {
       if (arg.kind == KernelArg::Kind::LocalBuffer) {
         localBytes = localBytes + arg.localBytes;

@@ -1,7 +1,8 @@
 // Tests of explore/parameter_space: the tuning parameters and domains of parametric programs
 // made by rewrite rules and by hand, the algorithmic constraints with sizes substituted, range
 // constraints between parameters, hardware constraints from device profiles (work-group size,
-// local sizes dividing global sizes, local memory, allocations), the fallback when code
+// local sizes dividing global sizes, local memory of local buffers and of local arrays declared
+// in the kernel, allocations), the fallback when code
 // generation fails, and the errors for unusable bindings and options.
 #include <doctest/doctest.h>
 
@@ -161,6 +162,29 @@ TEST_CASE("local memory and allocation limits become constraints") {
   options.device = host::loadProfile("mali-g72");
   ParameterSpace huge = buildParameterSpace(copy.definitions[0], {{"N", int64_t(1) << 29}}, options);
   CHECK(hasConstraint(huge, ConstraintSource::Hardware, "largest allocation"));
+}
+
+TEST_CASE("local arrays of constant size count against the local memory too") {
+  // The local copy's size does not depend on a parameter, so the kernel declares it
+  // (`local float l[n];`) instead of taking a local buffer argument: 4 MiB here, over PoCL's
+  // 1 MiB (an unchecked one made PoCL abort the variant's process).
+  const std::string text =
+      "def f(x: [[float]N]M): [[float]N]M =\n"
+      "  mapWrg(0, row -> join(mapLcl(0, c -> mapSeq(v -> v + 1.0f, c),\n"
+      "    split(1024, toLocal(y -> join(mapLcl(0, c -> mapSeq(w -> w, c), split(1024, y))),\n"
+      "                        row)))), x)\n";
+  const Definition def = parseProgram(text).definitions[0];
+  SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  ParameterSpace over = buildParameterSpace(def, {{"N", 1 << 20}, {"M", 4}}, options);
+  CAPTURE(allConstraints(over));
+  REQUIRE(over.hardwareConstraints);
+  CHECK(hasConstraint(over, ConstraintSource::Hardware, "local memory"));
+  const std::vector<std::string> violated = over.violations({});
+  REQUIRE(violated.size() == 1);
+  CHECK(violated[0].find("4194304 <= 1048576") != std::string::npos);
+  ParameterSpace fits = buildParameterSpace(def, {{"N", 1 << 16}, {"M", 4}}, options);
+  CHECK(fits.violations({}).empty());
 }
 
 TEST_CASE("code generation failing leaves the algorithmic constraints and says why") {
