@@ -111,7 +111,8 @@ Json verify(const Matrices& x, const std::vector<float>& c, int samples, unsigne
 
 double gflops(const Matrices& x, double ms) { return 2.0 * x.m * x.n * x.k / (ms * 1e6); }
 
-// The recorded ok variants of `program` on `fingerprint`, fastest first.
+// The recorded ok variants of `program` on `fingerprint`, fastest first; throws when there is
+// none.
 std::vector<explore::VariantRecord> fastestRecorded(const std::vector<std::string>& databases,
                                                     const std::string& program,
                                                     const std::string& fingerprint) {
@@ -123,6 +124,10 @@ std::vector<explore::VariantRecord> fastestRecorded(const std::vector<std::strin
         found.push_back(std::move(v));
       }
     }
+  }
+  if (found.empty()) {
+    throw std::runtime_error("no ok variant of " + program + " on device " + fingerprint +
+                             " in the databases given");
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return *a.medianNs < *b.medianNs;
@@ -330,10 +335,6 @@ int run(const Settings& settings) {
     const std::string name = explore::programTarget(dot, sizes).program;
     const std::vector<explore::VariantRecord> records =
         fastestRecorded(settings.databases, name, profile.fingerprint);
-    if (records.empty()) {
-      throw std::runtime_error("no ok variant of " + name + " on device " + profile.fingerprint +
-                               " in the databases given");
-    }
     Json report = {{"benchmark", "weft_bench_programs --dot"},
                    {"date", utcNow()},
                    {"device", deviceJson(device, profile)},
@@ -363,10 +364,6 @@ int run(const Settings& settings) {
   const std::string name = explore::programTarget(definition, sizes).program;
   const std::vector<explore::VariantRecord> records =
       fastestRecorded(settings.databases, name, profile.fingerprint);
-  if (records.empty()) {
-    throw std::runtime_error("no ok variant of " + name + " on device " + profile.fingerprint +
-                             " in the databases given");
-  }
   bool allPassed = true;
   Json report = {{"benchmark", "weft_bench_programs"},
                  {"date", utcNow()},
