@@ -463,6 +463,7 @@ void emitFilePoint(const EmitOptions& options) {
   std::set<std::string> known = mentionedSizeNames(definition);
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+  checkSizeValues(definition, sizes);
   std::map<std::string, int64_t> given = parseParams(options.params);
   // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
   // tile sizes are the parameters then.
@@ -602,6 +603,7 @@ void emitPickedFile(const EmitOptions& options) {
   std::set<std::string> known = mentionedSizeNames(definition);
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+  checkSizeValues(definition, sizes);
   const explore::ExploreTarget target = explore::programTarget(definition, sizes);
   explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
   explore::PickedVariant picked =

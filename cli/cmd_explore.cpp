@@ -166,6 +166,7 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
     std::set<std::string> known = mentionedSizeNames(definition);
     for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
     request.sizes = parseSizeOptions(options.sizes, definition, known);
+    checkSizeValues(definition, request.sizes);
     request.program = definition;
     request.options["fusion"] = options.fusion;
     request.options["search"] = options.search;

@@ -1,6 +1,7 @@
 #include "cli/program_loading.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <stdexcept>
 
@@ -90,6 +91,50 @@ ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Def
     sizes[name] = value;
   }
   return sizes;
+}
+
+void checkSizeValues(const Definition& definition, const ArithBinding& sizes) {
+  for (const auto& [name, value] : sizes) {
+    const Arith* declared = nullptr;
+    for (const Arith& d : definition.sizeDeclarations) {
+      if (d.varName() == name) declared = &d;
+    }
+    const int64_t lo = declared ? declared->varLo().constant().value_or(1) : 1;
+    std::optional<int64_t> hi;
+    if (declared && declared->varHi()) hi = declared->varHi()->constant();
+    if (value >= lo && (!hi || value <= *hi)) continue;
+    const std::string range = "[" + std::to_string(lo) + ", " +
+                              (hi ? std::to_string(*hi) + "]" : std::string("inf)"));
+    throw std::runtime_error(
+        "--size " + name + "=" + std::to_string(value) + ": size " + name + " of '" +
+        definition.name + "' is outside its " + (declared ? "declared " : "") + "range " + range +
+        (declared ? "" : "; sizes are at least 1 unless declared otherwise, e.g. def " +
+                             definition.name + "[" + name + " >= 0](...)"));
+  }
+  // Each input's values (a product of its lengths, in double: huge sizes must not overflow).
+  constexpr double kIntIndexed = 2147483647.0;
+  for (const Expr& param : definition.function.params()) {
+    double values = 1;
+    bool known = true;
+    Type t = param.paramType();
+    while (!t.isNull() && t.isArray()) {
+      std::optional<int64_t> length = tryEvaluate(t.arrayLength(), sizes);
+      if (!length) {
+        known = false;
+        break;
+      }
+      values *= static_cast<double>(*length);
+      t = t.arrayElement();
+    }
+    if (known && !t.isNull() && t.isVector()) values *= static_cast<double>(t.vectorWidth());
+    if (known && values > kIntIndexed) {
+      char count[32];
+      std::snprintf(count, sizeof count, "%.3g", values);
+      throw std::runtime_error("--size: input '" + param.paramName() + "' of '" +
+                               definition.name + "' would hold " + count +
+                               " values; the kernels index with int (at most 2^31 - 1)");
+    }
+  }
 }
 
 }  // namespace weft::cli

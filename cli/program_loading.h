@@ -31,6 +31,11 @@ std::set<std::string> mentionedSizeNames(const Definition& definition);
 ArithBinding parseSizeOptions(const std::vector<std::string>& options, const Definition& definition,
                               const std::set<std::string>& known);
 
+// Checks the --size values before anything runs: each within its declared range (undeclared
+// sizes are at least 1), and every input small enough for the kernels' int indexing (at most
+// 2^31 - 1 values). Throws std::runtime_error naming the option, the range or the input.
+void checkSizeValues(const Definition& definition, const ArithBinding& sizes);
+
 // "NAME=INTEGER" split into its name and value; nullopt when the text is not of that form
 // (no '=', an empty name, or a value that is not a whole integer).
 std::optional<std::pair<std::string, int64_t>> parseNameEqualsInteger(const std::string& text);

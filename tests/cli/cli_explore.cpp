@@ -206,6 +206,28 @@ TEST_CASE("two shards merged give the variants of the unsharded run") {
   CHECK(contains(report.output, "4 variants: "));
 }
 
+TEST_CASE("--size values outside a size's range, or too large for int indexing, are refused") {
+  TempDir dir("weft_cli_explore_sizes");
+  for (const std::string& bad : {"M=0", "M=-3"}) {
+    auto refused = runWeft({"explore", "examples/matmul.weft", "--size", bad, "--size", "N=4",
+                            "--size", "K=4", "--samples", "1", "--db", dir.file("s.db")});
+    CAPTURE(refused.output);
+    CHECK(refused.exitCode == 1);
+    CHECK(contains(refused.output, "--size " + bad + ": size M of 'matmul' is outside its range "
+                                   "[1, inf); sizes are at least 1 unless declared otherwise"));
+  }
+  auto huge = runWeft({"explore", "examples/matmul.weft", "--size", "M=99999999999", "--size",
+                       "N=4", "--size", "K=4", "--samples", "1", "--db", dir.file("s.db")});
+  CHECK(huge.exitCode == 1);
+  CHECK(contains(huge.output, "input 'A' of 'matmul' would hold 4e+11 values; the kernels "
+                              "index with int"));
+  auto emit = runWeft({"emit", "examples/matmul.weft", "--size", "M=0", "--size", "N=4",
+                       "--size", "K=4", "--params", "", "--out", dir.file("out")});
+  CHECK(emit.exitCode != 0);
+  CHECK(contains(emit.output, "--size M=0: size M of 'matmul' is outside its range"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("s.db")));
+}
+
 TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources are errors") {
   TempDir dir("weft_cli_explore");
   for (const std::string shard : {"0/2", "3/2", "1/0", "2", "a/b", "-1/2", "1/2/3"}) {
