@@ -325,32 +325,33 @@ int runDot(const Settings& settings, const std::string& name, const Definition& 
 }
 
 int run(const Settings& settings) {
-  if (settings.dotLength > 0) {
-    const Program dotProgram = parseFile(WEFT_SOURCE_DIR "/examples/dot.weft");
-    const Definition& dot = dotProgram.definitions.back();
-    const ArithBinding sizes = {{"N", settings.dotLength}};
-    host::Device device = host::selectDevice(settings.device);
-    host::Context context(device);
-    const host::DeviceProfile profile = host::queryProfile(device);
-    const std::string name = explore::programTarget(dot, sizes).program;
-    const std::vector<explore::VariantRecord> records =
-        fastestRecorded(settings.databases, name, profile.fingerprint);
+  const bool dot = settings.dotLength > 0;
+  const Program program = parseFile(dot ? std::string(WEFT_SOURCE_DIR "/examples/dot.weft")
+                                        : settings.program);
+  const Definition& definition = program.definitions.back();
+  const ArithBinding sizes =
+      dot ? ArithBinding{{"N", settings.dotLength}}
+          : ArithBinding{{"M", settings.size[0]}, {"N", settings.size[1]}, {"K", settings.size[2]}};
+  host::Device device = host::selectDevice(settings.device);
+  host::Context context(device);
+  const host::DeviceProfile profile = host::queryProfile(device);
+  const std::string name = explore::programTarget(definition, sizes).program;
+  const std::vector<explore::VariantRecord> records =
+      fastestRecorded(settings.databases, name, profile.fingerprint);
+  if (dot) {
     Json report = {{"benchmark", "weft_bench_programs --dot"},
                    {"date", utcNow()},
                    {"device", deviceJson(device, profile)},
                    {"program", name},
                    {"databases", settings.databases}};
-    const int status = runDot(settings, name, dot, sizes, context, records, report);
+    const int status = runDot(settings, name, definition, sizes, context, records, report);
     const auto path = writeResultsJson(
         report, settings.out,
         std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("programs_dot_" + profile.name + ".json"));
     std::printf("written to %s\n", path.string().c_str());
     return status;
   }
-  const Program program = parseFile(settings.program);
-  const Definition& definition = program.definitions.back();
   Matrices x{settings.size[0], settings.size[1], settings.size[2], {}, {}};
-  const ArithBinding sizes = {{"M", x.m}, {"N", x.n}, {"K", x.k}};
   std::mt19937 rng(settings.seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   x.a.resize(static_cast<size_t>(x.m * x.k));
@@ -358,12 +359,6 @@ int run(const Settings& settings) {
   for (float& v : x.a) v = uniform(rng);
   for (float& v : x.b) v = uniform(rng);
 
-  host::Device device = host::selectDevice(settings.device);
-  host::Context context(device);
-  const host::DeviceProfile profile = host::queryProfile(device);
-  const std::string name = explore::programTarget(definition, sizes).program;
-  const std::vector<explore::VariantRecord> records =
-      fastestRecorded(settings.databases, name, profile.fingerprint);
   bool allPassed = true;
   Json report = {{"benchmark", "weft_bench_programs"},
                  {"date", utcNow()},

@@ -46,6 +46,7 @@
 #include "cli/program_loading.h"
 #include "explore/explorer.h"
 #include "explore/workload.h"
+#include "rewrite/sequence_search.h"
 #include "workloads/conv/conv_targets.h"
 #include "ir/parser.h"
 
@@ -488,10 +489,8 @@ void registerExplore(CLI::App& app) {
                       "FILE: algorithmic steps of the rewrite search (default 3)")
       ->check(CLI::Range(0, 6));
   command->add_option("--search-without", options->searchWithout,
-                      "FILE: switch a heuristic of the rewrite search off (see weft rewrite "
-                      "--help: parallel-kernels, lowering-outside-in, layout-maps-stay, "
-                      "unroll-innermost, unroll-accumulators, dimensions-nest, intensity-order, "
-                      "map-nesting)")
+                      "FILE: switch a heuristic of the rewrite search off (" +
+                          rewrite::searchHeuristicNames() + ")")
       ->type_name("HEURISTIC");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--verbose", options->verbose,

@@ -291,9 +291,8 @@ void registerRewrite(CLI::App& app) {
                       "(others 256)")
       ->type_name("NAME=VALUE");
   command->add_option("--without", options->withoutHeuristics,
-                      "with --search: switch a heuristic off (parallel-kernels, "
-                      "lowering-outside-in, layout-maps-stay, unroll-innermost, "
-                      "unroll-accumulators, dimensions-nest, intensity-order, map-nesting)")
+                      "with --search: switch a heuristic off (" +
+                          rewrite::searchHeuristicNames() + ")")
       ->type_name("HEURISTIC");
   command->footer(
       "Example:\n"

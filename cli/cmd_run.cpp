@@ -203,8 +203,8 @@ struct PickedRun {
   std::optional<host::Context> context;
 };
 
-// The checks of --pick that need neither the inputs nor the device.
-void checkPickOptions(const RunOptions& options) {
+// The checks of --pick that need neither the inputs nor the device; returns the parsed pick.
+explore::PickSpec checkPickOptions(const RunOptions& options) {
   if (options.db.empty()) {
     throw std::runtime_error("--pick " + options.pick +
                              " needs --db FILE: the results database written by weft explore");
@@ -213,15 +213,15 @@ void checkPickOptions(const RunOptions& options) {
     throw std::runtime_error("--pick runs an explored variant with the opencl backend; drop "
                              "--backend " + options.backend);
   }
-  explore::parsePickSpec(options.pick);
+  explore::PickSpec spec = explore::parsePickSpec(options.pick);
   if (!std::filesystem::exists(options.db)) {
     throw std::runtime_error(options.db + ": no such results database");
   }
+  return spec;
 }
 
 PickedRun pickForRun(const RunOptions& options, const std::string& program) {
-  checkPickOptions(options);
-  const explore::PickSpec spec = explore::parsePickSpec(options.pick);
+  const explore::PickSpec spec = checkPickOptions(options);
   const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(options.db);
   std::set<std::string> explored;
   for (const explore::VariantRecord& v : snapshot.variants) {

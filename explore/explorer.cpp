@@ -121,6 +121,13 @@ std::string Preparation::parametersOf(size_t point) const {
                         structure.fixedParameters);
 }
 
+void adoptStructure(ExploreTarget& target, const ExploreTarget::Structure& structure) {
+  target.parametric = structure.parametric;
+  target.switches = structure.switches;
+  target.fixedParameters = structure.fixedParameters;
+  target.strategy = structure.strategy;
+}
+
 ArithBinding smallerSizes(const ArithBinding& sizes, int64_t cap) {
   ArithBinding smaller;
   for (const auto& [name, value] : sizes) {

@@ -158,6 +158,10 @@ SampledTarget sampleTarget(const ExploreTarget& target,
                            const std::optional<host::DeviceProfile>& profile, size_t samples,
                            uint64_t seed, const SamplerOptions& options = {});
 
+// `target` narrowed to one of its structures: its program, switches, fixed parameters and
+// strategy replace the target's (what rebuilding a recorded variant needs).
+void adoptStructure(ExploreTarget& target, const ExploreTarget::Structure& structure);
+
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
 

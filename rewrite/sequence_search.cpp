@@ -618,6 +618,12 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
   return heuristics;
 }
 
+std::string searchHeuristicNames() {
+  std::string names;
+  for (const SearchHeuristic& h : searchHeuristics()) names += (names.empty() ? "" : ", ") + h.name;
+  return names;
+}
+
 std::vector<std::string> defaultAlgorithmicRules() {
   std::vector<std::string> names;
   for (const Rule& rule : ruleLibrary()) {

@@ -72,6 +72,8 @@ struct SearchHeuristic {
   std::string description;
 };
 const std::vector<SearchHeuristic>& searchHeuristics();
+// Their names joined with ", " (for help texts).
+std::string searchHeuristicNames();
 
 struct SearchOptions {
   // Limits: depth of each level, structures kept, rule applications tried and seconds per

@@ -115,11 +115,8 @@ ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithB
   if (auto* why = std::get_if<std::string>(&structure)) {
     throw std::invalid_argument("the recorded fusion does not apply: " + *why);
   }
-  ExploreTarget::Structure& s = std::get<ExploreTarget::Structure>(structure);
-  target.parametric = s.parametric;
-  target.switches = s.switches;
-  target.fixedParameters = s.fixedParameters;
-  target.strategy = s.strategy;
+  const ExploreTarget::Structure& s = std::get<ExploreTarget::Structure>(structure);
+  adoptStructure(target, s);
   target.description += "; " + s.family;
   return target;
 }

@@ -131,10 +131,7 @@ class PipelineWorkload final : public Workload {
     target.reference = *request.program;
     ExploreTarget::Structure structure = recordedSearchedStructure(
         *request.program, request.sizes, rewritten->second, strategy);
-    target.parametric = structure.parametric;
-    target.switches = structure.switches;
-    target.fixedParameters = structure.fixedParameters;
-    target.strategy = structure.strategy;
+    adoptStructure(target, structure);
     target.description += "; " + structure.strategy;
     return target;
   }
