@@ -54,6 +54,11 @@ ViewPtr Generator::layoutView(const Expr& e, const std::function<ViewPtr(const E
       for (const Expr& a : e.args()) components.push_back(viewOf(a));
       return zipView(std::move(components), typeOf(e));
     }
+    case Op::ArrayOf: {
+      std::vector<ViewPtr> elements;
+      for (const Expr& a : e.args()) elements.push_back(viewOf(a));
+      return elementsView(std::move(elements));
+    }
     case Op::Get:
       return getView(viewOf(e.args()[0]), static_cast<int>(*nats[0].constant()));
     case Op::Id:

@@ -235,7 +235,7 @@ ResolvedElement resolveShared(ViewContext& context, const ViewPtr& view,
   if (!memo) return resolve(context, *view, indices, path, std::move(lane));
   PadGuardRecorder* const padGuards = context.padGuards;
   BorderReadRecorder* const borderReads = context.borderReads;
-  ViewContext::Memo::Key key{intern(*memo, view), indices, path, lane, padGuards != nullptr,
+  ViewContext::Memo::Key key{intern(*memo, view),   indices, path, lane, padGuards != nullptr,
                              borderReads != nullptr};
   std::vector<ViewContext::Memo::Variant>& variants = memo->entries[key];
   for (const ViewContext::Memo::Variant& variant : variants) {
@@ -271,9 +271,8 @@ ResolvedElement resolveShared(ViewContext& context, const ViewPtr& view,
                              padGuards->seen.end());
   }
   if (borderReads) {
-    variant.borderReads.assign(
-        borderReads->seen.begin() + static_cast<std::ptrdiff_t>(readsBefore),
-        borderReads->seen.end());
+    variant.borderReads.assign(borderReads->seen.begin() + static_cast<std::ptrdiff_t>(readsBefore),
+                               borderReads->seen.end());
   }
   // `variants` may have moved if the resolution above added entries (rehash): look it up again.
   std::vector<ViewContext::Memo::Variant>& stored = memo->entries[key];
@@ -373,8 +372,8 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
   if (type.isVector() && !lane) {
     result.offset = offset;
     result.vectorWidth = static_cast<int>(type.vectorWidth());
-    result.expression = "vload" + std::to_string(type.vectorWidth()) + "(0, " + view.name +
-                        " + " + offset.toC() + ")";
+    result.expression = "vload" + std::to_string(type.vectorWidth()) + "(0, " + view.name + " + " +
+                        offset.toC() + ")";
     result.arrays.push_back({view.name, false});
     return result;
   }
@@ -406,9 +405,11 @@ ResolvedElement resolveValue(const View& view, const std::vector<Arith>& indices
 ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arith>& indices,
                         std::vector<int>& path, std::optional<Arith> lane) {
   switch (view.kind) {
-    case View::Kind::Memory: return resolveMemory(view, indices, path, lane);
+    case View::Kind::Memory:
+      return resolveMemory(view, indices, path, lane);
     case View::Kind::Variable:
-    case View::Kind::Scalar: return resolveValue(view, indices, path, lane);
+    case View::Kind::Scalar:
+      return resolveValue(view, indices, path, lane);
     case View::Kind::Access:
       indices.insert(indices.begin(), view.index);
       return resolveChild(context, view, indices, path, lane);
@@ -499,9 +500,10 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
           ResolvedElement inner = resolveChild(context, view, indices, path, lane);
           std::string value = literalC(view.padValue, storedScalarKind(view.type));
           if (inner.vectorWidth > 0) {
-            value = "(" + std::string(storedScalarKind(view.type) == ScalarKind::Float ? "float"
-                                                                                        : "int") +
-                    std::to_string(inner.vectorWidth) + ")(" + value + ")";
+            value =
+                "(" +
+                std::string(storedScalarKind(view.type) == ScalarKind::Float ? "float" : "int") +
+                std::to_string(inner.vectorWidth) + ")(" + value + ")";
           }
           ResolvedElement result;
           result.vectorWidth = inner.vectorWidth;
@@ -561,8 +563,8 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         result.base = lanes[0].base;
         result.space = lanes[0].space;
         result.offset = lanes[0].offset;
-        result.expression = "vload" + std::to_string(w) + "(0, " + result.base + " + " +
-                            result.offset.toC() + ")";
+        result.expression =
+            "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
         result.arrays.push_back({result.base, false});
         return result;
       }
@@ -585,6 +587,30 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
     case View::Kind::Fill:
       popFront(indices, "fill");
       return resolveChild(context, view, indices, path, lane);
+    case View::Kind::Elements: {
+      Arith i = popFront(indices, "array");
+      const size_t count = view.children.size();
+      if (std::optional<int64_t> k = i.constant()) {
+        if (*k < 0 || static_cast<size_t>(*k) >= count) {
+          fail("array: element " + std::to_string(*k) + " of " + std::to_string(count) + " values");
+        }
+        return resolveChild(context, view, indices, path, lane, static_cast<size_t>(*k));
+      }
+      // An index known only at run time: a choice among the elements, the last by default.
+      ResolvedElement result = resolveChild(context, view, indices, path, lane, count - 1);
+      std::string expression = result.expression;
+      const std::string index = i.toC();
+      for (size_t k = count - 1; k-- > 0;) {
+        ResolvedElement element = resolveChild(context, view, indices, path, lane, k);
+        for (auto& use : element.arrays) result.arrays.push_back(std::move(use));
+        expression = "((" + index + ") == " + std::to_string(k) + " ? " + element.expression +
+                     " : " + expression + ")";
+      }
+      result.expression = std::move(expression);
+      result.isMemory = false;
+      result.isVariable = false;
+      return result;
+    }
     case View::Kind::Map: {
       Arith i = popFront(indices, "map");
       ViewPtr element = view.elementView(accessView(view.children[0], i));
@@ -659,8 +685,7 @@ ViewPtr slideView(ViewPtr array, Arith size, Arith step) {
   const Type& t = requireArray(array->type, "slide");
   View v;
   v.kind = View::Kind::Slide;
-  v.type = Type::array(Type::array(t.arrayElement(), size),
-                       (t.arrayLength() - size + step) / step);
+  v.type = Type::array(Type::array(t.arrayElement(), size), (t.arrayLength() - size + step) / step);
   v.a = std::move(size);
   v.b = std::move(step);
   v.children = {std::move(array)};
@@ -695,8 +720,7 @@ ViewPtr transposeView(ViewPtr arrayOfArrays) {
   const Type& inner = requireArray(outer.arrayElement(), "transpose");
   View v;
   v.kind = View::Kind::Transpose;
-  v.type = Type::array(Type::array(inner.arrayElement(), outer.arrayLength()),
-                       inner.arrayLength());
+  v.type = Type::array(Type::array(inner.arrayElement(), outer.arrayLength()), inner.arrayLength());
   v.children = {std::move(arrayOfArrays)};
   return make(std::move(v));
 }
@@ -710,6 +734,15 @@ ViewPtr reorderView(ViewPtr array, IndexFunction function, Arith stride) {
   v.b = std::move(stride);
   v.indexFunction = function;
   v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr elementsView(std::vector<ViewPtr> elements) {
+  if (elements.empty()) fail("array: no elements");
+  View v;
+  v.kind = View::Kind::Elements;
+  v.type = Type::array(elements.front()->type, static_cast<int64_t>(elements.size()));
+  v.children = std::move(elements);
   return make(std::move(v));
 }
 
@@ -762,8 +795,7 @@ ViewPtr fillView(ViewPtr element, Arith count) {
   return make(std::move(v));
 }
 
-ViewPtr mapView(ViewPtr array, Type elementType,
-                std::function<ViewPtr(const ViewPtr&)> element) {
+ViewPtr mapView(ViewPtr array, Type elementType, std::function<ViewPtr(const ViewPtr&)> element) {
   const Type& t = requireArray(array->type, "map");
   View v;
   v.kind = View::Kind::Map;
@@ -834,10 +866,14 @@ std::string cTypeName(const Type& type) {
 
 Arith scalarCount(const Type& type) {
   switch (type.kind()) {
-    case TypeKind::Scalar: return Arith(1);
-    case TypeKind::Vector: return Arith(type.vectorWidth());
-    case TypeKind::Array: return type.arrayLength() * scalarCount(type.arrayElement());
-    case TypeKind::Tuple: fail("tuples cannot be stored in memory (" + type.toString() + ")");
+    case TypeKind::Scalar:
+      return Arith(1);
+    case TypeKind::Vector:
+      return Arith(type.vectorWidth());
+    case TypeKind::Array:
+      return type.arrayLength() * scalarCount(type.arrayElement());
+    case TypeKind::Tuple:
+      fail("tuples cannot be stored in memory (" + type.toString() + ")");
   }
   return Arith(1);
 }
@@ -847,17 +883,22 @@ ScalarKind storedScalarKind(const Type& type) {
     case TypeKind::Scalar:
     case TypeKind::Vector:
       return type.scalarKind() == ScalarKind::Float ? ScalarKind::Float : ScalarKind::Int;
-    case TypeKind::Array: return storedScalarKind(type.arrayElement());
-    case TypeKind::Tuple: fail("tuples cannot be stored in memory (" + type.toString() + ")");
+    case TypeKind::Array:
+      return storedScalarKind(type.arrayElement());
+    case TypeKind::Tuple:
+      fail("tuples cannot be stored in memory (" + type.toString() + ")");
   }
   return ScalarKind::Float;
 }
 
 const char* addressSpaceName(AddressSpace space) {
   switch (space) {
-    case AddressSpace::Global: return "global";
-    case AddressSpace::Local: return "local";
-    case AddressSpace::Private: return "private";
+    case AddressSpace::Global:
+      return "global";
+    case AddressSpace::Local:
+      return "local";
+    case AddressSpace::Private:
+      return "private";
   }
   return "?";
 }

@@ -49,6 +49,7 @@ struct View {
     AsVector,   // [S<v>]n over child [S](n*v); `a` = v
     AsScalar,   // [S](n*v) over child [S<v>]n; `a` = v
     Fill,       // [T]n of copies of child 0
+    Elements,   // [T]n whose element i is child i (array(e0, ..., en-1))
     Map,        // [U]n over child [T]n: element i is elementView(child[i]) (a map whose
                 // function only rearranges data, e.g. map(transpose))
   };
@@ -92,6 +93,9 @@ ViewPtr getView(ViewPtr tuple, int component);
 ViewPtr asVectorView(ViewPtr array, int64_t width);
 ViewPtr asScalarView(ViewPtr arrayOfVectors);
 ViewPtr fillView(ViewPtr element, Arith count);
+// A view of [T]n whose element i is `elements[i]` (all of type T): a constant index reads the
+// element itself, any other a choice among them.
+ViewPtr elementsView(std::vector<ViewPtr> elements);
 // A view of [elementType]n whose element i is `element(array[i])`.
 ViewPtr mapView(ViewPtr array, Type elementType,
                 std::function<ViewPtr(const ViewPtr&)> element);

@@ -179,6 +179,9 @@ Expr tuple(Expr a, Expr b, Expr c) {
   return tuple(std::vector<Expr>{std::move(a), std::move(b), std::move(c)});
 }
 Expr tuple(std::vector<Expr> elements) { return prim(Op::Tuple, {}, {}, std::move(elements)); }
+Expr arrayOf(std::vector<Expr> elements) {
+  return prim(Op::ArrayOf, {}, {}, std::move(elements));
+}
 Expr get(Arith index, Expr t) { return prim(Op::Get, {std::move(index)}, {}, {std::move(t)}); }
 
 Expr add(Expr a, Expr b) { return binary(Op::Add, std::move(a), std::move(b)); }

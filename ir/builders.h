@@ -108,6 +108,9 @@ Expr toPrivate(Expr f, std::vector<Expr> args);
 Expr tuple(Expr a, Expr b);
 Expr tuple(Expr a, Expr b, Expr c);
 Expr tuple(std::vector<Expr> elements);
+// array(e0, ..., en-1): the values as an array (a constant matrix is an array of arrays of
+// literals).
+Expr arrayOf(std::vector<Expr> elements);
 Expr get(Arith index, Expr t);
 
 // ---- scalar operators --------------------------------------------------------------------

@@ -255,6 +255,12 @@ class Interpreter {
       }
       case Op::Zip:
         return zip(e);
+      case Op::ArrayOf: {
+        std::vector<Value> elements;
+        elements.reserve(e.args().size());
+        for (size_t index = 0; index < e.args().size(); ++index) elements.push_back(arg(e, index));
+        return Value::array(std::move(elements));
+      }
       case Op::Split:
         return split(e);
       case Op::Join:

@@ -136,6 +136,8 @@ std::string describeLayout(Op op) {
       return "two or more arrays";
     case Op::Tuple:
       return "two or more values";
+    case Op::ArrayOf:
+      return "one or more values of one type";
     case Op::Get:
       return "an index and a tuple";
     default:

@@ -256,6 +256,7 @@ std::set<std::string> reservedNames() {
 struct Arg {
   std::function<Printed(int indent, int column, bool flat)> print;
   bool isText = false;
+  bool literal = false;  // a literal value (a constant matrix's entries are packed on lines)
 };
 
 class Printer {
@@ -395,6 +396,24 @@ class Printer {
       text.resize(text.size() - 2);
       return {text + ")", kPrimary};
     }
+    if (head == "array" &&
+        std::all_of(args.begin(), args.end(), [](const Arg& a) { return a.literal; })) {
+      // A row of a constant matrix: as many values per line as fit.
+      int lineColumn = column + static_cast<int>(text.size());
+      for (size_t i = 0; i < args.size(); ++i) {
+        std::string item = args[i].print(0, 0, true).text + (i + 1 < args.size() ? "," : ")");
+        if (i > 0 && lineColumn + 1 + static_cast<int>(item.size()) > kWidth) {
+          text += "\n" + std::string(indent + 2, ' ');
+          lineColumn = indent + 2;
+        } else if (i > 0) {
+          text += " ";
+          ++lineColumn;
+        }
+        text += item;
+        lineColumn += static_cast<int>(item.size());
+      }
+      return {text, kPrimary};
+    }
     if (first + 1 == args.size()) {
       int argColumn = column + static_cast<int>(text.size());
       return {text + args[first].print(indent, argColumn, false).text + ")", kPrimary};
@@ -411,7 +430,7 @@ class Printer {
 
   Arg exprArg(const Expr& e) {
     return {[this, e](int indent, int column, bool flat) { return print(e, indent, column, flat); },
-            false};
+            false, e.isLiteral()};
   }
   static Arg textArg(std::string text) {
     return {[text](int, int, bool) { return Printed{text, kPrimary}; }, true};

@@ -262,6 +262,20 @@ Type Zip(TypeRuleContext& context) {
   return Type::array(Type::tuple(std::move(elements)), n);
 }
 
+// array(e0, ..., en-1): the n values as an array; they must have one type (a constant matrix
+// is an array of arrays of literals).
+Type ArrayOf(TypeRuleContext& context) {
+  const Type& element = context.argType(0);
+  for (size_t i = 1; i < context.argCount(); ++i) {
+    if (context.argType(i) != element) {
+      context.fail("the elements of an array must have one type: element 0 is " +
+                   element.toString() + ", element " + std::to_string(i) + " is " +
+                   context.argType(i).toString());
+    }
+  }
+  return Type::array(element, static_cast<int64_t>(context.argCount()));
+}
+
 Type Split(TypeRuleContext& context) {
   const Arith& m = context.nats()[0];
   const Type& input = arrayArg(context, 0);
@@ -512,6 +526,8 @@ const char* signature(Op op) {
       return "fill: (n: nat, T) -> [T]n, 1 <= n";
     case Op::Zip:
       return "zip: ([T1]n, ..., [Tk]n) -> [(T1, ..., Tk)]n, k >= 2";
+    case Op::ArrayOf:
+      return "array: (T, ..., T) -> [T]n, n values";
     case Op::Split:
       return "split: (m: nat, [T]n) -> [[T]m](n/m), m | n";
     case Op::Join:

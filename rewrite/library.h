@@ -40,5 +40,6 @@ void addReduceLevelRules(std::vector<Rule>& rules);    // rules_reduce_levels.cp
 void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.cpp
 void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cpp
 void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.cpp
+void addWinogradRules(std::vector<Rule>& rules);       // rules_winograd.cpp
 
 }  // namespace weft::rewrite

@@ -325,4 +325,32 @@ inline std::optional<Expr> tileOverlapped(const RuleApplication& a, const Slide2
   return untileWindowResults(std::move(computedTiles));
 }
 
+// transpose(map(r -> transpose(r), x)): returns x.
+inline std::optional<Expr> matchTransposeOfMapTranspose(const Expr& node) {
+  if (!node.isPrim(Op::Transpose) || !node.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& m = node.args()[0];
+  const Expr& f = m.funs()[0];
+  if (!isUnaryLambda(f) || !f.body().isPrim(Op::Transpose) ||
+      !isParamNode(f.body().args()[0], f.params()[0])) {
+    return std::nullopt;
+  }
+  return m.args()[0];
+}
+
+// f = (acc, p) -> acc + p._0 * p._1 (either order of the sum and of the product).
+inline bool isSumOfProductsLambda(const Expr& f) {
+  if (!f.isLambda() || f.params().size() != 2) return false;
+  const Expr& acc = f.params()[0];
+  const Expr& p = f.params()[1];
+  const Expr& sum = f.body();
+  if (!sum.isPrim(Op::Add)) return false;
+  const Expr* product = nullptr;
+  if (isParamNode(sum.args()[0], acc)) product = &sum.args()[1];
+  if (isParamNode(sum.args()[1], acc)) product = &sum.args()[0];
+  if (!product || !product->isPrim(Op::Mul)) return false;
+  const Expr& x = product->args()[0];
+  const Expr& y = product->args()[1];
+  return (isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p));
+}
+
 }  // namespace weft::rewrite

@@ -313,6 +313,7 @@ const std::vector<Rule>& ruleLibrary() {
     addStencilFusionRules(all);
     addStencilChainRules(all);
     addStencilTupleRules(all);
+    addWinogradRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

@@ -92,23 +92,11 @@ std::optional<KernelMap2D> matchKernelMap2D(const Expr& node) {
   return KernelMap2D{w, kf, ks, node.args()[0]};
 }
 
-// transpose(map(r -> transpose(r), x)): returns x.
-std::optional<Expr> matchTransposeMapTranspose(const Expr& node) {
-  if (!node.isPrim(Op::Transpose) || !node.args()[0].isPrim(Op::Map)) return std::nullopt;
-  const Expr& m = node.args()[0];
-  const Expr& f = m.funs()[0];
-  if (!isUnaryLambda(f) || !f.body().isPrim(Op::Transpose) ||
-      !isParamNode(f.body().args()[0], f.params()[0])) {
-    return std::nullopt;
-  }
-  return m.args()[0];
-}
-
 // Blocks of σ windows of a row: consecutive windows (split(σ)), or interleaved windows
 // b, b + W/σ, b + 2·W/σ, … (transpose ∘ split(W/σ)), so that neighbouring blocks — neighbouring
 // work-items once the blocks are mapped to mapLcl — read neighbouring pixels at each step.
 std::optional<Expr> kernelBlocking(const RuleApplication& a, bool interleaved) {
-  std::optional<Expr> inner = matchTransposeMapTranspose(a.node);
+  std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
   const bool kernelsOutermost = inner.has_value();
   std::optional<KernelMap2D> m = matchKernelMap2D(kernelsOutermost ? *inner : a.node);
   if (!m) return std::nullopt;
@@ -183,22 +171,6 @@ std::optional<Expr> map2DKernelBlockingInterleaved(const RuleApplication& a) {
 
 // ---- vectorize-block-accumulators ----
 
-// f = (acc, p) -> acc + p._0 * p._1 (either order of the sum and of the product).
-bool isSumOfProducts(const Expr& f) {
-  if (!f.isLambda() || f.params().size() != 2) return false;
-  const Expr& acc = f.params()[0];
-  const Expr& p = f.params()[1];
-  const Expr& sum = f.body();
-  if (!sum.isPrim(Op::Add)) return false;
-  const Expr* product = nullptr;
-  if (isParamNode(sum.args()[0], acc)) product = &sum.args()[1];
-  if (isParamNode(sum.args()[1], acc)) product = &sum.args()[0];
-  if (!product || !product->isPrim(Op::Mul)) return false;
-  const Expr& x = product->args()[0];
-  const Expr& y = product->args()[1];
-  return (isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p));
-}
-
 // zipped = zip(a(w), b(k)) (0) or zip(b(k), a(w)) (1): the side of the window's values, or -1.
 int windowSideOf(const Expr& zipped, const Expr& w, const Expr& k) {
   if (!zipped.isPrim(Op::Zip) || zipped.args().size() != 2) return -1;
@@ -265,7 +237,7 @@ std::optional<Expr> vectorizeBlockAccumulators(const RuleApplication& a) {
   const Expr& f = r.funs()[0];
   const Expr& zipped = r.args()[1];
   if (mentionsParam(z, w) || mentionsParam(f, w) || mentionsParam(f, k)) return std::nullopt;
-  if (!isSumOfProducts(f)) return std::nullopt;
+  if (!isSumOfProductsLambda(f)) return std::nullopt;
   const int windowSide = windowSideOf(zipped, w, k);
   if (windowSide < 0) return std::nullopt;
   const Expr& aw = zipped.args()[static_cast<size_t>(windowSide)];
@@ -330,7 +302,7 @@ Expr innermostParts(int depth, const Arith& parts, Expr x) {
 }
 
 std::optional<Expr> map2DSplitReduction(const RuleApplication& a) {
-  std::optional<Expr> inner = matchTransposeMapTranspose(a.node);
+  std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
   if (!inner) return std::nullopt;
   std::optional<KernelMap2D> m = matchKernelMap2D(*inner);
   if (!m || !isUnaryLambda(m->kernelFun)) return std::nullopt;
@@ -341,7 +313,7 @@ std::optional<Expr> map2DSplitReduction(const RuleApplication& a) {
   const Expr& z = r.args()[0];
   const Expr& f = r.funs()[0];
   const Expr& zipped = r.args()[1];
-  if (mentionsParam(z, w) || !isSumOfProducts(f)) return std::nullopt;
+  if (mentionsParam(z, w) || !isSumOfProductsLambda(f)) return std::nullopt;
   const int windowSide = windowSideOf(zipped, w, k);
   if (windowSide < 0) return std::nullopt;
   const std::optional<Expr> zeroOfZ = zeroOfScalar(a.typeOf(z));
