@@ -6,12 +6,12 @@
 // bound from the input shapes and --size (bindSizes), and ir/interp.h computes the result. It
 // does not need the type checker, so a program can be run even while it does not type-check.
 // With --backend opencl the definition is instead compiled to OpenCL
-// (codegen/compile_pipeline.h: default lowering, code generation) and run on the --device by host/program_runner.h; the output is
-// written the same way.
+// (codegen/compile_pipeline.h: default lowering, code generation) and run on the --device by
+// host/program_runner.h; the output is written the same way.
 //
 // `weft run --layer C,H,W,M,K,stride,pad` (or `--layer vgg16:N`) runs the built-in
-// convolution layer of workloads/conv/conv_layer.h instead of a file, with PyTorch's layouts: --in x.npy
-// (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
+// convolution layer of workloads/conv/conv_layer.h instead of a file, with PyTorch's layouts: --in
+// x.npy (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
 // checked against the layer before anything runs.
 //
 // `weft run --layer L --db results.db --pick fastest|smallest|knee|budget=25MB --in ... --out
@@ -26,9 +26,9 @@
 // sizes (a fusion or a structure of the rewrite search, rebuilt by the program workload).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,17 +40,17 @@
 #include "codegen/compile_pipeline.h"
 #include "explore/results_db.h"
 #include "explore/variant_pick.h"
-#include "workloads/pipeline/pipeline_workload.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "workloads/conv/conv_layer.h"
-#include "workloads/conv/conv_layer_inputs.h"
 #include "ir/interp.h"
 #include "ir/npy.h"
 #include "ir/parser.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_layer_inputs.h"
 #include "workloads/conv/conv_targets.h"
 #include "workloads/conv/conv_workload.h"
+#include "workloads/pipeline/pipeline_workload.h"
 
 namespace weft::cli {
 
@@ -70,7 +70,46 @@ struct RunOptions {
   std::string pick;                // --pick: fastest, smallest, knee or budget=SIZE
   std::string dbDevice;            // --db-device: whose results to pick from (a fingerprint)
   bool backendGiven = false;       // --backend was on the command line
+  int repeat = 1;                  // --repeat: OpenCL runs of the whole program, the fastest kept
+  bool kernelTimes = false;        // --kernel-times: each kernel's time on a line of its own
 };
+
+// Runs a compiled program --repeat times (the fastest run is reported).
+host::RunResult runCompiled(host::Context& context, const CompiledProgram& compiled,
+                            const std::vector<Value>& inputs, const ArithBinding& sizes,
+                            const RunOptions& options) {
+  host::RunOptions runOptions;
+  runOptions.repeats = std::max(1, options.repeat);
+  return host::runProgram(context, compiled, inputs, sizes, runOptions);
+}
+
+// ", T ms kernel time (N kernels) on DEVICE", and with --kernel-times each kernel's time after
+// the summary line.
+std::string describeKernelTime(const host::RunResult& run, const std::string& device,
+                               const RunOptions& options) {
+  char elapsed[160];
+  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s%s) on %s",
+                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
+                run.kernels.size() == 1 ? "" : "s",
+                options.repeat > 1
+                    ? (", fastest of " + std::to_string(options.repeat) + " runs").c_str()
+                    : "",
+                device.c_str());
+  return elapsed;
+}
+
+// With --kernel-times, one line per kernel in launch order: its name and fastest time.
+std::string kernelTimesText(const host::RunResult& run, const RunOptions& options) {
+  std::string text;
+  if (!options.kernelTimes) return text;
+  for (const host::KernelTime& kernel : run.kernels) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-32s %9.3f ms\n", kernel.name.c_str(),
+                  static_cast<double>(kernel.nanoseconds) / 1e6);
+    text += line;
+  }
+  return text;
+}
 
 // The opencl backend: default lowering, code generation, a run on the chosen device.
 // Returns the result and sets `where` to a description of the time taken. Kernels are generated
@@ -78,7 +117,8 @@ struct RunOptions {
 // over a symbolic length, a private array of symbolic size) is generated again with every size
 // of this run fixed.
 Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs,
-                  const ArithBinding& sizes, const RunOptions& options, std::string& where) {
+                  const ArithBinding& sizes, const RunOptions& options, std::string& where,
+                  std::string& kernelLines) {
   CompiledProgram compiled;
   try {
     compiled = compileToOpenCL(definition);
@@ -88,12 +128,9 @@ Value runOnOpenCL(const Definition& definition, const std::vector<Value>& inputs
     compiled = compileToOpenCL(definition, {}, specialized);
   }
   host::Context context(host::selectDevice(options.device));
-  host::RunResult run = host::runProgram(context, compiled, inputs, sizes);
-  char elapsed[160];
-  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
-                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
-                run.kernels.size() == 1 ? "" : "s", context.device().name.c_str());
-  where = elapsed;
+  host::RunResult run = runCompiled(context, compiled, inputs, sizes, options);
+  where = describeKernelTime(run, context.device().name, options);
+  kernelLines = kernelTimesText(run, options);
   return run.output;
 }
 
@@ -155,9 +192,9 @@ void run(const RunOptions& options) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  std::string openclTime;
+  std::string openclTime, kernelLines;
   Value result = options.backend == "opencl"
-                     ? runOnOpenCL(definition, inputs, sizes, options, openclTime)
+                     ? runOnOpenCL(definition, inputs, sizes, options, openclTime, kernelLines)
                      : interpret(definition, inputs, sizes);
   double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -173,7 +210,7 @@ void run(const RunOptions& options) {
   std::snprintf(elapsed, sizeof elapsed, ", %.3f ms in the interpreter", milliseconds);
   summary += options.backend == "opencl" ? openclTime : std::string(elapsed);
   if (!options.output.empty()) summary += ", written to " + options.output;
-  std::printf("%s\n", summary.c_str());
+  std::printf("%s\n%s", summary.c_str(), kernelLines.c_str());
 }
 
 // The inputs of convLayerDefinition (PyTorch's layouts, as read).
@@ -210,8 +247,10 @@ explore::PickSpec checkPickOptions(const RunOptions& options) {
                              " needs --db FILE: the results database written by weft explore");
   }
   if (options.backendGiven && options.backend != "opencl") {
-    throw std::runtime_error("--pick runs an explored variant with the opencl backend; drop "
-                             "--backend " + options.backend);
+    throw std::runtime_error(
+        "--pick runs an explored variant with the opencl backend; drop "
+        "--backend " +
+        options.backend);
   }
   explore::PickSpec spec = explore::parsePickSpec(options.pick);
   if (!std::filesystem::exists(options.db)) {
@@ -247,10 +286,10 @@ PickedRun pickForRun(const RunOptions& options, const std::string& program) {
               record.key.device.c_str(), record.key.compiler.c_str());
   if (!record.strategy.empty()) std::printf("structure: %s\n", record.strategy.c_str());
   if (record.key.device != runningOn) {
-    std::printf("note: the variant was explored on device %s; this run uses %s (%s), so its "
-                "recorded time may not apply here\n",
-                record.key.device.c_str(), runningOn.c_str(),
-                result.context->device().name.c_str());
+    std::printf(
+        "note: the variant was explored on device %s; this run uses %s (%s), so its "
+        "recorded time may not apply here\n",
+        record.key.device.c_str(), runningOn.c_str(), result.context->device().name.c_str());
   }
   return result;
 }
@@ -265,20 +304,16 @@ void runPickedLayer(const ConvLayer& layer, const RunOptions& options) {
   const CompiledProgram compiled = explore::compileLayerVariant(layer, record);
   const ArithBinding sizes = convListing3Sizes(layer);
   std::vector<Value> inputs = explore::listing3Inputs(layer, arrays);
-  host::RunResult run = host::runProgram(*context, compiled, inputs, sizes);
+  host::RunResult run = runCompiled(*context, compiled, inputs, sizes, options);
 
   NpyArray output = npyFromValue(run.output);
   if (!options.output.empty()) writeNpy(options.output, output);
   if (options.print) std::printf("%s\n", run.output.toString().c_str());
   std::string summary =
       layer.describe() + ": result shape " + shapeToString(output.shape) + " float32";
-  char elapsed[160];
-  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
-                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
-                run.kernels.size() == 1 ? "" : "s", context->device().name.c_str());
-  summary += elapsed;
+  summary += describeKernelTime(run, context->device().name, options);
   if (!options.output.empty()) summary += ", written to " + options.output;
-  std::printf("%s\n", summary.c_str());
+  std::printf("%s\n%s", summary.c_str(), kernelTimesText(run, options).c_str());
 }
 
 // FILE --pick: an explored variant of the program at these sizes from --db, rebuilt by its
@@ -289,20 +324,16 @@ void runPickedFile(const Definition& definition, const std::vector<Value>& input
   PickedRun pickedRun = pickForRun(options, program);
   const CompiledProgram compiled =
       explore::compileProgramVariant(definition, sizes, pickedRun.picked.record);
-  host::RunResult run = host::runProgram(*pickedRun.context, compiled, inputs, sizes);
+  host::RunResult run = runCompiled(*pickedRun.context, compiled, inputs, sizes, options);
   NpyArray output = npyFromValue(run.output);
   if (!options.output.empty()) writeNpy(options.output, output);
   if (options.print) std::printf("%s\n", run.output.toString().c_str());
   std::string summary = definition.name + ": result shape " + shapeToString(output.shape) + " " +
                         (output.dtype == NpyDType::Float32 ? "float32" : "int32");
   if (!sizes.empty()) summary += ", sizes " + describeBinding(sizes);
-  char elapsed[160];
-  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s) on %s",
-                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
-                run.kernels.size() == 1 ? "" : "s", pickedRun.context->device().name.c_str());
-  summary += elapsed;
+  summary += describeKernelTime(run, pickedRun.context->device().name, options);
   if (!options.output.empty()) summary += ", written to " + options.output;
-  std::printf("%s\n", summary.c_str());
+  std::printf("%s\n%s", summary.c_str(), kernelTimesText(run, options).c_str());
 }
 
 void runLayer(const RunOptions& options) {
@@ -333,9 +364,9 @@ void runLayer(const RunOptions& options) {
   std::vector<Value> inputs = readLayerInputs(layer, definition, options);
 
   auto start = std::chrono::steady_clock::now();
-  std::string openclTime;
+  std::string openclTime, kernelLines;
   Value result = options.backend == "opencl"
-                     ? runOnOpenCL(definition, inputs, {}, options, openclTime)
+                     ? runOnOpenCL(definition, inputs, {}, options, openclTime, kernelLines)
                      : interpret(definition, inputs, {});
   double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -350,7 +381,7 @@ void runLayer(const RunOptions& options) {
   std::snprintf(elapsed, sizeof elapsed, ", %.3f ms in the interpreter", milliseconds);
   summary += options.backend == "opencl" ? openclTime : std::string(elapsed);
   if (!options.output.empty()) summary += ", written to " + options.output;
-  std::printf("%s\n", summary.c_str());
+  std::printf("%s\n%s", summary.c_str(), kernelLines.c_str());
 }
 
 }  // namespace
@@ -397,12 +428,13 @@ void registerRun(CLI::App& app) {
                    "bind a size variable or tuning parameter, e.g. --size N=4")
       ->allow_extra_args(false);
   command->add_flag("--print", options->print, "also print the result value");
-  CLI::Option* backend = command
-      ->add_option("--backend", options->backend,
-                   "interp (the reference interpreter) or opencl (default lowering, generated "
-                   "kernels run on an OpenCL device)")
-      ->check(CLI::IsMember({"interp", "opencl"}))
-      ->capture_default_str();
+  CLI::Option* backend =
+      command
+          ->add_option("--backend", options->backend,
+                       "interp (the reference interpreter) or opencl (default lowering, generated "
+                       "kernels run on an OpenCL device)")
+          ->check(CLI::IsMember({"interp", "opencl"}))
+          ->capture_default_str();
   command->add_option("--device", options->device,
                       "OpenCL device for --backend opencl: an index, gpu, cpu, or part of a "
                       "device or platform name (default: the first GPU, else PoCL; see `weft "
@@ -411,17 +443,28 @@ void registerRun(CLI::App& app) {
                       "run the built-in convolution layer instead of a FILE: "
                       "C,H,W,M,K,stride,pad (e.g. 3,224,224,64,3,1,1) or vgg16:N with the LIFT "
                       "paper's layer number N (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)");
-  command->add_option("--db", options->db,
-                      "with --pick: the results database written by weft explore")
+  command
+      ->add_option("--repeat", options->repeat,
+                   "OpenCL: run the whole program N times on the same buffers and report the "
+                   "fastest run (default 1)")
+      ->check(CLI::Range(1, 100000));
+  command->add_flag("--kernel-times", options->kernelTimes,
+                    "OpenCL: also print each kernel's time (the fastest over --repeat), in launch "
+                    "order");
+  command
+      ->add_option("--db", options->db, "with --pick: the results database written by weft explore")
       ->type_name("FILE");
-  command->add_option("--pick", options->pick,
-                      "with --layer or FILE: run the explored variant that is fastest, smallest, at the "
-                      "knee of the time/space Pareto front, or fastest within budget=SIZE (e.g. "
-                      "budget=25MB), instead of the default lowering (OpenCL)")
+  command
+      ->add_option(
+          "--pick", options->pick,
+          "with --layer or FILE: run the explored variant that is fastest, smallest, at the "
+          "knee of the time/space Pareto front, or fastest within budget=SIZE (e.g. "
+          "budget=25MB), instead of the default lowering (OpenCL)")
       ->type_name("SPEC");
-  command->add_option("--db-device", options->dbDevice,
-                      "with --pick: pick among the results of this device fingerprint (default: "
-                      "the running device's, else the only device in --db)")
+  command
+      ->add_option("--db-device", options->dbDevice,
+                   "with --pick: pick among the results of this device fingerprint (default: "
+                   "the running device's, else the only device in --db)")
       ->type_name("FINGERPRINT");
   command->callback([options, backend] {
     options->backendGiven = backend->count() > 0;
