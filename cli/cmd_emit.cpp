@@ -342,11 +342,37 @@ int64_t givenSwitch(const std::map<std::string, int64_t>& given, const std::stri
   return it->second;
 }
 
-// The structure --params chooses for a layer: the register-blocked vector family when it gives
+// The structure --params chooses for a layer: the Winograd family when it gives winograd_m,
+// winograd_kappa and winograd_sigma, the register-blocked vector family when it gives
 // vector_kappa and vector_sigma, else conv-direct's (v, unroll), which are then required.
 // Returns the target and its structural parameters in the order to list them.
 std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> layerStructure(
     const ConvLayer& layer, const std::map<std::string, int64_t>& given) {
+  if (given.count("winograd_m") || given.count("winograd_kappa") || given.count("winograd_sigma")) {
+    std::vector<std::string> missing;
+    for (const char* name : {"winograd_m", "winograd_kappa", "winograd_sigma"}) {
+      if (!given.count(name)) missing.push_back(name);
+    }
+    if (!missing.empty()) {
+      throw std::runtime_error("--params: no value for " + joined(missing) +
+                               " (the Winograd family's structure: winograd_m, winograd_kappa "
+                               "and winograd_sigma)");
+    }
+    const int64_t m = given.at("winograd_m");
+    const std::vector<int> tiles = explore::winogradTileSizes(layer);
+    if (std::find(tiles.begin(), tiles.end(), m) == tiles.end()) {
+      throw std::runtime_error(
+          "--params: winograd_m=" + std::to_string(m) +
+          " is not a Winograd tile of this layer (3x3 kernels, stride 1, and m in {2, 4} "
+          "dividing the output's height and width)");
+    }
+    std::vector<std::pair<std::string, int64_t>> structure = {
+        {"winograd_m", m},
+        {"winograd_kappa", given.at("winograd_kappa")},
+        {"winograd_sigma", given.at("winograd_sigma")}};
+    std::map<std::string, int64_t> fixed(structure.begin(), structure.end());
+    return {explore::layerStructureTarget(layer, fixed), structure};
+  }
   if (given.count("vector_kappa") || given.count("vector_sigma")) {
     if (!given.count("vector_kappa") || !given.count("vector_sigma")) {
       throw std::runtime_error(
@@ -393,7 +419,8 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
     throw std::runtime_error("--params: no value for " + joined(structural) +
                              " (conv-direct's structure: v in {1, 2, 4, 8, 16}, unroll in {0, 1}; "
                              "or vector_kappa and vector_sigma for the register-blocked vector "
-                             "family)");
+                             "family; or winograd_m, winograd_kappa and winograd_sigma for the "
+                             "Winograd family)");
   }
   int64_t v = given.at("v"), unroll = givenSwitch(given, "unroll");
   if (std::find(explore::kConvDirectVectorWidths.begin(), explore::kConvDirectVectorWidths.end(),
@@ -409,8 +436,7 @@ void emitLayerPoint(const EmitOptions& options) {
   ConvLayer layer = layerOption(options.layer);
   std::map<std::string, int64_t> given = parseParams(options.params);
   auto [target, fixed] = layerStructure(layer, given);
-  const bool vectorFamily = fixed.front().first == "vector_kappa";
-  std::string structureText = vectorFamily ? "conv-register-blocked-vector" : "conv-direct";
+  std::string structureText = target.strategy;
   for (const auto& [name, value] : fixed) structureText += " " + name + "=" + std::to_string(value);
   explore::SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
@@ -430,8 +456,7 @@ void emitLayerPoint(const EmitOptions& options) {
 
   exporting::DropinMetadata metadata;
   metadata.prefix = exporting::dropinPrefix(target.program);
-  metadata.program =
-      layer.describe() + (vectorFamily ? "; conv-register-blocked-vector" : "; conv-direct");
+  metadata.program = layer.describe() + "; " + target.strategy;
   metadata.inputNames = parameterNames(target.parametric);
   metadata.constantInputs =
       constantInputIndices(options, metadata.inputNames, constantInputNames(target));

@@ -76,18 +76,20 @@
 #include "ir/builders.h"
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/strategy_conv_winograd.h"
 #include "rewrite/strategy_pipeline_chain.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "rewrite/strategy_steps.h"
 
 namespace weft::rewrite {
-
-namespace {
 
 const Rule& rule(const std::string& name) {
   const Rule* r = findRule(name);
   if (!r) throw std::logic_error("strategy library: no rule named " + name);
   return *r;
 }
+
+namespace {
 
 bool containsOp(const Expr& e, Op op) {
   bool found = false;
@@ -169,13 +171,16 @@ NodePredicate copyNest(int depth) {
   return [depth](const Expr& node) { return isCopyNest(node, depth); };
 }
 
-// The value of an optional factor, or nullopt.
+}  // namespace
+
 std::optional<Arith> factorValue(const RuleArguments& arguments, const std::string& name) {
   for (const auto& [n, value] : arguments) {
     if (n == name) return value;
   }
   return std::nullopt;
 }
+
+namespace {
 
 Strategy convDirect(const RuleArguments& arguments) {
   static const std::vector<std::string> known = {"theta", "rho",      "kappa", "sigma",
@@ -429,86 +434,6 @@ Strategy convRegisterBlocked(const RuleArguments& arguments) {
 
 // ---- conv-register-blocked-vector ----
 
-// One map-to-mapseq-unroll on a map that computes (not a view) inside the initial value or the
-// function of a reduce: the update of the vector accumulators, unrolled so that each becomes a
-// variable (the biases' view initialising them stays a view), or failure.
-Strategy unrollComputingAccumulatorMaps() {
-  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
-    const Rule& unrollRule = rule("map-to-mapseq-unroll");
-    for (const Match& m : findMatches(definition, {unrollRule})) {
-      bool underAccumulator = false;
-      Expr node = definition.function.body();
-      for (int index : m.position) {
-        if (node.isPrim(Op::Reduce) && (index == 0 || index == 1)) underAccumulator = true;
-        node = nodeAt(node, {index});
-      }
-      if (!underAccumulator || isLayoutFunction(node.funs()[0])) continue;
-      if (auto result = applyAt(definition, unrollRule, m.position, {}, context)) {
-        return StrategyResult::ok(std::move(*result));
-      }
-    }
-    return StrategyResult::fail("no computing map of a reduce's accumulator left to unroll");
-  };
-}
-
-// A high-level copy nest map(e -> map(.. id ..), x) of any depth >= 2 over data x that is not a
-// param (the outermost level: inner levels map over their parent's element).
-bool isOuterCopyNest(const Expr& node) {
-  if (!node.isPrim(Op::Map) || node.args()[0].isParam()) return false;
-  for (int depth = 2; depth <= 8; ++depth) {
-    if (isCopyNest(node, depth)) return true;
-  }
-  return false;
-}
-
-// Every copy nest (the materialized re-layout and padding) as mapGlb over its outer
-// `globalLevels` levels (the outermost in the highest dimension: mapGlb 1 and 0 for two) and
-// mapSeq below: one rule application per level, outermost first. Three levels put a copy's
-// rows in dimension 0, so that neighbouring work-items write neighbouring elements (a GPU's
-// coalesced stores).
-Strategy lowerCopyNests(int globalLevels = 2) {
-  return [globalLevels](const Definition& definition, RewriteContext& context) -> StrategyResult {
-    Definition current = definition;
-    int lowered = 0;
-    while (true) {
-      std::optional<Position> outer;
-      for (const Position& p : allPositions(current.function.body())) {
-        if (isOuterCopyNest(nodeAt(current.function.body(), p))) {
-          outer = p;
-          break;
-        }
-      }
-      if (!outer) break;
-      Position level = *outer;
-      int depth = 0;
-      while (nodeAt(current.function.body(), level).isPrim(Op::Map)) {
-        const Rule& r = rule(depth < globalLevels ? "map-to-mapglb" : "map-to-mapseq");
-        RuleArguments arguments;
-        if (depth < globalLevels) arguments = {{"dim", Arith(globalLevels - 1 - depth)}};
-        std::optional<Definition> next = applyAt(current, r, level, arguments, context);
-        if (!next)
-          return StrategyResult::fail("lowering a copy nest: " + r.name + " did not apply");
-        current = std::move(*next);
-        level.push_back(0);  // the map's function
-        level.push_back(0);  // its body: the next level
-        ++depth;
-      }
-      ++lowered;
-    }
-    if (lowered == 0) return StrategyResult::fail("no copy nest to lower");
-    return StrategyResult::ok(std::move(current));
-  };
-}
-
-// A map whose function's parameter is named `name` (the binders map2d-kernel-blocking creates:
-// kernelGroup, rowGroup, row, windowBlock) that computes (holds a reduce).
-NodePredicate computingMapOver(const std::string& name) {
-  return [name](const Expr& node) {
-    if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
-    return node.funs()[0].params()[0].paramName() == name && containsOp(node.funs()[0], Op::Reduce);
-  };
-}
-
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
   static const std::vector<std::string> known = {"kappa",          "sigma",      "rows",
                                                  "pad_in_loads",   "row_unroll", "interleave",
@@ -647,6 +572,86 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
   };
 }
 }  // namespace
+
+// One map-to-mapseq-unroll on a map that computes (not a view) inside the initial value or the
+// function of a reduce: the update of the vector accumulators, unrolled so that each becomes a
+// variable (the biases' view initialising them stays a view), or failure.
+Strategy unrollComputingAccumulatorMaps() {
+  return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    const Rule& unrollRule = rule("map-to-mapseq-unroll");
+    for (const Match& m : findMatches(definition, {unrollRule})) {
+      bool underAccumulator = false;
+      Expr node = definition.function.body();
+      for (int index : m.position) {
+        if (node.isPrim(Op::Reduce) && (index == 0 || index == 1)) underAccumulator = true;
+        node = nodeAt(node, {index});
+      }
+      if (!underAccumulator || isLayoutFunction(node.funs()[0])) continue;
+      if (auto result = applyAt(definition, unrollRule, m.position, {}, context)) {
+        return StrategyResult::ok(std::move(*result));
+      }
+    }
+    return StrategyResult::fail("no computing map of a reduce's accumulator left to unroll");
+  };
+}
+
+// A high-level copy nest map(e -> map(.. id ..), x) of any depth >= 2 over data x that is not a
+// param (the outermost level: inner levels map over their parent's element).
+static bool isOuterCopyNest(const Expr& node) {
+  if (!node.isPrim(Op::Map) || node.args()[0].isParam()) return false;
+  for (int depth = 2; depth <= 8; ++depth) {
+    if (isCopyNest(node, depth)) return true;
+  }
+  return false;
+}
+
+// Every copy nest (the materialized re-layout and padding) as mapGlb over its outer
+// `globalLevels` levels (the outermost in the highest dimension: mapGlb 1 and 0 for two) and
+// mapSeq below: one rule application per level, outermost first. Three levels put a copy's
+// rows in dimension 0, so that neighbouring work-items write neighbouring elements (a GPU's
+// coalesced stores).
+Strategy lowerCopyNests(int globalLevels) {
+  return [globalLevels](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    Definition current = definition;
+    int lowered = 0;
+    while (true) {
+      std::optional<Position> outer;
+      for (const Position& p : allPositions(current.function.body())) {
+        if (isOuterCopyNest(nodeAt(current.function.body(), p))) {
+          outer = p;
+          break;
+        }
+      }
+      if (!outer) break;
+      Position level = *outer;
+      int depth = 0;
+      while (nodeAt(current.function.body(), level).isPrim(Op::Map)) {
+        const Rule& r = rule(depth < globalLevels ? "map-to-mapglb" : "map-to-mapseq");
+        RuleArguments arguments;
+        if (depth < globalLevels) arguments = {{"dim", Arith(globalLevels - 1 - depth)}};
+        std::optional<Definition> next = applyAt(current, r, level, arguments, context);
+        if (!next)
+          return StrategyResult::fail("lowering a copy nest: " + r.name + " did not apply");
+        current = std::move(*next);
+        level.push_back(0);  // the map's function
+        level.push_back(0);  // its body: the next level
+        ++depth;
+      }
+      ++lowered;
+    }
+    if (lowered == 0) return StrategyResult::fail("no copy nest to lower");
+    return StrategyResult::ok(std::move(current));
+  };
+}
+
+// A map whose function's parameter is named `name` (the binders map2d-kernel-blocking creates:
+// kernelGroup, rowGroup, row, windowBlock) that computes (holds a reduce).
+NodePredicate computingMapOver(const std::string& name) {
+  return [name](const Expr& node) {
+    if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
+    return node.funs()[0].params()[0].paramName() == name && containsOp(node.funs()[0], Op::Reduce);
+  };
+}
 
 Definition convRegisterBlockedVectorDefinition(const Definition& listing3, int64_t kappaValue,
                                                int64_t sigmaValue, const Arith& rowsValue,
@@ -807,6 +812,16 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "map of work-groups (map-flatten-nested), and a final kernel adding the partial sums",
        {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll", "interleave", "channels_first"},
        convRegisterBlockedVector},
+      {"conv-winograd",
+       "3x3 stride-1 convolution by Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4 "
+       "(conv-winograd-2x2/4x4): the weights' and the input's transforms, (m+2)^2 products over "
+       "the channels blocked like conv-register-blocked-vector's 1x1 case (kappa kernels x sigma "
+       "tiles in sigma float<kappa> accumulators, rows tile rows per work-group; kappa, sigma "
+       "numbers, rows a number or a tuning variable), each product's weights re-laid out "
+       "(hoist-relayout), the output's transform plus the bias; the transforms' constant "
+       "matrices unrolled",
+       {"m", "kappa", "sigma", "rows"},
+       convWinograd},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),
       pipelineFusedPrivatePointwiseStrategy(),

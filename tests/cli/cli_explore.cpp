@@ -44,9 +44,11 @@ TEST_CASE("weft explore writes the database, resumes, and weft report prints the
   int ok = 0;
   for (size_t i = 0; i < 4; ++i) {
     CHECK(lines[i]["program"] == "conv_8_8_8_8_3_1_1");
-    // conv-direct's kappa, or the register-blocked vector family's vector_kappa.
+    // conv-direct's kappa, the register-blocked vector family's vector_kappa or the Winograd
+    // family's winograd_kappa.
     CHECK((lines[i]["parameters"].contains("kappa") ||
-           lines[i]["parameters"].contains("vector_kappa")));
+           lines[i]["parameters"].contains("vector_kappa") ||
+           lines[i]["parameters"].contains("winograd_kappa")));
     if (lines[i]["status"] == "ok") {
       ++ok;
       CHECK(lines[i]["medianNs"].get<uint64_t>() > 0);

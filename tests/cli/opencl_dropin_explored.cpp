@@ -1,6 +1,6 @@
 // Issue 7's end-to-end requirement on a real exploration: the real `weft` binary explores two
-// small layers (`weft explore --layer ... --samples 6`: three conv-direct and three
-// register-blocked vector variants each, measured on the OpenCL device), `weft emit --db --pick`
+// small layers (`weft explore --layer ... --samples 6`: two conv-direct, two register-blocked
+// vector and two Winograd variants each, measured on the OpenCL device), `weft emit --db --pick`
 // exports the fastest and the smallest variant of each, and the drop-in example
 // (examples/dropin, nothing from weft linked in) is built by CMake against each export, run on
 // the device and compared with the independent reference convolution of
@@ -8,8 +8,9 @@
 //
 // Preparation: a register-blocked vector export re-lays its weights out in PREFIX_prepare (the
 // manifest lists its preparation kernels and the buffers they write); the example prepares once
-// and runs twice, so the second run reads what the preparation left. Whether or not a pick is of
-// that family, a recorded vector variant of the first layer is also exported by its parameters
+// and runs twice, so the second run reads what the preparation left; a Winograd export prepares
+// its weights' transform the same way. Whether or not a pick is of those families, a recorded
+// vector and a recorded Winograd variant of the first layer are also exported by their parameters
 // (--params), built and compared, so the preparation is always exercised; that export run
 // without PREFIX_prepare must be refused with PREFIX_ERROR_NOT_PREPARED, and run with the
 // original weights released after PREFIX_prepare (NULL passed for them) it must still be
@@ -20,6 +21,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -41,8 +43,8 @@ using weft::testing::TempDir;
 namespace weft {
 namespace {
 
-// Both layers admit both families: kappa in {4, 8} divides M = 8 and 16, sigma in {2, 4}
-// divides the output widths 16 and 12.
+// Both layers admit every family: kappa in {4, 8} divides M = 8 and 16, sigma in {2, 4}
+// divides the output widths 16 and 12, and both are 3x3 stride-1 layers whose outputs 2 divides.
 const std::vector<std::string> kLayers = {"8,16,16,8,3,1,1", "4,12,12,16,3,1,1"};
 
 std::string programName(const std::string& layer) {
@@ -56,17 +58,24 @@ std::string upper(std::string text) {
   return text;
 }
 
-bool isVectorFamily(const nlohmann::json& parameters) {
-  return parameters.contains("vector_kappa");
+// "vector" (register-blocked vector), "winograd" or "direct" (conv-direct).
+std::string familyOf(const nlohmann::json& parameters) {
+  if (parameters.contains("winograd_m")) return "winograd";
+  if (parameters.contains("vector_kappa")) return "vector";
+  return "direct";
 }
 
-// The parameters of the first ok variant of `program` in the database of the register-blocked
-// vector family (or of conv-direct) as --params text; "" when there is none.
-std::string recordedParameters(const fs::path& db, const std::string& program, bool vector) {
+// The families whose variants re-lay out or transform the weights once (preparation).
+bool prepares(const std::string& family) { return family != "direct"; }
+
+// The parameters of the first ok variant of `program` in the database of `family` as --params
+// text; "" when there is none.
+std::string recordedParameters(const fs::path& db, const std::string& program,
+                               const std::string& family) {
   explore::ResultsDb results(db);
   for (const explore::VariantRecord& record : results.variants(program)) {
     nlohmann::json parameters = nlohmann::json::parse(record.key.parameters);
-    if (record.status != explore::VariantStatus::Ok || isVectorFamily(parameters) != vector) {
+    if (record.status != explore::VariantStatus::Ok || familyOf(parameters) != family) {
       continue;
     }
     std::string text;
@@ -89,12 +98,12 @@ Export readExport(const fs::path& folder, const std::string& prefix) {
   return out;
 }
 
-// A vector-family export must name its preparation: the weight re-layout kernel(s) and the
-// buffer(s) they write, which only they write and the run reads.
+// A vector or Winograd export must name its preparation: the weight re-layout (and transform)
+// kernels and the buffers they write, which only they write and the run reads.
 void checkPreparation(const Export& e) {
   const nlohmann::json& preparation = e.manifest["preparation"];
   CHECK(e.manifest["constantInputs"] == nlohmann::json({"weights", "biases"}));
-  if (!isVectorFamily(e.manifest["parameters"])) return;
+  if (!prepares(familyOf(e.manifest["parameters"]))) return;
   REQUIRE_MESSAGE(!preparation["kernels"].empty(), e.manifest.dump(2));
   CHECK(!preparation["buffers"].empty());
   CHECK(e.manifest["kernels"][0]["preparation"] == true);  // the re-layout comes first
@@ -122,7 +131,7 @@ TEST_CASE("explored layers: the fastest and the smallest export run in the drop-
   TempDir dir("weft_dropin_explored");
   const fs::path db = dir.path / "results.db";
   const fs::path build = dir.path / "build";
-  std::set<bool> familiesPicked;  // true: register-blocked vector
+  std::set<std::string> familiesPicked;
   for (size_t l = 0; l < kLayers.size(); ++l) {
     const std::string& spec = kLayers[l];
     CAPTURE(spec);
@@ -133,15 +142,19 @@ TEST_CASE("explored layers: the fastest and the smallest export run in the drop-
     REQUIRE_MESSAGE(explored.exitCode == 0, explored.output);
     {
       explore::ResultsDb results(db);
-      int ok = 0, vector = 0;
+      int ok = 0;
+      std::map<std::string, int> perFamily;
       for (const explore::VariantRecord& record : results.variants(programName(spec))) {
         if (record.status != explore::VariantStatus::Ok) continue;
         ++ok;
-        vector += isVectorFamily(nlohmann::json::parse(record.key.parameters));
+        ++perFamily[familyOf(nlohmann::json::parse(record.key.parameters))];
       }
-      MESSAGE(spec << ": " << ok << " ok variants, " << vector << " register-blocked vector");
+      MESSAGE(spec << ": " << ok << " ok variants, " << perFamily["vector"]
+                   << " register-blocked vector, " << perFamily["winograd"] << " Winograd");
       REQUIRE(ok >= 2);
-      CHECK(vector >= 1);  // both families sampled (an equal share each)
+      // Every family sampled (an equal share each).
+      CHECK(perFamily["vector"] >= 1);
+      CHECK(perFamily["winograd"] >= 1);
     }
 
     const fs::path data = dir.path / ("data" + std::to_string(l));
@@ -157,35 +170,35 @@ TEST_CASE("explored layers: the fastest and the smallest export run in the drop-
       REQUIRE_MESSAGE(emitted.exitCode == 0, emitted.output);
       Export e = readExport(out, prefix);
       CHECK(contains(e.manifest["tuning"].get<std::string>(), "--pick " + pick));
-      familiesPicked.insert(isVectorFamily(e.manifest["parameters"]));
+      familiesPicked.insert(familyOf(e.manifest["parameters"]));
       checkPreparation(e);
       buildRunAndCompare(e, build, data, layer, values);
     }
   }
 
-  // Both families from the same database by their recorded parameters (--params): the
-  // register-blocked vector one always (its preparation, and its refusal without it), the
-  // conv-direct one when no pick was of that family (the picks of these small layers often are
-  // one and the same vector variant).
+  // Every family from the same database by its recorded parameters (--params): the
+  // register-blocked vector and Winograd ones always (their preparation, and the refusal
+  // without it), the conv-direct one when no pick was of that family (the picks of these small
+  // layers often are one and the same variant).
   const std::string spec = kLayers[0];
   ConvLayer layer = parseConvLayer(spec);
   const fs::path data = dir.path / "data0";
   testing::ConvLayerData values = testing::randomConvLayerData(layer, 100);
-  for (bool vector : {true, false}) {
-    CAPTURE(vector);
-    if (!vector && familiesPicked.count(false)) continue;
-    std::string params = recordedParameters(db, programName(spec), vector);
+  for (const std::string family : {"vector", "winograd", "direct"}) {
+    CAPTURE(family);
+    if (!prepares(family) && familiesPicked.count(family)) continue;
+    std::string params = recordedParameters(db, programName(spec), family);
     REQUIRE_MESSAGE(!params.empty(), "no ok variant of the family was recorded for " << spec);
-    if (!familiesPicked.count(vector)) MESSAGE("no pick of the family; exporting " << params);
-    const fs::path out = dir.path / (vector ? "vector_params" : "direct_params");
+    if (!familiesPicked.count(family)) MESSAGE("no pick of the family; exporting " << params);
+    const fs::path out = dir.path / (family + "_params");
     CommandResult emitted =
         runWeft({"emit", "--layer", spec, "--params", params, "--out", out.string()});
     REQUIRE_MESSAGE(emitted.exitCode == 0, emitted.output);
     Export e = readExport(out, "weft_" + programName(spec));
-    REQUIRE(isVectorFamily(e.manifest["parameters"]) == vector);
+    REQUIRE(familyOf(e.manifest["parameters"]) == family);
     checkPreparation(e);
     buildRunAndCompare(e, build, data, layer, values);
-    if (!vector) continue;
+    if (!prepares(family)) continue;
 
     // The original weights are read only by the re-layout: released after PREFIX_prepare (the
     // runs get NULL for them, PREFIX_run_reads says so), the runs still give the right output.

@@ -159,6 +159,15 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
     for (ExploreTarget::Structure& structure : vector) {
       target.structures.push_back(std::move(structure));
     }
+    std::vector<ExploreTarget::Structure> winograd =
+        layerWinogradStructures(layer, *vectorFamilyDevice);
+    if (!winograd.empty()) {
+      target.description +=
+          " + Winograd, " + std::to_string(winograd.size()) + " structures (m, kappa, sigma)";
+    }
+    for (ExploreTarget::Structure& structure : winograd) {
+      target.structures.push_back(std::move(structure));
+    }
   }
   return target;
 }
@@ -194,6 +203,11 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
 
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixed) {
+  if (fixed.count("winograd_m") && fixed.count("winograd_kappa") && fixed.count("winograd_sigma")) {
+    return layerWinogradTarget(layer, static_cast<int>(fixed.at("winograd_m")),
+                               static_cast<int>(fixed.at("winograd_kappa")),
+                               static_cast<int>(fixed.at("winograd_sigma")));
+  }
   if (fixed.count("vector_kappa") && fixed.count("vector_sigma")) {
     // Records made before pad_in_loads existed lack it: 0, the padded copy (a pad kernel).
     const int64_t padInLoads =
@@ -217,8 +231,8 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
                        static_cast<int>(fixed.at("unroll")));
   }
   throw std::runtime_error(
-      "not a layer variant: neither v and unroll (conv-direct) nor "
-      "vector_kappa and vector_sigma (register-blocked vector) recorded");
+      "not a layer variant: neither v and unroll (conv-direct), vector_kappa and vector_sigma "
+      "(register-blocked vector) nor winograd_m, winograd_kappa and winograd_sigma recorded");
 }
 
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
@@ -254,6 +268,61 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
             }
           }
         }
+      }
+    }
+  }
+  return structures;
+}
+
+std::vector<int> winogradTileSizes(const ConvLayer& layer) {
+  std::vector<int> sizes;
+  if (layer.K != 3 || layer.stride != 1) return sizes;
+  for (int m : {2, 4}) {
+    if (layer.outH() % m == 0 && layer.outW() % m == 0) sizes.push_back(m);
+  }
+  return sizes;
+}
+
+std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
+                                const host::DeviceProfile& device) {
+  std::vector<int> sigmas;
+  const int64_t tileColumns = layer.outW() / m;
+  for (int64_t sigma = 1; sigma <= tileColumns; ++sigma) {
+    if (tileColumns % sigma != 0) continue;
+    if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
+    sigmas.push_back(static_cast<int>(sigma));
+  }
+  return sigmas;
+}
+
+ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-winograd");
+  if (!strategy) throw std::runtime_error("the conv-winograd strategy is missing");
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult rewritten =
+      strategy->make({{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}})(
+          convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error("conv-winograd does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
+  target.description = layer.describe() + "; conv-winograd";
+  target.parametric = *rewritten.definition;
+  target.fixedParameters = {
+      {"winograd_m", m}, {"winograd_kappa", kappa}, {"winograd_sigma", sigma}};
+  target.strategy = "conv-winograd";
+  return target;
+}
+
+std::vector<ExploreTarget::Structure> layerWinogradStructures(const ConvLayer& layer,
+                                                              const host::DeviceProfile& device) {
+  std::vector<ExploreTarget::Structure> structures;
+  for (int m : winogradTileSizes(layer)) {
+    for (int kappa : vectorFamilyKappas(layer, device)) {
+      for (int sigma : winogradSigmas(layer, m, kappa, device)) {
+        ExploreTarget one = layerWinogradTarget(layer, m, kappa, sigma);
+        structures.push_back(
+            {one.parametric, one.switches, one.fixedParameters, "winograd", one.strategy});
       }
     }
   }

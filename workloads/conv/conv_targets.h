@@ -81,7 +81,8 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
                                 int rowUnroll = 0, int interleave = 0, int channelsFirst = 0,
                                 int split = 1);
-// The structure a recorded variant's fixed parameters name: vector_kappa/vector_sigma (and
+// The structure a recorded variant's fixed parameters name: winograd_m/winograd_kappa/
+// winograd_sigma for the Winograd family, vector_kappa/vector_sigma (and
 // vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
 // parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
 // family, v/unroll for conv-direct.
@@ -98,5 +99,18 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
 // then load neighbouring pixels together (coalesced); consecutive windows only elsewhere (a
 // CPU's work-item reads its σ pixels as one contiguous run).
 std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
+
+// The Winograd family (the conv-winograd strategy, F(m×m, 3×3)) for 3×3 stride-1 layers: the
+// tile sizes m ∈ {2, 4} that divide the output's height and width; per m, κ from the vector
+// family's menu and σ every divisor of the tile columns outW/m within the same register budget
+// (σκ + 2κ ≤ registersPerWorkItem). Empty for other layers.
+std::vector<int> winogradTileSizes(const ConvLayer& layer);
+std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
+                                const host::DeviceProfile& device);
+// One Winograd structure: recorded with winograd_m, winograd_kappa and winograd_sigma (the
+// products' tile rows per work-group a tuning parameter).
+ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma);
+std::vector<ExploreTarget::Structure> layerWinogradStructures(const ConvLayer& layer,
+                                                              const host::DeviceProfile& device);
 
 }  // namespace weft::explore

@@ -110,9 +110,14 @@ class ConvWorkload final : public Workload {
       if (recorded.count("vector_split")) names.push_back("vector_split");
       return names;
     }
+    if (recorded.count("winograd_m") && recorded.count("winograd_kappa") &&
+        recorded.count("winograd_sigma")) {
+      return {"winograd_m", "winograd_kappa", "winograd_sigma"};
+    }
     if (recorded.count("v") && recorded.count("unroll")) return {"v", "unroll"};
     throw std::invalid_argument(
-        "neither v and unroll nor vector_kappa and vector_sigma among its parameters");
+        "neither v and unroll, vector_kappa and vector_sigma, nor winograd_m, winograd_kappa and "
+        "winograd_sigma among its parameters");
   }
 
   bool ownsUnnamedRecord(const VariantRecord& record) const override {

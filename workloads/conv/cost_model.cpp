@@ -15,6 +15,8 @@
 //    floats = 24 float16 registers, is that budget); explicit vectors are needed (PoCL does not
 //    vectorize a scalar reduction: ≈ 3.7 GFLOP/s); a separate pad kernel costs 4–7 ms on
 //    conv1_2 (3.3 M padded elements: ≈ 6 cycles per element on 2 cores at 2.6 GHz).
+//  - Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016): the
+//    Winograd family's (m+2)² products over the channels per m×m output tile.
 //  - The LIFT direct-convolution paper (section 4.2): conv-direct's four kernels (pad, partial
 //    convolution over chunks of ω window elements, final reduction over the chunks, crop) and
 //    its parameters θ, ρ (extra windows per dimension), κ × σ blocks per work-item, ω, v.
@@ -45,7 +47,7 @@ struct CoreModel {
   bool cpu = true;
   double gpuLanes = 1;  // a GPU compute unit's FP32 lanes (4 schedulers × the warp width)
   const host::DeviceProfile* device = nullptr;  // for what a compute unit holds (GPU)
-  double stepLatencyCycles = 200;   // a lone GPU work-item's cycles per window element
+  double stepLatencyCycles = 200;               // a lone GPU work-item's cycles per window element
 };
 
 CoreModel coreModel(const host::DeviceProfile& device) {
@@ -182,8 +184,8 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // other at about 200 cycles each (measured on an H200: conv5_1 with κ 4, σ 2, about three
     // warps per SM, 0.475 ms for 4608 steps), in as many rounds as the device needs to hold
     // them all (residentWorkItemsPerUnit).
-    const double perUnit = residentWorkItemsPerUnit(
-        *core.device, static_cast<double>(sigma * kappa + 2 * kappa));
+    const double perUnit =
+        residentWorkItemsPerUnit(*core.device, static_cast<double>(sigma * kappa + 2 * kappa));
     const double rounds = std::ceil(workItems / std::max(1.0, perUnit * core.cores));
     const double latencySeconds = rounds * steps * core.stepLatencyCycles / core.clockHz;
     if (latencySeconds > seconds) {
@@ -272,6 +274,33 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
   return out;
 }
 
+// The Winograd family F(m×m, 3×3) (rewrite/strategy_conv_winograd.h): its α² = (m+2)²
+// products over the channels are α² 1×1 convolutions of the tiles ([outH/m][outW/m]) with the
+// vector family's blocks, each predicted like that family's convolution kernel; the transforms
+// (the input's α² values per tile and channel, the output's α² reads per tile and kernel, the
+// weights' transform and re-layout) are predicted as copies of the values they write or read.
+CostPrediction winogradCost(const ConvLayer& layer, int64_t m, int64_t kappa, int64_t sigma,
+                            int64_t rows, const CoreModel& core) {
+  const int64_t alpha = m + 2;
+  const double products = static_cast<double>(alpha * alpha);
+  const ConvLayer tiles{layer.C, layer.outH() / m, layer.outW() / m, layer.M, 1, 1, 0, ""};
+  CostPrediction out =
+      vectorFamilyCost(tiles, kappa, sigma, rows, /*padInLoads=*/1, 0, 0, 0, 1, core);
+  out.family = "winograd";
+  for (PredictedKernel& kernel : out.kernels) {
+    kernel.seconds = (kernel.seconds - core.launchSeconds) * products + core.launchSeconds;
+    kernel.name = "products";
+  }
+  const double tileCount = static_cast<double>(tiles.H * tiles.W);
+  out.kernels.push_back(
+      copyKernel("input transform", products * static_cast<double>(layer.C) * tileCount, core));
+  out.kernels.push_back(
+      copyKernel("output transform", products * static_cast<double>(layer.M) * tileCount, core));
+  out.kernels.push_back(
+      copyKernel("weight transform", 2 * products * static_cast<double>(layer.M * layer.C), core));
+  return out;
+}
+
 }  // namespace
 
 std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
@@ -311,6 +340,12 @@ std::optional<CostPrediction> predictLayerVariantCost(
         valueOr(parameters, "vector_interleave", 0),
         valueOr(parameters, "vector_channels_first", 0),
         std::max<int64_t>(1, valueOr(parameters, "vector_split", 1)), core);
+  } else if (parameters.count("winograd_m") && parameters.count("winograd_kappa") &&
+             parameters.count("winograd_sigma")) {
+    out = winogradCost(layer, std::max<int64_t>(2, parameters.at("winograd_m")),
+                       std::max<int64_t>(1, parameters.at("winograd_kappa")),
+                       std::max<int64_t>(1, parameters.at("winograd_sigma")),
+                       valueOr(parameters, "rows", 1), core);
   } else if (parameters.count("v") && parameters.count("kappa") && parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);
   }

@@ -37,7 +37,7 @@ struct PredictedKernel {
 };
 
 struct CostPrediction {
-  std::string family;  // "conv-direct" or "register-blocked-vector"
+  std::string family;  // "conv-direct", "register-blocked-vector" or "winograd"
   double seconds = 0;  // predicted per-inference time (sum of the kernels)
   std::vector<PredictedKernel> kernels;
   // The factors applied to the main kernel (1 = no penalty), for reports and tests.
@@ -64,6 +64,5 @@ double residentWorkItemsPerUnit(const host::DeviceProfile& device, double regist
 std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device);
-
 
 }  // namespace weft::explore

@@ -1,0 +1,128 @@
+// The conv-winograd strategy (see rewrite/strategy_conv_winograd.h for its steps).
+#include "rewrite/strategy_conv_winograd.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/type.h"
+#include "rewrite/strategy_steps.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+// Listing 3 with its kernel size K = 3 and stride S = 1: the Winograd rules match constant
+// windows only. A definition whose weights are not 3×3 (K a different number) is left as it is,
+// and the rules then fail to match.
+Strategy threeByThreeStrideOne() {
+  return [](const Definition& definition, RewriteContext&) -> StrategyResult {
+    const ArithSubstitution substitution = {{"K", Arith(3)}, {"S", Arith(1)}};
+    Definition specialised = definition;
+    specialised.function = substituteArith(definition.function, substitution);
+    if (definition.declaredType) {
+      specialised.declaredType = substitute(definition.declaredType, substitution);
+    }
+    // K and S stay declared, each with its one value as its range, so that binding the sizes
+    // of a layer whose kernel or stride differs is refused as out of range.
+    specialised.sizeDeclarations.clear();
+    for (const Arith& declared : definition.sizeDeclarations) {
+      if (!substitution.count(declared.varName())) {
+        specialised.sizeDeclarations.push_back(declared);
+      }
+    }
+    for (const auto& [name, value] : substitution) {
+      specialised.sizeDeclarations.push_back(Arith::var(name, VarKind::Size, value, value));
+    }
+    return StrategyResult::ok(std::move(specialised));
+  };
+}
+
+// map(f, windowBlock): the map over a block's windows that vectorize-block-accumulators turns
+// into σ vector accumulators (not the transforms' maps, which have the same shape).
+bool isMapOverWindowBlock(const Expr& node) {
+  return node.isPrim(Op::Map) && node.args()[0].isParam() &&
+         node.args()[0].paramName() == "windowBlock";
+}
+
+// A map over the rows of a constant matrix (array(...)): a transform's outputs.
+bool isMapOverConstantMatrix(const Expr& node) {
+  return node.isPrim(Op::Map) && node.args()[0].isPrim(Op::ArrayOf);
+}
+
+// reduce(z, f, zip(coefficients, values)): one output of a transform.
+bool isSumOverCoefficients(const Expr& node) {
+  if (!node.isPrim(Op::Reduce)) return false;
+  const Expr& pairs = node.args()[1];
+  return pairs.isPrim(Op::Zip) && pairs.args()[0].isParam() &&
+         pairs.args()[0].paramName() == "coefficients";
+}
+
+}  // namespace
+
+Strategy convWinograd(const RuleArguments& arguments) {
+  static const std::vector<std::string> known = {"m", "kappa", "sigma", "rows"};
+  for (const auto& [name, value] : arguments) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument("conv-winograd takes m, kappa, sigma and rows, not " + name);
+    }
+  }
+  auto number = [&](const std::string& name) -> int64_t {
+    std::optional<Arith> value = factorValue(arguments, name);
+    if (!value || !value->constant()) {
+      throw std::invalid_argument("conv-winograd: " + name + " must be given as a number");
+    }
+    return *value->constant();
+  };
+  const int64_t m = number("m");
+  const int64_t kappa = number("kappa");
+  const int64_t sigma = number("sigma");
+  if (m != 2 && m != 4) throw std::invalid_argument("conv-winograd: m must be 2 or 4");
+  if (!isValidVectorWidth(kappa)) {
+    throw std::invalid_argument("conv-winograd: kappa must be 2, 3, 4, 8 or 16");
+  }
+  if (sigma < 1) throw std::invalid_argument("conv-winograd: sigma must be >= 1");
+  const std::string winogradRule = m == 2 ? "conv-winograd-2x2" : "conv-winograd-4x4";
+  RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
+  if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
+
+  return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
+    auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
+    auto required = [](Strategy s, std::string what) -> Strategy {
+      return leftChoice(std::move(s), [what](const Definition&, RewriteContext&) {
+        return StrategyResult::fail("conv-winograd: " + what);
+      });
+    };
+    std::vector<Strategy> steps = {
+        threeByThreeStrideOne(),
+        required(topDown(rule(winogradRule)),
+                 "not a 3x3 stride-1 convolution of sums of products (Listing 3)"),
+        required(topDown(rule("map2d-kernel-blocking"), blocking),
+                 "the products over the channels cannot be blocked"),
+        required(topDownWhere(rule("map-flatten-nested"), computingMapOver("pair")),
+                 "the products' kernel groups cannot be flattened"),
+        required(topDownWhere(rule("vectorize-block-accumulators"), isMapOverWindowBlock),
+                 "the blocks' reduction is not acc + value * weight"),
+        repeat(topDown(rule("let-hoist")), 4),
+        required(topDown(rule("hoist-relayout")), "no weight view to re-lay out"),
+        repeat(topDown(rule("hoist-relayout")), 2),
+        topDownWhere(rule("map-to-mapwrg"), computingMapOver("kernelGroup"), dim(2)),
+        topDownWhere(rule("map-to-mapwrg"), computingMapOver("rowGroup"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), computingMapOver("row"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), computingMapOver("windowBlock"), dim(0)),
+        lowerCopyNests(2),
+        repeat(topDownWhere(rule("map-to-mapseq-unroll"), isMapOverConstantMatrix), 8),
+        repeat(topDownWhere(rule("reduce-to-reduceseq-unroll"), isSumOverCoefficients), 8),
+        repeat(unrollComputingAccumulatorMaps(), 16),
+        repeat(topDownWhere(rule("reduce-to-reduceseq"),
+                            [](const Expr& n) { return !isSumOverCoefficients(n); }),
+               16),
+    };
+    Strategy all = identity();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) all = seq(*it, all);
+    return all(definition, context);
+  };
+}
+
+}  // namespace weft::rewrite

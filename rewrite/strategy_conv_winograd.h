@@ -1,0 +1,36 @@
+// The conv-winograd strategy: a 3×3 stride-1 convolution (Listing 3) by Winograd's minimal
+// filtering F(m×m, 3×3), m = 2 or 4 (rewrite/rules_winograd.cpp), its α² = (m+2)² products
+// over the channels computed like the register-blocked vector convolution's 1×1 case.
+//
+// Steps, each a library rule unless said otherwise:
+//   1. K = 3 and S = 1 substituted into Listing 3 (a step of its own: the rules see constant
+//      windows, and fail on a layer whose kernel or stride differs);
+//   2. conv-winograd-2x2 or conv-winograd-4x4;
+//   3. map2d-kernel-blocking on each product's map2D over tiles (κ kernels, σ tiles of a tile
+//      row, R tile rows per work-group: a number or a tuning variable);
+//   4. map-flatten-nested: the products and their kernel groups one map of (ξ, group) pairs;
+//   5. vectorize-block-accumulators on the blocks: σ float<κ> accumulators;
+//   6. let-hoist, then hoist-relayout until none applies: the weights re-laid out [M][C][9] for
+//      their transform, and each product's weights re-laid out [C][κ] per group, so that a
+//      group's κ weights at a channel are one vector load;
+//   7. lowering: mapWrg 2/1 over (ξ, group) pairs and tile-row groups, mapLcl 1/0 over tile
+//      rows and blocks; the transforms' maps over a constant matrix's rows and their sums
+//      unrolled (the entries become literals, the zero terms vanish); the re-layout copy as
+//      mapGlb 1/0; the accumulators' updates unrolled; other reduces reduceSeq. The
+//      transforms' outer maps are left to the default lowering (mapGlb over their outer levels).
+// Kernels: three that read only the weights and biases (preparation, which a drop-in runs once:
+// the weights re-laid out, their transform U, U re-laid out per kernel group), then per inference
+// the input's transform, the products and the output's transform. Constraints from typecheck: m |
+// the output's height and width, κ | M, σ | the output's width / m, R | its height / m.
+#pragma once
+
+#include "rewrite/rule.h"
+#include "rewrite/strategy.h"
+
+namespace weft::rewrite {
+
+// Factors: m (2 or 4), kappa (2, 3, 4, 8 or 16), sigma (a number), rows (optional: a number,
+// else a tuning variable). Throws std::invalid_argument for other factors or values.
+Strategy convWinograd(const RuleArguments& arguments);
+
+}  // namespace weft::rewrite

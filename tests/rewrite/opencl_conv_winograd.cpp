@@ -1,0 +1,141 @@
+// The conv-winograd strategy (rewrite/strategy_conv_winograd.h) on OpenCL: Listing 3
+// (examples/conv.weft) rewritten into Winograd's F(2×2, 3×3) and F(4×4, 3×3) and lowered by the
+// strategy's rules, checked in the interpreter and then generated with every size specialised
+// and run on the default OpenCL device (PoCL) against the interpreter's direct convolution, on
+// small random layers with and without padding, several κ × σ blocks and tile rows per
+// work-group. The relative tolerance is the rules' own (1e-5 for m = 2, whose transforms are
+// exact in binary, 1e-4 for m = 4). The generated source must show what the strategy is for:
+// six kernels, three of them preparation that reads only the weights and biases (the weights
+// re-laid out, their transform, the products' weights re-laid out) and three per inference
+// (the input's transform, the products, the output's transform), the products as σ float<κ>
+// vector variables
+// updated by fma with one vload of κ weights, and no product by a zero entry of a transform
+// matrix. A layer the strategy cannot take (5×5 kernels) fails with a message; a layer whose
+// output the tile does not divide is refused by its constraints (typecheck). Label opencl.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "codegen/compile_pipeline.h"
+#include "host/program_runner.h"
+#include "ir/interp.h"
+#include "ir/printer.h"
+#include "rewrite/strategies.h"
+#include "tests/support/listing3_layers.h"
+#include "typecheck/typecheck.h"
+
+using namespace weft;
+
+namespace {
+
+host::Context& context() {
+  static host::Context ctx(host::selectDevice(""));
+  return ctx;
+}
+
+rewrite::StrategyResult winograd(const Definition& conv, int m, int kappa, int sigma, int rows) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-winograd");
+  REQUIRE(strategy != nullptr);
+  rewrite::RewriteContext rewriting;
+  return strategy->make(
+      {{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}, {"rows", Arith(rows)}})(
+      conv, rewriting);
+}
+
+// Largest |a - b| over the largest |b| (at least 1).
+double relativeError(const Value& a, const Value& b) {
+  std::vector<float> x = flattenToFloats(a), y = flattenToFloats(b);
+  REQUIRE(x.size() == y.size());
+  double error = 0, scale = 1;
+  for (size_t i = 0; i < x.size(); ++i) {
+    error = std::max(error, std::abs(static_cast<double>(x[i]) - y[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
+  }
+  return error / scale;
+}
+
+struct Block {
+  int m, kappa, sigma, rows;
+};
+
+void checkLayer(int channels, int size, int kernels, int padding, const std::vector<Block>& blocks,
+                uint64_t seed) {
+  const Definition conv = testing::listing3FromExample();
+  std::mt19937_64 rng(seed);
+  const testing::Listing3Layer layer =
+      testing::randomListing3Layer(conv, channels, kernels, 3, size, size, padding, 1, rng);
+  const Value expected = interpret(conv, layer.inputs, layer.sizes);
+  for (const Block& b : blocks) {
+    CAPTURE(b.m);
+    CAPTURE(b.kappa);
+    CAPTURE(b.sigma);
+    CAPTURE(b.rows);
+    const double tolerance = b.m == 2 ? 1e-5 : 1e-4;
+    rewrite::StrategyResult rewritten = winograd(conv, b.m, b.kappa, b.sigma, b.rows);
+    REQUIRE_MESSAGE(rewritten.success(), rewritten.failure);
+    const Definition& program = *rewritten.definition;
+    CAPTURE(printDefinition(program));
+    CHECK(relativeError(interpret(program, layer.inputs, layer.sizes), expected) <= tolerance);
+
+    CompilePipelineOptions options;
+    options.codegen.specialize = layer.sizes;
+    const CompiledProgram compiled = compileToOpenCL(program, {}, options);
+    CAPTURE(compiled.source);
+    // The weights re-laid out per kernel, their transform, each product's weights re-laid out
+    // (preparation: they read only the weights), then the input's transform, the products and
+    // the output's transform.
+    REQUIRE(compiled.kernels.size() == 6);
+    const std::vector<bool> preparation = compiled.preparationKernels({0, 1});
+    CHECK(std::count(preparation.begin(), preparation.end(), true) == 3);
+    const std::string k = std::to_string(b.kappa);
+    CHECK(std::regex_search(compiled.source,
+                            std::regex("fma\\(\\(float" + k + "\\)\\(.*vload" + k + "\\(")));
+    CHECK(!std::regex_search(compiled.source, std::regex("float" + k + " acc[0-9]+\\[")));
+    CHECK(!std::regex_search(compiled.source, std::regex("[^0-9.]0\\.0f \\*")));
+    CHECK(!std::regex_search(compiled.source, std::regex("\\* 0\\.0f[^0-9]")));
+
+    host::RunResult run = host::runProgram(context(), compiled, layer.inputs, layer.sizes);
+    CHECK(relativeError(run.output, expected) <= tolerance);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv-winograd F(2x2, 3x3) on OpenCL matches the direct convolution") {
+  checkLayer(3, 8, 8, 1, {{2, 8, 1, 1}, {2, 8, 4, 2}, {2, 4, 2, 4}}, 1);
+  checkLayer(5, 10, 16, 0, {{2, 16, 2, 1}, {2, 4, 4, 2}}, 2);
+}
+
+TEST_CASE("conv-winograd F(4x4, 3x3) on OpenCL matches the direct convolution") {
+  checkLayer(4, 8, 8, 1, {{4, 8, 1, 1}, {4, 8, 2, 2}}, 3);
+  checkLayer(2, 10, 4, 0, {{4, 4, 2, 1}}, 4);
+}
+
+TEST_CASE("conv-winograd refuses what it cannot compute") {
+  const Definition conv = testing::listing3FromExample();
+  // Kernels other than 3x3: the strategy fixes K = 3, so binding K = 5 is out of range.
+  rewrite::StrategyResult rewritten = winograd(conv, 2, 8, 1, 1);
+  REQUIRE(rewritten.success());
+  std::mt19937_64 rng(5);
+  const testing::Listing3Layer five = testing::randomListing3Layer(conv, 2, 8, 5, 8, 8, 2, 1, rng);
+  CHECK_THROWS(interpret(*rewritten.definition, five.inputs, five.sizes));
+  // An output the tile does not divide (10x10 for m = 4): a constraint of the program is false
+  // at the layer's sizes, so the explorer's space has no point there.
+  const rewrite::StrategyResult four = winograd(conv, 4, 4, 1, 1);
+  REQUIRE(four.success());
+  std::mt19937_64 rng10(6);
+  const testing::Listing3Layer ten =
+      testing::randomListing3Layer(conv, 2, 4, 3, 10, 10, 1, 1, rng10);
+  bool violated = false;
+  for (const Constraint& c : typecheck(*four.definition).constraints) {
+    if (c.evaluate(ten.sizes) == false) violated = true;
+  }
+  CHECK(violated);
+  CHECK_THROWS_AS(winograd(conv, 3, 8, 1, 1), std::invalid_argument);
+  CHECK_THROWS_AS(winograd(conv, 2, 5, 1, 1), std::invalid_argument);
+}
