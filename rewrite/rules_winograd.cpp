@@ -8,10 +8,12 @@
 // (array(...)): the weights' transform U = G g Gᵀ per kernel and channel, the input's
 // transform V = Bᵀ d B per tile and channel, α² independent products summing over the channels
 // (U_ξ [M][C] times V_ξ: the bulk of the work, a 1×1 convolution per ξ), and the output's
-// transform Aᵀ · A plus the bias. A 2D transform X ↦ L X Rᵀ of a tile is one product with the
-// Kronecker product L ⊗ R on the tile's flattened values, so each stage is a map over the rows
-// of a constant matrix of a sum of products, the shape every later rule and code generation
-// know (unrolled, the matrix entries are literals and the zero terms are dropped).
+// transform Aᵀ · A plus the bias, per tile a map2D over its m×m pixels of a map over the
+// kernels (the Listing 3 shape again, with the rows of Aᵀ⊗Aᵀ as the windows). A 2D transform X ↦ L
+// X Rᵀ of a tile is one product with the Kronecker product L ⊗ R on the tile's flattened values, so
+// each stage is a map over the rows of a constant matrix of a sum of products, the shape every
+// later rule and code generation know (unrolled, the matrix entries are literals and the zero terms
+// are dropped).
 //
 //  conv-winograd-2x2   transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> reduce(z(k), (acc, p)
 //  conv-winograd-4x4   -> acc + p._0 * p._1, zip(join(join(w)), join(join(b(k))))), ks)),
@@ -153,6 +155,12 @@ std::optional<ConvMap2D> matchConvMap2D(const Expr& node) {
 
 bool isConstant(const Arith& a, int64_t value) { return a.constant() == value; }
 
+// map2D(f, tiles) with the binder tileRow for a row of tiles (strategies tell the maps over tiles
+// from the maps over the rows of a block, which map2d-kernel-blocking names row).
+Expr overTiles(const Expr& f, Expr tiles) {
+  return map(lam("tileRow", [&](Expr r) { return map(f, std::move(r)); }), std::move(tiles));
+}
+
 std::optional<Expr> winograd(const RuleApplication& a, const WinogradMatrices& f) {
   std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
   if (!inner) return std::nullopt;
@@ -188,15 +196,15 @@ std::optional<Expr> winograd(const RuleApplication& a, const WinogradMatrices& f
   // V: [α²][TH][TW][C], the input's transform per tile and channel.
   Expr tiles =
       buildSlide2D(Op::Slide, Op::Slide, Arith(alpha), Arith(alpha), Arith(m), Arith(m), slid->x);
-  Expr transformedTiles =
-      map2DOf(lam("tile",
-                  [&](Expr tile) {
-                    return transpose(map(
-                        lam("values",
-                            [&](Expr values) { return matrixTimes(inputTransform, values, zero); }),
-                        transpose(join(std::move(tile)))));
-                  }),
-              std::move(tiles));
+  Expr transformedTiles = overTiles(
+      lam("tile",
+          [&](Expr tile) {
+            return transpose(
+                map(lam("values",
+                        [&](Expr values) { return matrixTimes(inputTransform, values, zero); }),
+                    transpose(join(std::move(tile)))));
+          }),
+      std::move(tiles));
   transformedTiles = transpose(map(lam("tileRow", [](Expr r) { return transpose(std::move(r)); }),
                                    std::move(transformedTiles)));
   // The α² products: [α²][TH][TW][M], each a 1×1 convolution of V_ξ with U_ξ.
@@ -223,20 +231,27 @@ std::optional<Expr> winograd(const RuleApplication& a, const WinogradMatrices& f
                                       transpose(std::move(r)));
                          }),
                      transpose(std::move(products)));
-  // The output's transform plus z(k): [TH][TW][m][m][M].
-  Expr outputTiles = map2DOf(
+  // The output's transform plus z(k): [TH][TW][m][m][M]. Per tile, a map2D over the m×m
+  // output pixels (the rows of Aᵀ⊗Aᵀ split into m rows of m) of a map over the kernels: pixel
+  // (i, j) of kernel k is z(k) + Σ_ξ (Aᵀ⊗Aᵀ)[(i, j)][ξ]·products[ξ][k] — the shape of a window
+  // reduced against every kernel, which the vector blocking rules take.
+  Expr outputTiles = overTiles(
       lam("tile",
           [&](Expr tile) {
-            Expr perKernel = map(
-                lam("q",
-                    [&](Expr q) {
-                      Expr init = substituteParams(conv->init, {{conv->kernelParam, get(0, q)}});
-                      return split(Arith(m), matrixTimes(outputTransform, get(1, q), init));
-                    }),
-                zip(conv->kernels, std::move(tile)));
-            // [M][m][m] -> [m][m][M]
-            return map(lam("r", [](Expr r) { return transpose(std::move(r)); }),
-                       transpose(std::move(perKernel)));
+            Expr pairs = zip(conv->kernels, std::move(tile));
+            return map2DOf(lam("coefficients",
+                               [&](Expr coefficients) {
+                                 return join(map(lam("q",
+                                                     [&](Expr q) {
+                                                       Expr init = substituteParams(
+                                                           conv->init,
+                                                           {{conv->kernelParam, get(0, q)}});
+                                                       return reduce(init, sumOfProducts(),
+                                                                     zip(coefficients, get(1, q)));
+                                                     }),
+                                                 pairs));
+                               }),
+                           split(Arith(m), constantMatrix(outputTransform)));
           }),
       std::move(perTile));
   // [TH][TW][m][m][M] -> [TH·m][TW·m][M] -> [M][TH·m][TW·m] (the outer transposes).

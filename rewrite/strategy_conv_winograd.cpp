@@ -51,12 +51,56 @@ bool isMapOverConstantMatrix(const Expr& node) {
   return node.isPrim(Op::Map) && node.args()[0].isPrim(Op::ArrayOf);
 }
 
-// reduce(z, f, zip(coefficients, values)): one output of a transform.
+bool containsConstantMatrix(const Expr& e) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isPrim(Op::ArrayOf)) found = true;
+  });
+  return found;
+}
+
+bool mentionsParamNamed(const Expr& e, const std::string& name) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) {
+    if (node.isParam() && node.paramName() == name) found = true;
+  });
+  return found;
+}
+
+// reduce(z, f, zip(coefficients, values)): one output of a transform (coefficients a row of its
+// constant matrix); once the output's transform is vectorized, its reduce over a block of those
+// rows, transposed.
 bool isSumOverCoefficients(const Expr& node) {
   if (!node.isPrim(Op::Reduce)) return false;
   const Expr& pairs = node.args()[1];
-  return pairs.isPrim(Op::Zip) && pairs.args()[0].isParam() &&
-         pairs.args()[0].paramName() == "coefficients";
+  return pairs.isPrim(Op::Zip) && mentionsParamNamed(pairs.args()[0], "coefficients");
+}
+
+// The products' map2D over a product's tiles (map(row -> ..., pair._0)).
+bool isProductsMap2D(const Expr& node) {
+  return node.isPrim(Op::Map) && node.args()[0].isPrim(Op::Get);
+}
+
+// The output transform's map2D over a tile's m×m pixels (map(row -> ..., split(m, array(...)))).
+bool isOutputPixelsMap2D(const Expr& node) {
+  return node.isPrim(Op::Map) && node.args()[0].isPrim(Op::Split) &&
+         node.args()[0].args()[0].isPrim(Op::ArrayOf);
+}
+
+// A computing map over `name` of the output's transform blocks (its function reads a row of the
+// constant matrix).
+NodePredicate outputTransformMapOver(const std::string& name) {
+  NodePredicate named = computingMapOver(name);
+  return [named](const Expr& node) {
+    return named(node) && mentionsParamNamed(node.funs()[0], "coefficients");
+  };
+}
+
+// A computing map over `name` of the products (not of the output's transform, whose blocks have
+// the same binders).
+NodePredicate productsMapOver(const std::string& name) {
+  NodePredicate named = computingMapOver(name);
+  return [named](const Expr& node) { return named(node) && !containsConstantMatrix(node); };
 }
 
 }  // namespace
@@ -98,23 +142,36 @@ Strategy convWinograd(const RuleArguments& arguments) {
         threeByThreeStrideOne(),
         required(topDown(rule(winogradRule)),
                  "not a 3x3 stride-1 convolution of sums of products (Listing 3)"),
-        required(topDown(rule("map2d-kernel-blocking"), blocking),
+        required(topDownWhere(rule("map2d-kernel-blocking"), isProductsMap2D, blocking),
                  "the products over the channels cannot be blocked"),
+        // The output's transform per tile: κ kernels × one row of m pixels per block, so that
+        // each step adds a literal times a vector of κ kernels' products.
+        required(topDownWhere(rule("map2d-kernel-blocking"), isOutputPixelsMap2D,
+                              {{"kappa", Arith(kappa)}, {"sigma", Arith(m)}, {"rows", Arith(m)}}),
+                 "the output's transform cannot be blocked"),
         required(topDownWhere(rule("map-flatten-nested"), computingMapOver("pair")),
                  "the products' kernel groups cannot be flattened"),
+        required(topDownWhere(rule("vectorize-block-accumulators"), isMapOverWindowBlock),
+                 "the blocks' reduction is not acc + value * weight"),
         required(topDownWhere(rule("vectorize-block-accumulators"), isMapOverWindowBlock),
                  "the blocks' reduction is not acc + value * weight"),
         repeat(topDown(rule("let-hoist")), 4),
         required(topDown(rule("hoist-relayout")), "no weight view to re-lay out"),
         repeat(topDown(rule("hoist-relayout")), 2),
-        topDownWhere(rule("map-to-mapwrg"), computingMapOver("kernelGroup"), dim(2)),
-        topDownWhere(rule("map-to-mapwrg"), computingMapOver("rowGroup"), dim(1)),
-        topDownWhere(rule("map-to-maplcl"), computingMapOver("row"), dim(1)),
-        topDownWhere(rule("map-to-maplcl"), computingMapOver("windowBlock"), dim(0)),
+        topDownWhere(rule("map-to-mapwrg"), productsMapOver("kernelGroup"), dim(2)),
+        topDownWhere(rule("map-to-mapwrg"), productsMapOver("rowGroup"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), productsMapOver("row"), dim(1)),
+        topDownWhere(rule("map-to-maplcl"), productsMapOver("windowBlock"), dim(0)),
         lowerCopyNests(2),
+        // The output transform's blocks (one of m rows of m pixels per tile and kernel group)
+        // unrolled, so that the constant matrix is read at constant indices.
+        repeat(topDownWhere(rule("map-to-mapseq-unroll"), outputTransformMapOver("rowGroup")), 2),
+        repeat(topDownWhere(rule("map-to-mapseq-unroll"), outputTransformMapOver("row")), 2),
+        repeat(topDownWhere(rule("map-to-mapseq-unroll"), outputTransformMapOver("windowBlock")),
+               2),
         repeat(topDownWhere(rule("map-to-mapseq-unroll"), isMapOverConstantMatrix), 8),
-        repeat(topDownWhere(rule("reduce-to-reduceseq-unroll"), isSumOverCoefficients), 8),
         repeat(unrollComputingAccumulatorMaps(), 16),
+        repeat(topDownWhere(rule("reduce-to-reduceseq-unroll"), isSumOverCoefficients), 8),
         repeat(topDownWhere(rule("reduce-to-reduceseq"),
                             [](const Expr& n) { return !isSumOverCoefficients(n); }),
                16),
