@@ -17,7 +17,8 @@
 // is the declared variable (Definition::sizeDeclarations).
 // Expressions: primitive calls by name with the argument layout of ir/primitives.def
 // (map(f, x), split(4, x), pad(1, 1, clamp, x), pad(1, 1, constant(0.0f), x),
-// reorder(stride(4), x), mapWrg(0, f, x)), user function calls f(a, b), lambdas
+// reorder(stride(4), x), mapWrg(0, f, x), array(1.0f, 0.0f, -1.0f): an array of the values
+// given), user function calls f(a, b), lambdas
 // `x -> e` and `(a, b) -> e`, tuples (a, b), projection p._0, scalar operators with C
 // precedence including `c ? a : b`, literals 1.5f 1.5 2 true false, and the 2D forms
 // map2D(f, x), slide2D(size, step, x), slide2D(size1, size2, step1, step2, x),
