@@ -502,10 +502,8 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
 
   return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
     auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
-    auto required = [](Strategy s, std::string what) -> Strategy {
-      return leftChoice(std::move(s), [what](const Definition&, RewriteContext&) {
-        return StrategyResult::fail("conv-register-blocked-vector: " + what);
-      });
+    auto required = [](Strategy s, const std::string& what) {
+      return requiredStep(std::move(s), "conv-register-blocked-vector", what);
     };
     std::vector<Strategy> steps = {
         // split: a map over the parts of the partial sums, then their sum.
@@ -576,6 +574,13 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
 // One map-to-mapseq-unroll on a map that computes (not a view) inside the initial value or the
 // function of a reduce: the update of the vector accumulators, unrolled so that each becomes a
 // variable (the biases' view initialising them stays a view), or failure.
+Strategy requiredStep(Strategy step, const std::string& strategy, const std::string& what) {
+  return leftChoice(std::move(step), [message = strategy + ": " + what](const Definition&,
+                                                                        RewriteContext&) {
+    return StrategyResult::fail(message);
+  });
+}
+
 Strategy unrollComputingAccumulatorMaps() {
   return [](const Definition& definition, RewriteContext& context) -> StrategyResult {
     const Rule& unrollRule = rule("map-to-mapseq-unroll");

@@ -133,10 +133,8 @@ Strategy convWinograd(const RuleArguments& arguments) {
 
   return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
     auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
-    auto required = [](Strategy s, std::string what) -> Strategy {
-      return leftChoice(std::move(s), [what](const Definition&, RewriteContext&) {
-        return StrategyResult::fail("conv-winograd: " + what);
-      });
+    auto required = [](Strategy s, const std::string& what) {
+      return requiredStep(std::move(s), "conv-winograd", what);
     };
     std::vector<Strategy> steps = {
         threeByThreeStrideOne(),

@@ -25,6 +25,9 @@ NodePredicate computingMapOver(const std::string& name);
 // `globalLevels` levels (the outermost in the highest dimension) and mapSeq below.
 Strategy lowerCopyNests(int globalLevels = 2);
 
+// `step`, or the failure "STRATEGY: what" when it fails (a step the strategy cannot do without).
+Strategy requiredStep(Strategy step, const std::string& strategy, const std::string& what);
+
 // One map-to-mapseq-unroll on a computing map inside a reduce's initial value or function (the
 // update of vector accumulators, unrolled so that each becomes a variable), or failure.
 Strategy unrollComputingAccumulatorMaps();

@@ -47,18 +47,6 @@ rewrite::StrategyResult winograd(const Definition& conv, int m, int kappa, int s
       conv, rewriting);
 }
 
-// Largest |a - b| over the largest |b| (at least 1).
-double relativeError(const Value& a, const Value& b) {
-  std::vector<float> x = flattenToFloats(a), y = flattenToFloats(b);
-  REQUIRE(x.size() == y.size());
-  double error = 0, scale = 1;
-  for (size_t i = 0; i < x.size(); ++i) {
-    error = std::max(error, std::abs(static_cast<double>(x[i]) - y[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
-  }
-  return error / scale;
-}
-
 struct Block {
   int m, kappa, sigma, rows;
 };
@@ -80,7 +68,8 @@ void checkLayer(int channels, int size, int kernels, int padding, const std::vec
     REQUIRE_MESSAGE(rewritten.success(), rewritten.failure);
     const Definition& program = *rewritten.definition;
     CAPTURE(printDefinition(program));
-    CHECK(relativeError(interpret(program, layer.inputs, layer.sizes), expected) <= tolerance);
+    CHECK(testing::errorOverLargest(interpret(program, layer.inputs, layer.sizes), expected) <=
+          tolerance);
 
     CompilePipelineOptions options;
     options.codegen.specialize = layer.sizes;
@@ -100,7 +89,7 @@ void checkLayer(int channels, int size, int kernels, int padding, const std::vec
     CHECK(!std::regex_search(compiled.source, std::regex("\\* 0\\.0f[^0-9]")));
 
     host::RunResult run = host::runProgram(context(), compiled, layer.inputs, layer.sizes);
-    CHECK(relativeError(run.output, expected) <= tolerance);
+    CHECK(testing::errorOverLargest(run.output, expected) <= tolerance);
   }
 }
 

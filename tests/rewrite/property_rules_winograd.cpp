@@ -55,18 +55,6 @@ std::optional<Definition> applyAtRoot(const Definition& d, const std::string& ru
   return applyAt(d, ruleNamed(rule), Position{}, {}, context);
 }
 
-// Largest |a - b| over the largest |b| (at least 1).
-double relativeError(const Value& a, const Value& b) {
-  std::vector<float> x = flattenToFloats(a), y = flattenToFloats(b);
-  REQUIRE(x.size() == y.size());
-  double error = 0, scale = 1;
-  for (size_t i = 0; i < x.size(); ++i) {
-    error = std::max(error, std::abs(static_cast<double>(x[i]) - y[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
-  }
-  return error / scale;
-}
-
 }  // namespace
 
 TEST_CASE("the Winograd matrices compute a 3-tap correlation") {
@@ -125,7 +113,7 @@ TEST_CASE("conv-winograd-2x2 and -4x4 equal the direct convolution on random lay
       }
       const Value expected = interpret(original, inputs, {});
       const Value actual = interpret(*rewritten, inputs, {});
-      CHECK(relativeError(actual, expected) <= tolerance);
+      CHECK(testing::errorOverLargest(actual, expected) <= tolerance);
       ++applications;
     }
     MESSAGE(rule << ": " << applications << " random layers checked");

@@ -7,9 +7,12 @@
 // Lengths are evaluated with the binding; tuples become tuples of random components.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "ir/arith.h"
@@ -67,6 +70,22 @@ inline Value randomValue(const Type& type, const ArithBinding& sizes, std::mt199
     }
   }
   throw std::invalid_argument("randomValue: unknown type kind");
+}
+
+// The largest |a - b| over the largest |b| (at least 1), for results compared within a
+// tolerance relative to the output's magnitude (re-associated float sums).
+inline double errorOverLargest(const Value& a, const Value& b) {
+  const std::vector<float> x = flattenToFloats(a), y = flattenToFloats(b);
+  if (x.size() != y.size()) {
+    throw std::invalid_argument("errorOverLargest: " + std::to_string(x.size()) + " and " +
+                                std::to_string(y.size()) + " values");
+  }
+  double error = 0, scale = 1;
+  for (size_t i = 0; i < x.size(); ++i) {
+    error = std::max(error, std::abs(static_cast<double>(x[i]) - y[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
+  }
+  return error / scale;
 }
 
 }  // namespace weft::testing

@@ -51,15 +51,25 @@ std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DevicePr
   return kappas;
 }
 
-std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
-                                    const host::DeviceProfile& device) {
+namespace {
+
+// The divisors σ of `width` whose σ float<κ> accumulators, a vector of weights and a temporary fit
+// the profile's registers per work-item (σκ + 2κ ≤ registersPerWorkItem).
+std::vector<int> blockSigmas(int64_t width, int kappa, const host::DeviceProfile& device) {
   std::vector<int> sigmas;
-  for (int64_t sigma = 1; sigma <= layer.outW(); ++sigma) {
-    if (layer.outW() % sigma != 0) continue;
+  for (int64_t sigma = 1; sigma <= width; ++sigma) {
+    if (width % sigma != 0) continue;
     if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
     sigmas.push_back(static_cast<int>(sigma));
   }
   return sigmas;
+}
+
+}  // namespace
+
+std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
+                                    const host::DeviceProfile& device) {
+  return blockSigmas(layer.outW(), kappa, device);
 }
 
 std::vector<int> vectorFamilySplits(const ConvLayer& layer, int kappa, int sigma,
@@ -285,14 +295,7 @@ std::vector<int> winogradTileSizes(const ConvLayer& layer) {
 
 std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
                                 const host::DeviceProfile& device) {
-  std::vector<int> sigmas;
-  const int64_t tileColumns = layer.outW() / m;
-  for (int64_t sigma = 1; sigma <= tileColumns; ++sigma) {
-    if (tileColumns % sigma != 0) continue;
-    if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
-    sigmas.push_back(static_cast<int>(sigma));
-  }
-  return sigmas;
+  return blockSigmas(layer.outW() / m, kappa, device);
 }
 
 ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma) {
