@@ -120,27 +120,36 @@ ExploreTarget layerTargetCommon(const ConvLayer& layer) {
   return target;
 }
 
+// A layer's target from a named strategy applied to Listing 3 with `factors`: the common parts,
+// the rewritten program and the strategy's name (std::runtime_error when it does not apply).
+ExploreTarget strategyLayerTarget(const ConvLayer& layer, const std::string& name,
+                                  const rewrite::RuleArguments& factors,
+                                  rewrite::RewriteContext& context) {
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
+  if (!strategy) throw std::runtime_error("the " + name + " strategy is missing");
+  rewrite::StrategyResult rewritten = strategy->make(factors)(convListing3Definition(), context);
+  if (!rewritten.success()) {
+    throw std::runtime_error(name + " does not apply: " + rewritten.failure);
+  }
+  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
+  target.description = layer.describe() + "; " + name;
+  target.parametric = *rewritten.definition;
+  target.strategy = name;
+  return target;
+}
+
 }  // namespace
 
 ExploreTarget layerTarget(const ConvLayer& layer, int vectorWidth, int unroll) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-direct");
-  if (!strategy) throw std::runtime_error("the conv-direct strategy is missing");
   rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten = strategy->make(
-      {{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}})(convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-direct does not apply: " + rewritten.failure);
-  }
-  ExploreTarget target = layerTargetCommon(layer);
-  target.description = layer.describe() + "; conv-direct";
-  target.parametric = *rewritten.definition;
+  ExploreTarget target = strategyLayerTarget(
+      layer, "conv-direct", {{"v", Arith(vectorWidth)}, {"unroll", Arith(unroll)}}, context);
   for (const Arith& v : context.tuningVariables()) {
     if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
       target.switches.insert(v.varName());
     }
   }
   target.fixedParameters = {{"v", vectorWidth}, {"unroll", unroll}};
-  target.strategy = "conv-direct";
   return target;
 }
 
@@ -184,30 +193,22 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
                                 int rowUnroll, int interleave, int channelsFirst, int split) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
-  if (!strategy) throw std::runtime_error("the conv-register-blocked-vector strategy is missing");
   rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten =
-      strategy->make({{"kappa", Arith(kappa)},
-                      {"sigma", Arith(sigma)},
-                      {"pad_in_loads", Arith(padInLoads)},
-                      {"row_unroll", Arith(rowUnroll)},
-                      {"interleave", Arith(interleave)},
-                      {"channels_first", Arith(channelsFirst)},
-                      {"split", Arith(split)}})(convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-register-blocked-vector does not apply: " + rewritten.failure);
-  }
-  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
-  target.description = layer.describe() + "; conv-register-blocked-vector";
-  target.parametric = *rewritten.definition;
+  ExploreTarget target = strategyLayerTarget(layer, "conv-register-blocked-vector",
+                                             {{"kappa", Arith(kappa)},
+                                              {"sigma", Arith(sigma)},
+                                              {"pad_in_loads", Arith(padInLoads)},
+                                              {"row_unroll", Arith(rowUnroll)},
+                                              {"interleave", Arith(interleave)},
+                                              {"channels_first", Arith(channelsFirst)},
+                                              {"split", Arith(split)}},
+                                             context);
   target.fixedParameters = {
       {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
   if (rowUnroll != 0) target.fixedParameters["vector_row_unroll"] = rowUnroll;
   if (interleave != 0) target.fixedParameters["vector_interleave"] = interleave;
   if (channelsFirst != 0) target.fixedParameters["vector_channels_first"] = channelsFirst;
   if (split != 1) target.fixedParameters["vector_split"] = split;
-  target.strategy = "conv-register-blocked-vector";
   return target;
 }
 
@@ -299,21 +300,12 @@ std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
 }
 
 ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-winograd");
-  if (!strategy) throw std::runtime_error("the conv-winograd strategy is missing");
   rewrite::RewriteContext context;
-  rewrite::StrategyResult rewritten =
-      strategy->make({{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}})(
-          convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error("conv-winograd does not apply: " + rewritten.failure);
-  }
-  ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
-  target.description = layer.describe() + "; conv-winograd";
-  target.parametric = *rewritten.definition;
+  ExploreTarget target = strategyLayerTarget(
+      layer, "conv-winograd", {{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}},
+      context);
   target.fixedParameters = {
       {"winograd_m", m}, {"winograd_kappa", kappa}, {"winograd_sigma", sigma}};
-  target.strategy = "conv-winograd";
   return target;
 }
 
