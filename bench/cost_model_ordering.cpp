@@ -156,9 +156,10 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
         "timeouts' mean predicted-cost percentile (100 = predicted slowest); samples and recorded "
         "child seconds until a variant within 10 % of the layer's best, in the recorded order vs "
         "in ascending predicted cost.\n\n"
-     << "| layer | ok / rows | rho all | rho conv-direct | rho vector | timeouts' percentile | "
-        "to 10 %: recorded | to 10 %: cost order | seconds: recorded | seconds: cost order |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|\n";
+     << "| layer | ok / rows | rho all | rho conv-direct | rho vector | rho winograd | "
+        "timeouts' percentile | to 10 %: recorded | to 10 %: cost order | seconds: recorded | "
+        "seconds: cost order |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   {
     ResultsDb db(copy);
     for (const std::string& program : db.programs()) {
@@ -185,8 +186,12 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
         if (rows[i].status != VariantStatus::Ok || !rows[i].medianNs || !predicted[i]) continue;
         ++ok;
         best = std::min(best, *rows[i].medianNs);
-        const bool vector = rows[i].key.parameters.find("vector_kappa") != std::string::npos;
-        auto& family = byFamily[vector ? "register-blocked-vector" : "conv-direct"];
+        const std::string& parameters = rows[i].key.parameters;
+        const char* familyName = parameters.find("winograd_m") != std::string::npos ? "winograd"
+                                 : parameters.find("vector_kappa") != std::string::npos
+                                     ? "register-blocked-vector"
+                                     : "conv-direct";
+        auto& family = byFamily[familyName];
         family.first.push_back(*predicted[i]);
         family.second.push_back(static_cast<double>(*rows[i].medianNs));
         okPredicted.push_back(*predicted[i]);
@@ -231,14 +236,13 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
       }
       entry["families"] = families;
       entry["timeoutsMeanPredictedPercentile"] = optionalNumber(timeoutPercentile);
-      std::optional<double> rhoDirect, rhoVector;
-      if (byFamily.count("conv-direct")) {
-        rhoDirect = spearman(byFamily["conv-direct"].first, byFamily["conv-direct"].second);
-      }
-      if (byFamily.count("register-blocked-vector")) {
-        rhoVector = spearman(byFamily["register-blocked-vector"].first,
-                             byFamily["register-blocked-vector"].second);
-      }
+      auto rhoOf = [&](const std::string& name) -> std::optional<double> {
+        if (!byFamily.count(name)) return std::nullopt;
+        return spearman(byFamily[name].first, byFamily[name].second);
+      };
+      const std::optional<double> rhoDirect = rhoOf("conv-direct");
+      const std::optional<double> rhoVector = rhoOf("register-blocked-vector");
+      const std::optional<double> rhoWinograd = rhoOf("winograd");
       std::string recordedText = "–", costText = "–", recordedSecondsText = "–",
                   costSecondsText = "–";
       if (ok) {
@@ -260,7 +264,8 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
       layers.push_back(entry);
       md << "| " << program << " | " << ok << " / " << rows.size() << " | "
          << fixed(spearman(okPredicted, okMeasured)) << " | " << fixed(rhoDirect) << " | "
-         << fixed(rhoVector) << " | " << fixed(timeoutPercentile, 0) << " | " << recordedText
+         << fixed(rhoVector) << " | " << fixed(rhoWinograd) << " | "
+         << fixed(timeoutPercentile, 0) << " | " << recordedText
          << " | " << costText << " | " << recordedSecondsText << " | " << costSecondsText
          << " |\n";
     }
@@ -274,7 +279,7 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
                    {"childSecondsTo10PercentCostOrder", std::round(totals.costSeconds)}};
   out["predictionMicrosecondsMean"] =
       predictions ? predictMicroseconds / static_cast<double>(predictions) : 0.0;
-  md << "| **sum** | | " << fixed(spearman(allPredicted, allMeasured)) << " (pooled) | | | | "
+  md << "| **sum** | | " << fixed(spearman(allPredicted, allMeasured)) << " (pooled) | | | | | "
      << totals.recordedSamples << " | " << totals.costSamples << " | "
      << fixed(totals.recordedSeconds, 0) << " | " << fixed(totals.costSeconds, 0) << " |\n\n"
      << "Prediction time: " << fixed(out["predictionMicrosecondsMean"].get<double>(), 1)
