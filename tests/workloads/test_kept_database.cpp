@@ -5,7 +5,8 @@
 // measured, and opening it for writing migrates it to schema 2 with a backup that holds the
 // file as it was. The H200 database (bench/results/nvidia-h200, schema 2) rebuilds its GPU
 // structures (interleaved blocks, the channels-first copy) to the hashes recorded there, and
-// its split database (nvidia-explore-split.db.xz) its split structures.
+// its split database (nvidia-explore-split.db.xz) its split structures. The VGG-16 exploration
+// with Winograd (bench/results/vgg16-winograd.db.xz) rebuilds its Winograd structures.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -167,4 +168,22 @@ TEST_CASE("the H200's split database rebuilds its split structures' kernels") {
                     CHECK(compiled.kernels.size() == 4);  // re-layout, pad, partial, final sums
                   });
   CHECK(split > 50);
+}
+
+TEST_CASE("the kept Winograd exploration rebuilds its Winograd structures' kernels") {
+  // Explored on a 2-core AMD EPYC with PoCL (bench/results/vgg16-winograd.db.xz): F(2x2) and
+  // F(4x4) structures among the rows; every 3rd Winograd row is rebuilt (each is a few hundred
+  // milliseconds of generation), with every 5th other row.
+  size_t winograd = 0, tiles4 = 0, considered = 0;
+  rebuildKeptRows(
+      "bench/results/vgg16-winograd.db.xz",
+      [&](const Parameters& p) { return p.count("winograd_m") != 0 && considered++ % 3 == 0; },
+      [&](const Parameters& p, const CompiledProgram& compiled) {
+        if (!p.count("winograd_m")) return;
+        ++winograd;
+        tiles4 += p.at("winograd_m") == 4;
+        CHECK(compiled.kernels.size() == 6);  // 3 preparation, input, products, output
+      });
+  CHECK(winograd > 50);
+  CHECK(tiles4 > 5);
 }
