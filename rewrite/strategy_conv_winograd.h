@@ -7,17 +7,20 @@
 //      windows, and fail on a layer whose kernel or stride differs);
 //   2. conv-winograd-2x2 or conv-winograd-4x4;
 //   3. map2d-kernel-blocking on each product's map2D over tiles (κ kernels, σ tiles of a tile
-//      row, R tile rows per work-group: a number or a tuning variable);
+//      row, R tile rows per work-group: a number or a tuning variable), and on the output's
+//      transform per tile (κ kernels × a row of m pixels, m rows);
 //   4. map-flatten-nested: the products and their kernel groups one map of (ξ, group) pairs;
-//   5. vectorize-block-accumulators on the blocks: σ float<κ> accumulators;
+//   5. vectorize-block-accumulators on both: σ float<κ> accumulators for a product's block, m
+//      for an output row (each step a literal of Aᵀ⊗Aᵀ times a vload of κ kernels' products);
 //   6. let-hoist, then hoist-relayout until none applies: the weights re-laid out [M][C][9] for
 //      their transform, and each product's weights re-laid out [C][κ] per group, so that a
 //      group's κ weights at a channel are one vector load;
 //   7. lowering: mapWrg 2/1 over (ξ, group) pairs and tile-row groups, mapLcl 1/0 over tile
-//      rows and blocks; the transforms' maps over a constant matrix's rows and their sums
-//      unrolled (the entries become literals, the zero terms vanish); the re-layout copy as
-//      mapGlb 1/0; the accumulators' updates unrolled; other reduces reduceSeq. The
-//      transforms' outer maps are left to the default lowering (mapGlb over their outer levels).
+//      rows and blocks; the re-layout copies as mapGlb 1/0; the output transform's blocks, the
+//      transforms' maps over a constant matrix's rows, the accumulators' updates and the sums
+//      over a matrix row unrolled (the entries become literals, the zero terms vanish); other
+//      reduces reduceSeq. The transforms' maps over tile rows and tiles are left to the default
+//      lowering (mapGlb).
 // Kernels: three that read only the weights and biases (preparation, which a drop-in runs once:
 // the weights re-laid out, their transform U, U re-laid out per kernel group), then per inference
 // the input's transform, the products and the output's transform. Constraints from typecheck: m |
