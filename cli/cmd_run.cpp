@@ -87,15 +87,14 @@ host::RunResult runCompiled(host::Context& context, const CompiledProgram& compi
 // the summary line.
 std::string describeKernelTime(const host::RunResult& run, const std::string& device,
                                const RunOptions& options) {
-  char elapsed[160];
-  std::snprintf(elapsed, sizeof elapsed, ", %.3f ms kernel time (%zu kernel%s%s) on %s",
-                static_cast<double>(run.totalNanoseconds) / 1e6, run.kernels.size(),
-                run.kernels.size() == 1 ? "" : "s",
-                options.repeat > 1
-                    ? (", fastest of " + std::to_string(options.repeat) + " runs").c_str()
-                    : "",
-                device.c_str());
-  return elapsed;
+  char milliseconds[32];
+  std::snprintf(milliseconds, sizeof milliseconds, "%.3f",
+                static_cast<double>(run.totalNanoseconds) / 1e6);
+  std::string text = ", " + std::string(milliseconds) + " ms kernel time (" +
+                     std::to_string(run.kernels.size()) + " kernel" +
+                     (run.kernels.size() == 1 ? "" : "s");
+  if (options.repeat > 1) text += ", fastest of " + std::to_string(options.repeat) + " runs";
+  return text + ") on " + device;
 }
 
 // With --kernel-times, one line per kernel in launch order: its name and fastest time.

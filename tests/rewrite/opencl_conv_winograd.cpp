@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <regex>
 #include <string>
@@ -107,9 +108,18 @@ TEST_CASE("conv-winograd F(4x4, 3x3) on OpenCL matches the direct convolution") 
 
 TEST_CASE("conv-winograd refuses what it cannot compute") {
   const Definition conv = testing::listing3FromExample();
-  // Kernels other than 3x3: the strategy fixes K = 3, so binding K = 5 is out of range.
+  // Kernels other than 3x3 or strides other than 1: the strategy fixes K = 3 and S = 1 as
+  // one-value ranges of declared sizes (what the explorer's space and weft run check), and the
+  // weights' type is [M][3][3][C], so 5x5 weights do not run.
   rewrite::StrategyResult rewritten = winograd(conv, 2, 8, 1, 1);
   REQUIRE(rewritten.success());
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  for (const Arith& declared : rewritten.definition->sizeDeclarations) {
+    if (!declared.varHi()) continue;  // P: at least 0, no upper bound
+    ranges[declared.varName()] = {*declared.varLo().constant(), *declared.varHi()->constant()};
+  }
+  CHECK(ranges["K"] == std::pair<int64_t, int64_t>{3, 3});
+  CHECK(ranges["S"] == std::pair<int64_t, int64_t>{1, 1});
   std::mt19937_64 rng(5);
   const testing::Listing3Layer five = testing::randomListing3Layer(conv, 2, 8, 5, 8, 8, 2, 1, rng);
   CHECK_THROWS(interpret(*rewritten.definition, five.inputs, five.sizes));

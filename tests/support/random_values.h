@@ -73,7 +73,9 @@ inline Value randomValue(const Type& type, const ArithBinding& sizes, std::mt199
 }
 
 // The largest |a - b| over the largest |b| (at least 1), for results compared within a
-// tolerance relative to the output's magnitude (re-associated float sums).
+// tolerance relative to the output's magnitude (re-associated float sums): the explorer's own
+// criterion (explore::compareOutputs), for test folders that do not link the explorer. A NaN
+// difference counts as infinite, so that no tolerance passes it.
 inline double errorOverLargest(const Value& a, const Value& b) {
   const std::vector<float> x = flattenToFloats(a), y = flattenToFloats(b);
   if (x.size() != y.size()) {
@@ -82,7 +84,8 @@ inline double errorOverLargest(const Value& a, const Value& b) {
   }
   double error = 0, scale = 1;
   for (size_t i = 0; i < x.size(); ++i) {
-    error = std::max(error, std::abs(static_cast<double>(x[i]) - y[i]));
+    const double difference = std::abs(static_cast<double>(x[i]) - y[i]);
+    error = std::isnan(difference) ? INFINITY : std::max(error, difference);
     scale = std::max(scale, std::abs(static_cast<double>(y[i])));
   }
   return error / scale;
