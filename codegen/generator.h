@@ -102,6 +102,7 @@ class Generator {
   void genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest);
   void genReduce(const Expr& e, const ViewPtr& dest);
   void assign(const ViewPtr& dest, const std::string& value, const Type& type, const Expr& at);
+  void emitStore(const ResolvedElement& target, const std::string& statement);
   void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
             bool fromPrivate = false);
   std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},

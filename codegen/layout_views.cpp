@@ -95,6 +95,8 @@ ViewPtr Generator::inverseLayout(const Expr& e, const ViewPtr& dest) {
       return asVectorView(dest, typeOf(e.args()[0]).arrayElement().vectorWidth());
     case Op::AsVector:
       return asScalarView(dest);
+    case Op::Crop:
+      return uncropView(dest, e.nats()[0], e.nats()[1]);
     case Op::Id:
       return dest;
     case Op::Map: {
@@ -121,6 +123,7 @@ bool Generator::invertibleChain(const Expr& body, const Expr& param) {
     case Op::Transpose:
     case Op::AsScalar:
     case Op::AsVector:
+    case Op::Crop:
     case Op::Id:
       return invertibleChain(body.args()[0], param);
     case Op::Map:

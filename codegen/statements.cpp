@@ -244,16 +244,18 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
   if (target.isMemory) noteBuffer(target.base, /*written=*/true);
   if (target.isMemory && target.vectorWidth > 0) {
     emitter_.named.note(target);
-    emitter_.line("vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
-                  target.base + " + " + c(target.offset) + ");");
+    emitStore(target, "vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
+                          target.base + " + " + c(target.offset) + ");");
     return;
   }
-  if (target.isVariable && value == target.expression) return;  // acc = acc (a zero product)
+  if (target.isVariable && value == target.expression && target.writeGuards.empty()) {
+    return;  // acc = acc (a zero product)
+  }
   if (target.isMemory || target.isVariable) {
     if (target.isMemory) mentionedSizes_.push_back(target.offset);
     noteBuffer(target.base, /*written=*/true);
     emitter_.named.note(target);
-    emitter_.line(target.expression + " = " + value + ";");
+    emitStore(target, target.expression + " = " + value + ";");
     return;
   }
   if (type.isVector()) {
@@ -272,11 +274,27 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
       char suffix[24];
       std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
       emitter_.named.note(laneTarget);
-      emitter_.line(laneTarget.expression + " = " + name + suffix + ";");
+      emitStore(laneTarget, laneTarget.expression + " = " + name + suffix + ";");
     }
     return;
   }
   fail(at, "cannot write through this view (pad, slide, fill or a computed value)");
+}
+
+// A store, under the guards of the uncrop views it was written through: an element outside
+// the cropped array is dropped.
+void Generator::emitStore(const ResolvedElement& target, const std::string& statement) {
+  if (target.writeGuards.empty()) {
+    emitter_.line(statement);
+    return;
+  }
+  std::string outside;
+  for (const PadGuard& guard : target.writeGuards) {
+    mentionedSizes_.push_back(guard.index);
+    mentionedSizes_.push_back(guard.length);
+    outside += (outside.empty() ? "" : " || ") + guard.conditionC();
+  }
+  emitter_.line("if (!(" + outside + ")) " + statement);
 }
 
 // Copies a value element by element. Copies out of a private array are unrolled (its size is

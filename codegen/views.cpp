@@ -435,6 +435,18 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
       indices.insert(indices.begin(), i + view.a);
       return resolveChild(context, view, indices, path, lane);
     }
+    case View::Kind::Uncrop: {
+      Arith i = popFront(indices, "uncrop");
+      Arith k = i - view.a;
+      const bool aboveZero = proveNonNegative(k);
+      const bool belowEnd = proveLess(k, view.b);
+      indices.insert(indices.begin(), k);
+      ResolvedElement inner = resolveChild(context, view, indices, path, lane);
+      if (!(aboveZero && belowEnd)) {
+        inner.writeGuards.push_back(PadGuard{k, view.b, !aboveZero, !belowEnd});
+      }
+      return inner;
+    }
     case View::Kind::Transpose: {
       Arith i = popFront(indices, "transpose");
       Arith j = popFront(indices, "transpose");
@@ -551,9 +563,11 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         std::vector<int> pathCopy = path;
         lanes.push_back(resolve(context, *view.children[0], laneIndices, pathCopy, std::nullopt));
       }
+      // A guarded lane is stored on its own (its guard is not the vector's).
       bool contiguous = true;
       for (int64_t t = 0; t < w && contiguous; ++t) {
         contiguous = lanes[t].isMemory && lanes[t].vectorWidth == 0 &&
+                     lanes[t].writeGuards.empty() &&
                      lanes[t].base == lanes[0].base && lanes[t].offset - lanes[0].offset == t;
       }
       ResolvedElement result;
@@ -711,6 +725,17 @@ ViewPtr cropView(ViewPtr array, Arith left, Arith right) {
   v.kind = View::Kind::Crop;
   v.type = Type::array(t.arrayElement(), t.arrayLength() - left - right);
   v.a = std::move(left);
+  v.children = {std::move(array)};
+  return make(std::move(v));
+}
+
+ViewPtr uncropView(ViewPtr array, Arith left, Arith right) {
+  const Type& t = requireArray(array->type, "uncrop");
+  View v;
+  v.kind = View::Kind::Uncrop;
+  v.type = Type::array(t.arrayElement(), left + t.arrayLength() + right);
+  v.a = std::move(left);
+  v.b = t.arrayLength();
   v.children = {std::move(array)};
   return make(std::move(v));
 }

@@ -42,6 +42,9 @@ struct View {
     Slide,      // [[T]size]k over child; `a` = size, `b` = step
     Pad,        // [T](l+n+r) over child [T]n; `a` = l, `b` = n; boundary/padValue
     Crop,       // [T](n-l-r) over child; `a` = l
+    Uncrop,     // [T](l+n+r) over child [T]n, for writing only: `a` = l, `b` = n; a write at
+                // index i goes to child element i - l, and is dropped (a guarded store) when
+                // that lies outside [0, n). Writing crop(l, r, x) into D writes x through it.
     Transpose,  // [[T]m]n over child [[T]n]m
     Reorder,    // [T]n over child [T]n; `a` = n; indexFunction, `b` = stride
     Zip,        // [(T1..Tk)]n over children (also a tuple of values with no index)
@@ -86,6 +89,7 @@ ViewPtr joinView(ViewPtr arrayOfArrays);
 ViewPtr slideView(ViewPtr array, Arith size, Arith step);
 ViewPtr padView(ViewPtr array, Arith left, Arith right, Boundary boundary, double value);
 ViewPtr cropView(ViewPtr array, Arith left, Arith right);
+ViewPtr uncropView(ViewPtr array, Arith left, Arith right);
 ViewPtr transposeView(ViewPtr arrayOfArrays);
 ViewPtr reorderView(ViewPtr array, IndexFunction function, Arith stride);
 ViewPtr zipView(std::vector<ViewPtr> components, Type type);
@@ -99,6 +103,15 @@ ViewPtr elementsView(std::vector<ViewPtr> elements);
 // A view of [elementType]n whose element i is `element(array[i])`.
 ViewPtr mapView(ViewPtr array, Type elementType,
                 std::function<ViewPtr(const ViewPtr&)> element);
+
+// An index that may leave an array: a constant pad's read (below) or an uncrop view's write.
+struct PadGuard {
+  Arith index;   // the position in the unpadded array
+  Arith length;  // the unpadded array's length
+  bool checkLow = false, checkHigh = false;
+  std::string key() const;         // identifies the guard (index, length, sides)
+  std::string conditionC() const;  // C: true when the index is outside [0, length)
+};
 
 // A resolved element: a C expression (an rvalue, or an lvalue when `memory` is set and the
 // view can be written), plus where it is in memory when it is a plain memory access.
@@ -120,6 +133,9 @@ struct ResolvedElement {
     bool constantIndex = false;
   };
   std::vector<ArrayUse> arrays;
+  // Written through an uncrop view: the store happens only when none of these guards fires
+  // (each is true when its index lies outside its array). Empty for every read.
+  std::vector<PadGuard> writeGuards;
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop
@@ -128,13 +144,6 @@ struct ResolvedElement {
 // recorder, and a pad whose guard key is in `assumedInBounds` reads the element without a guard
 // (the caller has checked the guard outside the loop), and one whose key is in `assumedFiring`
 // is the pad value without a read (the caller has checked that the guard fires).
-struct PadGuard {
-  Arith index;   // the position in the unpadded array
-  Arith length;  // the unpadded array's length
-  bool checkLow = false, checkHigh = false;
-  std::string key() const;         // identifies the guard (index, length, sides)
-  std::string conditionC() const;  // C: true when the index is outside [0, length)
-};
 struct PadGuardRecorder {
   std::vector<PadGuard> seen;
   int guardedReads = 0;  // resolveElement calls that recorded at least one guard
