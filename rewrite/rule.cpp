@@ -47,4 +47,11 @@ Arith RuleApplication::factor(const std::string& name,
   return make(context);
 }
 
+std::optional<Arith> RuleApplication::given(const std::string& name) const {
+  for (const auto& [factorName, value] : arguments) {
+    if (factorName == name) return value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace weft::rewrite

@@ -69,6 +69,8 @@ struct RuleApplication {
   const std::vector<Expr>& ancestors;
   // The factor named `name`: the given value, else a fresh tuning variable from `make`.
   Arith factor(const std::string& name, const std::function<Arith(RewriteContext&)>& make) const;
+  // The factor named `name` when it is given (for factors a rule cannot invent).
+  std::optional<Arith> given(const std::string& name) const;
 };
 
 struct Rule {

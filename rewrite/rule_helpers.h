@@ -325,6 +325,13 @@ inline std::optional<Expr> tileOverlapped(const RuleApplication& a, const Slide2
   return untileWindowResults(std::move(computedTiles));
 }
 
+// crop2D(top, bottom, left, right, x) = crop(top, bottom, map(row -> crop(left, right, row), x)).
+inline Expr crop2D(Arith top, Arith bottom, Arith left, Arith right, Expr x) {
+  return crop(std::move(top), std::move(bottom),
+              map(lam("row", [&](Expr row) { return crop(left, right, std::move(row)); }),
+                  std::move(x)));
+}
+
 // transpose(map(r -> transpose(r), x)): returns x.
 inline std::optional<Expr> matchTransposeOfMapTranspose(const Expr& node) {
   if (!node.isPrim(Op::Transpose) || !node.args()[0].isPrim(Op::Map)) return std::nullopt;

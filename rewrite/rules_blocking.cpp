@@ -5,6 +5,10 @@
 // random programs by tests/rewrite/property_rules_blocking.cpp.
 //
 //  map2d-crop2d-interchange  map2D(f) ∘ crop2D(a, b) => crop2D(a, b) ∘ map2D(f)
+//  crop2d-kernels-outermost  transpose ∘ map(transpose) ∘ crop2D(a, b, c, d) => map(crop2D(a, b,
+//                            c, d)) ∘ transpose ∘ map(transpose)   ([H][W][M] cropped and laid
+//                            out [M][H][W]: the layout first, then each kernel's map cropped, so
+//                            that the rules matching Listing 3's outer transposes still match)
 //  map2d-slide-tiling        map2D(f) ∘ slide2D(s, t) => untile ∘ map2D(map2D(f) ∘
 //                            slideStrict2D(s, t)) ∘ slideStrict2D(θ, θ - (s - t))
 //                            (paper 3.4.1 overlapped tiling, with the computation moved into
@@ -89,12 +93,6 @@ Expr slideStrict2D(Arith size1, Arith size2, Arith step1, Arith step2, Expr x) {
              slideStrict(size1, step1, std::move(rows)));
 }
 
-Expr crop2D(Arith top, Arith bottom, Arith left, Arith right, Expr x) {
-  return crop(top, bottom,
-              map(lam("row", [&](Expr row) { return crop(left, right, std::move(row)); }),
-                  std::move(x)));
-}
-
 // ---- map2d-crop2d-interchange ----
 
 std::optional<Expr> map2DCrop2DInterchange(const RuleApplication& a) {
@@ -105,6 +103,28 @@ std::optional<Expr> map2DCrop2DInterchange(const RuleApplication& a) {
   Expr f = m->f;
   return crop2D(c->top, c->bottom, c->left, c->right,
                 map(lam("row", [&](Expr row) { return map(f, std::move(row)); }), c->x));
+}
+
+// ---- crop2d-kernels-outermost ----
+
+// transpose(map(transpose, crop2D(a, b, c, d, y))) => map(crop2D(a, b, c, d),
+// transpose(map(transpose, y))): y [H][W][M] cropped then laid out [M][H'][W'] is y laid out
+// [M][H][W] with each kernel's map cropped.
+std::optional<Expr> crop2DKernelsOutermost(const RuleApplication& a) {
+  std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
+  if (!inner) return std::nullopt;
+  auto c = matchCrop2D(*inner);
+  if (!c) return std::nullopt;
+  const Type yType = a.typeOf(c->x);
+  if (!yType.isArray() || !yType.arrayElement().isArray() ||
+      !yType.arrayElement().arrayElement().isArray()) {
+    return std::nullopt;
+  }
+  Expr kernelsFirst =
+      transpose(map(lam("outRow", [](Expr r) { return transpose(std::move(r)); }), c->x));
+  return map(lam("kernelMap",
+                 [&](Expr k) { return crop2D(c->top, c->bottom, c->left, c->right, std::move(k)); }),
+             std::move(kernelsFirst));
 }
 
 // ---- map2d-slide-tiling ----
@@ -521,6 +541,12 @@ void addBlockingRules(std::vector<Rule>& rules) {
                    RuleFamily::Tiling,
                    {},
                    map2DCrop2DInterchange});
+  rules.push_back({"crop2d-kernels-outermost",
+                   "transpose ∘ map(transpose) ∘ crop2D(a, b, c, d) => map(crop2D(a, b, c, d)) ∘ "
+                   "transpose ∘ map(transpose)",
+                   RuleFamily::Tiling,
+                   {},
+                   crop2DKernelsOutermost});
   rules.push_back({"map2d-slide-tiling",
                    "map2D(f) ∘ slide2D(s1, s2, t1, t2) => join ∘ map(map(join) ∘ transpose) ∘ "
                    "map2D(map2D(f) ∘ slideStrict2D(s1, s2, t1, t2)) ∘ slideStrict2D(θ1, θ2, "

@@ -1,6 +1,7 @@
 // The reduction and convolution rules the direct-convolution strategy needs (paper: "Lift-based
 // direct convolution on Mali", sections 3.4 and 4.2, Listings 3 and 4): optimisation padding
-// for 2D sliding windows, partial reduction and strided (coalesced) traversal of a sum-reduction
+// for 2D sliding windows (ρ extra windows for tiles; or the fewest that make the window counts
+// multiples of a block's, so that blocks need not divide the output), partial reduction and strided (coalesced) traversal of a sum-reduction
 // whose operator is `acc + g(x)` (the convolution's `acc + x * w` with the kernel's bias as the
 // initial value), vectorisation of a dot-product reduction with `dot`, and the general
 // map/reduce interchange that gives every thread one private accumulator per kernel.
@@ -14,6 +15,7 @@
 // does not read the mapped row) are checked here, and the rule does not match when they fail.
 // Every rewritten lambda gets fresh params (substituteParams), so no param is bound twice.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,33 +68,32 @@ std::optional<Pad2DParts> matchPad2D(const Expr& node) {
                     columnPad->nats()[1], rowPad->attribute(), rows.args()[0]};
 }
 
-// crop2D(a, b, y) = crop(a, b, map(row -> crop(a, b, row), y))
-Expr crop2D(Arith first, Arith last, Expr y) {
-  return crop(
-      first, last,
-      map(lam("row", [&](Expr row) { return crop(first, last, std::move(row)); }), std::move(y)));
-}
-
 // slide2D(s1, s2, t1, t2, pad2D(l, r, t, b, B, x))
-//   => crop2D(0, ρ, slide2D(s1, s2, t1, t2, pad2D(l, r + ρ·t2, t, b + ρ·t1, B, x)))
+//   => crop2D(0, ρ1, 0, ρ2, slide2D(s1, s2, t1, t2, pad2D(l, r + ρ2·t2, t, b + ρ1·t1, B, x)))
 // slide2D(s1, s2, t1, t2, x)
-//   => crop2D(0, ρ, slide2D(s1, s2, t1, t2, pad2D(0, ρ·t2, 0, ρ·t1, clamp, x)))
+//   => crop2D(0, ρ1, 0, ρ2, slide2D(s1, s2, t1, t2, pad2D(0, ρ2·t2, 0, ρ1·t1, clamp, x)))
 // The ρ extra windows per dimension lie entirely right of / below the original windows (the
 // kept windows end at row (n1-1)·t1 + s1 <= H), so the added padding is never read by a kept
 // window and its boundary does not matter. Mirror padding may reflect at most once, so a
-// mirror pad2D is kept and a clamp pad2D added around it instead of widened.
-std::optional<Expr> padForTiling2D(const RuleApplication& application) {
+// mirror pad2D is kept and a clamp pad2D added around it instead of widened. `extraWindows`
+// gives ρ1 and ρ2 from the window counts n1 and n2, or nothing when the rule does not apply.
+std::optional<Expr> padSlide2D(
+    const RuleApplication& application,
+    const std::function<std::optional<std::pair<Arith, Arith>>(const Arith&, const Arith&)>&
+        extraWindows) {
   // slide2D's expansion with the same slide primitive in both dimensions.
   std::optional<Slide2DExpansion> slide2D = matchSlide2D(application.node);
   if (slide2D && slide2D->outerOp != slide2D->innerOp) slide2D.reset();
   if (!slide2D) return std::nullopt;
   const Type inputType = application.typeOf(slide2D->x);
   if (!inputType.isArray() || !inputType.arrayElement().isArray()) return std::nullopt;
-  const Arith height = inputType.arrayLength();
-  Arith rho = application.factor(
-      "rho", [&](RewriteContext& context) { return context.freshTuning("rho", 0, height); });
-  const Arith extraRight = rho * slide2D->step2;
-  const Arith extraBottom = rho * slide2D->step1;
+  const Type windowsType = application.typeOf(application.node);
+  std::optional<std::pair<Arith, Arith>> rho =
+      extraWindows(windowsType.arrayLength(), windowsType.arrayElement().arrayLength());
+  if (!rho) return std::nullopt;
+  const auto& [rhoRows, rhoColumns] = *rho;
+  const Arith extraRight = rhoColumns * slide2D->step2;
+  const Arith extraBottom = rhoRows * slide2D->step1;
   Expr padded;
   std::optional<Pad2DParts> pad2DParts = matchPad2D(slide2D->x);
   if (pad2DParts && pad2DParts->boundary.boundary != Boundary::Mirror) {
@@ -101,9 +102,35 @@ std::optional<Expr> padForTiling2D(const RuleApplication& application) {
   } else {
     padded = pad2D(Arith(0), extraRight, Arith(0), extraBottom, Boundary::Clamp, slide2D->x);
   }
-  return crop2D(0, rho,
-                buildSlide2D(slide2D->outerOp, slide2D->innerOp, slide2D->size1, slide2D->size2, slide2D->step1,
-                             slide2D->step2, std::move(padded)));
+  return crop2D(0, rhoRows, 0, rhoColumns,
+                buildSlide2D(slide2D->outerOp, slide2D->innerOp, slide2D->size1, slide2D->size2,
+                             slide2D->step1, slide2D->step2, std::move(padded)));
+}
+
+// pad-for-tiling-2d: ρ extra windows in both dimensions, a tuning variable (paper 4.2.1).
+std::optional<Expr> padForTiling2D(const RuleApplication& application) {
+  return padSlide2D(application, [&](const Arith& rows, const Arith&) {
+    const Type inputType = application.typeOf(matchSlide2D(application.node)->x);
+    const Arith height = inputType.arrayLength();
+    Arith rho = application.factor(
+        "rho", [&](RewriteContext& context) { return context.freshTuning("rho", 0, height); });
+    (void)rows;
+    return std::optional<std::pair<Arith, Arith>>({rho, rho});
+  });
+}
+
+// pad-for-blocking-2d: the fewest extra windows that make the window counts multiples of q1
+// (rows) and q2 (columns), both given: ρ = (q - n mod q) mod q. Blocks of q windows then cover
+// the padded windows exactly, and the surplus of the last block is cropped.
+std::optional<Expr> padForBlocking2D(const RuleApplication& application) {
+  const std::optional<Arith> rowsMultiple = application.given("rows_multiple");
+  const std::optional<Arith> columnsMultiple = application.given("columns_multiple");
+  if (!rowsMultiple || !columnsMultiple) return std::nullopt;
+  return padSlide2D(application, [&](const Arith& rows, const Arith& columns) {
+    auto extra = [](const Arith& n, const Arith& q) { return (q - n % q) % q; };
+    return std::optional<std::pair<Arith, Arith>>(
+        {extra(rows, *rowsMultiple), extra(columns, *columnsMultiple)});
+  });
 }
 
 // ---- sums: reduce(z, (acc, x) -> acc + g(x), xs) -------------------------------------------
@@ -296,6 +323,15 @@ void addConvolutionRules(std::vector<Rule>& rules) {
                        RuleFamily::Tiling,
                        {"rho"},
                        padForTiling2D});
+  rules.push_back(Rule{"pad-for-blocking-2d",
+                       "slide2D(s1, s2, t1, t2) ∘ pad2D(l, r, t, b, B) => crop2D(0, ρ1, 0, ρ2) ∘ "
+                       "slide2D(s1, s2, t1, t2) ∘ pad2D(l, r + ρ2·t2, t, b + ρ1·t1, B) with "
+                       "ρi = (qi - ni mod qi) mod qi, the fewest extra windows that make the "
+                       "window counts n1 × n2 multiples of q1 = rows_multiple and q2 = "
+                       "columns_multiple (both given); without a pad2D as pad-for-tiling-2d",
+                       RuleFamily::Tiling,
+                       {"rows_multiple", "columns_multiple"},
+                       padForBlocking2D});
   rules.push_back(Rule{"partial-reduce-sum",
                        "reduce(z, (acc, x) -> acc + g(x)) => reduce(z, +) ∘ join ∘ "
                        "map(reduce(0, (acc, x) -> acc + g(x))) ∘ split(ω)   "

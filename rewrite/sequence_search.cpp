@@ -28,12 +28,14 @@ constexpr const char* kUnrollInnermost = "unroll-innermost";
 constexpr const char* kUnrollAccumulators = "unroll-accumulators";
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
-// materialize), which the lowering level decides with toPrivate / toLocal. let-hoist stays:
+// materialize), which the lowering level decides with toPrivate / toLocal, or need factors a
+// strategy gives (pad-for-blocking-2d's multiples). let-hoist stays:
 // at the lowering level it makes a stage a kernel of its own (a partial reduction's chunks in
 // parallel, then their sum).
 const std::set<std::string>& excludedByDefault() {
   static const std::set<std::string> names = {"add-id", "materialize",
-                                              "materialize-innermost-first", "to-global"};
+                                              "materialize-innermost-first", "pad-for-blocking-2d",
+                                              "to-global"};
   return names;
 }
 

@@ -1,5 +1,5 @@
 // Property tests of the macro rules of rewrite/rules_blocking.cpp: map2d-crop2d-interchange,
-// map2d-slide-tiling, map-map-blocking, chunked-reduce, map-fission-deep, materialize and
+// crop2d-kernels-outermost, map2d-slide-tiling, map-map-blocking, chunked-reduce, map-fission-deep, materialize and
 // let-hoist.
 //
 // For each rule, rapidcheck builds random well-typed programs where the rule applies (targeted
@@ -135,6 +135,62 @@ TEST_CASE("map2d-crop2d-interchange preserves maps over cropped images") {
     RC_TAG(source == 0 ? "input" : source == 1 ? "padded" : "computed");
     checkRewriteKeepsResult(original, rewritten, rng);
   });
+}
+
+// ---- crop2d-kernels-outermost ---------------------------------------------------------------
+
+TEST_CASE("crop2d-kernels-outermost preserves cropped images laid out kernels first") {
+  checkRuleApplications("crop2d-kernels-outermost", [&](std::mt19937_64& rng, const ScalarKind kind) {
+    const Type t = Type::scalar(kind);
+    const int kernels = pick(rng, 1, 4);
+    const int height = pick(rng, 1, 6);
+    const int width = pick(rng, 1, 6);
+    const int top = pick(rng, 0, height - 1);
+    const int bottom = pick(rng, 0, height - 1 - top);
+    const int left = pick(rng, 0, width - 1);
+    const int right = pick(rng, 0, width - 1 - left);
+    const bool computed = coin(rng);
+    const bool consumed = coin(rng);
+    Expr target;
+    Definition original = definition(
+        "p", {{"x", arrayOf(arrayOf(arrayOf(t, kernels), width), height)}, {"s", t}},
+        [&](const auto& p) {
+          Expr image = p[0];
+          if (computed) {
+            Expr g = randomUnary(rng, kind, p[1]);
+            image = map2D(lam("px", [&](Expr px) { return map(g, px); }), image);
+          }
+          target = transpose(map(lam("r", [](Expr r) { return transpose(r); }),
+                                 crop2D(top, bottom, left, right, image)));
+          if (!consumed) return target;
+          return join(map(lam("k", [](Expr k) { return join(k); }), target));
+        });
+    Definition rewritten = rewriteAt(original, "crop2d-kernels-outermost", target, {});
+    RC_TAG(computed ? "computed" : "input");
+    checkRewriteKeepsResult(original, rewritten, rng);
+  });
+}
+
+TEST_CASE("crop2d-kernels-outermost matches only the kernels-first layout of a crop2D") {
+  Type image = arrayOf(arrayOf(arrayOf(Type::intType(), 3), 5), 5);
+  auto matches = [&](const std::function<Expr(Expr)>& build) {
+    Expr target;
+    Definition d = definition("p", {{"x", image}}, [&](const auto& p) {
+      target = build(p[0]);
+      return target;
+    });
+    return tryRuleAt(d, "crop2d-kernels-outermost", target).has_value();
+  };
+  auto transposeEach = [](Expr x) {
+    return map(lam("r", [](Expr r) { return transpose(r); }), std::move(x));
+  };
+  CHECK(matches([&](Expr x) { return transpose(transposeEach(crop2D(1, 0, 0, 2, x))); }));
+  // No crop2D under the layout.
+  CHECK_FALSE(matches([&](Expr x) { return transpose(transposeEach(x)); }));
+  // A crop of rows only.
+  CHECK_FALSE(matches([&](Expr x) { return transpose(transposeEach(crop(1, 1, x))); }));
+  // The outer transpose alone.
+  CHECK_FALSE(matches([&](Expr x) { return transpose(crop2D(1, 0, 0, 2, x)); }));
 }
 
 TEST_CASE("map2d-crop2d-interchange matches only a map2D of a crop2D") {

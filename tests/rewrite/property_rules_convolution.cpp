@@ -17,6 +17,7 @@
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,9 +182,12 @@ Expr slideStrict2D(int size1, int size2, int step1, int step2, Expr x) {
 
 // ---- pad-for-tiling-2d ----------------------------------------------------------------------
 
-TEST_CASE("pad-for-tiling-2d preserves 2D sliding windows, padded or not") {
+// Random 2D sliding windows (padded with each boundary or not, strict or not, consumed by a
+// map2D or not), rewritten by `rule` with factors from `factors`: the same values.
+void checkPadSlide2DRule(const std::string& rule,
+                         const std::function<RuleArguments(std::mt19937_64&)>& factors) {
   int applications = 0;
-  CHECK(rc::check("pad-for-tiling-2d", [&](uint64_t seed) {
+  CHECK(rc::check(rule, [&](uint64_t seed) {
     std::mt19937_64 rng(seed);
     const ScalarKind kind = randomKind(rng);
     const bool channels = pick(rng, 0, 1) == 1;
@@ -207,7 +211,7 @@ TEST_CASE("pad-for-tiling-2d preserves 2D sliding windows, padded or not") {
       step1 = (paddedHeight - size1) == 0 ? step1 : 1;
       step2 = (paddedWidth - size2) == 0 ? step2 : 1;
     }
-    const int rho = pick(rng, 0, 3);
+    const RuleArguments arguments = factors(rng);
     const bool consumed = pick(rng, 0, 1) == 1;
     Expr target;
     Definition original =
@@ -235,7 +239,7 @@ TEST_CASE("pad-for-tiling-2d preserves 2D sliding windows, padded or not") {
                            }),
                        target);
         });
-    Definition rewritten = rewriteAt(original, "pad-for-tiling-2d", target, {{"rho", Arith(rho)}});
+    Definition rewritten = rewriteAt(original, rule, target, arguments);
     // A clamp or constant pad2D is widened (still two pads); otherwise one pad2D is added.
     const int expectedPads = padding == 0 ? 2 : (padding == 3 ? 4 : 2);
     RC_ASSERT(countPrims(rewritten, Op::Pad) == expectedPads);
@@ -247,8 +251,55 @@ TEST_CASE("pad-for-tiling-2d preserves 2D sliding windows, padded or not") {
     checkSameResult(original, rewritten, rng, false);
     ++applications;
   }));
-  MESSAGE("pad-for-tiling-2d: " << applications << " applications");
+  MESSAGE(rule << ": " << applications << " applications");
   CHECK(applications >= 50);
+}
+
+TEST_CASE("pad-for-tiling-2d preserves 2D sliding windows, padded or not") {
+  checkPadSlide2DRule("pad-for-tiling-2d", [](std::mt19937_64& rng) {
+    return RuleArguments{{"rho", Arith(pick(rng, 0, 3))}};
+  });
+}
+
+TEST_CASE("pad-for-blocking-2d preserves 2D sliding windows, padded or not") {
+  checkPadSlide2DRule("pad-for-blocking-2d", [](std::mt19937_64& rng) {
+    return RuleArguments{{"rows_multiple", Arith(pick(rng, 1, 5))},
+                         {"columns_multiple", Arith(pick(rng, 1, 5))}};
+  });
+}
+
+TEST_CASE("pad-for-blocking-2d makes the window counts multiples, fewest extra windows") {
+  // conv.weft's windows with symbolic sizes: after the rule, the slide2D inside the crop has
+  // ⌈n/q⌉·q windows per dimension, for every size tried.
+  Expr target;
+  Definition d = definition(
+      "p", {{"x", Type::array(Type::array(Type::floatType(), Arith::size("W")), Arith::size("H"))}},
+      [&](const auto& p) {
+        target = slide2D(3, 3, 2, 2, pad2D(1, 1, 1, 1, Boundary::Constant, p[0]));
+        return target;
+      });
+  const RuleArguments multiples = {{"rows_multiple", Arith(3)}, {"columns_multiple", Arith(5)}};
+  RewriteContext context;
+  auto result = applyAt(d, ruleNamed("pad-for-blocking-2d"), positionOf(d, target), multiples,
+                        context);
+  REQUIRE(result.has_value());
+  CHECK(context.tuningVariables().empty());
+  const Expr& cropped = result->function.body();
+  REQUIRE(cropped.isPrim(Op::Crop));
+  const Type windows = typecheck(*result).typeOf(cropped.args()[0].args()[0]);
+  for (int h : {4, 7, 12, 13}) {
+    for (int w : {3, 9, 10, 21}) {
+      const ArithBinding sizes{{"H", h}, {"W", w}};
+      const int64_t rows = (h + 2 - 3) / 2 + 1, columns = (w + 2 - 3) / 2 + 1;
+      CHECK(evaluate(windows.arrayLength(), sizes) == (rows + 2) / 3 * 3);
+      CHECK(evaluate(windows.arrayElement().arrayLength(), sizes) == (columns + 4) / 5 * 5);
+    }
+  }
+  // Without both multiples given the rule does not apply.
+  RewriteContext other;
+  CHECK_FALSE(applyAt(d, ruleNamed("pad-for-blocking-2d"), positionOf(d, target),
+                      {{"rows_multiple", Arith(3)}}, other)
+                  .has_value());
 }
 
 TEST_CASE("pad-for-tiling-2d matches only slide2D's expansion") {
