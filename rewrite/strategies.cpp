@@ -435,14 +435,14 @@ Strategy convRegisterBlocked(const RuleArguments& arguments) {
 // ---- conv-register-blocked-vector ----
 
 Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"kappa",          "sigma",      "rows",
-                                                 "pad_in_loads",   "row_unroll", "interleave",
-                                                 "channels_first", "split"};
+  static const std::vector<std::string> known = {
+      "kappa",      "sigma",          "rows",  "pad_in_loads",  "row_unroll",
+      "interleave", "channels_first", "split", "partial_blocks"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       throw std::invalid_argument(
           "conv-register-blocked-vector takes kappa, sigma, rows, pad_in_loads, row_unroll, "
-          "interleave, channels_first and split, not " +
+          "interleave, channels_first, split and partial_blocks, not " +
           name);
     }
   }
@@ -495,10 +495,16 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
   // the S partial sums added by a final kernel.
   const int64_t split = factorValue(arguments, "split") ? number("split") : 1;
   if (split < 1) throw std::invalid_argument("conv-register-blocked-vector: split must be >= 1");
+  // partial_blocks = 1: σ (and rows, when a number) need not divide the output: the windows
+  // are padded to whole blocks and the surplus outputs dropped by guarded stores.
+  const bool partialBlocks = switchValue("partial_blocks") != 0;
   const std::string blockingRule =
       interleave != 0 ? "map2d-kernel-blocking-interleaved" : "map2d-kernel-blocking";
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
-  if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
+  std::optional<Arith> rows = factorValue(arguments, "rows");
+  if (rows) blocking.push_back({"rows", *rows});
+  // A tuning variable's rows still divide the output height.
+  const Arith rowsMultiple = rows && rows->constant() ? *rows : Arith(1);
 
   return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
     auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
@@ -506,6 +512,8 @@ Strategy convRegisterBlockedVector(const RuleArguments& arguments) {
       return requiredStep(std::move(s), "conv-register-blocked-vector", what);
     };
     std::vector<Strategy> steps = {
+        partialBlocks ? padToWholeBlocks(rowsMultiple, Arith(sigma), "conv-register-blocked-vector")
+                      : identity(),
         // split: a map over the parts of the partial sums, then their sum.
         split == 1 ? identity()
                    : required(topDown(rule("map2d-split-reduction"), {{"parts", Arith(split)}}),
@@ -651,6 +659,18 @@ Strategy lowerCopyNests(int globalLevels) {
 
 // A map whose function's parameter is named `name` (the binders map2d-kernel-blocking creates:
 // kernelGroup, rowGroup, row, windowBlock) that computes (holds a reduce).
+Strategy padToWholeBlocks(const Arith& rowsMultiple, const Arith& columnsMultiple,
+                          const std::string& strategy) {
+  return seq(requiredStep(topDown(rule("pad-for-blocking-2d"),
+                                  {{"rows_multiple", rowsMultiple},
+                                   {"columns_multiple", columnsMultiple}}),
+                          strategy, "no 2D sliding windows to pad to whole blocks"),
+             seq(requiredStep(topDown(rule("map2d-crop2d-interchange")), strategy,
+                              "the padded windows are not mapped by a map2D"),
+                 requiredStep(topDown(rule("crop2d-kernels-outermost")), strategy,
+                              "the cropped output is not laid out kernels first (Listing 3)")));
+}
+
 NodePredicate computingMapOver(const std::string& name) {
   return [name](const Expr& node) {
     if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
@@ -814,8 +834,13 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "with pad_in_loads = 0): the pad kernel stores the padded input channels-first "
        "(materialize-innermost-first); split = S > 1 (1 by default): the window's sum split "
        "into S parts of the channels (map2d-split-reduction), parts and kernel groups one "
-       "map of work-groups (map-flatten-nested), and a final kernel adding the partial sums",
-       {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll", "interleave", "channels_first"},
+       "map of work-groups (map-flatten-nested), and a final kernel adding the partial sums; "
+       "partial_blocks = 1 (0 by default): sigma (and rows when a number) need not divide the "
+       "output, the windows padded to whole blocks (pad-for-blocking-2d, "
+       "map2d-crop2d-interchange, crop2d-kernels-outermost) and the surplus outputs dropped by "
+       "guarded stores",
+       {"kappa", "sigma", "rows", "pad_in_loads", "row_unroll", "interleave", "channels_first",
+        "split", "partial_blocks"},
        convRegisterBlockedVector},
       {"conv-winograd",
        "3x3 stride-1 convolution by Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4 "
@@ -824,8 +849,9 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "tiles in sigma float<kappa> accumulators, rows tile rows per work-group; kappa, sigma "
        "numbers, rows a number or a tuning variable), each product's weights re-laid out "
        "(hoist-relayout), the output's transform plus the bias; the transforms' constant "
-       "matrices unrolled",
-       {"m", "kappa", "sigma", "rows"},
+       "matrices unrolled; partial_tiles = 1 (0 by default): m and sigma need not divide the "
+       "output, which is padded to whole blocks of tiles and cropped by guarded stores",
+       {"m", "kappa", "sigma", "rows", "partial_tiles"},
        convWinograd},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),

@@ -106,10 +106,11 @@ NodePredicate productsMapOver(const std::string& name) {
 }  // namespace
 
 Strategy convWinograd(const RuleArguments& arguments) {
-  static const std::vector<std::string> known = {"m", "kappa", "sigma", "rows"};
+  static const std::vector<std::string> known = {"m", "kappa", "sigma", "rows", "partial_tiles"};
   for (const auto& [name, value] : arguments) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw std::invalid_argument("conv-winograd takes m, kappa, sigma and rows, not " + name);
+      throw std::invalid_argument(
+          "conv-winograd takes m, kappa, sigma, rows and partial_tiles, not " + name);
     }
   }
   auto number = [&](const std::string& name) -> int64_t {
@@ -127,9 +128,21 @@ Strategy convWinograd(const RuleArguments& arguments) {
     throw std::invalid_argument("conv-winograd: kappa must be 2, 3, 4, 8 or 16");
   }
   if (sigma < 1) throw std::invalid_argument("conv-winograd: sigma must be >= 1");
+  int64_t partialTiles = 0;
+  if (factorValue(arguments, "partial_tiles")) {
+    partialTiles = number("partial_tiles");
+    if (partialTiles != 0 && partialTiles != 1) {
+      throw std::invalid_argument("conv-winograd: partial_tiles must be 0 or 1");
+    }
+  }
   const std::string winogradRule = m == 2 ? "conv-winograd-2x2" : "conv-winograd-4x4";
   RuleArguments blocking = {{"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}};
-  if (auto rows = factorValue(arguments, "rows")) blocking.push_back({"rows", *rows});
+  std::optional<Arith> rows = factorValue(arguments, "rows");
+  if (rows) blocking.push_back({"rows", *rows});
+  // partial_tiles: the output padded to whole blocks of σ tiles of m columns, and of rows
+  // tiles of m rows when rows is a number (a tuning variable's rows divide the tile rows).
+  const Arith rowsMultiple = Arith(m) * (rows && rows->constant() ? *rows : Arith(1));
+  const Arith columnsMultiple = Arith(m * sigma);
 
   return [=](const Definition& definition, RewriteContext& context) -> StrategyResult {
     auto dim = [](int d) { return RuleArguments{{"dim", Arith(d)}}; };
@@ -138,6 +151,8 @@ Strategy convWinograd(const RuleArguments& arguments) {
     };
     std::vector<Strategy> steps = {
         threeByThreeStrideOne(),
+        partialTiles != 0 ? padToWholeBlocks(rowsMultiple, columnsMultiple, "conv-winograd")
+                          : identity(),
         required(topDown(rule(winogradRule)),
                  "not a 3x3 stride-1 convolution of sums of products (Listing 3)"),
         required(topDownWhere(rule("map2d-kernel-blocking"), isProductsMap2D, blocking),

@@ -1,6 +1,6 @@
 // Steps that several named strategies share (defined in rewrite/strategies.cpp): looking a
 // rule up, finding a computing map by its binder's name, lowering copy nests, and unrolling the
-// update of vector accumulators.
+// update of vector accumulators, padding Listing 3's windows to whole blocks.
 #pragma once
 
 #include <optional>
@@ -27,6 +27,13 @@ Strategy lowerCopyNests(int globalLevels = 2);
 
 // `step`, or the failure "STRATEGY: what" when it fails (a step the strategy cannot do without).
 Strategy requiredStep(Strategy step, const std::string& strategy, const std::string& what);
+
+// Listing 3's windows padded so that their counts are multiples of the given numbers
+// (pad-for-blocking-2d), the crop moved out of the map2D and above the outer transposes
+// (map2d-crop2d-interchange, crop2d-kernels-outermost): blocks of those sizes then cover the
+// padded output, and the surplus is dropped when the result is stored (guarded stores).
+Strategy padToWholeBlocks(const Arith& rowsMultiple, const Arith& columnsMultiple,
+                          const std::string& strategy);
 
 // One map-to-mapseq-unroll on a computing map inside a reduce's initial value or function (the
 // update of vector accumulators, unrolled so that each becomes a variable), or failure.

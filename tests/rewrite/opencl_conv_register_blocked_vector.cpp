@@ -50,7 +50,7 @@ host::Context& context() {
 // The conv-register-blocked-vector strategy's definition for (κ, σ, R).
 Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int rows,
                               int padInLoads, int rowUnroll, int interleave, int channelsFirst,
-                              int split) {
+                              int split, int partialBlocks) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-register-blocked-vector");
   REQUIRE(strategy != nullptr);
   rewrite::RewriteContext rewriting;
@@ -61,7 +61,9 @@ Definition strategyDefinition(const Definition& conv, int kappa, int sigma, int 
                                                    {"row_unroll", Arith(rowUnroll)},
                                                    {"interleave", Arith(interleave)},
                                                    {"channels_first", Arith(channelsFirst)},
-                                                   {"split", Arith(split)}})(conv, rewriting);
+                                                   {"split", Arith(split)},
+                                                   {"partial_blocks", Arith(partialBlocks)}})(
+      conv, rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
@@ -73,6 +75,7 @@ struct Block {
   int interleave = 0;     // 1: block b holds windows b, b + outW/σ, … (by rules only)
   int channelsFirst = 0;  // 1: the padded copy stored [C][H'][W'] (by rules only)
   int split = 1;          // S > 1: S partial sums over the channels, a final kernel (rules only)
+  int partialBlocks = 0;  // 1: σ and rows need not divide the output (rules only)
 };
 
 // C channels, an H×H image, M kernels of 3×3, padding P, stride S.
@@ -92,13 +95,17 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
     CAPTURE(b.interleave);
     CAPTURE(b.channelsFirst);
     CAPTURE(b.split);
+    CAPTURE(b.partialBlocks);
     for (const bool byRules : {false, true}) {
       CAPTURE(byRules);
       // The hand-built definition has no such order or layout.
-      if ((b.rowUnroll || b.interleave || b.channelsFirst || b.split > 1) && !byRules) continue;
+      if ((b.rowUnroll || b.interleave || b.channelsFirst || b.split > 1 || b.partialBlocks) &&
+          !byRules) {
+        continue;
+      }
       const Definition vector =
           byRules ? strategyDefinition(conv, b.kappa, b.sigma, b.rows, b.padInLoads, b.rowUnroll,
-                                       b.interleave, b.channelsFirst, b.split)
+                                       b.interleave, b.channelsFirst, b.split, b.partialBlocks)
                   : rewrite::convRegisterBlockedVectorDefinition(conv, b.kappa, b.sigma, b.rows,
                                                                  b.padInLoads != 0);
       CAPTURE(printDefinition(vector));
@@ -122,12 +129,13 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
         CHECK(std::regex_search(compiled.source, std::regex("if \\(!\\(\\(")));
         CHECK(compiled.source.find("} else {") != std::string::npos);
       }
-      if (b.padInLoads && padding == 1 && stride == 1) {
+      if (b.padInLoads && padding == 1 && stride == 1 && !b.partialBlocks) {
         // Three guards per position (the row, the block's first and last column): one copy
         // of the loop per outcome, none guarded inside. A copy where a guard fires skips the
         // padded taps (a product with the pad value 0 adds nothing): eight copies of sigma
         // multiply-adds would be 8 sigma; the copies whose row is padding hold none, those
-        // with a padded column one fewer each.
+        // with a padded column one fewer each. (A partial last block reads more padded
+        // columns: more guards, so an unguarded and a guarded copy instead.)
         CHECK(compiled.source.find("? 0.0f :") == std::string::npos);
         CHECK(compiled.source.find("(0.0f)") == std::string::npos);
         size_t fmas = 0;
@@ -140,7 +148,7 @@ void checkLayer(int channels, int size, int kernels, int padding, int stride,
         CHECK(fmas <= 4u * static_cast<size_t>(b.sigma) * (b.rowUnroll ? 3u : 1u));
       }
       CHECK(convolution.hasLocalSize);
-      CHECK(convolution.localSize[0].constant() == outW / b.sigma);
+      CHECK(convolution.localSize[0].constant() == (outW + b.sigma - 1) / b.sigma);
       CHECK(convolution.localSize[1].constant() == b.rows);
       CHECK(convolution.privateScalars == int64_t{b.sigma} * b.kappa + 2 * b.kappa);
       const std::string k = std::to_string(b.kappa);
@@ -223,6 +231,23 @@ TEST_CASE("vector register-blocked convolution split over the channels: partial 
               {4, 2, 2, 0, 1, 0, 0, 4}},
              61);
   checkLayer(6, 9, 8, 0, 2, {{4, 2, 1, 0, 0, 1, 1, 3}, {8, 2, 2, 1, 1, 1, 0, 2}}, 62);
+}
+
+TEST_CASE("vector register-blocked convolution with partial blocks: sigma and rows not dividing") {
+  // outW = outH = 7: blocks of 3 or 2 pixels and groups of 2 or 3 rows leave a partial last
+  // block and row group, whose surplus outputs are dropped by guarded stores.
+  //        kappa sigma rows pad_in_loads row_unroll interleave channels_first split partial
+  checkLayer(3, 7, 8, 1, 1,
+             {{4, 3, 2, 0, 0, 0, 0, 1, 1},
+              {8, 2, 3, 1, 0, 0, 0, 1, 1},
+              {4, 3, 1, 1, 1, 0, 0, 1, 1},
+              {4, 2, 2, 0, 0, 1, 1, 1, 1},
+              {4, 3, 3, 1, 0, 0, 0, 3, 1},
+              {8, 7, 1, 1, 0, 0, 0, 1, 1}},
+             71);
+  // Stride 2, no padding, outW = 5; and stride 2 with a partial last window (10 - 3 is odd).
+  checkLayer(2, 11, 8, 0, 2, {{4, 2, 3, 0, 0, 0, 0, 1, 1}, {8, 3, 2, 1, 1, 0, 0, 1, 1}}, 72);
+  checkLayer(2, 10, 4, 0, 2, {{4, 3, 3, 1, 0, 0, 0, 1, 1}}, 73);
 }
 
 TEST_CASE("vector register-blocked convolution: random small layers") {

@@ -39,17 +39,21 @@ host::Context& context() {
   return ctx;
 }
 
-rewrite::StrategyResult winograd(const Definition& conv, int m, int kappa, int sigma, int rows) {
+rewrite::StrategyResult winograd(const Definition& conv, int m, int kappa, int sigma, int rows,
+                                 int partialTiles = 0) {
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy("conv-winograd");
   REQUIRE(strategy != nullptr);
   rewrite::RewriteContext rewriting;
-  return strategy->make(
-      {{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}, {"rows", Arith(rows)}})(
-      conv, rewriting);
+  return strategy->make({{"m", Arith(m)},
+                         {"kappa", Arith(kappa)},
+                         {"sigma", Arith(sigma)},
+                         {"rows", Arith(rows)},
+                         {"partial_tiles", Arith(partialTiles)}})(conv, rewriting);
 }
 
 struct Block {
   int m, kappa, sigma, rows;
+  int partialTiles = 0;  // 1: the output padded to whole blocks of tiles, the surplus dropped
 };
 
 void checkLayer(int channels, int size, int kernels, int padding, const std::vector<Block>& blocks,
@@ -64,8 +68,10 @@ void checkLayer(int channels, int size, int kernels, int padding, const std::vec
     CAPTURE(b.kappa);
     CAPTURE(b.sigma);
     CAPTURE(b.rows);
+    CAPTURE(b.partialTiles);
     const double tolerance = b.m == 2 ? 1e-5 : 1e-4;
-    rewrite::StrategyResult rewritten = winograd(conv, b.m, b.kappa, b.sigma, b.rows);
+    rewrite::StrategyResult rewritten =
+        winograd(conv, b.m, b.kappa, b.sigma, b.rows, b.partialTiles);
     REQUIRE_MESSAGE(rewritten.success(), rewritten.failure);
     const Definition& program = *rewritten.definition;
     CAPTURE(printDefinition(program));
@@ -104,6 +110,15 @@ TEST_CASE("conv-winograd F(2x2, 3x3) on OpenCL matches the direct convolution") 
 TEST_CASE("conv-winograd F(4x4, 3x3) on OpenCL matches the direct convolution") {
   checkLayer(4, 8, 8, 1, {{4, 8, 1, 1}, {4, 8, 2, 2}}, 3);
   checkLayer(2, 10, 4, 0, {{4, 4, 2, 1}}, 4);
+}
+
+TEST_CASE("conv-winograd with partial tiles: outputs the tiles or blocks do not divide") {
+  // 7×7 outputs (a ResNet's last maps): 4 or 2 tiles of 2, 2 of 4, in blocks of 1-3 tiles and
+  // groups of 1-3 tile rows; the surplus outputs are computed on zeros and dropped.
+  checkLayer(3, 7, 8, 1, {{2, 8, 1, 1, 1}, {2, 4, 3, 2, 1}, {4, 8, 1, 1, 1}, {4, 4, 2, 2, 1}}, 5);
+  // 13×13 without padding: an 11×11 output; and 6×6 (m = 4 does not divide it).
+  checkLayer(2, 13, 4, 0, {{4, 4, 2, 1, 1}, {2, 4, 4, 3, 1}}, 6);
+  checkLayer(2, 6, 8, 1, {{4, 8, 1, 1, 1}}, 7);
 }
 
 TEST_CASE("conv-winograd refuses what it cannot compute") {
