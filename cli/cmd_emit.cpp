@@ -364,7 +364,7 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
       throw std::runtime_error(
           "--params: winograd_m=" + std::to_string(m) +
           " is not a Winograd tile of this layer (3x3 kernels, stride 1, and m in {2, 4} "
-          "dividing the output's height and width)");
+          "no larger than the output's height and width)");
     }
     std::vector<std::pair<std::string, int64_t>> structure = {
         {"winograd_m", m},

@@ -73,11 +73,10 @@ TEST_CASE("three families share the samples; points are valid, distinct and repr
     distinct.insert({space, sampled.points[j]});
   }
   CHECK(distinct.size() == sampled.points.size());
-  // Winograd's 4 structures have 2 points each here (tile rows per work-group 1 or 7; no launch
-  // sizes in this space): all 8 are taken, and the two other families (far more than 30
-  // points each) split the rest equally.
-  CHECK(inWinograd == 8);
-  CHECK(inVector == 26);
+  // Every family has more than 20 points here (Winograd's tiles of 2 and, partial, of 4, in
+  // blocks of σ = 1 to 4 tiles): the three split the 60 samples equally.
+  CHECK(inWinograd == 20);
+  CHECK(inVector == 20);
   // A count the families do not divide: the extra samples go to some of them.
   SampledTarget odd = sampleTarget(target, profile, 7, 11);
   size_t oddVector = 0;
@@ -91,6 +90,27 @@ TEST_CASE("three families share the samples; points are valid, distinct and repr
   SampledTarget again = sampleTarget(target, profile, 60, 5);
   CHECK(again.points == sampled.points);
   CHECK(again.pointSpace == sampled.pointSpace);
+}
+
+TEST_CASE("a family with fewer points than its share gives all of them, the rest go to others") {
+  // A 2×2 output: Winograd has one tile of 2 (σ = 1, one tile row) per κ, a handful of points.
+  ConvLayer layer = parseConvLayer("8,4,4,16,3,1,0");
+  REQUIRE(layer.outW() == 2);
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  ExploreTarget target = layerTargetStructures(layer, {4}, {0}, &cpu);
+  auto winogradCount = [&](const SampledTarget& sampled) {
+    size_t count = 0;
+    for (size_t j = 0; j < sampled.points.size(); ++j) {
+      count += target.structures[sampled.spaceStructure[sampled.pointSpace[j]]].family == "winograd";
+    }
+    return count;
+  };
+  const size_t winogradPoints = winogradCount(sampleTarget(target, cpu, 3000, 1));
+  REQUIRE(winogradPoints > 0);
+  REQUIRE(winogradPoints < 20);
+  const SampledTarget sampled = sampleTarget(target, cpu, 60, 2);
+  CHECK(sampled.points.size() == 60);
+  CHECK(winogradCount(sampled) == winogradPoints);
 }
 
 TEST_CASE("structures whose spaces differ only in code share one count, and their samples") {

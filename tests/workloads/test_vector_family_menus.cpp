@@ -1,15 +1,17 @@
 // The register-blocked vector family's menus (workloads/conv/conv_targets.h) derived from the
-// layer and the device profile: κ from the native vector width, σ every divisor of the output
-// width within the registers, interleaved blocks on GPUs only. Checked on the built-in
-// profiles (AVX-512 PoCL, Mali-G72, NVIDIA) and an AVX2-like one, on VGG-16 layers and on
-// layers whose output width has no small power-of-two divisor (AlexNet's 55, 27 and 13), which
-// the hand-written menus of before left without a vector structure.
+// layer and the device profile: κ from the native vector width, σ every value up to the output
+// width within the registers (a σ that does not divide it leaves a partial last block),
+// interleaved blocks on GPUs only. Checked on the built-in profiles (AVX-512 PoCL, Mali-G72,
+// NVIDIA) and an AVX2-like one, on VGG-16 layers and on layers whose output width has no small
+// power-of-two divisor (AlexNet's 55, 27 and 13), which the hand-written menus of before left
+// without a vector structure.
 #include <doctest/doctest.h>
 
 #include <set>
 #include <vector>
 
 #include "host/device_profile.h"
+#include "ir/printer.h"
 #include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
 
@@ -26,11 +28,9 @@ host::DeviceProfile avx2Like() {
   return profile;
 }
 
-std::vector<int> divisorsUpTo(int64_t n, int64_t limit) {
+std::vector<int> oneTo(int64_t n) {
   std::vector<int> out;
-  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
-    if (n % d == 0) out.push_back(static_cast<int>(d));
-  }
+  for (int64_t d = 1; d <= n; ++d) out.push_back(static_cast<int>(d));
   return out;
 }
 
@@ -50,7 +50,7 @@ TEST_CASE("kappa follows the native vector width") {
         std::vector<int>{2, 3, 4, 8, 16});
 }
 
-TEST_CASE("sigma is every divisor of the output width within the registers") {
+TEST_CASE("sigma is every value up to the output width within the registers") {
   for (const host::DeviceProfile& device :
        {host::loadProfile("pocl-cpu"), avx2Like(), host::loadProfile("mali-g72"),
         host::loadProfile("nvidia-generic")}) {
@@ -65,7 +65,7 @@ TEST_CASE("sigma is every divisor of the output width within the registers") {
         CAPTURE(kappa);
         const std::vector<int> sigmas = vectorFamilySigmas(layer, kappa, device);
         const int64_t limit = device.registersPerWorkItem / kappa - 2;
-        CHECK(sigmas == divisorsUpTo(layer.outW(), limit));
+        CHECK(sigmas == oneTo(std::min<int64_t>(layer.outW(), limit)));
         for (int sigma : sigmas) {
           CHECK(sigma * kappa + 2 * kappa <= device.registersPerWorkItem);
           CHECK(isVectorFamilyStructure(layer, kappa, sigma));
@@ -74,10 +74,10 @@ TEST_CASE("sigma is every divisor of the output width within the registers") {
     }
   }
   // The AVX-512 profile (384 values: 24 registers of 16 floats) on conv1_2: up to 22 pixels
-  // of 16 channels; the AVX2-like one (128 values) up to 6.
-  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, host::loadProfile("pocl-cpu")) ==
-        std::vector<int>{1, 2, 4, 7, 8, 14, 16});
-  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, avx2Like()) == std::vector<int>{1, 2, 4});
+  // of 16 channels; the AVX2-like one (128 values) up to 6 (oneDNN's AVX2 kernels' 6 pixels ×
+  // 2 vectors of 8 channels is κ 16, σ 6).
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, host::loadProfile("pocl-cpu")) == oneTo(22));
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, avx2Like()) == oneTo(6));
 }
 
 TEST_CASE("layers with odd output widths get vector structures") {
@@ -85,14 +85,25 @@ TEST_CASE("layers with odd output widths get vector structures") {
   const ConvLayer alexnet1 = parseConvLayer("3,227,227,64,11,4,0");
   REQUIRE(alexnet1.outW() == 55);
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
-  CHECK(vectorFamilySigmas(alexnet1, 16, cpu) == std::vector<int>{1, 5, 11});
+  CHECK(vectorFamilySigmas(alexnet1, 16, cpu) == oneTo(22));
   const std::vector<ExploreTarget::Structure> structures = layerVectorStructures(alexnet1, cpu);
   std::set<std::pair<int64_t, int64_t>> blocks;
   for (const ExploreTarget::Structure& s : structures) {
     blocks.insert({s.fixedParameters.at("vector_kappa"), s.fixedParameters.at("vector_sigma")});
+    // (κ, σ) imply the partial last block; nothing more is recorded.
+    CHECK(s.fixedParameters.count("vector_partial_blocks") == 0);
   }
   CHECK(blocks.count({16, 11}) == 1);
   CHECK(blocks.count({8, 5}) == 1);
+  // 55 = 4·14 - 1: blocks of 14 leave a partial last one (13 of 14 pixels kept).
+  CHECK(blocks.count({16, 14}) == 1);
+  CHECK(isVectorFamilyStructure(alexnet1, 16, 14));
+  CHECK_FALSE(isVectorFamilyStructure(alexnet1, 16, 56));
+  // The partial structure's program pads the windows to whole blocks and crops the surplus.
+  const ExploreTarget partial = layerVectorTarget(alexnet1, 16, 14, 1);
+  CHECK(printDefinition(partial.parametric).find("crop") != std::string::npos);
+  const ExploreTarget whole = layerVectorTarget(alexnet1, 16, 11, 1);
+  CHECK(printDefinition(whole.parametric).find("crop") == std::string::npos);
 }
 
 TEST_CASE("interleaved blocks are offered on GPUs only") {

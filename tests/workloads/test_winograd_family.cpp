@@ -1,11 +1,13 @@
 // The conv workload's Winograd family (workloads/conv/conv_targets.h): offered for 3×3 stride-1
-// layers only, with the tile sizes m that divide the output and κ × σ menus derived from the
-// device like the vector family's (σ dividing the tile columns, within the registers);
+// layers only, with the tile sizes m no larger than the output and κ × σ menus derived from the
+// device like the vector family's (σ up to the tile columns, within the registers; partial
+// tiles where m does not divide the output or σ the tile columns);
 // recorded with winograd_m, winograd_kappa and winograd_sigma and rebuilt from them; ordered by
 // the cost model (workloads/conv/cost_model.h), which predicts its kernels.
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,26 +19,36 @@
 using namespace weft;
 using namespace weft::explore;
 
-TEST_CASE("Winograd tile sizes: 3x3 stride-1 layers whose output the tile divides") {
-  CHECK(winogradTileSizes(vgg16Layers()[4]) == std::vector<int>{2, 4});  // conv3_1: 56x56
-  CHECK(winogradTileSizes(vgg16Layers()[10]) == std::vector<int>{2});    // conv5_1: 14x14
-  CHECK(winogradTileSizes(parseConvLayer("3,15,15,8,3,1,1")).empty());   // 15x15
+TEST_CASE("Winograd tile sizes: 3x3 stride-1 layers, tiles no larger than the output") {
+  CHECK(winogradTileSizes(vgg16Layers()[4]) == std::vector<int>{2, 4});   // conv3_1: 56x56
+  CHECK(winogradTileSizes(vgg16Layers()[10]) == std::vector<int>{2, 4});  // conv5_1: 14x14
+  CHECK(winogradTileSizes(parseConvLayer("3,15,15,8,3,1,1")) == std::vector<int>{2, 4});
+  CHECK(winogradTileSizes(parseConvLayer("3,5,5,8,3,1,0")) == std::vector<int>{2});  // 3x3
+  CHECK(winogradTileSizes(parseConvLayer("3,3,3,8,3,1,0")).empty());                 // 1x1
+  // Partial tiles where m does not divide the output, or σ the tile columns.
+  CHECK_FALSE(winogradTilesPartial(vgg16Layers()[10], 2, 7));  // 14 = 7 tiles of 2
+  CHECK(winogradTilesPartial(vgg16Layers()[10], 2, 3));        // 7 tiles in blocks of 3
+  CHECK(winogradTilesPartial(vgg16Layers()[10], 4, 1));        // 14 = 3.5 tiles of 4
   CHECK(winogradTileSizes(parseConvLayer("8,16,16,8,3,2,1")).empty());   // stride 2
   CHECK(winogradTileSizes(parseConvLayer("8,16,16,8,5,1,2")).empty());   // 5x5
   CHECK(winogradTileSizes(parseConvLayer("8,16,16,8,1,1,0")).empty());   // 1x1
 }
 
-TEST_CASE("Winograd sigmas divide the tile columns within the registers") {
+TEST_CASE("Winograd sigmas: every number of tiles up to the tile columns within the registers") {
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
-  const ConvLayer conv3_1 = vgg16Layers()[4];
-  for (int m : {2, 4}) {
-    const int64_t columns = conv3_1.outW() / m;
-    for (int kappa : vectorFamilyKappas(conv3_1, cpu)) {
-      const std::vector<int> sigmas = winogradSigmas(conv3_1, m, kappa, cpu);
-      REQUIRE(!sigmas.empty());
-      for (int sigma : sigmas) {
-        CHECK(columns % sigma == 0);
-        CHECK(sigma * kappa + 2 * kappa <= cpu.registersPerWorkItem);
+  for (const ConvLayer& layer : {vgg16Layers()[4], parseConvLayer("512,7,7,512,3,1,1")}) {
+    CAPTURE(layer.describe());
+    for (int m : {2, 4}) {
+      const int64_t columns = (layer.outW() + m - 1) / m;
+      for (int kappa : vectorFamilyKappas(layer, cpu)) {
+        const std::vector<int> sigmas = winogradSigmas(layer, m, kappa, cpu);
+        REQUIRE(!sigmas.empty());
+        CHECK(sigmas.front() == 1);
+        for (size_t i = 0; i < sigmas.size(); ++i) {
+          CHECK(sigmas[i] == static_cast<int>(i) + 1);
+          CHECK(sigmas[i] <= columns);
+          CHECK(sigmas[i] * kappa + 2 * kappa <= cpu.registersPerWorkItem);
+        }
       }
     }
   }
@@ -47,10 +59,13 @@ TEST_CASE("Winograd structures are recorded and rebuilt by their fixed parameter
   const ConvLayer conv5_1 = vgg16Layers()[10];
   const std::vector<ExploreTarget::Structure> structures = layerWinogradStructures(conv5_1, cpu);
   REQUIRE(!structures.empty());
+  std::set<int64_t> tiles;
   for (const ExploreTarget::Structure& structure : structures) {
     CHECK(structure.strategy == "conv-winograd");
-    CHECK(structure.fixedParameters.at("winograd_m") == 2);
+    tiles.insert(structure.fixedParameters.at("winograd_m"));
   }
+  // 14×14: tiles of 2, and partial tiles of 4.
+  CHECK(tiles == std::set<int64_t>{2, 4});
   const ExploreTarget rebuilt = layerStructureTarget(conv5_1, structures.front().fixedParameters);
   CHECK(rebuilt.strategy == "conv-winograd");
   CHECK(rebuilt.fixedParameters == structures.front().fixedParameters);

@@ -33,8 +33,8 @@ bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigm
     return fail("vector_kappa a vector width (2, 3, 4, 8 or 16) dividing M=" +
                 std::to_string(layer.M));
   }
-  if (sigma < 1 || layer.outW() % sigma != 0) {
-    return fail("vector_sigma dividing the output width " + std::to_string(layer.outW()));
+  if (sigma < 1 || sigma > layer.outW()) {
+    return fail("vector_sigma between 1 and the output width " + std::to_string(layer.outW()));
   }
   return true;
 }
@@ -53,12 +53,12 @@ std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DevicePr
 
 namespace {
 
-// The divisors σ of `width` whose σ float<κ> accumulators, a vector of weights and a temporary fit
-// the profile's registers per work-item (σκ + 2κ ≤ registersPerWorkItem).
+// Every σ up to `width` whose σ float<κ> accumulators, a vector of weights and a temporary fit
+// the profile's registers per work-item (σκ + 2κ ≤ registersPerWorkItem). A σ that does not
+// divide the width leaves a partial last block (its surplus outputs computed and dropped).
 std::vector<int> blockSigmas(int64_t width, int kappa, const host::DeviceProfile& device) {
   std::vector<int> sigmas;
   for (int64_t sigma = 1; sigma <= width; ++sigma) {
-    if (width % sigma != 0) continue;
     if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
     sigmas.push_back(static_cast<int>(sigma));
   }
@@ -78,7 +78,7 @@ std::vector<int> vectorFamilySplits(const ConvLayer& layer, int kappa, int sigma
   if (device.deviceType != "gpu" || kappa < 1 || sigma < 1) return splits;
   const double workItems = static_cast<double>(layer.M / kappa) *
                            static_cast<double>(layer.outH()) *
-                           static_cast<double>(layer.outW() / sigma);
+                           static_cast<double>((layer.outW() + sigma - 1) / sigma);
   const double capacity =
       residentWorkItemsPerUnit(device, static_cast<double>(sigma * kappa + 2 * kappa)) *
       std::max(1, device.computeUnits);
@@ -193,6 +193,7 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads,
                                 int rowUnroll, int interleave, int channelsFirst, int split) {
+  const bool partialBlocks = sigma > 0 && layer.outW() % sigma != 0;
   rewrite::RewriteContext context;
   ExploreTarget target = strategyLayerTarget(layer, "conv-register-blocked-vector",
                                              {{"kappa", Arith(kappa)},
@@ -201,7 +202,8 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
                                               {"row_unroll", Arith(rowUnroll)},
                                               {"interleave", Arith(interleave)},
                                               {"channels_first", Arith(channelsFirst)},
-                                              {"split", Arith(split)}},
+                                              {"split", Arith(split)},
+                                              {"partial_blocks", Arith(partialBlocks ? 1 : 0)}},
                                              context);
   target.fixedParameters = {
       {"vector_kappa", kappa}, {"vector_sigma", sigma}, {"vector_pad_in_loads", padInLoads}};
@@ -289,21 +291,30 @@ std::vector<int> winogradTileSizes(const ConvLayer& layer) {
   std::vector<int> sizes;
   if (layer.K != 3 || layer.stride != 1) return sizes;
   for (int m : {2, 4}) {
-    if (layer.outH() % m == 0 && layer.outW() % m == 0) sizes.push_back(m);
+    if (layer.outH() >= m && layer.outW() >= m) sizes.push_back(m);
   }
   return sizes;
 }
 
 std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
                                 const host::DeviceProfile& device) {
-  return blockSigmas(layer.outW() / m, kappa, device);
+  return blockSigmas((layer.outW() + m - 1) / m, kappa, device);
+}
+
+bool winogradTilesPartial(const ConvLayer& layer, int m, int sigma) {
+  const int64_t tileColumns = (layer.outW() + m - 1) / m;
+  return layer.outH() % m != 0 || layer.outW() % m != 0 || tileColumns % sigma != 0;
 }
 
 ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma) {
   rewrite::RewriteContext context;
-  ExploreTarget target = strategyLayerTarget(
-      layer, "conv-winograd", {{"m", Arith(m)}, {"kappa", Arith(kappa)}, {"sigma", Arith(sigma)}},
-      context);
+  const bool partial = sigma > 0 && m > 0 && winogradTilesPartial(layer, m, sigma);
+  ExploreTarget target = strategyLayerTarget(layer, "conv-winograd",
+                                             {{"m", Arith(m)},
+                                              {"kappa", Arith(kappa)},
+                                              {"sigma", Arith(sigma)},
+                                              {"partial_tiles", Arith(partial ? 1 : 0)}},
+                                             context);
   target.fixedParameters = {
       {"winograd_m", m}, {"winograd_kappa", kappa}, {"winograd_sigma", sigma}};
   return target;

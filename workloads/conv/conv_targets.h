@@ -26,10 +26,12 @@ inline const std::vector<int> kConvDirectUnrolls = {0, 1};
 //  - κ (output channels per float<κ> accumulator): the accumulator widths 2, 3, 4, 8, 16 that
 //    divide M, at least half the native float vector width (a narrower one leaves most lanes
 //    idle), and past one register a multiple of it (whole registers);
-//  - σ (pixels per work-item): every divisor of the output width whose σ·κ accumulators, with a
+//  - σ (pixels per work-item): every σ up to the output width whose σ·κ accumulators, with a
 //    vector of weights and a temporary, fit the profile's registers per work-item
 //    (σκ + 2κ ≤ registersPerWorkItem: code generation's own estimate, which the explorer's
-//    register constraint checks).
+//    register constraint checks). A σ that does not divide the output width leaves a partial
+//    last block: the strategy's partial_blocks (the windows padded to whole blocks, the
+//    surplus outputs computed and dropped by guarded stores), which the cost model counts.
 std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DeviceProfile& device);
 std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
                                     const host::DeviceProfile& device);
@@ -51,7 +53,7 @@ struct ConvDirectChoices {
 ConvDirectChoices convDirectChoices(int vectorWidth, int unroll);
 
 // Whether (κ, σ) can be a vector family structure of the layer on some device: κ an
-// accumulator width dividing M, σ dividing the output width; `why` (when not null) says which
+// accumulator width dividing M, σ from 1 to the output width; `why` (when not null) says which
 // rule fails.
 bool isVectorFamilyStructure(const ConvLayer& layer, int64_t kappa, int64_t sigma,
                              std::string* why = nullptr);
@@ -67,7 +69,8 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
                                     const host::DeviceProfile* vectorFamilyDevice = nullptr);
 // The register-blocked vector family for a layer: the conv-register-blocked-vector
 // strategy with κ output channels per float<κ> accumulator and σ pixels per work-item (numbers),
-// rows per work-group a tuning parameter; padInLoads 1: no pad kernel, the convolution reads
+// rows per work-group a tuning parameter (dividing the output height); partial blocks when σ
+// does not divide the output width (not recorded: (κ, σ) and the layer imply it); padInLoads 1: no pad kernel, the convolution reads
 // the input through guarded loads (0: the padded copy by a kernel of its own); recorded with
 // vector_kappa, vector_sigma and vector_pad_in_loads; rowUnroll 1: the window's loops ordered
 // row, channel, tap with the taps unrolled (input values loaded once per row for its K taps),
@@ -101,14 +104,17 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
 std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
 
 // The Winograd family (the conv-winograd strategy, F(m×m, 3×3)) for 3×3 stride-1 layers: the
-// tile sizes m ∈ {2, 4} that divide the output's height and width; per m, κ from the vector
-// family's menu and σ every divisor of the tile columns outW/m within the same register budget
-// (σκ + 2κ ≤ registersPerWorkItem). Empty for other layers.
+// tile sizes m ∈ {2, 4} no larger than the output's height and width; per m, κ from the vector
+// family's menu and σ every number of tiles up to the tile columns ⌈outW/m⌉ within the same
+// register budget (σκ + 2κ ≤ registersPerWorkItem). Empty for other layers. Where m does not
+// divide the output, or σ the tile columns, the tiles are partial (winogradTilesPartial): the
+// strategy's partial_tiles pads the output to whole blocks of σ tiles and drops the surplus.
 std::vector<int> winogradTileSizes(const ConvLayer& layer);
 std::vector<int> winogradSigmas(const ConvLayer& layer, int m, int kappa,
                                 const host::DeviceProfile& device);
+bool winogradTilesPartial(const ConvLayer& layer, int m, int sigma);
 // One Winograd structure: recorded with winograd_m, winograd_kappa and winograd_sigma (the
-// products' tile rows per work-group a tuning parameter).
+// products' tile rows per work-group a tuning parameter; partial tiles implied, not recorded).
 ExploreTarget layerWinogradTarget(const ConvLayer& layer, int m, int kappa, int sigma);
 std::vector<ExploreTarget::Structure> layerWinogradStructures(const ConvLayer& layer,
                                                               const host::DeviceProfile& device);

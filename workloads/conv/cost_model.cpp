@@ -95,7 +95,8 @@ double balance(double workGroups, const CoreModel& core) {
 
 // The register-blocked vector family: σ float<κ> accumulators per work-item, one weight
 // vector load and σ broadcast input loads per window element (K·K·C of them), R output rows per
-// work-group; a pad kernel unless the convolution pads in its loads. With row_unroll the taps of
+// work-group; a pad kernel unless the convolution pads in its loads. A σ that does not divide
+// the output width computes ⌈outW/σ⌉·σ pixels per row (the surplus of the last block dropped). With row_unroll the taps of
 // a window row are unrolled inside the channel loop: a row's (σ - 1)·stride + K distinct input
 // values are loaded once for its K taps (the compiler merges the loads of one address), so a
 // window element costs ((σ - 1)·stride + K) / K broadcasts instead of σ. A split into S parts
@@ -154,7 +155,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   // A split into S parts of the channels: S times the work-items, each over C/S channels.
   const double workItems =
       static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) * static_cast<double>(outH) *
-      static_cast<double>(outW / std::max<int64_t>(sigma, 1)) * static_cast<double>(split);
+      static_cast<double>(ceilDiv(outW, std::max<int64_t>(sigma, 1))) * static_cast<double>(split);
   const double steps =
       static_cast<double>(layer.K * layer.K * layer.C) / static_cast<double>(split);
   const double workGroups = static_cast<double>(layer.M / std::max<int64_t>(kappa, 1)) *
@@ -167,7 +168,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
   if (padInLoads != 0 && layer.pad > 0) {
     const double borderRows = std::min(1.0, 2.0 * static_cast<double>(layer.pad) / outH);
     const double borderBlocks =
-        std::min(1.0, 2.0 / std::max<double>(1.0, static_cast<double>(outW / sigma)));
+        std::min(1.0, 2.0 / std::max<double>(1.0, static_cast<double>(ceilDiv(outW, sigma))));
     const double border = 1 - (1 - borderRows) * (1 - borderBlocks);
     guardFactor = 1 + 0.5 * border;
   }
@@ -275,7 +276,7 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
 }
 
 // The Winograd family F(m×m, 3×3) (rewrite/strategy_conv_winograd.h): its α² = (m+2)²
-// products over the channels are α² 1×1 convolutions of the tiles ([outH/m][outW/m]) with the
+// products over the channels are α² 1×1 convolutions of the tiles ([⌈outH/m⌉][⌈outW/m⌉]) with the
 // vector family's blocks, each predicted like that family's convolution kernel; the transforms
 // (the input's α² values per tile and channel, the output's α² reads per tile and kernel, the
 // weights' transform and re-layout) are predicted as copies of the values they write or read.
@@ -283,7 +284,10 @@ CostPrediction winogradCost(const ConvLayer& layer, int64_t m, int64_t kappa, in
                             int64_t rows, const CoreModel& core) {
   const int64_t alpha = m + 2;
   const double products = static_cast<double>(alpha * alpha);
-  const ConvLayer tiles{layer.C, layer.outH() / m, layer.outW() / m, layer.M, 1, 1, 0, ""};
+  // Partial tiles: the output padded to whole tiles (and the vector family's ceilDiv pads the
+  // tile columns to whole blocks of σ), every padded output computed.
+  const ConvLayer tiles{layer.C, ceilDiv(layer.outH(), m), ceilDiv(layer.outW(), m), layer.M, 1,
+                        1, 0, ""};
   CostPrediction out =
       vectorFamilyCost(tiles, kappa, sigma, rows, /*padInLoads=*/1, 0, 0, 0, 1, core);
   out.family = "winograd";
