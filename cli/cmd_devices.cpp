@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "host/arithmetic_probe.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 
@@ -69,6 +70,15 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
              "about {} registers per work-item\n",
              p.preferredFloatVectorWidth, p.nativeFloatVectorWidth, p.fp64 ? "yes" : "no",
              p.fp16 ? "yes" : "no", p.registersPerWorkItem);
+  if (p.fmaLanesPerCycle > 0) {
+    out << indent
+        << fmt::format("per compute unit and cycle at {} MHz (measured by the arithmetic probe): "
+                       "{} FMA lanes at float{}, {} at float{}; FMA latency {} cycles; {} vector "
+                       "loads\n",
+                       p.maxClockMHz, p.fmaLanesPerCycle, p.nativeFloatVectorWidth,
+                       p.fmaHalfWidthLanesPerCycle, std::max(1, p.nativeFloatVectorWidth / 2),
+                       p.fmaLatencyCycles, p.vectorLoadsPerCycle);
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent
@@ -101,6 +111,7 @@ struct DeviceEntry {
   host::Device device;
   std::optional<DeviceProfile> profile;
   std::string profileError;
+  std::string probeError;  // the arithmetic probe failed (the profile lacks its facts)
 };
 
 void runDevices(const DevicesOptions& options) {
@@ -121,8 +132,14 @@ void runDevices(const DevicesOptions& options) {
       DeviceEntry entry{device, std::nullopt, ""};
       try {
         entry.profile = host::queryProfile(device);
-      } catch (const host::OpenCLError& e) {
-        entry.profileError = e.what();
+        // A CPU's FMA organisation, measured (what weft explore's cost model reads).
+        if (entry.profile->deviceType == "cpu") {
+          host::Context context(device);
+          entry.profile = host::withProbedArithmetic(context, *entry.profile);
+        }
+      } catch (const std::runtime_error& e) {
+        if (!entry.profile) entry.profileError = e.what();
+        else entry.probeError = e.what();
       }
       devices.push_back(std::move(entry));
     }
@@ -179,6 +196,7 @@ void runDevices(const DevicesOptions& options) {
       }
       item["profile"] = e.profile ? host::profileToJson(*e.profile) : Json(nullptr);
       if (!e.profileError.empty()) item["profileError"] = e.profileError;
+      if (!e.probeError.empty()) item["probeError"] = e.probeError;
       deviceList.push_back(std::move(item));
     }
     document["platforms"] = platformList;
@@ -230,6 +248,10 @@ void runDevices(const DevicesOptions& options) {
                            d.version);
         if (e.profile) {
           printProfileFacts(out, *e.profile, "       ");
+          if (!e.probeError.empty()) {
+            out << "       arithmetic probe failed (the cost model assumes its defaults): "
+                << e.probeError << "\n";
+          }
         } else {
           out << "       profile query failed: " << e.profileError << "\n";
         }

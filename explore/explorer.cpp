@@ -25,6 +25,7 @@
 #include "explore/generator_process.h"
 #include "explore/measuring_launcher.h"
 #include "explore/prebuild_pool.h"
+#include "host/arithmetic_probe.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
@@ -388,7 +389,11 @@ host::DeviceProfile explorationProfile(const ExploreOptions& options) {
   ChildOutcome outcome = runInChild(
       [&](int fd) {
         host::Device device = host::selectDevice(options.device);
-        writeAll(fd, host::profileToJson(host::queryProfile(device)).dump() + "\n");
+        host::Context context(device);
+        writeAll(fd, host::profileToJson(host::withProbedArithmetic(context,
+                                                                    host::queryProfile(device)))
+                             .dump() +
+                         "\n");
       },
       after(60.0));
   const nlohmann::ordered_json profile =
@@ -452,11 +457,14 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   ChildOutcome outcome = runInChild(
       [&](int fd) {
         host::Device device = host::selectDevice(options.device);
+        host::Context context(device);
         Json header;
-        header["profile"] = Json::parse(host::profileToJson(host::queryProfile(device)).dump());
+        // The profile with a CPU's FMA organisation measured (the cost model's facts).
+        header["profile"] = Json::parse(
+            host::profileToJson(host::withProbedArithmetic(context, host::queryProfile(device)))
+                .dump());
         std::vector<float> output;
         if (target.reference) {
-          host::Context context(device);
           CompilePipelineOptions compile;
           compile.codegen.specialize = target.sizes;
           CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);

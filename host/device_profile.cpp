@@ -246,6 +246,12 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   json["nativeFloatVectorWidth"] = p.nativeFloatVectorWidth;
   json["registersPerWorkItem"] = p.registersPerWorkItem;
   json["registersPerWorkGroup"] = p.registersPerWorkGroup;
+  if (p.fmaLanesPerCycle > 0) json["fmaLanesPerCycle"] = p.fmaLanesPerCycle;
+  if (p.fmaHalfWidthLanesPerCycle > 0) {
+    json["fmaHalfWidthLanesPerCycle"] = p.fmaHalfWidthLanesPerCycle;
+  }
+  if (p.fmaLatencyCycles > 0) json["fmaLatencyCycles"] = p.fmaLatencyCycles;
+  if (p.vectorLoadsPerCycle > 0) json["vectorLoadsPerCycle"] = p.vectorLoadsPerCycle;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   json["fingerprint"] = p.fingerprint;
@@ -320,6 +326,19 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
     p.registersPerWorkGroup = r.checkInteger(*shared, "registersPerWorkGroup", 0,
                                              std::numeric_limits<std::int64_t>::max());
   }
+  // The measured arithmetic rates: optional, 0 (unknown) to 1000.
+  auto rate = [&](const char* key, double* field) {
+    const Json* value = r.find(key);
+    if (!value) return;
+    if (!value->is_number() || value->get<double>() < 0 || value->get<double>() > 1000) {
+      r.fail(fmt::format("field '{}' must be a number from 0 to 1000, got {}", key, value->dump()));
+    }
+    *field = value->get<double>();
+  };
+  rate("fmaLanesPerCycle", &p.fmaLanesPerCycle);
+  rate("fmaHalfWidthLanesPerCycle", &p.fmaHalfWidthLanesPerCycle);
+  rate("fmaLatencyCycles", &p.fmaLatencyCycles);
+  rate("vectorLoadsPerCycle", &p.vectorLoadsPerCycle);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
   p.fingerprint = r.string("fingerprint", &empty);

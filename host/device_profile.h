@@ -71,6 +71,17 @@ struct DeviceProfile {
   // at most 64 registers per thread. Arm Mali Bifrost: 384 x 32 (a kernel of more than 32
   // registers runs work-groups of at most 192). Optional in a profile's JSON (default 0).
   std::int64_t registersPerWorkGroup = 0;
+  // A CPU's arithmetic rates, which OpenCL does not report, per compute unit and per cycle of
+  // the profile's clock (maxClockMHz: a turbo clock above it shows as more per cycle): float
+  // FMA lanes at the native vector width and at half of it (a half-width FMA may occupy a whole
+  // pipe), the cycles from an FMA to the next one using its result, and vector loads of the
+  // native width from the first-level cache. 0: unknown (a queried profile gets them from the
+  // arithmetic probe, host/arithmetic_probe.h; the cost model otherwise assumes AMD Zen 4's).
+  // Optional in the JSON.
+  double fmaLanesPerCycle = 0;
+  double fmaHalfWidthLanesPerCycle = 0;
+  double fmaLatencyCycles = 0;
+  double vectorLoadsPerCycle = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
@@ -89,10 +100,12 @@ std::string profileFingerprint(std::string_view deviceName, std::string_view dri
                                std::string_view platformVersion);
 
 // JSON form of a profile: one key per field, in declaration order (an ordered_json, so files
-// and `weft devices --json` read like the struct); localMemoryType is "local" or "global".
+// and `weft devices --json` read like the struct; the fma facts only when known);
+// localMemoryType is "local" or "global".
 nlohmann::ordered_json profileToJson(const DeviceProfile& profile);
 // Reads and validates a profile. Every key except source, fingerprint, driverVersion,
-// platformVersion, deviceName (default: name) and vendor (default: "") is required; unknown keys
+// platformVersion, deviceName (default: name), vendor (default: ""), registersPerWorkGroup and
+// the fma facts (default 0) is required; unknown keys
 // are errors (they are usually typos). A missing fingerprint is computed. Throws ProfileError
 // "<origin>: <problem>".
 DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_view origin);

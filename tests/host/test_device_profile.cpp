@@ -225,6 +225,10 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.nativeFloatVectorWidth = widths[*rc::gen::inRange(0, 6)];
     p.registersPerWorkItem = *rc::gen::inRange(1, 100000);
     p.registersPerWorkGroup = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 40);
+    p.fmaLanesPerCycle = *rc::gen::inRange(0, 1000) / 10.0;
+    p.fmaHalfWidthLanesPerCycle = *rc::gen::inRange(0, 1000) / 10.0;
+    p.fmaLatencyCycles = *rc::gen::inRange(0, 200) / 10.0;
+    p.vectorLoadsPerCycle = *rc::gen::inRange(0, 100) / 10.0;
     p.fp64 = *rc::gen::arbitrary<bool>();
     p.fp16 = *rc::gen::arbitrary<bool>();
     p.fingerprint =
@@ -249,6 +253,10 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.source.empty());
   CHECK(p.fingerprint == weft::host::profileFingerprint("tiny", "", ""));
   CHECK(p.registersPerWorkGroup == 0);  // no register file shared by a work-group
+  CHECK(p.fmaLanesPerCycle == 0);  // the arithmetic rates unknown (the cost model's defaults)
+  CHECK(p.fmaHalfWidthLanesPerCycle == 0);
+  CHECK(p.fmaLatencyCycles == 0);
+  CHECK(p.vectorLoadsPerCycle == 0);
 
   // Without "name", a file's profile is named after the file.
   std::string unnamed = text;
@@ -374,6 +382,10 @@ TEST_CASE("invalid fields are reported with the file name and the field") {
   expectFileError("name.json", variant("name", "my gpu"), "field 'name' must be a non-empty word");
   expectFileError("huge.json", variant("computeUnits", std::uint64_t{1} << 63),
                   "field 'computeUnits' must be at most");
+  expectFileError("lanes.json", variant("fmaLanesPerCycle", -1),
+                  "field 'fmaLanesPerCycle' must be a number from 0 to 1000, got -1");
+  expectFileError("latency.json", variant("fmaLatencyCycles", "four"),
+                  "field 'fmaLatencyCycles' must be a number from 0 to 1000");
 }
 
 TEST_CASE("the user's profile folder follows XDG_CONFIG_HOME, else HOME") {

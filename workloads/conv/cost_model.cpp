@@ -3,12 +3,17 @@
 // memory-copy kernels (pad, final reduction, crop) and a launch overhead per kernel.
 //
 // Facts used (the sources are named where the numbers are used):
-//  - AMD's Software Optimization Guide for Family 19h processors (Zen 4) and Agner Fog's
-//    instruction tables: two 256-bit FMA pipes (a 512-bit FMA occupies both for one cycle),
-//    FMA latency 4 cycles, two vector loads per cycle; so a chain of FMAs into one accumulator
-//    completes one per 4 cycles and a work-item needs ≥ latency × pipes independent
-//    accumulators to keep the pipes busy. The model reads the native vector width from the
-//    profile and assumes two pipes of half that width (Zen 4's organisation).
+//  - The profile's arithmetic rates (DeviceProfile::fmaLanesPerCycle,
+//    fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle: measured on the device
+//    by host/arithmetic_probe.h, or given in a profile file): an FMA of more than half the
+//    native width takes its lanes over the full-width rate, a narrower one at least half the
+//    width over the half-width rate (it may occupy a whole pipe); a chain of FMAs into one
+//    accumulator completes one per latency, so a work-item needs enough independent
+//    accumulators to cover it; loads issue at the load rate. Where the profile does not know
+//    them, the model assumes AMD Zen 4's (AMD's Software Optimization Guide for Family 19h
+//    processors, Agner Fog's instruction tables): two 256-bit FMA pipes (a 512-bit FMA
+//    occupies both for one cycle), so the native width's lanes per cycle at full and at half
+//    width, a latency of 4 cycles and two vector loads per cycle.
 //  - Measurements of the register-blocked vector family on PoCL (AVX-512): 14–16 float16
 //  accumulators per work-item are best, at
 //    ~28 the compiler spills and the speed halves (the profile's registersPerWorkItem, 384
@@ -37,10 +42,10 @@ struct CoreModel {
   double clockHz = 1e9;
   double cores = 1;
   int64_t nativeLanes = 1;          // the profile's native float vector width
-  int64_t pipeLanes = 1;            // lanes of one FMA pipe (half the native width)
-  double fmaPipes = 2;              // FMA instructions issued per cycle at pipe width
-  double fmaLatency = 4;            // cycles from an FMA to the next one using its result
-  double loadsPerCycle = 2;         // vector or scalar loads per cycle
+  double fmaLanesPerCycle = 1;      // FMA lanes per cycle at the native width (profile)
+  double fmaHalfWidthLanesPerCycle = 1;  // at half the native width (profile)
+  double fmaLatency = 4;            // cycles from an FMA to the next one using its result (profile)
+  double loadsPerCycle = 2;         // vector or scalar loads per cycle (profile)
   int64_t registerBudget = 1;       // accumulators (one vector register each) before spilling
   double copyCyclesPerElement = 6;  // a generated copy kernel (pad, crop) per element
   double launchSeconds = 20e-6;     // per kernel launch (PoCL's overhead is tens of µs)
@@ -55,7 +60,14 @@ CoreModel coreModel(const host::DeviceProfile& device) {
   core.clockHz = device.maxClockMHz > 0 ? device.maxClockMHz * 1e6 : 1e9;
   core.cores = std::max(1, device.computeUnits);
   core.nativeLanes = std::max(1, device.nativeFloatVectorWidth);
-  core.pipeLanes = std::max<int64_t>(1, core.nativeLanes / 2);
+  core.fmaLanesPerCycle = static_cast<double>(core.nativeLanes);
+  core.fmaHalfWidthLanesPerCycle = static_cast<double>(core.nativeLanes);
+  if (device.fmaLanesPerCycle > 0) core.fmaLanesPerCycle = device.fmaLanesPerCycle;
+  if (device.fmaHalfWidthLanesPerCycle > 0) {
+    core.fmaHalfWidthLanesPerCycle = device.fmaHalfWidthLanesPerCycle;
+  }
+  if (device.fmaLatencyCycles > 0) core.fmaLatency = device.fmaLatencyCycles;
+  if (device.vectorLoadsPerCycle > 0) core.loadsPerCycle = device.vectorLoadsPerCycle;
   core.registerBudget = std::max<int64_t>(1, device.registersPerWorkItem / core.nativeLanes);
   core.cpu = device.deviceType == "cpu";
   if (!core.cpu) {
@@ -73,6 +85,15 @@ CoreModel coreModel(const host::DeviceProfile& device) {
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// Cycles one FMA instruction of `lanes` (at most the native width) occupies a compute unit's
+// FMA pipes: more than half the width at the full-width rate, a narrower one as a half-width
+// one at the half-width rate.
+double fmaInstructionCycles(int64_t lanes, const CoreModel& core) {
+  if (2 * lanes > core.nativeLanes) return static_cast<double>(lanes) / core.fmaLanesPerCycle;
+  const int64_t halfWidth = std::max<int64_t>(1, core.nativeLanes / 2);
+  return static_cast<double>(std::max(lanes, halfWidth)) / core.fmaHalfWidthLanesPerCycle;
+}
 
 int64_t valueOr(const std::map<std::string, int64_t>& parameters, const std::string& name,
                 int64_t fallback) {
@@ -121,8 +142,7 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
     // accumulator's chain advances by one FMA (the latency bound). A CPU work-item walks its
     // own loop: consecutive windows are one contiguous run, interleaved ones strided.
     if (interleave != 0) broadcasts *= 1.25;
-    fmaCycles = static_cast<double>(sigma * registersPerVector * ceilDiv(lanes, core.pipeLanes)) /
-                core.fmaPipes;
+    fmaCycles = static_cast<double>(sigma * registersPerVector) * fmaInstructionCycles(lanes, core);
     loads = broadcasts + static_cast<double>(registersPerVector);
     loadCycles = loads / core.loadsPerCycle;
     latencyCycles = core.fmaLatency;
@@ -233,8 +253,7 @@ CostPrediction convDirectCost(const ConvLayer& layer, const std::map<std::string
   // steps (each step one shuffle and one add), one scalar add into the accumulator.
   const double log2v = std::log2(static_cast<double>(v));
   const double issueCycles =
-      static_cast<double>(registersPerVector * ceilDiv(lanes, core.pipeLanes)) / core.fmaPipes +
-      log2v + 0.5;
+      static_cast<double>(registersPerVector) * fmaInstructionCycles(lanes, core) + log2v + 0.5;
   // Loads per dot: the block's κ weight rows and σ inputs once per step when the block is
   // unrolled and they fit the registers, two per dot otherwise; κ·σ scalar accumulators past
   // the register budget live in memory (a load and a store per update).

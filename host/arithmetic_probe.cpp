@@ -1,0 +1,207 @@
+// The arithmetic probe (see host/arithmetic_probe.h).
+#include "host/arithmetic_probe.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+#include <stdexcept>
+
+namespace weft::host {
+
+namespace {
+
+// Independent accumulator chains of the throughput kernels: more than pipes × latency on the
+// CPUs weft targets (2 × 4 on AMD Zen 4 and Intel Skylake, 2 × 5 on Haswell), few enough that
+// they, a and b stay in 16 vector registers (AVX2).
+constexpr int kChains = 12;
+// Vectors in the load kernel's buffer (4 KiB at float16: within any first-level cache).
+constexpr int kLoadBufferVectors = 64;
+// Rounds of the chains per loop iteration, so that the loop's own instructions are few.
+constexpr int kRounds = 4;
+// Dependent FMAs per loop iteration of the latency kernel.
+constexpr int kLatencySteps = 8;
+// Each kernel runs long enough to time (about 20 ms), the best of this many rounds.
+constexpr double kTargetSeconds = 0.02;
+constexpr int kRuns = 5;
+
+std::string vectorType(int width) { return width == 1 ? "float" : fmt::format("float{}", width); }
+
+// A kernel whose work-item updates `chains` float<width> accumulators by fma, `rounds` times
+// per iteration, then stores their sum (so that nothing is dead code). a and b are arguments,
+// so that the compiler cannot fold the chains.
+std::string fmaKernel(const std::string& name, int width, int chains, int rounds) {
+  const std::string type = vectorType(width);
+  std::string text = fmt::format(
+      "__kernel void {}(__global float* out, float a, float b, int iterations) {{\n"
+      "  const {} va = ({})(a), vb = ({})(b);\n",
+      name, type, type, type);
+  for (int c = 0; c < chains; ++c) {
+    text += fmt::format("  {} acc{} = ({})((float)get_global_id(0) + {}.0f);\n", type, c, type, c);
+  }
+  text += "  for (int i = 0; i < iterations; ++i) {\n";
+  for (int r = 0; r < rounds; ++r) {
+    for (int c = 0; c < chains; ++c) text += fmt::format("    acc{0} = fma(acc{0}, va, vb);\n", c);
+  }
+  text += "  }\n  " + type + " sum = acc0";
+  for (int c = 1; c < chains; ++c) text += fmt::format(" + acc{}", c);
+  text += ";\n";
+  if (width == 1) {
+    text += "  out[get_global_id(0)] = sum;\n}\n";
+  } else {
+    text += "  float total = 0.0f;\n";
+    for (int lane = 0; lane < width; ++lane) text += fmt::format("  total += sum.s{:x};\n", lane);
+    text += "  out[get_global_id(0)] = total;\n}\n";
+  }
+  return text;
+}
+
+// A kernel whose work-item loads float<width> vectors from `in` (one of two overlapping blocks
+// of chains × rounds vectors of its kLoadBufferVectors, alternately) into `chains` integer
+// accumulators by OR, `rounds` times per iteration.
+std::string loadKernel(const std::string& name, int width, int chains, int rounds) {
+  const std::string type = width == 1 ? "uint" : fmt::format("uint{}", width);
+  const std::string floats = vectorType(width);
+  std::string text = fmt::format(
+      "__kernel void {}(__global float* out, __global const {}* in, int iterations) {{\n",
+      name, floats);
+  for (int c = 0; c < chains; ++c) text += fmt::format("  {} acc{} = ({})({}u);\n", type, c, type, c);
+  text += "  for (int i = 0; i < iterations; ++i) {\n";
+  // The block read depends on the data read before (one bit of it, 0 for this buffer), so
+  // that the compiler cannot hoist the loads out of the loop.
+  text += fmt::format(
+      "    __global const {}* p = in + ((((uint)i) ^ ({} & 1u)) & 1u) * {};\n", floats,
+      width == 1 ? "acc0" : "acc0.s0", kLoadBufferVectors - chains * rounds);
+  for (int r = 0; r < rounds; ++r) {
+    for (int c = 0; c < chains; ++c) {
+      text += fmt::format("    acc{0} |= as_{1}(p[{2}]);\n", c, type, r * chains + c);
+    }
+  }
+  text += "  }\n  " + type + " all = acc0";
+  for (int c = 1; c < chains; ++c) text += fmt::format(" | acc{}", c);
+  text += ";\n";
+  if (width == 1) {
+    text += "  out[get_global_id(0)] = (float)all;\n}\n";
+  } else {
+    text += "  uint total = 0u;\n";
+    for (int lane = 0; lane < width; ++lane) text += fmt::format("  total |= all.s{:x};\n", lane);
+    text += "  out[get_global_id(0)] = (float)total;\n}\n";
+  }
+  return text;
+}
+
+// Seconds of one run of the kernel with `iterations`, one work-item per compute unit; its
+// arguments other than the iteration count (the last) are set by `setArguments`.
+double runSeconds(Context& context, const Kernel& kernel,
+                  const std::function<void(Kernel&)>& setArguments, int computeUnits,
+                  int iterations) {
+  Kernel k = kernel;
+  setArguments(k);
+  k.setArg(k.argCount() - 1, static_cast<std::int32_t>(iterations));
+  return static_cast<double>(context.launch(k, NDRange(static_cast<std::size_t>(computeUnits)),
+                                            NDRange(1))) *
+         1e-9;
+}
+
+// One of the probe's kernels: its arguments, the events (lanes, FMAs, loads) a work-item
+// counts per loop iteration, the iterations that take about kTargetSeconds, and its best time.
+struct TimedKernel {
+  Kernel kernel;
+  std::function<void(Kernel&)> setArguments;
+  double perIteration = 0;
+  int iterations = 20000;
+  double best = 0;
+};
+
+}  // namespace
+
+ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) {
+  const auto start = std::chrono::steady_clock::now();
+  if (profile.maxClockMHz <= 0) {
+    throw std::runtime_error("the arithmetic probe needs the device's clock (maxClockMHz)");
+  }
+  const int width = std::max(1, profile.nativeFloatVectorWidth);
+  const int half = std::max(1, width / 2);
+  const int units = std::max(1, profile.computeUnits);
+  const std::string source = fmaKernel("fmaFull", width, kChains, kRounds) +
+                             fmaKernel("fmaHalf", half, kChains, kRounds) +
+                             fmaKernel("fmaChain", width, 1, kLatencySteps) +
+                             loadKernel("vectorLoads", width, kChains, kRounds);
+  const Program program = context.build(source);
+  const Buffer out = context.createBuffer(static_cast<std::size_t>(units) * sizeof(float));
+  const std::vector<float> ones(static_cast<std::size_t>(kLoadBufferVectors * width), 1.0f);
+  const Buffer in = context.createBuffer(std::span<const float>(ones));
+  const double cyclesPerSecond = static_cast<double>(profile.maxClockMHz) * 1e6;
+  const auto fmaArguments = [&](Kernel& k) {
+    k.setArg(0, out);
+    k.setArg(1, 0.999f);
+    k.setArg(2, 0.001f);
+  };
+  const auto loadArguments = [&](Kernel& k) {
+    k.setArg(0, out);
+    k.setArg(1, in);
+  };
+  std::vector<TimedKernel> kernels = {
+      {Kernel(program, "fmaFull"), fmaArguments, double{kChains} * kRounds * width},
+      {Kernel(program, "fmaHalf"), fmaArguments, double{kChains} * kRounds * half},
+      {Kernel(program, "fmaChain"), fmaArguments, double{kLatencySteps}},
+      {Kernel(program, "vectorLoads"), loadArguments, double{kChains} * kRounds}};
+  // Calibration (which also wakes the cores up to their working clock), then kRuns rounds over
+  // all kernels, so that a slow moment of the machine does not fall on one kernel's every run.
+  for (TimedKernel& k : kernels) {
+    const double seconds =
+        std::max(1e-6, runSeconds(context, k.kernel, k.setArguments, units, k.iterations));
+    k.iterations =
+        static_cast<int>(std::clamp(k.iterations * kTargetSeconds / seconds, 1e4, 1e8));
+  }
+  for (int run = 0; run < kRuns; ++run) {
+    for (TimedKernel& k : kernels) {
+      const double seconds = runSeconds(context, k.kernel, k.setArguments, units, k.iterations);
+      if (run == 0 || seconds < k.best) k.best = seconds;
+    }
+  }
+  // Events per cycle and compute unit.
+  auto perCycle = [&](const TimedKernel& k) {
+    return static_cast<double>(k.iterations) * k.perIteration / (k.best * cyclesPerSecond);
+  };
+  ArithmeticFacts facts;
+  facts.fmaLanesPerCycle = perCycle(kernels[0]);
+  facts.fmaHalfWidthLanesPerCycle = perCycle(kernels[1]);
+  facts.fmaLatencyCycles = 1.0 / perCycle(kernels[2]);
+  facts.vectorLoadsPerCycle = perCycle(kernels[3]);
+  // A CPU retires at most a few FMA instructions and loads per cycle, even at a turbo clock far
+  // above the nominal one; more means the kernels were not run as written.
+  const double instructionsPerCycle =
+      std::max({facts.fmaLanesPerCycle / width, facts.fmaHalfWidthLanesPerCycle / half,
+                facts.vectorLoadsPerCycle});
+  if (facts.fmaLatencyCycles < 0.25 || instructionsPerCycle > 16) {
+    throw std::runtime_error(fmt::format(
+        "the arithmetic probe's timings make no sense: latency {:.2f} cycles, {:.1f} FMA or load "
+        "instructions per cycle",
+        facts.fmaLatencyCycles, instructionsPerCycle));
+  }
+  facts.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return facts;
+}
+
+DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
+  if (profile.deviceType != "cpu") return profile;
+  const ArithmeticFacts facts = probeArithmetic(context, profile);
+  auto tenth = [](double value) { return std::round(value * 10) / 10; };
+  profile.fmaLanesPerCycle = tenth(facts.fmaLanesPerCycle);
+  profile.fmaHalfWidthLanesPerCycle = tenth(facts.fmaHalfWidthLanesPerCycle);
+  profile.fmaLatencyCycles = tenth(facts.fmaLatencyCycles);
+  profile.vectorLoadsPerCycle = tenth(facts.vectorLoadsPerCycle);
+  profile.source +=
+      "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles and vectorLoadsPerCycle "
+      "measured by the arithmetic probe (host/arithmetic_probe.h)";
+  return profile;
+}
+
+}  // namespace weft::host

@@ -1,0 +1,45 @@
+// The arithmetic probe: a CPU device's arithmetic rates measured by running small kernels on
+// it, for the facts OpenCL does not report (how many FMA lanes it retires per cycle at full and
+// at half vector width, an FMA's latency, and how many vector loads it issues per cycle). The
+// cost model of a convolution variant needs them; without a probe it would assume one CPU's
+// organisation for every CPU.
+//
+// Four kernels, each over one work-item per compute unit (work-groups of one, so that the
+// explicit vectors are executed as written, not re-vectorised across work-items), timed by
+// their cl_events, each the best of a few runs of about 20 ms:
+//   - FMA throughput at the native width W: 12 independent float<W> accumulator chains updated
+//     by fma in a loop (more chains than pipes × latency on the CPUs weft targets, so that no
+//     chain waits for its previous result);
+//   - the same at half that width (a CPU whose pipes are half the vector, AMD Zen 4, retires as
+//     many lanes; one whose pipes are the whole vector, Zen 5 or Intel Skylake-SP, half as many);
+//   - FMA latency: one float<W> chain, each fma waiting for the previous one;
+//   - vector loads: float<W> loads from a 4 KiB buffer (in the first-level cache) OR-ed into 12
+//     integer accumulators (integer ORs have more ports than loads, so the loads bound it).
+// Every rate is per compute unit and per cycle of the profile's clock (maxClockMHz, the nominal
+// clock): a turbo clock shows as more per cycle, consistently in every rate, which the cost
+// model multiplies by the same clock.
+#pragma once
+
+#include "host/device_profile.h"
+#include "host/opencl_runtime.h"
+
+namespace weft::host {
+
+struct ArithmeticFacts {
+  double fmaLanesPerCycle = 0;           // float<W> FMAs: lanes per cycle per compute unit
+  double fmaHalfWidthLanesPerCycle = 0;  // float<W/2> FMAs
+  double fmaLatencyCycles = 0;           // from an FMA to the next one using its result
+  double vectorLoadsPerCycle = 0;        // float<W> loads from the first-level cache
+  double seconds = 0;                    // the probe's own time, its build included
+};
+
+// Runs the probe on the context's device with the profile's native width, compute units and
+// clock. Throws OpenCLError when a kernel cannot be built or run, std::runtime_error when the
+// profile has no clock or a timing makes no sense.
+ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile);
+
+// The profile with the probe's rates filled in (rounded to 0.1) and its source saying so;
+// profiles of other than CPU devices are returned unchanged.
+DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile);
+
+}  // namespace weft::host

@@ -1,0 +1,66 @@
+// The arithmetic probe (host/arithmetic_probe.h) on the default device (label opencl): its
+// rates are within what any CPU can have, with room for a turbo clock up to twice the nominal
+// one (half to eight FMA instructions and loads per cycle, no more lanes at half width than at
+// full width, a latency of one to a few tens of cycles), the profile it fills names them as
+// measured and survives a JSON round trip, and a device that is not a CPU is left alone. A
+// profile without a clock is refused.
+#include "host/arithmetic_probe.h"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "host/device_profile.h"
+
+using namespace weft::host;
+
+namespace {
+
+Context& context() {
+  static Context ctx(selectDevice(""));
+  return ctx;
+}
+
+}  // namespace
+
+TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the latency") {
+  const DeviceProfile queried = queryProfile(context().device());
+  if (queried.deviceType != "cpu" || queried.maxClockMHz <= 0) {
+    MESSAGE("the default device is not a CPU with a known clock: nothing to probe");
+    return;
+  }
+  const ArithmeticFacts facts = probeArithmetic(context(), queried);
+  MESSAGE(facts.fmaLanesPerCycle << " / " << facts.fmaHalfWidthLanesPerCycle
+                                  << " FMA lanes per cycle at full / half width, latency "
+                                  << facts.fmaLatencyCycles << " cycles, "
+                                  << facts.vectorLoadsPerCycle << " loads per cycle; "
+                                  << facts.seconds << " s");
+  const double width = queried.nativeFloatVectorWidth;
+  CHECK(facts.fmaLanesPerCycle >= 0.5 * width / 2);
+  CHECK(facts.fmaLanesPerCycle <= 8 * width);
+  CHECK(facts.fmaHalfWidthLanesPerCycle <= 1.2 * facts.fmaLanesPerCycle);
+  CHECK(facts.fmaLatencyCycles >= 1);
+  CHECK(facts.fmaLatencyCycles <= 40);
+  CHECK(facts.vectorLoadsPerCycle >= 0.5);
+  CHECK(facts.vectorLoadsPerCycle <= 8);
+  CHECK(facts.seconds < 10);
+
+  const DeviceProfile probed = withProbedArithmetic(context(), queried);
+  CHECK(probed.fmaLanesPerCycle > 0);
+  CHECK(probed.fmaHalfWidthLanesPerCycle > 0);
+  CHECK(probed.fmaLatencyCycles >= 1);
+  CHECK(probed.vectorLoadsPerCycle > 0);
+  CHECK(probed.source.find("arithmetic probe") != std::string::npos);
+  CHECK(profileFromJson(profileToJson(probed), "probed") == probed);
+}
+
+TEST_CASE("the arithmetic probe leaves other devices alone and needs a clock") {
+  DeviceProfile gpu = queryProfile(context().device());
+  gpu.deviceType = "gpu";
+  CHECK(withProbedArithmetic(context(), gpu) == gpu);
+  DeviceProfile noClock = queryProfile(context().device());
+  noClock.maxClockMHz = 0;
+  CHECK_THROWS_WITH_AS(probeArithmetic(context(), noClock),
+                       doctest::Contains("needs the device's clock"), std::runtime_error);
+}
