@@ -1,11 +1,11 @@
-// `weft bundle --layer vgg16:N|C,H,W,M,K,stride,pad --samples K [--seed S] --profile P --out DIR
-// [--vector-width V] [--unroll 0|1]`: a measurement bundle (export/bundle_export.h) for a device
+// `weft bundle --layer vgg16:N|C,H,W,M,K,stride,pad --samples K [--seed S] [--candidates C]
+// --profile P --out DIR [--vector-width V] [--unroll 0|1]`: a measurement bundle (export/bundle_export.h) for a device
 // weft cannot reach: K variants of the layer sampled exactly as `weft explore --profile P --seed
 // S --samples K` would sample them, each generated as the explorer generates it, plus the
 // reference (the default-lowered Listing 3) and a generic C harness that measures them there.
 // `weft import DIR/results.json --db F` brings the results back (cli/cmd_import.cpp).
 //
-// Sampling as the explorer: explore::sampleTarget (explore/explorer.h) with the profile given,
+// Sampling as the explorer: explore::sampleCandidates (explore/explorer.h) with the profile given,
 // the same function exploration samples with after its device child has queried a device; the
 // recorded key is explore::parametersJson. tests/cli/opencl_bundle.cpp checks the keys against
 // prepareExploration's.
@@ -41,6 +41,7 @@ namespace {
 struct BundleCommandOptions {
   std::string layer;
   size_t samples = 100;
+  size_t candidates = 8;
   uint64_t seed = 1;
   std::string profile;
   std::string out;
@@ -90,6 +91,7 @@ std::string variantId(size_t index, size_t count) {
 
 void runBundle(const BundleCommandOptions& options) {
   if (options.samples == 0) throw std::invalid_argument("--samples must be at least 1");
+  if (options.candidates == 0) throw std::invalid_argument("--candidates must be at least 1");
   ConvLayer layer;
   try {
     layer = parseConvLayer(options.layer);
@@ -115,7 +117,8 @@ void runBundle(const BundleCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "weft bundle: %s; sampling %zu variants with profile %s...\n",
                target.description.c_str(), options.samples, profile.name.c_str());
-  explore::SampledTarget sampled = explore::sampleTarget(target, profile, options.samples, options.seed);
+  explore::SampledTarget sampled = explore::sampleCandidates(target, profile, options.samples,
+                                                             options.seed, options.candidates);
   for (const std::string& empty : sampled.emptyStructures) {
     std::fprintf(stderr, "structure without valid variants: %s\n", empty.c_str());
   }
@@ -217,6 +220,10 @@ void registerBundle(CLI::App& app) {
       "  weft import small-mali/results.json --db bundle.db && weft report --db bundle.db\n");
   command->add_option("--layer", options->layer, "vgg16:N or C,H,W,M,K,stride,pad")->required();
   command->add_option("--samples", options->samples, "variants to sample (default 100)");
+  command->add_option("--candidates", options->candidates,
+                      "sample this many times --samples points and keep --samples of them, as "
+                      "weft explore does (default 8; 1: keep the points as sampled)")
+      ->type_name("C");
   command->add_option("--seed", options->seed, "seed of the sampler (default 1)");
   command
       ->add_option("--profile", options->profile,

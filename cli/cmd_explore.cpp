@@ -20,6 +20,9 @@
 // --order cost (default) measures the sampled variants of a layer in ascending predicted cost
 // (workloads/conv/cost_model.h), so that the fast ones set the cut-offs before the slow ones run;
 // --order random keeps the sampled order. The set of variants is the same either way.
+// --candidates C (default 8) samples C times as many points and keeps --samples of them: half
+// the cheapest the cost model predicts, half a seeded draw from the rest (explore/explorer.h
+// ExploreOptions::candidates); 1 keeps the points as sampled.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
 // variant when stderr is not a terminal); --quiet leaves it out. Structures whose space is empty
@@ -77,6 +80,7 @@ struct ExploreCommandOptions {
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   bool buildWhileTiming = false;
   std::string order = "cost";
+  size_t candidates = 8;
   std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
   std::string search = "auto";  // FILE: the rewrite-sequence search: auto, on or off
   int searchDepth = -1;         // FILE: its algorithmic steps (-1: the default)
@@ -241,7 +245,12 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
                 << prep.sampledBeforeShard << ")";
     }
     std::cerr << " (" << prep.samplingMethod << ", " << prep.samplingSeconds << " s)"
-              << (prep.fewerThanRequested ? ", fewer valid points than requested" : "") << "\n";
+              << (prep.fewerThanRequested ? ", fewer valid points than requested" : "");
+    if (prep.candidatesDrawn > 0) {
+      std::cerr << "; kept of " << prep.candidatesDrawn
+                << " candidates: half the cheapest predicted, half at random";
+    }
+    std::cerr << "\n";
     if (options.verbose) {
       for (const std::string& empty : prep.emptyStructures) {
         std::cerr << "structure without valid variants: " << empty << "\n";
@@ -340,6 +349,8 @@ void runExplore(const ExploreCommandOptions& options) {
   explore.jobs = options.jobs;
   explore.buildWhileTiming = options.buildWhileTiming;
   explore.order = *explore::parseSampleOrder(options.order);  // checked by CLI11
+  if (options.candidates < 1) throw std::invalid_argument("--candidates must be at least 1");
+  explore.candidates = options.candidates;
   explore.measurement.minMeasuredNs = static_cast<uint64_t>(options.minTimeMs * 1e6);
   explore.measurement.minRepeats = options.minRepeats;
   const bool terminal = isatty(STDERR_FILENO);
@@ -468,6 +479,12 @@ void registerExplore(CLI::App& app) {
                       "sampled order); the set of variants is the same")
       ->check(CLI::IsMember({"cost", "random"}))
       ->type_name("cost|random");
+  command->add_option("--candidates", options->candidates,
+                      "sample this many times --samples points and keep --samples of them: half "
+                      "the cheapest the workload's cost model predicts, half at random from the "
+                      "rest (default 8; 1: keep the points as sampled; without a cost model the "
+                      "points are kept as sampled)")
+      ->type_name("C");
   command->add_option("--fusion", options->fusion,
                       "FILE: which fusions of an image pipeline to explore besides the program "
                       "as written: auto (default: every fusion strategy that applies, "

@@ -359,6 +359,46 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   return out;
 }
 
+SampledTarget sampleCandidates(const ExploreTarget& target,
+                               const std::optional<host::DeviceProfile>& profile, size_t samples,
+                               uint64_t seed, size_t candidates, const SamplerOptions& options) {
+  if (candidates <= 1 || !target.predictSeconds || !profile) {
+    return sampleTarget(target, profile, samples, seed, options);
+  }
+  SampledTarget drawn =
+      sampleTarget(target, profile, samples * std::min<size_t>(candidates, 1000), seed, options);
+  if (drawn.points.size() <= samples) return drawn;
+  host::DeviceProfile reported = *profile;
+  reported.fmaLanesPerCycle = 0;
+  reported.fmaHalfWidthLanesPerCycle = 0;
+  reported.fmaLatencyCycles = 0;
+  reported.vectorLoadsPerCycle = 0;
+  std::vector<std::optional<double>> costs(drawn.points.size());
+  for (size_t j = 0; j < drawn.points.size(); ++j) {
+    const bool structured = !target.structures.empty();
+    const ParameterSpace& space = drawn.spaces.at(structured ? drawn.pointSpace.at(j) : 0);
+    const std::map<std::string, int64_t>& fixed =
+        structured ? target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j)))
+                         .fixedParameters
+                   : target.fixedParameters;
+    std::optional<double> seconds = target.predictSeconds(
+        parseRecordedParameters(parametersJson(space, drawn.points[j], fixed)), reported);
+    if (seconds && std::isfinite(*seconds)) costs[j] = *seconds;
+  }
+  SampledTarget kept = std::move(drawn);
+  std::vector<std::vector<int64_t>> points;
+  std::vector<size_t> pointSpace;
+  for (size_t j : selectCandidates(costs, samples, seed)) {
+    points.push_back(std::move(kept.points[j]));
+    if (j < kept.pointSpace.size()) pointSpace.push_back(kept.pointSpace[j]);
+  }
+  kept.candidatesDrawn = costs.size();
+  kept.points = std::move(points);
+  kept.pointSpace = std::move(pointSpace);
+  kept.fewerThanRequested = false;
+  return kept;
+}
+
 namespace {
 Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options);
 }  // namespace
@@ -566,8 +606,8 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   spaceOptions.powerOfTwo = target.powerOfTwo;
   spaceOptions.device = options.profile.empty() ? prep.device : host::loadProfile(options.profile);
   prep.deviceProfileName = spaceOptions.device->name;
-  SampledTarget sampled =
-      sampleTarget(target, *spaceOptions.device, options.samples, options.seed, options.sampler);
+  SampledTarget sampled = sampleCandidates(target, *spaceOptions.device, options.samples,
+                                           options.seed, options.candidates, options.sampler);
   prep.spaces = std::move(sampled.spaces);
   prep.spaceStructure = std::move(sampled.spaceStructure);
   prep.pointSpace = std::move(sampled.pointSpace);
@@ -576,6 +616,7 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   prep.samplingMethod = sampled.method;
   prep.fewerThanRequested = sampled.fewerThanRequested;
   prep.samplingSeconds = sampled.seconds;
+  prep.candidatesDrawn = sampled.candidatesDrawn;
   if (target.structures.empty()) {
     prep.space = std::move(prep.spaces.front());
     prep.spaces.clear();
@@ -619,6 +660,28 @@ std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>
     return *costs[a] < *costs[b];
   });
   return order;
+}
+
+std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
+                                     size_t wanted, uint64_t seed) {
+  std::vector<size_t> kept;
+  if (costs.size() <= wanted) {
+    kept.resize(costs.size());
+    std::iota(kept.begin(), kept.end(), size_t{0});
+    return kept;
+  }
+  const std::vector<size_t> cheapestFirst = orderByPredictedCost(costs);
+  const size_t byCost = (wanted + 1) / 2;
+  kept.assign(cheapestFirst.begin(), cheapestFirst.begin() + static_cast<std::ptrdiff_t>(byCost));
+  std::vector<size_t> rest(cheapestFirst.begin() + static_cast<std::ptrdiff_t>(byCost),
+                           cheapestFirst.end());
+  std::sort(rest.begin(), rest.end());  // the draw does not depend on the costs' ties
+  std::mt19937_64 rng(seed);
+  std::shuffle(rest.begin(), rest.end(), rng);
+  kept.insert(kept.end(), rest.begin(),
+              rest.begin() + static_cast<std::ptrdiff_t>(wanted - byCost));
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,

@@ -152,11 +152,22 @@ struct SampledTarget {
   uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
   bool fewerThanRequested = false;
   double seconds = 0;
+  // sampleCandidates: the points drawn, of which `points` were kept (0: no selection).
+  size_t candidatesDrawn = 0;
 };
 // `profile` constrains the spaces with a device's limits (none: algorithmic constraints only).
 SampledTarget sampleTarget(const ExploreTarget& target,
                            const std::optional<host::DeviceProfile>& profile, size_t samples,
                            uint64_t seed, const SamplerOptions& options = {});
+// sampleTarget of `candidates` × `samples` points, of which `samples` are kept by
+// selectCandidates on the target's predicted costs (ExploreOptions::candidates). The costs are
+// predicted with `profile` less its measured arithmetic rates (the cost model's defaults
+// instead), so that the same seed keeps the same points on every run of one device, whatever
+// the probe measured. Without a cost model, a profile or with candidates ≤ 1: sampleTarget.
+SampledTarget sampleCandidates(const ExploreTarget& target,
+                               const std::optional<host::DeviceProfile>& profile, size_t samples,
+                               uint64_t seed, size_t candidates,
+                               const SamplerOptions& options = {});
 
 // `target` narrowed to one of its structures: its program, switches, fixed parameters and
 // strategy replace the target's (what rebuilding a recorded variant needs).
@@ -230,6 +241,14 @@ struct ExploreOptions {
   // The order in which the pending points are measured (see measurementOrder). The set of
   // points, the shards and what a resumed run skips do not depend on it.
   SampleOrder order = SampleOrder::Cost;
+  // Candidates per sample: with C > 1 and a target that predicts costs, C × samples points are
+  // sampled and `samples` of them kept (sampleCandidates): half the cheapest predicted, half a
+  // seeded draw from the rest, so that a space of many structures is not spread thin while the
+  // model's blind spots are still measured. The prediction uses the profile that constrains the
+  // space with the cost model's default arithmetic rates (not the probe's measured ones, which
+  // vary from run to run), so that a resumed or sharded run keeps the same points. 1: the
+  // sampled points as drawn.
+  size_t candidates = 1;
 };
 
 // What every variant of one exploration shares: the device, the space and its samples, the
@@ -256,6 +275,7 @@ struct Preparation {
   std::string samplingMethod;
   size_t sampledBeforeShard = 0;  // points sampled for all shards together
   bool fewerThanRequested = false;
+  size_t candidatesDrawn = 0;  // SampledTarget::candidatesDrawn
   double samplingSeconds = 0;
   MeasurementInputs inputs;
   std::optional<ReferenceRecord> reference;  // the reference's measurement
@@ -295,6 +315,13 @@ ExploreSummary runExploration(const Preparation& preparation, const ExploreOptio
 // (ExploreTarget::predictSeconds), nullopt for points the model does not cover (no cost model,
 // or a structure it does not know).
 std::vector<std::optional<double>> predictedCosts(const Preparation& preparation);
+
+// The candidates to keep of those with these predicted costs (ExploreOptions::candidates):
+// ⌈wanted / 2⌉ of the cheapest (ties in their original order, unknown costs last), the others
+// drawn uniformly, seeded, from the rest. Indices into `costs`, ascending; all of them when
+// there are no more than `wanted`.
+std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
+                                     size_t wanted, uint64_t seed);
 
 // The order in which to measure points with these predicted costs: indices into `costs`,
 // ascending cost, ties and equal costs in their original order (stable); points without a

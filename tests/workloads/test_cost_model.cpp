@@ -1,6 +1,7 @@
 // Tests of the static cost model (workloads/conv/cost_model.h) and of the explorer's measuring
 // order (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
-// is a stable ascending permutation with unknown (and NaN) costs last; the model prefers what
+// is a stable ascending permutation with unknown (and NaN) costs last; selectCandidates keeps
+// the cheapest half and a seeded draw from the rest; the model prefers what
 // issue 8 measured fast (wide vectors, enough accumulators, no pad kernel) and penalises
 // spills; convLayerFromSizes inverts convListing3Sizes; and on a real sampled layer target the
 // cost order measures the same points as the sampled order, shard by shard.
@@ -43,6 +44,45 @@ double cost(const ConvLayer& layer, const std::map<std::string, int64_t>& point,
 }
 
 }  // namespace
+
+TEST_CASE("selectCandidates: the cheapest half and a seeded draw from the rest") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    const size_t n = rng() % 60;
+    const size_t wanted = rng() % 30;
+    std::vector<std::optional<double>> costs;
+    for (size_t i = 0; i < n; ++i) {
+      if (rng() % 5 == 0) {
+        costs.push_back(std::nullopt);
+      } else {
+        costs.push_back(static_cast<double>(rng() % 50));
+      }
+    }
+    const uint64_t seed = rng();
+    const std::vector<size_t> kept = selectCandidates(costs, wanted, seed);
+    CHECK(kept.size() == std::min(n, wanted));
+    CHECK(std::is_sorted(kept.begin(), kept.end()));
+    CHECK(std::adjacent_find(kept.begin(), kept.end()) == kept.end());
+    for (size_t i : kept) CHECK(i < n);
+    CHECK(selectCandidates(costs, wanted, seed) == kept);  // reproducible
+    if (n <= wanted) continue;
+    // The ⌈wanted/2⌉ first of the cost order are all kept.
+    const std::vector<size_t> order = orderByPredictedCost(costs);
+    for (size_t k = 0; k < (wanted + 1) / 2; ++k) {
+      CHECK(std::binary_search(kept.begin(), kept.end(), order[k]));
+    }
+  }
+  // The other half is a draw: with enough candidates, some seed keeps a point the cost order
+  // would not.
+  std::vector<std::optional<double>> ramp;
+  for (int i = 0; i < 100; ++i) ramp.push_back(static_cast<double>(i));
+  std::set<size_t> seen;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    for (size_t i : selectCandidates(ramp, 10, seed)) seen.insert(i);
+  }
+  for (size_t i = 0; i < 5; ++i) CHECK(seen.count(i) == 1);
+  CHECK(*seen.rbegin() >= 10);
+}
 
 TEST_CASE("orderByPredictedCost: a stable ascending permutation, unknown costs last") {
   std::mt19937_64 rng(7);

@@ -1,6 +1,6 @@
 // The register-blocked vector family's menus (workloads/conv/conv_targets.h) derived from the
-// layer and the device profile: κ from the native vector width, σ every value up to the output
-// width within the registers (a σ that does not divide it leaves a partial last block),
+// layer and the device profile: κ from the native vector width, σ = ⌈outW / b⌉ for every number
+// of blocks b within the registers (a σ that does not divide outW leaves a partial last block),
 // interleaved blocks on GPUs only. Checked on the built-in profiles (AVX-512 PoCL, Mali-G72,
 // NVIDIA) and an AVX2-like one, on VGG-16 layers and on layers whose output width has no small
 // power-of-two divisor (AlexNet's 55, 27 and 13), which the hand-written menus of before left
@@ -28,10 +28,15 @@ host::DeviceProfile avx2Like() {
   return profile;
 }
 
-std::vector<int> oneTo(int64_t n) {
-  std::vector<int> out;
-  for (int64_t d = 1; d <= n; ++d) out.push_back(static_cast<int>(d));
-  return out;
+// ⌈n / b⌉ for b = 1 … n, at most `limit`, ascending: the fewest pixels per block for each
+// number of blocks.
+std::vector<int> blockSizesUpTo(int64_t n, int64_t limit) {
+  std::set<int> sizes;
+  for (int64_t b = 1; b <= n; ++b) {
+    const int64_t sigma = (n + b - 1) / b;
+    if (sigma <= limit) sizes.insert(static_cast<int>(sigma));
+  }
+  return {sizes.begin(), sizes.end()};
 }
 
 }  // namespace
@@ -50,7 +55,7 @@ TEST_CASE("kappa follows the native vector width") {
         std::vector<int>{2, 3, 4, 8, 16});
 }
 
-TEST_CASE("sigma is every value up to the output width within the registers") {
+TEST_CASE("sigma is the fewest pixels per block for each block count, within the registers") {
   for (const host::DeviceProfile& device :
        {host::loadProfile("pocl-cpu"), avx2Like(), host::loadProfile("mali-g72"),
         host::loadProfile("nvidia-generic")}) {
@@ -65,7 +70,7 @@ TEST_CASE("sigma is every value up to the output width within the registers") {
         CAPTURE(kappa);
         const std::vector<int> sigmas = vectorFamilySigmas(layer, kappa, device);
         const int64_t limit = device.registersPerWorkItem / kappa - 2;
-        CHECK(sigmas == oneTo(std::min<int64_t>(layer.outW(), limit)));
+        CHECK(sigmas == blockSizesUpTo(layer.outW(), limit));
         for (int sigma : sigmas) {
           CHECK(sigma * kappa + 2 * kappa <= device.registersPerWorkItem);
           CHECK(isVectorFamilyStructure(layer, kappa, sigma));
@@ -76,8 +81,10 @@ TEST_CASE("sigma is every value up to the output width within the registers") {
   // The AVX-512 profile (384 values: 24 registers of 16 floats) on conv1_2: up to 22 pixels
   // of 16 channels; the AVX2-like one (128 values) up to 6 (oneDNN's AVX2 kernels' 6 pixels ×
   // 2 vectors of 8 channels is κ 16, σ 6).
-  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, host::loadProfile("pocl-cpu")) == oneTo(22));
-  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, avx2Like()) == oneTo(6));
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, host::loadProfile("pocl-cpu")) ==
+        std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 21});
+  CHECK(vectorFamilySigmas(vgg16Layers()[1], 16, avx2Like()) ==
+        std::vector<int>{1, 2, 3, 4, 5, 6});
 }
 
 TEST_CASE("layers with odd output widths get vector structures") {
@@ -85,7 +92,9 @@ TEST_CASE("layers with odd output widths get vector structures") {
   const ConvLayer alexnet1 = parseConvLayer("3,227,227,64,11,4,0");
   REQUIRE(alexnet1.outW() == 55);
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
-  CHECK(vectorFamilySigmas(alexnet1, 16, cpu) == oneTo(22));
+  // 55 pixels: 28 would be 2 blocks, 19 three, 14 four, 11 five, 10 six, 8 seven, 7 eight.
+  CHECK(vectorFamilySigmas(alexnet1, 16, cpu) ==
+        std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 14, 19});
   const std::vector<ExploreTarget::Structure> structures = layerVectorStructures(alexnet1, cpu);
   std::set<std::pair<int64_t, int64_t>> blocks;
   for (const ExploreTarget::Structure& s : structures) {
@@ -95,8 +104,10 @@ TEST_CASE("layers with odd output widths get vector structures") {
   }
   CHECK(blocks.count({16, 11}) == 1);
   CHECK(blocks.count({8, 5}) == 1);
-  // 55 = 4·14 - 1: blocks of 14 leave a partial last one (13 of 14 pixels kept).
+  // 55 = 4·14 - 1: blocks of 14 leave a partial last one (13 of 14 pixels kept); 13 would
+  // need as many blocks and compute more surplus.
   CHECK(blocks.count({16, 14}) == 1);
+  CHECK(blocks.count({16, 13}) == 0);
   CHECK(isVectorFamilyStructure(alexnet1, 16, 14));
   CHECK_FALSE(isVectorFamilyStructure(alexnet1, 16, 56));
   // The partial structure's program pads the windows to whole blocks and crops the surplus.

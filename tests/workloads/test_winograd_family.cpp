@@ -34,7 +34,7 @@ TEST_CASE("Winograd tile sizes: 3x3 stride-1 layers, tiles no larger than the ou
   CHECK(winogradTileSizes(parseConvLayer("8,16,16,8,1,1,0")).empty());   // 1x1
 }
 
-TEST_CASE("Winograd sigmas: every number of tiles up to the tile columns within the registers") {
+TEST_CASE("Winograd sigmas: the fewest tiles per block for each block count, within registers") {
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
   for (const ConvLayer& layer : {vgg16Layers()[4], parseConvLayer("512,7,7,512,3,1,1")}) {
     CAPTURE(layer.describe());
@@ -44,10 +44,12 @@ TEST_CASE("Winograd sigmas: every number of tiles up to the tile columns within 
         const std::vector<int> sigmas = winogradSigmas(layer, m, kappa, cpu);
         REQUIRE(!sigmas.empty());
         CHECK(sigmas.front() == 1);
-        for (size_t i = 0; i < sigmas.size(); ++i) {
-          CHECK(sigmas[i] == static_cast<int>(i) + 1);
-          CHECK(sigmas[i] <= columns);
-          CHECK(sigmas[i] * kappa + 2 * kappa <= cpu.registersPerWorkItem);
+        for (int sigma : sigmas) {
+          CHECK(sigma <= columns);
+          CHECK(sigma * kappa + 2 * kappa <= cpu.registersPerWorkItem);
+          // The fewest tiles per block for its number of blocks.
+          const int64_t blocks = (columns + sigma - 1) / sigma;
+          CHECK((columns + blocks - 1) / blocks == sigma);
         }
       }
     }

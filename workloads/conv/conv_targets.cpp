@@ -53,13 +53,17 @@ std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DevicePr
 
 namespace {
 
-// Every σ up to `width` whose σ float<κ> accumulators, a vector of weights and a temporary fit
-// the profile's registers per work-item (σκ + 2κ ≤ registersPerWorkItem). A σ that does not
-// divide the width leaves a partial last block (its surplus outputs computed and dropped).
+// The block sizes σ = ⌈width / b⌉ for b = 1 … width blocks per row (every divisor among them)
+// whose σ float<κ> accumulators, a vector of weights and a temporary fit the profile's registers
+// per work-item (σκ + 2κ ≤ registersPerWorkItem). A σ that does not divide the width leaves a
+// partial last block, its surplus outputs computed and dropped; a larger σ with the same number
+// of blocks would only compute more of them, so it is left out.
 std::vector<int> blockSigmas(int64_t width, int kappa, const host::DeviceProfile& device) {
   std::vector<int> sigmas;
   for (int64_t sigma = 1; sigma <= width; ++sigma) {
     if (sigma * kappa + 2 * kappa > device.registersPerWorkItem) break;
+    const int64_t blocks = (width + sigma - 1) / sigma;
+    if ((width + blocks - 1) / blocks != sigma) continue;  // σ - 1 needs no more blocks
     sigmas.push_back(static_cast<int>(sigma));
   }
   return sigmas;

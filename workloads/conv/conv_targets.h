@@ -26,12 +26,14 @@ inline const std::vector<int> kConvDirectUnrolls = {0, 1};
 //  - κ (output channels per float<κ> accumulator): the accumulator widths 2, 3, 4, 8, 16 that
 //    divide M, at least half the native float vector width (a narrower one leaves most lanes
 //    idle), and past one register a multiple of it (whole registers);
-//  - σ (pixels per work-item): every σ up to the output width whose σ·κ accumulators, with a
+//  - σ (pixels per work-item): the fewest pixels per block for each number of blocks b per
+//    output row, ⌈outW / b⌉ (every divisor of outW among them), whose σ·κ accumulators, with a
 //    vector of weights and a temporary, fit the profile's registers per work-item
 //    (σκ + 2κ ≤ registersPerWorkItem: code generation's own estimate, which the explorer's
 //    register constraint checks). A σ that does not divide the output width leaves a partial
 //    last block: the strategy's partial_blocks (the windows padded to whole blocks, the
-//    surplus outputs computed and dropped by guarded stores), which the cost model counts.
+//    surplus outputs computed and dropped by guarded stores), which the cost model counts. A
+//    larger σ with as many blocks only computes more surplus, so it is not offered.
 std::vector<int> vectorFamilyKappas(const ConvLayer& layer, const host::DeviceProfile& device);
 std::vector<int> vectorFamilySigmas(const ConvLayer& layer, int kappa,
                                     const host::DeviceProfile& device);
@@ -105,8 +107,8 @@ std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
 
 // The Winograd family (the conv-winograd strategy, F(m×m, 3×3)) for 3×3 stride-1 layers: the
 // tile sizes m ∈ {2, 4} no larger than the output's height and width; per m, κ from the vector
-// family's menu and σ every number of tiles up to the tile columns ⌈outW/m⌉ within the same
-// register budget (σκ + 2κ ≤ registersPerWorkItem). Empty for other layers. Where m does not
+// family's menu and σ from the tile columns ⌈outW/m⌉ as the vector family's from the output
+// width, within the same register budget (σκ + 2κ ≤ registersPerWorkItem). Empty for other layers. Where m does not
 // divide the output, or σ the tile columns, the tiles are partial (winogradTilesPartial): the
 // strategy's partial_tiles pads the output to whole blocks of σ tiles and drops the surplus.
 std::vector<int> winogradTileSizes(const ConvLayer& layer);
