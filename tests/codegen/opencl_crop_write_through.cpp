@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "codegen/codegen.h"
 #include "host/program_runner.h"
 #include "ir/interp.h"
 #include "ir/parser.h"
+#include "tests/support/opencl_program_check.h"
 #include "tests/support/random_values.h"
 
 using namespace weft;
@@ -36,21 +36,10 @@ std::vector<std::string> checkRuns(const std::string& text, const ArithBinding& 
     inputs.push_back(testing::randomValue(param.paramType(), sizes, rng, {true}));
   }
   const Value expected = interpret(definition, inputs, sizes);
-  std::vector<std::string> sources;
-  for (const bool specialise : {false, true}) {
-    CAPTURE(specialise);
-    CodegenOptions options;
-    if (specialise) options.specialize = sizes;
-    const CompiledProgram compiled = generateOpenCL(definition, options);
-    CAPTURE(compiled.source);
-    // One kernel: the crop is written through, not copied by a kernel of its own.
-    CHECK(compiled.kernels.size() == 1);
-    const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
-    CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
-                  "max difference " << maxAbsDifference(run.output, expected));
-    sources.push_back(compiled.source);
-  }
-  return sources;
+  // One kernel: the crop is written through, not copied by a kernel of its own.
+  return testing::checkSymbolicAndSpecialised(
+      context(), definition, inputs, sizes, expected, 1e-5,
+      [](const CompiledProgram& compiled) { CHECK(compiled.kernels.size() == 1); });
 }
 
 }  // namespace

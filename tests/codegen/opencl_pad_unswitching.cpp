@@ -15,6 +15,7 @@
 #include "host/program_runner.h"
 #include "ir/interp.h"
 #include "ir/parser.h"
+#include "tests/support/opencl_program_check.h"
 #include "tests/support/random_values.h"
 
 using namespace weft;
@@ -51,19 +52,8 @@ std::vector<std::string> checkRuns(const std::string& text, int64_t rows, int64_
   const std::vector<Value> inputs{
       testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
   const Value expected = interpret(definition, inputs, sizes);
-  std::vector<std::string> sources;
-  for (const bool specialise : {false, true}) {
-    CAPTURE(specialise);
-    CodegenOptions options;
-    if (specialise) options.specialize = sizes;
-    const CompiledProgram compiled = generateOpenCL(definition, options);
-    CAPTURE(compiled.source);
-    const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
-    CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-4, 1e-4),
-                  "max difference " << maxAbsDifference(run.output, expected));
-    sources.push_back(compiled.source);
-  }
-  return sources;
+  return testing::checkSymbolicAndSpecialised(context(), definition, inputs, sizes, expected,
+                                              1e-4);
 }
 
 }  // namespace

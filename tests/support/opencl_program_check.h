@@ -1,0 +1,44 @@
+// A program generated twice, with its sizes symbolic (passed to the kernels) and specialised
+// (literals in the kernel text), each run on an OpenCL device and compared with the value the
+// interpreter computed, for the opencl tests of code generation.
+//
+// Header-only (tests/support has no library); the including test links weft_host.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "host/program_runner.h"
+#include "ir/expr.h"
+#include "ir/value.h"
+
+namespace weft::testing {
+
+// Runs `definition` on `inputs` at `sizes`, generated symbolic and specialised, checking each
+// output against `expected` within `tolerance` (absolute and relative); `inspect`, when given,
+// sees each compiled program before it runs. Returns the two sources (symbolic first).
+inline std::vector<std::string> checkSymbolicAndSpecialised(
+    host::Context& context, const Definition& definition, const std::vector<Value>& inputs,
+    const ArithBinding& sizes, const Value& expected, double tolerance,
+    const std::function<void(const CompiledProgram&)>& inspect = {}) {
+  std::vector<std::string> sources;
+  for (const bool specialise : {false, true}) {
+    CAPTURE(specialise);
+    CodegenOptions options;
+    if (specialise) options.specialize = sizes;
+    const CompiledProgram compiled = generateOpenCL(definition, options);
+    CAPTURE(compiled.source);
+    if (inspect) inspect(compiled);
+    const host::RunResult run = host::runProgram(context, compiled, inputs, sizes);
+    CHECK_MESSAGE(approximatelyEqual(run.output, expected, tolerance, tolerance),
+                  "max difference " << maxAbsDifference(run.output, expected));
+    sources.push_back(compiled.source);
+  }
+  return sources;
+}
+
+}  // namespace weft::testing
