@@ -5,7 +5,7 @@
 // its recorded parameters and a hash of the source (or of the generation error). Two manifests
 // are equal exactly when the sampled points and every source are byte-identical.
 //
-//   build/bench/weft_bench_codegen_identity [--samples N] [--seed S] [--out FILE]
+//   build/bench/weft_bench_codegen_identity [--samples N] [--seed S] [--candidates C] [--out FILE]
 //       [--check FILE] [--only-layers | --only-pipelines]
 //
 // --check FILE compares the fresh manifest with FILE line by line and exits 1 on the first
@@ -35,6 +35,7 @@ namespace {
 struct Options {
   size_t samples = 50;
   uint64_t seed = 7;
+  size_t candidates = 8;  // as weft explore's default
   std::string out;
   std::string check;
   bool onlyLayers = false;
@@ -58,8 +59,8 @@ std::vector<PipelineCase> pipelineCases() {
 void manifestOf(const std::string& item, const explore::ExploreTarget& target,
                 const host::DeviceProfile& profile, const Options& options,
                 std::vector<std::string>& lines) {
-  explore::SampledTarget sampled =
-      explore::sampleTarget(target, profile, options.samples, options.seed);
+  explore::SampledTarget sampled = explore::sampleCandidates(target, profile, options.samples,
+                                                             options.seed, options.candidates);
   explore::Preparation prep;
   prep.target = target;
   prep.inputs.sizes = target.sizes;
@@ -141,6 +142,8 @@ int main(int argc, char** argv) {
                "refactoring generates byte-identical kernels"};
   app.add_option("--samples", options.samples, "points per layer or pipeline (default 50)");
   app.add_option("--seed", options.seed, "the sampler's seed (default 7)");
+  app.add_option("--candidates", options.candidates,
+                 "candidates per sample, as weft explore --candidates (default 8)");
   app.add_option("--out", options.out, "write the manifest to this file");
   app.add_option("--check", options.check,
                  "compare with this manifest (e.g. bench/results/codegen_identity.txt)");
