@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <map>
 #include <numeric>
 #include <random>
 #include <nlohmann/json.hpp>
@@ -385,10 +386,21 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
         parseRecordedParameters(parametersJson(space, drawn.points[j], fixed)), reported);
     if (seconds && std::isfinite(*seconds)) costs[j] = *seconds;
   }
+  // Each point's family (the structure's), so that the cheap half is shared among the families
+  // as the samples are: the cost model ranks well within a family, less well across them.
+  std::vector<size_t> families(drawn.points.size(), 0);
+  if (!target.structures.empty()) {
+    std::map<std::string, size_t> familyIndex;
+    for (size_t j = 0; j < drawn.points.size(); ++j) {
+      const std::string& family =
+          target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j))).family;
+      families[j] = familyIndex.emplace(family, familyIndex.size()).first->second;
+    }
+  }
   SampledTarget kept = std::move(drawn);
   std::vector<std::vector<int64_t>> points;
   std::vector<size_t> pointSpace;
-  for (size_t j : selectCandidates(costs, samples, seed)) {
+  for (size_t j : selectCandidates(costs, samples, seed, families)) {
     points.push_back(std::move(kept.points[j]));
     if (j < kept.pointSpace.size()) pointSpace.push_back(kept.pointSpace[j]);
   }
@@ -663,19 +675,39 @@ std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>
 }
 
 std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
-                                     size_t wanted, uint64_t seed) {
+                                     size_t wanted, uint64_t seed,
+                                     const std::vector<size_t>& families) {
   std::vector<size_t> kept;
   if (costs.size() <= wanted) {
     kept.resize(costs.size());
     std::iota(kept.begin(), kept.end(), size_t{0});
     return kept;
   }
-  const std::vector<size_t> cheapestFirst = orderByPredictedCost(costs);
+  // Each family's candidates in ascending predicted cost (one family when none are given).
+  std::map<size_t, std::vector<size_t>> byFamily;
+  for (size_t i : orderByPredictedCost(costs)) {
+    byFamily[families.empty() ? 0 : families.at(i)].push_back(i);
+  }
+  // The cheap half: the families in turn, each giving its next cheapest, until a family has no
+  // more (the others go on).
   const size_t byCost = (wanted + 1) / 2;
-  kept.assign(cheapestFirst.begin(), cheapestFirst.begin() + static_cast<std::ptrdiff_t>(byCost));
-  std::vector<size_t> rest(cheapestFirst.begin() + static_cast<std::ptrdiff_t>(byCost),
-                           cheapestFirst.end());
-  std::sort(rest.begin(), rest.end());  // the draw does not depend on the costs' ties
+  std::vector<bool> taken(costs.size(), false);
+  std::map<size_t, size_t> next;
+  while (kept.size() < byCost) {
+    for (auto& [family, members] : byFamily) {
+      if (kept.size() == byCost) break;
+      size_t& position = next[family];
+      if (position < members.size()) {
+        kept.push_back(members[position]);
+        taken[members[position]] = true;
+        ++position;
+      }
+    }
+  }
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < costs.size(); ++i) {
+    if (!taken[i]) rest.push_back(i);
+  }
   std::mt19937_64 rng(seed);
   std::shuffle(rest.begin(), rest.end(), rng);
   kept.insert(kept.end(), rest.begin(),

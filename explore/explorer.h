@@ -160,7 +160,8 @@ SampledTarget sampleTarget(const ExploreTarget& target,
                            const std::optional<host::DeviceProfile>& profile, size_t samples,
                            uint64_t seed, const SamplerOptions& options = {});
 // sampleTarget of `candidates` × `samples` points, of which `samples` are kept by
-// selectCandidates on the target's predicted costs (ExploreOptions::candidates). The costs are
+// selectCandidates on the target's predicted costs, the structures' families sharing the
+// cheap half (ExploreOptions::candidates). The costs are
 // predicted with `profile` less its measured arithmetic rates (the cost model's defaults
 // instead), so that the same seed keeps the same points on every run of one device, whatever
 // the probe measured. Without a cost model, a profile or with candidates ≤ 1: sampleTarget.
@@ -317,11 +318,13 @@ ExploreSummary runExploration(const Preparation& preparation, const ExploreOptio
 std::vector<std::optional<double>> predictedCosts(const Preparation& preparation);
 
 // The candidates to keep of those with these predicted costs (ExploreOptions::candidates):
-// ⌈wanted / 2⌉ of the cheapest (ties in their original order, unknown costs last), the others
-// drawn uniformly, seeded, from the rest. Indices into `costs`, ascending; all of them when
-// there are no more than `wanted`.
+// ⌈wanted / 2⌉ of the cheapest — each family's cheapest in turn (`families[i]` is candidate i's;
+// empty: one family), ties in their original order, unknown costs last — and the others drawn
+// uniformly, seeded, from the rest. Indices into `costs`, ascending; all of them when there are
+// no more than `wanted`.
 std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
-                                     size_t wanted, uint64_t seed);
+                                     size_t wanted, uint64_t seed,
+                                     const std::vector<size_t>& families = {});
 
 // The order in which to measure points with these predicted costs: indices into `costs`,
 // ascending cost, ties and equal costs in their original order (stable); points without a

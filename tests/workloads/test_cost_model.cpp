@@ -84,6 +84,29 @@ TEST_CASE("selectCandidates: the cheapest half and a seeded draw from the rest")
   CHECK(*seen.rbegin() >= 10);
 }
 
+TEST_CASE("selectCandidates: families share the cheap half, each with its cheapest") {
+  // Family 0 predicted far cheaper than family 1: the cheap half still takes family 1's
+  // cheapest, in turn with family 0's.
+  std::vector<std::optional<double>> costs;
+  std::vector<size_t> families;
+  for (int i = 0; i < 40; ++i) {
+    costs.push_back(i % 2 == 0 ? static_cast<double>(i) : 1000.0 + i);
+    families.push_back(static_cast<size_t>(i % 2));
+  }
+  const std::vector<size_t> kept = selectCandidates(costs, 10, 3, families);
+  REQUIRE(kept.size() == 10);
+  for (size_t i : {0, 2, 4, 1, 3}) CHECK(std::binary_search(kept.begin(), kept.end(), i));
+  // One family only: the same as without families.
+  const std::vector<size_t> one(costs.size(), 0);
+  CHECK(selectCandidates(costs, 10, 3, one) == selectCandidates(costs, 10, 3));
+  // A family with fewer candidates than its turn gives the rest to the others.
+  std::vector<size_t> lonely(costs.size(), 0);
+  lonely[39] = 1;
+  const std::vector<size_t> keptLonely = selectCandidates(costs, 20, 3, lonely);
+  CHECK(keptLonely.size() == 20);
+  CHECK(std::binary_search(keptLonely.begin(), keptLonely.end(), size_t{39}));
+}
+
 TEST_CASE("orderByPredictedCost: a stable ascending permutation, unknown costs last") {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 200; ++round) {
