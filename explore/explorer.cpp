@@ -360,6 +360,19 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   return out;
 }
 
+namespace {
+
+// The target's predicted seconds for a point with these recorded parameters (JSON), when the
+// model covers it and the prediction is finite.
+std::optional<double> predictedSeconds(const ExploreTarget& target, const std::string& parameters,
+                                       const host::DeviceProfile& device) {
+  std::optional<double> seconds = target.predictSeconds(parseRecordedParameters(parameters), device);
+  if (seconds && std::isfinite(*seconds)) return seconds;
+  return std::nullopt;
+}
+
+}  // namespace
+
 SampledTarget sampleCandidates(const ExploreTarget& target,
                                const std::optional<host::DeviceProfile>& profile, size_t samples,
                                uint64_t seed, size_t candidates, const SamplerOptions& options) {
@@ -382,9 +395,7 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
         structured ? target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j)))
                          .fixedParameters
                    : target.fixedParameters;
-    std::optional<double> seconds = target.predictSeconds(
-        parseRecordedParameters(parametersJson(space, drawn.points[j], fixed)), reported);
-    if (seconds && std::isfinite(*seconds)) costs[j] = *seconds;
+    costs[j] = predictedSeconds(target, parametersJson(space, drawn.points[j], fixed), reported);
   }
   // Each point's family (the structure's), so that the cheap half is shared among the families
   // as the samples are: the cost model ranks well within a family, less well across them.
@@ -441,11 +452,7 @@ host::DeviceProfile explorationProfile(const ExploreOptions& options) {
   ChildOutcome outcome = runInChild(
       [&](int fd) {
         host::Device device = host::selectDevice(options.device);
-        host::Context context(device);
-        writeAll(fd, host::profileToJson(host::withProbedArithmetic(context,
-                                                                    host::queryProfile(device)))
-                             .dump() +
-                         "\n");
+        writeAll(fd, host::profileToJson(host::queryProfile(device)).dump() + "\n");
       },
       after(60.0));
   const nlohmann::ordered_json profile =
@@ -655,9 +662,7 @@ std::vector<std::optional<double>> predictedCosts(const Preparation& prep) {
   std::vector<std::optional<double>> costs(prep.points.size());
   if (!prep.target.predictSeconds) return costs;
   for (size_t i = 0; i < prep.points.size(); ++i) {
-    std::optional<double> seconds =
-        prep.target.predictSeconds(parseRecordedParameters(prep.parametersOf(i)), prep.device);
-    if (seconds && std::isfinite(*seconds)) costs[i] = *seconds;
+    costs[i] = predictedSeconds(prep.target, prep.parametersOf(i), prep.device);
   }
   return costs;
 }

@@ -300,8 +300,8 @@ struct ExploreSummary {
 
 // The device profile whose facts an exploration with these options uses: options.profile when
 // given, else the selected device queried in a child process (so that the caller's process
-// never loads an OpenCL driver before it forks), a CPU's FMA organisation measured by the
-// arithmetic probe (host/arithmetic_probe.h). Workloads shape their targets by it
+// never loads an OpenCL driver before it forks); the shapes of the space come from it, not the
+// arithmetic rates (the preparation's device child measures those, for the cost model). Workloads shape their targets by it
 // (Workload::targets). Throws std::runtime_error when the query fails.
 host::DeviceProfile explorationProfile(const ExploreOptions& options);
 
