@@ -16,7 +16,9 @@
 # selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
 # at once when NVIDIA's OpenCL shows no GPU.
 # Usage: bash bench/nvidia/run.sh [LAYERS]   (LAYERS: the paper's numbers, default "2 10 24",
-# each optionally with its own exploration time: "2:60 10:50 24:40")
+# each optionally with its own exploration time: "2:60 10:50 24:40", or as N=M for a layer of the
+# same shape as layer M, which is not explored: M's measured variants are copied under N's name,
+# and Table 3 re-times the best of them on N)
 set -uo pipefail
 layers=${1:-"2 10 24"}
 # The device tool brings back at most 8 files: everything is written to a folder of its own and
@@ -59,7 +61,9 @@ db="$OUT/nvidia.db"
 # START_DB: a database of an earlier run to go on from (the explorer skips what it measured).
 [ -n "${START_DB:-}" ] && cp "$START_DB" "$db"
 names=()
+same_shape=()
 for entry in $layers; do
+  case $entry in *=*) same_shape+=("$entry"); continue ;; esac
   has explore || break
   layer=${entry%%:*} seconds=$EXPLORE_S
   [ "$entry" = "$layer" ] || seconds=${entry#*:}
@@ -70,7 +74,25 @@ for entry in $layers; do
   echo "exit $?"; grep -v '^\[' "$OUT/explore-vgg16-$layer.txt" | head -4
   tail -c 300 "$OUT/explore-vgg16-$layer.txt"; echo
 done
-layers=$(for entry in $layers; do printf '%s ' "${entry%%:*}"; done)
+layers=$(for entry in $layers; do entry=${entry%%=*}; printf '%s ' "${entry%%:*}"; done)
+# Layers of the same shape as an explored one: its measured variants copied under their names.
+[ -f "$db" ] && [ ${#same_shape[@]} -gt 0 ] && python3 - "$db" "${same_shape[@]}" <<'PY'
+import sqlite3, sys
+sys.path.insert(0, "bench")
+from baselines_torch import VGG16
+paper = [0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28]
+name = lambda n: VGG16[paper.index(int(n))][0]
+db = sqlite3.connect(sys.argv[1])
+columns = [r[1] for r in db.execute("pragma table_info(variants)") if r[1] not in ("id", "program")]
+for pair in sys.argv[2:]:
+    to, source = (name(n) for n in pair.split("="))
+    copied = db.execute(
+        f"insert or ignore into variants (program, {', '.join(columns)}) "
+        f"select ?, {', '.join(columns)} from variants where program = ? and status = 'ok'",
+        (to, source)).rowcount
+    print(f"{to}: {copied} variants of {source} (the same shape) copied")
+db.commit()
+PY
 for layer in $layers; do names+=(--layer "vgg16:$layer"); done
 # What each exploration measured.
 [ -f "$db" ] && python3 - "$db" <<'PY'
