@@ -117,17 +117,52 @@ std::vector<Position> allPositions(const Expr& root) {
   return out;
 }
 
+std::vector<PositionedNode> positionedNodes(const Expr& root) {
+  std::vector<PositionedNode> out{{Position{}, root, -1}};
+  // Pre-order: each entry's children are inserted right after its subtree's start, so walk
+  // with an explicit stack of (entry, next child) to keep allPositions' order.
+  std::vector<std::pair<size_t, std::vector<Expr>>> stack;
+  stack.push_back({0, childrenOf(root)});
+  std::vector<size_t> nextChild{0};
+  while (!stack.empty()) {
+    auto& [entry, children] = stack.back();
+    size_t& next = nextChild.back();
+    if (next == children.size()) {
+      stack.pop_back();
+      nextChild.pop_back();
+      continue;
+    }
+    Position position = out[entry].position;
+    position.push_back(static_cast<int>(next));
+    Expr child = children[next++];
+    out.push_back({std::move(position), child, static_cast<int>(entry)});
+    size_t childEntry = out.size() - 1;
+    stack.push_back({childEntry, childrenOf(child)});
+    nextChild.push_back(0);
+  }
+  return out;
+}
+
+std::vector<Expr> pathOf(const std::vector<PositionedNode>& nodes, size_t index) {
+  std::vector<Expr> path;
+  for (int at = static_cast<int>(index); at >= 0; at = nodes[static_cast<size_t>(at)].parent) {
+    path.push_back(nodes[static_cast<size_t>(at)].node);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
 std::vector<Match> findMatches(const Definition& definition, const std::vector<Rule>& rules) {
-  TypedDefinition typed = typecheck(definition);
-  TypeLookup typeOf = [&typed](const Expr& e) { return typed.typeOf(e); };
+  std::shared_ptr<const TypedDefinition> typed = typecheckRemembered(definition);
+  TypeLookup typeOf = [&typed](const Expr& e) { return typed->typeOf(e); };
   std::vector<Match> matches;
-  const Expr& body = definition.function.body();
   RuleArguments none;
-  for (const Position& position : allPositions(body)) {
-    std::vector<Expr> path = pathTo(body, position);
+  const std::vector<PositionedNode> nodes = positionedNodes(definition.function.body());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::vector<Expr> path = pathOf(nodes, i);
     for (const Rule& rule : rules) {
       RewriteContext scratch;  // factors stay symbolic; the names are thrown away
-      if (tryRule(rule, path, typeOf, none, scratch)) matches.push_back({&rule, position});
+      if (tryRule(rule, path, typeOf, none, scratch)) matches.push_back({&rule, nodes[i].position});
     }
   }
   return matches;
@@ -136,15 +171,21 @@ std::vector<Match> findMatches(const Definition& definition, const std::vector<R
 std::optional<Definition> applyAt(const Definition& definition, const Rule& rule,
                                   const Position& position, const RuleArguments& arguments,
                                   RewriteContext& context) {
-  return applyAt(definition, typecheck(definition), rule, position, arguments, context);
+  return applyAt(definition, *typecheckRemembered(definition), rule, position, arguments, context);
 }
 
 std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
                                   const Rule& rule, const Position& position,
                                   const RuleArguments& arguments, RewriteContext& context) {
+  return applyAt(definition, typed, rule, position, pathTo(definition.function.body(), position),
+                 arguments, context);
+}
+
+std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
+                                  const Rule& rule, const Position& position,
+                                  const std::vector<Expr>& path, const RuleArguments& arguments,
+                                  RewriteContext& context) {
   TypeLookup typeOf = [&typed](const Expr& e) { return typed.typeOf(e); };
-  const Expr& body = definition.function.body();
-  std::vector<Expr> path = pathTo(body, position);
   // Rules may create tuning variables before deciding not to match; keep the context clean.
   RewriteContext attempt = context;
   std::optional<Expr> replacement = tryRule(rule, path, typeOf, arguments, attempt);
@@ -156,7 +197,7 @@ std::optional<Definition> applyAt(const Definition& definition, const TypedDefin
   Definition result = definition;
   result.function = definition.function.withBody(rebuilt);
   try {
-    typecheck(result);
+    typecheckRemembered(result);  // the next step's traversal finds it remembered
   } catch (const TypeError& error) {
     throw RewriteError("rule " + rule.name + " at " + positionToString(position) +
                        " produced an ill-typed program: " + error.what());

@@ -31,6 +31,16 @@ Position parsePosition(const std::string& text);  // throws RewriteError on bad 
 Expr nodeAt(const Expr& root, const Position& position);
 // Every position of a body, parents before children.
 std::vector<Position> allPositions(const Expr& root);
+// Every node of a body with its position, in allPositions' order, and the index of its parent's
+// entry (-1 for the body itself): one walk instead of one descent from the body per position.
+struct PositionedNode {
+  Position position;
+  Expr node;
+  int parent;
+};
+std::vector<PositionedNode> positionedNodes(const Expr& root);
+// The nodes from the body (first) down to entry `index` (last).
+std::vector<Expr> pathOf(const std::vector<PositionedNode>& nodes, size_t index);
 
 struct Match {
   const Rule* rule;
@@ -49,5 +59,10 @@ std::optional<Definition> applyAt(const Definition& definition, const Rule& rule
 std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
                                   const Rule& rule, const Position& position,
                                   const RuleArguments& arguments, RewriteContext& context);
+// The same with the nodes on the path to `position` known (pathOf).
+std::optional<Definition> applyAt(const Definition& definition, const TypedDefinition& typed,
+                                  const Rule& rule, const Position& position,
+                                  const std::vector<Expr>& path, const RuleArguments& arguments,
+                                  RewriteContext& context);
 
 }  // namespace weft::rewrite

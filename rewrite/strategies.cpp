@@ -629,9 +629,9 @@ Strategy lowerCopyNests(int globalLevels) {
     int lowered = 0;
     while (true) {
       std::optional<Position> outer;
-      for (const Position& p : allPositions(current.function.body())) {
-        if (isOuterCopyNest(nodeAt(current.function.body(), p))) {
-          outer = p;
+      for (const PositionedNode& entry : positionedNodes(current.function.body())) {
+        if (isOuterCopyNest(entry.node)) {
+          outer = entry.position;
           break;
         }
       }

@@ -1,6 +1,7 @@
-// The strategy combinators of strategy.h. Traversals list the positions of the current body
-// (engine.h's allPositions, pre-order) and reorder them for bottom-up and outermost; rules are
-// applied through applyAt, so every step is re-type-checked.
+// The strategy combinators of strategy.h. Traversals list the nodes of the current body with
+// their positions (engine.h's positionedNodes, pre-order) and reorder them for bottom-up and
+// outermost; rules are applied through applyAt, so every step is re-type-checked (once: the
+// next traversal finds the result's types remembered).
 #include "rewrite/strategy.h"
 
 #include <algorithm>
@@ -9,43 +10,54 @@ namespace weft::rewrite {
 
 namespace {
 
-// Pre-order positions reordered into post-order: a position comes after all of its
-// descendants, siblings stay left to right.
-std::vector<Position> postOrder(std::vector<Position> positions) {
-  std::stable_sort(positions.begin(), positions.end(), [](const Position& a, const Position& b) {
+// The orders of traversal, as indices into positionedNodes' entries (pre-order).
+using NodeOrder = std::vector<size_t> (*)(const std::vector<PositionedNode>&);
+
+std::vector<size_t> preOrder(const std::vector<PositionedNode>& nodes) {
+  std::vector<size_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
+}
+
+// Post-order: a position comes after all of its descendants, siblings stay left to right.
+std::vector<size_t> postOrder(const std::vector<PositionedNode>& nodes) {
+  std::vector<size_t> order = preOrder(nodes);
+  std::stable_sort(order.begin(), order.end(), [&nodes](size_t i, size_t j) {
+    const Position& a = nodes[i].position;
+    const Position& b = nodes[j].position;
     size_t common = std::min(a.size(), b.size());
-    for (size_t i = 0; i < common; ++i) {
-      if (a[i] != b[i]) return a[i] < b[i];
+    for (size_t k = 0; k < common; ++k) {
+      if (a[k] != b[k]) return a[k] < b[k];
     }
     return a.size() > b.size();  // a descendant (longer) before its ancestor
   });
-  return positions;
+  return order;
 }
 
-std::vector<Position> byDepth(std::vector<Position> positions) {
-  std::stable_sort(positions.begin(), positions.end(),
-                   [](const Position& a, const Position& b) { return a.size() < b.size(); });
-  return positions;
+std::vector<size_t> byDepth(const std::vector<PositionedNode>& nodes) {
+  std::vector<size_t> order = preOrder(nodes);
+  std::stable_sort(order.begin(), order.end(), [&nodes](size_t i, size_t j) {
+    return nodes[i].position.size() < nodes[j].position.size();
+  });
+  return order;
 }
 
-Strategy traversal(const Rule& rule, RuleArguments arguments, const char* name,
-                   std::vector<Position> (*order)(std::vector<Position>),
+Strategy traversal(const Rule& rule, RuleArguments arguments, const char* name, NodeOrder order,
                    NodePredicate where = nullptr) {
   return [rule, arguments = std::move(arguments), name, order, where](
              const Definition& definition, RewriteContext& context) {
-    const Expr& body = definition.function.body();
-    const TypedDefinition typed = typecheck(definition);
-    for (const Position& position : order(allPositions(body))) {
-      if (where && !where(nodeAt(body, position))) continue;
-      if (auto result = applyAt(definition, typed, rule, position, arguments, context)) {
+    const std::shared_ptr<const TypedDefinition> typed = typecheckRemembered(definition);
+    const std::vector<PositionedNode> nodes = positionedNodes(definition.function.body());
+    for (size_t entry : order(nodes)) {
+      if (where && !where(nodes[entry].node)) continue;
+      if (auto result = applyAt(definition, *typed, rule, nodes[entry].position,
+                                pathOf(nodes, entry), arguments, context)) {
         return StrategyResult::ok(std::move(*result));
       }
     }
     return StrategyResult::fail(std::string(name) + "(" + rule.name + "): no position matches");
   };
 }
-
-std::vector<Position> preOrder(std::vector<Position> positions) { return positions; }
 
 }  // namespace
 

@@ -439,6 +439,27 @@ TypedDefinition typecheck(const Definition& definition) {
   return std::move(checker.result);
 }
 
+std::shared_ptr<const TypedDefinition> typecheckRemembered(const Definition& definition) {
+  struct Remembered {
+    Definition definition;  // holds the nodes the types are keyed by
+    std::shared_ptr<const TypedDefinition> typed;
+  };
+  constexpr size_t kRemembered = 4;
+  thread_local std::vector<Remembered> recent;
+  for (const Remembered& entry : recent) {
+    const Definition& seen = entry.definition;
+    if (seen.function.node() == definition.function.node() && seen.name == definition.name &&
+        seen.loc.file == definition.loc.file && seen.loc.line == definition.loc.line &&
+        seen.loc.column == definition.loc.column && seen.declaredType == definition.declaredType) {
+      return entry.typed;
+    }
+  }
+  auto typed = std::make_shared<const TypedDefinition>(typecheck(definition));
+  if (recent.size() == kRemembered) recent.erase(recent.begin());
+  recent.push_back({definition, typed});
+  return typed;
+}
+
 TypedDefinition typecheckFunction(const Expr& function, const std::vector<Type>& paramTypes) {
   Checker checker;
   Type type = checker.apply(function, paramTypes, "function", function.loc(), true);

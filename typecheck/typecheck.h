@@ -11,6 +11,7 @@
 // annotations). A node shared in two places must have one type; a conflict is reported.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,11 @@ struct TypedDefinition {
 // checks it equals the inferred one (or records an Equal constraint for each length that is
 // not provably equal).
 TypedDefinition typecheck(const Definition& definition);
+// The same, remembered for the few definitions checked last on this thread (the same function
+// node, name, location and declared type: nodes are immutable, so their types cannot change).
+// The rewrite engine checks each rewritten program after a step and again before the next one
+// looks for positions; this checks it once.
+std::shared_ptr<const TypedDefinition> typecheckRemembered(const Definition& definition);
 // Type-checks a function expression applied to arguments of the given types.
 TypedDefinition typecheckFunction(const Expr& function, const std::vector<Type>& paramTypes);
 // Type-checks every definition of a program (and every user function's body).
