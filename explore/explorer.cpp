@@ -26,6 +26,7 @@
 #include "explore/generator_process.h"
 #include "explore/measuring_launcher.h"
 #include "explore/prebuild_pool.h"
+#include "explore/structure_sampling.h"
 #include "host/arithmetic_probe.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
@@ -230,18 +231,15 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   // cannot take for lack of points goes to the others), and within a family the share is split
   // over its structures multinomially in proportion to their counts of valid points; then
   // uniform points of each structure.
+  // Each structure's space, counted (StructureSampling: in forked workers where there are many;
+  // structures whose spaces are the same to a sampler are counted once and share a sampler,
+  // e.g. conv-direct's unroll 0 and 1 where the cap on unrolled reductions does not bind,
+  // which changes the code but no parameter or constraint).
   std::vector<uint64_t> counts;
   std::vector<std::string> families;
-  // Each structure's space and the sampler that counted it, kept to draw its samples (the
-  // sampler refers to the space, so both stay where they are until sampling is done; the
-  // spaces move into `out` after). Structures whose spaces are the same to a sampler share one
-  // sampler, so that such a space is counted once (a walk over millions of points where
-  // constraints are relaxed): conv-direct's unroll 0 and 1 where the cap on unrolled
-  // reductions does not bind (SpaceOptions::maxUnrolledIterations), which changes the code but
-  // no parameter or constraint.
-  std::vector<std::unique_ptr<ParameterSpace>> spaces;
-  std::vector<std::shared_ptr<Sampler>> samplers;
-  std::map<std::string, std::pair<std::shared_ptr<Sampler>, SpaceCount>> countedSpaces;
+  std::vector<std::unique_ptr<ParameterSpace>> built(target.structures.size());
+  std::vector<std::string> buildErrors(target.structures.size());
+  std::vector<const ParameterSpace*> builtSpaces;
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& structure = target.structures[i];
     SpaceOptions structureOptions = spaceOptions;
@@ -252,27 +250,41 @@ SampledTarget sampleTarget(const ExploreTarget& target,
       if (structure.needsGeneration && structureOptions.device && !space->hardwareConstraints) {
         throw std::runtime_error(space->hardwareNote);
       }
-      const std::string key = space->samplingKey();
-      auto counted = countedSpaces.find(key);
-      if (counted == countedSpaces.end()) {
-        auto sampler = std::make_shared<Sampler>(*space, samplerOptions);
-        SpaceCount count = sampler->count(UINT64_MAX);
-        counted = countedSpaces.emplace(key, std::make_pair(sampler, count)).first;
-      }
-      const auto& [sampler, count] = counted->second;
-      if (count.points == 0) throw std::runtime_error("no valid point");
-      spaces.push_back(std::move(space));
-      samplers.push_back(sampler);
-      out.spaceStructure.push_back(i);
-      out.counts.push_back(count);
-      counts.push_back(count.points);
-      families.push_back(structure.family);
+      builtSpaces.push_back(space.get());
+      built[i] = std::move(space);
     } catch (const std::exception& error) {
+      buildErrors[i] = error.what();
+    }
+  }
+  StructureSampling sampling(builtSpaces, samplerOptions, samplingWorkers(builtSpaces.size()));
+  const std::vector<CountedSpace> counted = sampling.count();
+  std::vector<std::unique_ptr<ParameterSpace>> spaces;
+  std::vector<size_t> builtIndex;  // spaces[j] is builtSpaces[builtIndex[j]]
+  for (size_t i = 0, b = 0; i < target.structures.size(); ++i) {
+    const ExploreTarget::Structure& structure = target.structures[i];
+    std::string error = buildErrors[i];
+    if (built[i]) {
+      const CountedSpace& one = counted[b];
+      if (!one.count) {
+        error = one.error;
+      } else if (one.count->points == 0) {
+        error = "no valid point";
+      } else {
+        spaces.push_back(std::move(built[i]));
+        builtIndex.push_back(b);
+        out.spaceStructure.push_back(i);
+        out.counts.push_back(*one.count);
+        counts.push_back(one.count->points);
+        families.push_back(structure.family);
+      }
+      ++b;
+    }
+    if (!error.empty()) {
       std::string name;
       for (const auto& [k, v] : structure.fixedParameters) {
         name += (name.empty() ? "" : " ") + k + "=" + std::to_string(v);
       }
-      out.emptyStructures.push_back(name + ": " + error.what());
+      out.emptyStructures.push_back(name + ": " + error);
     }
   }
   if (spaces.empty()) {
@@ -331,10 +343,17 @@ SampledTarget sampleTarget(const ExploreTarget& target,
       ++assigned;
     }
   }
+  std::vector<size_t> wantedOfBuilt(builtSpaces.size(), 0);
+  std::vector<uint64_t> seedOfBuilt(builtSpaces.size(), 0);
+  for (size_t i = 0; i < spaces.size(); ++i) {
+    wantedOfBuilt[builtIndex[i]] = wanted[i];
+    seedOfBuilt[builtIndex[i]] = seed * 1000003u + i;
+  }
+  std::vector<SampleSet> sets = sampling.sample(wantedOfBuilt, seedOfBuilt);
   std::vector<std::pair<size_t, std::vector<int64_t>>> drawn;
   for (size_t i = 0; i < spaces.size(); ++i) {
     if (wanted[i] == 0) continue;
-    SampleSet set = samplers[i]->sample(wanted[i], seed * 1000003u + i);
+    SampleSet& set = sets[builtIndex[i]];
     if (out.method.find(set.method) == std::string::npos) {
       out.method += (out.method.empty() ? "" : ", ") + set.method;
     }
@@ -342,8 +361,6 @@ SampledTarget sampleTarget(const ExploreTarget& target,
         out.fewerThanRequested || set.spaceSmallerThanRequested || set.duplicateLimitReached;
     for (std::vector<int64_t>& point : set.points) drawn.push_back({i, std::move(point)});
   }
-  samplers.clear();
-  countedSpaces.clear();
   for (std::unique_ptr<ParameterSpace>& space : spaces) out.spaces.push_back(std::move(*space));
   // A seeded interleaving, so that the first variants run already span the structures.
   std::shuffle(drawn.begin(), drawn.end(), rng);
