@@ -44,8 +44,8 @@ std::vector<size_t> byDepth(const std::vector<PositionedNode>& nodes) {
 
 Strategy traversal(const Rule& rule, RuleArguments arguments, const char* name, NodeOrder order,
                    NodePredicate where = nullptr) {
-  return [rule, arguments = std::move(arguments), name, order, where](
-             const Definition& definition, RewriteContext& context) {
+  return [rule, arguments = std::move(arguments), name, order, where](const Definition& definition,
+                                                                      RewriteContext& context) {
     const std::shared_ptr<const TypedDefinition> typed = typecheckRemembered(definition);
     const std::vector<PositionedNode> nodes = positionedNodes(definition.function.body());
     for (size_t entry : order(nodes)) {

@@ -32,10 +32,10 @@ struct TypeError : std::runtime_error {
 };
 
 struct TypedDefinition {
-  Type type;                      // the result type
-  std::vector<Constraint> constraints;  // deduplicated, in discovery order
+  Type type;                                        // the result type
+  std::vector<Constraint> constraints;              // deduplicated, in discovery order
   std::unordered_map<const ExprNode*, Type> types;  // every node's type (functions: result)
-  const Type& typeOf(const Expr& e) const;  // throws std::out_of_range if unknown
+  const Type& typeOf(const Expr& e) const;          // throws std::out_of_range if unknown
 };
 
 // Type-checks a definition (all params typed). If the definition declares a result type,
