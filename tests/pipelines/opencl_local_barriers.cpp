@@ -5,7 +5,9 @@
 // from their source run wrong on the same data (PoCL runs a work-group's work-items one after
 // another between barriers, so without them a work-item reads tile values its neighbours have
 // not written yet). The second half shows the first can fail: a missing barrier is caught here,
-// not only on a GPU.
+// not only on a GPU. On a GPU the racy kernels are run too, but their outcome is only reported:
+// the work-items of a warp run in lockstep, so a missing barrier may go unseen there (NVIDIA's
+// OpenCL on an H200 showed it in 1 of 4 shapes).
 // Label opencl: skipped where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
@@ -76,7 +78,7 @@ void checkBarriers(const std::string& pipeline, int planes) {
   MESSAGE(pipeline << ": " << run << " shapes run, " << racesShown
                    << " wrong without their barriers");
   CHECK(run >= 4);
-  CHECK(racesShown + 1 >= run);
+  if (pipelineContext().device().type & CL_DEVICE_TYPE_CPU) CHECK(racesShown + 1 >= run);
 }
 
 }  // namespace
