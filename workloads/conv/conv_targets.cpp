@@ -2,6 +2,9 @@
 #include "workloads/conv/conv_targets.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "rewrite/strategies.h"
@@ -129,15 +132,50 @@ ExploreTarget layerTargetCommon(const ConvLayer& layer) {
 ExploreTarget strategyLayerTarget(const ConvLayer& layer, const std::string& name,
                                   const rewrite::RuleArguments& factors,
                                   rewrite::RewriteContext& context) {
-  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
-  if (!strategy) throw std::runtime_error("the " + name + " strategy is missing");
-  rewrite::StrategyResult rewritten = strategy->make(factors)(convListing3Definition(), context);
-  if (!rewritten.success()) {
-    throw std::runtime_error(name + " does not apply: " + rewritten.failure);
+  // The strategies rewrite Listing 3 with symbolic sizes, so a structure's program depends on
+  // the strategy and its factors only, not on the layer: each is rewritten once per process and
+  // shared by every layer that offers it (--all-vgg16, benches, tests), with the tuning
+  // variables its rewriting made.
+  struct Rewritten {
+    std::optional<Definition> definition;
+    rewrite::RewriteContext context;
+    std::string failure;
+  };
+  static std::mutex lock;
+  static std::map<std::string, Rewritten> rewrittenOnce;
+  std::string key = name;
+  for (const auto& [factor, value] : factors) key += " " + factor + "=" + value.toString();
+  // A context that already made tuning variables would number the new ones differently.
+  if (!context.tuningVariables().empty()) key.clear();
+  Rewritten result;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    auto found = rewrittenOnce.find(key);
+    if (key.empty() || found == rewrittenOnce.end()) {
+      const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
+      if (!strategy) throw std::runtime_error("the " + name + " strategy is missing");
+      Rewritten fresh{std::nullopt, context, ""};
+      rewrite::StrategyResult rewritten =
+          strategy->make(factors)(convListing3Definition(), fresh.context);
+      if (rewritten.success()) {
+        fresh.definition = *rewritten.definition;
+      } else {
+        fresh.failure = rewritten.failure;
+      }
+      if (key.empty()) {
+        result = std::move(fresh);
+      } else {
+        result = rewrittenOnce.emplace(key, std::move(fresh)).first->second;
+      }
+    } else {
+      result = found->second;
+    }
   }
+  if (!result.definition) throw std::runtime_error(name + " does not apply: " + result.failure);
+  context = result.context;
   ExploreTarget target = layerTargetCommon(layer);  // name, sizes, flops, reference
   target.description = layer.describe() + "; " + name;
-  target.parametric = *rewritten.definition;
+  target.parametric = *result.definition;
   target.strategy = name;
   return target;
 }
