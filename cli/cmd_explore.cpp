@@ -49,9 +49,9 @@
 #include "cli/program_loading.h"
 #include "explore/explorer.h"
 #include "explore/workload.h"
+#include "ir/parser.h"
 #include "rewrite/sequence_search.h"
 #include "workloads/conv/conv_targets.h"
-#include "ir/parser.h"
 
 namespace weft::cli {
 
@@ -66,7 +66,7 @@ struct ExploreCommandOptions {
   std::string layer;
   std::string instance;  // a named instance of any registered workload
   bool allVgg16 = false;
-  std::string shard;  // "i/N", 1-based
+  std::string shard;     // "i/N", 1-based
   int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
   int unroll = -1;       // -1: both
   size_t samples = 1000;
@@ -81,9 +81,10 @@ struct ExploreCommandOptions {
   bool buildWhileTiming = false;
   std::string order = "cost";
   size_t candidates = 8;
-  std::string fusion = "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
-  std::string search = "auto";  // FILE: the rewrite-sequence search: auto, on or off
-  int searchDepth = -1;         // FILE: its algorithmic steps (-1: the default)
+  std::string fusion =
+      "auto";  // FILE: auto, none or strategy names (workloads/pipeline/pipeline_target.h)
+  std::string search = "auto";             // FILE: the rewrite-sequence search: auto, on or off
+  int searchDepth = -1;                    // FILE: its algorithmic steps (-1: the default)
   std::vector<std::string> searchWithout;  // FILE: its heuristics switched off
   bool quiet = false;
   bool verbose = false;
@@ -93,8 +94,7 @@ struct ExploreCommandOptions {
 std::string durationText(double seconds) {
   long total = static_cast<long>(seconds + 0.5);
   char text[32];
-  std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60,
-                total % 60);
+  std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60, total % 60);
   return text;
 }
 
@@ -259,9 +259,8 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
       std::cerr << emptyStructuresSummary(prep.emptyStructures, prep.spaces.size()) << "\n";
     }
     if (prep.reference) {
-      std::cerr << "reference (default lowering): "
-                << millisecondsText(prep.reference->medianNs) << "; " << prep.referenceCheck
-                << "\n";
+      std::cerr << "reference (default lowering): " << millisecondsText(prep.reference->medianNs)
+                << "; " << prep.referenceCheck << "\n";
     } else {
       std::cerr << prep.referenceCheck << "\n";
     }
@@ -280,8 +279,8 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
              {"seconds", summary.seconds},
              {"weftSeconds", summary.weftSeconds}};
     if (explore.shardCount > 1) {
-      out["shard"] = std::to_string(explore.shardIndex + 1) + "/" +
-                     std::to_string(explore.shardCount);
+      out["shard"] =
+          std::to_string(explore.shardIndex + 1) + "/" + std::to_string(explore.shardCount);
       out["sampledAllShards"] = prep.sampledBeforeShard;
     }
     out["bestNs"] = summary.bestNs ? Json(*summary.bestNs) : Json(nullptr);
@@ -318,10 +317,10 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
   if (summary.bestNs) {
     std::cout << "best: " << millisecondsText(*summary.bestNs) << " " << summary.bestParameters;
     if (prep.reference && *summary.bestNs > 0) {
-      std::cout << " (" << static_cast<double>(prep.reference->medianNs) /
-                               static_cast<double>(*summary.bestNs)
-                << "x the default lowering's " << millisecondsText(prep.reference->medianNs)
-                << ")";
+      std::cout << " ("
+                << static_cast<double>(prep.reference->medianNs) /
+                       static_cast<double>(*summary.bestNs)
+                << "x the default lowering's " << millisecondsText(prep.reference->medianNs) << ")";
     }
     std::cout << "\n";
   } else {
@@ -388,8 +387,7 @@ void runExplore(const ExploreCommandOptions& options) {
       } catch (const explore::ResultsDbError&) {
         throw;
       } catch (const std::exception& error) {
-        std::cerr << "weft explore: " << targets[i].program << " skipped: " << error.what()
-                  << "\n";
+        std::cerr << "weft explore: " << targets[i].program << " skipped: " << error.what() << "\n";
         failed.push_back(targets[i].program);
       }
     }
@@ -415,99 +413,120 @@ void registerExplore(CLI::App& app) {
       "build, run, verify and time each one in its own process, and record every result\n"
       "in a SQLite database. Re-running the same command resumes where it stopped.");
   command->add_option("file", options->file, "a .weft file (or --layer)");
-  command->add_option("--layer", options->layer,
-                      "a convolution layer: vgg16:N (the LIFT paper's numbers 0, 2, 5, ... 28) "
-                      "or C,H,W,M,K,stride,pad")
+  command
+      ->add_option("--layer", options->layer,
+                   "a convolution layer: vgg16:N (the LIFT paper's numbers 0, 2, 5, ... 28) "
+                   "or C,H,W,M,K,stride,pad")
       ->type_name("SPEC");
-  command->add_option("--instance", options->instance,
-                      "a named instance of any registered workload (listed below); a layer "
-                      "spec is one")
+  command
+      ->add_option("--instance", options->instance,
+                   "a named instance of any registered workload (listed below); a layer "
+                   "spec is one")
       ->type_name("SPEC");
   command->add_flag("--all-vgg16", options->allVgg16,
-                   "explore the 13 VGG-16 layers one after the other (--samples each) into "
-                   "the same database, each under its own name (conv1_1 ... conv5_3)");
-  command->add_option("--shard", options->shard,
-                      "run only shard i of N (1 <= i <= N) of the sampled points: those whose "
-                      "index (from 0) % N == i - 1; same --seed and --profile on every machine, "
-                      "then weft merge")
+                    "explore the 13 VGG-16 layers one after the other (--samples each) into "
+                    "the same database, each under its own name (conv1_1 ... conv5_3)");
+  command
+      ->add_option("--shard", options->shard,
+                   "run only shard i of N (1 <= i <= N) of the sampled points: those whose "
+                   "index (from 0) % N == i - 1; same --seed and --profile on every machine, "
+                   "then weft merge")
       ->type_name("i/N");
   command->add_option("--def", options->definition, "FILE: the definition (default: the last)")
       ->type_name("NAME");
   command->add_option("--size", options->sizes, "FILE: bind a size variable, e.g. N=1024")
       ->type_name("N=V")
       ->allow_extra_args(false);
-  command->add_option("--vector-width", options->vectorWidth,
-                      "--layer: only conv-direct's vector width v (1, 2, 4, 8 or 16; default: "
-                      "every width, sampled uniformly over all variants)")
+  command
+      ->add_option("--vector-width", options->vectorWidth,
+                   "--layer: only conv-direct's vector width v (1, 2, 4, 8 or 16; default: "
+                   "every width, sampled uniformly over all variants)")
       ->type_name("V");
-  command->add_option("--unroll", options->unroll, "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
+  command
+      ->add_option("--unroll", options->unroll,
+                   "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
       ->type_name("0|1");
-  command->add_option("--samples", options->samples, "variants to sample (default 1000, the LIFT paper's count per layer)")
+  command
+      ->add_option("--samples", options->samples,
+                   "variants to sample (default 1000, the LIFT paper's count per layer)")
       ->type_name("K");
   command->add_option("--seed", options->seed, "seed of the sampler (default 1)")->type_name("S");
   command->add_option("--db", options->db, "the results database (default results.db)")
       ->type_name("FILE");
-  command->add_option("--device", options->device,
-                      "OpenCL device: an index, gpu, cpu, or part of its name (default: the "
-                      "first GPU, else the first CPU)")
+  command
+      ->add_option("--device", options->device,
+                   "OpenCL device: an index, gpu, cpu, or part of its name (default: the "
+                   "first GPU, else the first CPU)")
       ->type_name("D");
-  command->add_option("--profile", options->profile,
-                      "device profile for the hardware constraints (built-in name, user profile "
-                      "or .json; default: the queried device)")
+  command
+      ->add_option("--profile", options->profile,
+                   "device profile for the hardware constraints (built-in name, user profile "
+                   "or .json; default: the queried device)")
       ->type_name("PROFILE");
-  command->add_option("--timeout", options->timeout,
-                      "cap in seconds on each phase of a variant (default 120); the warm-up run "
-                      "is also cut off at 10x the best time + 5 s")
+  command
+      ->add_option("--timeout", options->timeout,
+                   "cap in seconds on each phase of a variant (default 120); the warm-up run "
+                   "is also cut off at 10x the best time + 5 s")
       ->type_name("SECONDS");
-  command->add_option("--min-time", options->minTimeMs,
-                      "time each variant until this many ms of kernel time (default 100)")
+  command
+      ->add_option("--min-time", options->minTimeMs,
+                   "time each variant until this many ms of kernel time (default 100)")
       ->type_name("MS");
-  command->add_option("--min-repeats", options->minRepeats,
-                      "time each variant at least this many times (default 3); a variant whose warm-up "
-                      "run is over 10x the best time so far is timed once")
+  command
+      ->add_option(
+          "--min-repeats", options->minRepeats,
+          "time each variant at least this many times (default 3); a variant whose warm-up "
+          "run is over 10x the best time so far is timed once")
       ->type_name("N");
-  command->add_option("--jobs", options->jobs,
-                      "variants built at once ahead of the one being measured, in their own "
-                      "processes (default: the number of cores); runs stay one at a time")
+  command
+      ->add_option("--jobs", options->jobs,
+                   "variants built at once ahead of the one being measured, in their own "
+                   "processes (default: the number of cores); runs stay one at a time")
       ->type_name("J");
   command->add_flag("--build-while-timing", options->buildWhileTiming,
                     "let those builds go on while a variant is timed (for GPUs; by default "
                     "they stop, so that they do not compete with kernels on a CPU device)");
-  command->add_option("--order", options->order,
-                      "in which order the sampled variants are measured: cost (default; layers: "
-                      "ascending predicted cost, so that cut-offs bite early) or random (the "
-                      "sampled order); the set of variants is the same")
+  command
+      ->add_option("--order", options->order,
+                   "in which order the sampled variants are measured: cost (default; layers: "
+                   "ascending predicted cost, so that cut-offs bite early) or random (the "
+                   "sampled order); the set of variants is the same")
       ->check(CLI::IsMember({"cost", "random"}))
       ->type_name("cost|random");
-  command->add_option("--candidates", options->candidates,
-                      "sample this many times --samples points and keep --samples of them: half "
-                      "the cheapest the workload's cost model predicts, half at random from the "
-                      "rest (default 8; 1: keep the points as sampled; without a cost model the "
-                      "points are kept as sampled)")
+  command
+      ->add_option("--candidates", options->candidates,
+                   "sample this many times --samples points and keep --samples of them: half "
+                   "the cheapest the workload's cost model predicts, half at random from the "
+                   "rest (default 8; 1: keep the points as sampled; without a cost model the "
+                   "points are kept as sampled)")
       ->type_name("C");
-  command->add_option("--fusion", options->fusion,
-                      "FILE: which fusions of an image pipeline to explore besides the program "
-                      "as written: auto (default: every fusion strategy that applies, "
-                      "pipeline-fused-private, pipeline-fused-local, "
-                      "pipeline-fused-private-pointwise, pipeline-fused-private-chain and "
-                      "pipeline-fused-private-tuples, each a structure whose tile sizes are "
-                      "sampled; recorded as fusion=1, 2, 3, 4, 5; 0 "
-                      "is the program as written), none, or a comma-separated list of strategy "
-                      "names")
+  command
+      ->add_option("--fusion", options->fusion,
+                   "FILE: which fusions of an image pipeline to explore besides the program "
+                   "as written: auto (default: every fusion strategy that applies, "
+                   "pipeline-fused-private, pipeline-fused-local, "
+                   "pipeline-fused-private-pointwise, pipeline-fused-private-chain and "
+                   "pipeline-fused-private-tuples, each a structure whose tile sizes are "
+                   "sampled; recorded as fusion=1, 2, 3, 4, 5; 0 "
+                   "is the program as written), none, or a comma-separated list of strategy "
+                   "names")
       ->type_name("auto|none|NAME,...");
-  command->add_option("--search", options->search,
-                      "FILE: explore the programs the rewrite-sequence search reaches from the "
-                      "program (algorithmic rules, then lowering choices; see weft rewrite "
-                      "--search): auto (default: when no fusion strategy applies), on, or off; "
-                      "recorded as rewrite=HASH with the rule sequence as the strategy")
+  command
+      ->add_option("--search", options->search,
+                   "FILE: explore the programs the rewrite-sequence search reaches from the "
+                   "program (algorithmic rules, then lowering choices; see weft rewrite "
+                   "--search): auto (default: when no fusion strategy applies), on, or off; "
+                   "recorded as rewrite=HASH with the rule sequence as the strategy")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->type_name("auto|on|off");
-  command->add_option("--search-depth", options->searchDepth,
-                      "FILE: algorithmic steps of the rewrite search (default 3)")
+  command
+      ->add_option("--search-depth", options->searchDepth,
+                   "FILE: algorithmic steps of the rewrite search (default 3)")
       ->check(CLI::Range(0, 6));
-  command->add_option("--search-without", options->searchWithout,
-                      "FILE: switch a heuristic of the rewrite search off (" +
-                          rewrite::searchHeuristicNames() + ")")
+  command
+      ->add_option("--search-without", options->searchWithout,
+                   "FILE: switch a heuristic of the rewrite search off (" +
+                       rewrite::searchHeuristicNames() + ")")
       ->type_name("HEURISTIC");
   command->add_flag("--quiet", options->quiet, "no progress on stderr");
   command->add_flag("--verbose", options->verbose,

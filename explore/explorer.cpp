@@ -13,11 +13,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "codegen/codegen.h"
@@ -206,8 +206,8 @@ std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) 
 }
 
 SampledTarget sampleTarget(const ExploreTarget& target,
-                           const std::optional<host::DeviceProfile>& profile,
-                           size_t samples, uint64_t seed, const SamplerOptions& samplerOptions) {
+                           const std::optional<host::DeviceProfile>& profile, size_t samples,
+                           uint64_t seed, const SamplerOptions& samplerOptions) {
   const auto start = Clock::now();
   SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
@@ -383,7 +383,8 @@ namespace {
 // model covers it and the prediction is finite.
 std::optional<double> predictedSeconds(const ExploreTarget& target, const std::string& parameters,
                                        const host::DeviceProfile& device) {
-  std::optional<double> seconds = target.predictSeconds(parseRecordedParameters(parameters), device);
+  std::optional<double> seconds =
+      target.predictSeconds(parseRecordedParameters(parameters), device);
   if (seconds && std::isfinite(*seconds)) return seconds;
   return std::nullopt;
 }
@@ -409,9 +410,9 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
     const bool structured = !target.structures.empty();
     const ParameterSpace& space = drawn.spaces.at(structured ? drawn.pointSpace.at(j) : 0);
     const std::map<std::string, int64_t>& fixed =
-        structured ? target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j)))
-                         .fixedParameters
-                   : target.fixedParameters;
+        structured
+            ? target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j))).fixedParameters
+            : target.fixedParameters;
     costs[j] = predictedSeconds(target, parametersJson(space, drawn.points[j], fixed), reported);
   }
   // Each point's family (the structure's), so that the cheap half is shared among the families
@@ -544,8 +545,8 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
           CompilePipelineOptions compile;
           compile.codegen.specialize = target.sizes;
           CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
-          Measurement m = measureCompiled(context, program, prep.inputs, options.measurement,
-                                          &output);
+          Measurement m =
+              measureCompiled(context, program, prep.inputs, options.measurement, &output);
           if (m.status != VariantStatus::Ok) {
             throw std::runtime_error(std::string("the reference (default-lowered program) is ") +
                                      statusName(m.status) + ": " + m.message);
@@ -555,8 +556,8 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
             header["smallCheck"] = smallReferenceCheck(context, target, options);
           }
           if (checkWithInterpreter) {
-            std::vector<float> expected = flattenToFloats(
-                interpret(*target.reference, prep.inputs.inputs, target.sizes));
+            std::vector<float> expected =
+                flattenToFloats(interpret(*target.reference, prep.inputs.inputs, target.sizes));
             Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
             header["check"] = {{"ok", check.ok},
                                {"maxError", check.maxError},
@@ -581,8 +582,8 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   if (outcome.signaled || !header.is_object() || header.contains("event")) {
     std::string why = header.is_object() && header.contains("message")
                           ? header["message"].get<std::string>()
-                          : outcome.signaled ? "it died from " + signalText(outcome.signal)
-                                             : "exit code " + std::to_string(outcome.exitCode);
+                      : outcome.signaled ? "it died from " + signalText(outcome.signal)
+                                         : "exit code " + std::to_string(outcome.exitCode);
     throw std::runtime_error("the device query / reference run failed: " + why);
   }
   prep.device = host::profileFromJson(nlohmann::ordered_json::parse(header["profile"].dump()),
@@ -616,9 +617,11 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
       prep.referenceCheck = "reference checked against the interpreter (max difference " +
                             std::to_string(check["maxError"].get<double>()) + ")";
     } else if (header.contains("smallCheck") && header["smallCheck"].contains("skipped")) {
-      prep.referenceCheck = "reference too large for the interpreter check, and it could not "
-                            "run at " + header["smallCheck"]["sizes"].get<std::string>() + ": " +
-                            header["smallCheck"]["skipped"].get<std::string>();
+      prep.referenceCheck =
+          "reference too large for the interpreter check, and it could not "
+          "run at " +
+          header["smallCheck"]["sizes"].get<std::string>() + ": " +
+          header["smallCheck"]["skipped"].get<std::string>();
     } else if (header.contains("smallCheck")) {
       const Json& check = header["smallCheck"];
       if (!check["ok"].get<bool>()) {
@@ -696,9 +699,8 @@ std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>
   return order;
 }
 
-std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
-                                     size_t wanted, uint64_t seed,
-                                     const std::vector<size_t>& families) {
+std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs, size_t wanted,
+                                     uint64_t seed, const std::vector<size_t>& families) {
   std::vector<size_t> kept;
   if (costs.size() <= wanted) {
     kept.resize(costs.size());
@@ -810,10 +812,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       host::Context context(selected);
       MeasurementOptions buildOnly = options.measurement;
       buildOnly.stopAfterBuild = true;
-      Measurement m =
-          measureVariant(context, prep.programOf(variant),
-                         prep.spaceOf(variant).binding(prep.points[variant]), prep.inputs,
-                         buildOnly);
+      Measurement m = measureVariant(context, prep.programOf(variant),
+                                     prep.spaceOf(variant).binding(prep.points[variant]),
+                                     prep.inputs, buildOnly);
       Json out{{"event", "prebuilt"}, {"status", statusName(m.status)}, {"message", m.message}};
       if (m.buildMs) out["buildMs"] = *m.buildMs;
       if (!m.buildLog.empty()) out["buildLog"] = m.buildLog;
@@ -827,8 +828,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     MeasurementOptions measurementOptions = options.measurement;
     measurementOptions.constantInputs = prep.target.constantInputs;
     if (best.is_number() && options.timeOnceFactor > 0) {
-      measurementOptions.timeOnceAboveNs = static_cast<uint64_t>(
-          options.timeOnceFactor * static_cast<double>(best.get<uint64_t>()));
+      measurementOptions.timeOnceAboveNs =
+          static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(best.get<uint64_t>()));
     }
     return measurementOptions;
   };
@@ -899,8 +900,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         // fork of the child is launcherForkMs.
         const auto forkStart = Clock::now();
         const double forkCpuStart = threadCpuMs();
-        const std::string id = launcher.send(index, best, variant,
-                                             !prep.inputs.expected.has_value(), eventFd);
+        const std::string id =
+            launcher.send(index, best, variant, !prep.inputs.expected.has_value(), eventFd);
         exited["forkMs"] = msSince(forkStart);
         exited["forkCpuMs"] = threadCpuMs() - forkCpuStart;
         const auto waitStart = Clock::now();
@@ -968,17 +969,15 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       if (event == "warm") {
         phase = "timed runs";
         double warm = static_cast<double>(message.value("ns", uint64_t{0})) * 1e-9;
-        double measured =
-            std::max(static_cast<double>(options.measurement.minMeasuredNs) * 1e-9,
-                     options.measurement.minRepeats * warm);
+        double measured = std::max(static_cast<double>(options.measurement.minMeasuredNs) * 1e-9,
+                                   options.measurement.minRepeats * warm);
         return after(std::min(cap, options.marginSeconds + 4 * measured));
       }
       if (event == "result" || event == "error") result = message;
       return std::nullopt;
     };
     const GeneratorProcess::Outcome served = generator.run(
-        Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}}, after(cap),
-        onLine);
+        Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}}, after(cap), onLine);
     const ChildOutcome& outcome = served.child;
     // The generator's own time for this variant (generation, the fork, messages; not the
     // wait for the measuring child), 0 when it died or was killed.
@@ -1006,8 +1005,10 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
 
     if (launcherDied) {
       record.status = VariantStatus::Crashed;
-      record.message = "the measuring launcher died twice while this variant was measured (in "
-                       "the " + phase + "); not run again";
+      record.message =
+          "the measuring launcher died twice while this variant was measured (in "
+          "the " +
+          phase + "); not run again";
       record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
     } else if (result.is_object() && result.value("event", "") == "result") {
       record.status = parseStatus(result.value("status", "")).value_or(VariantStatus::Invalid);
@@ -1026,7 +1027,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"generateMs", result.value("generateMs", 0.0)},
                    {"timedOnce", result.value("timedOnce", false)}};
       if (result.contains("preparationNs")) details["preparationNs"] = result["preparationNs"];
-      if (result.contains("allBuffersBytes")) details["allBuffersBytes"] = result["allBuffersBytes"];
+      if (result.contains("allBuffersBytes"))
+        details["allBuffersBytes"] = result["allBuffersBytes"];
       // The compiler's messages (warnings), kept with the variant rather than printed.
       if (result.contains("buildLog")) details["buildLog"] = result["buildLog"];
       if (prebuilt.ran) {
@@ -1045,8 +1047,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       // weft's own time for this variant: the generator's (generation, its fork of the
       // measuring child, messages) plus the explorer's work around the generator (everything
       // in this iteration but the request and the wait for its pre-build), up to here.
-      const double aroundChild = std::chrono::duration<double>(Clock::now() - iterationStart).count() -
-                                 outcome.seconds - prebuilt.waitedSeconds;
+      const double aroundChild =
+          std::chrono::duration<double>(Clock::now() - iterationStart).count() - outcome.seconds -
+          prebuilt.waitedSeconds;
       details["weftMs"] = 1e3 * std::max(aroundChild, 0.0) + generatorBusyMs;
       // The same work in CPU time: the explorer thread's (its waits for the pre-build and the
       // child take none) plus the generator's. Unlike the wall figure it does not grow when
@@ -1080,8 +1083,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                                : std::string(" (cap ") + std::to_string(cap) + " s)");
       } else if (outcome.signaled) {
         record.status = VariantStatus::Crashed;
-        record.message = "the variant's process died from " + signalText(outcome.signal) +
-                         " in the " + phase;
+        record.message =
+            "the variant's process died from " + signalText(outcome.signal) + " in the " + phase;
       } else {
         record.status = VariantStatus::Crashed;
         record.message = "the variant's process exited with code " +

@@ -40,9 +40,10 @@
 // Tolerance: MeasurementOptions::tolerance (explore/measurement.h).
 //
 // Order. The pending points are measured in ascending predicted cost (ExploreOptions::order,
-// ExploreTarget::predictSeconds: the workload's cost model) so that the cut-offs bite early; the predicted cost is recorded in
-// each row's details (predictedNs). Ordering happens after sharding and skipping, so neither
-// the set of points, nor a shard's share, nor what a resumed run skips depends on it.
+// ExploreTarget::predictSeconds: the workload's cost model) so that the cut-offs bite early; the
+// predicted cost is recorded in each row's details (predictedNs). Ordering happens after sharding
+// and skipping, so neither the set of points, nor a shard's share, nor what a resumed run skips
+// depends on it.
 //
 // Shards. ExploreOptions::shardIndex/shardCount split one exploration over several machines:
 // every machine samples the same list of points (same seed, same space: the same device
@@ -146,7 +147,7 @@ struct SampledTarget {
   std::vector<size_t> spaceStructure;  // spaces[i] belongs to target.structures[spaceStructure[i]]
   std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
   std::vector<std::vector<int64_t>> points;
-  std::vector<SpaceCount> counts;      // with structures: counts[i] is spaces[i]'s
+  std::vector<SpaceCount> counts;  // with structures: counts[i] is spaces[i]'s
   std::vector<std::string> emptyStructures;
   std::string method;
   uint64_t validPoints = 0;  // 0 when not counted (one structure sampled without counting)
@@ -196,8 +197,8 @@ struct ProgressUpdate {
 
 // In which order runExploration measures the pending points. Cost: ascending predicted cost
 // (ExploreTarget::predictSeconds; points without a prediction, e.g. of a workload without a
-// cost model, keep the sampled order after the others), so that a fast variant sets the cut-offs (k × best
-// and the timed-once factor) early and the slow ones are cut off or timed once. Random: the
+// cost model, keep the sampled order after the others), so that a fast variant sets the cut-offs (k
+// × best and the timed-once factor) early and the slow ones are cut off or timed once. Random: the
 // sampled order (already a seeded interleaving of the structures).
 enum class SampleOrder { Cost, Random };
 // "cost" / "random"; parseSampleOrder returns nullopt for anything else.
@@ -209,8 +210,8 @@ struct ExploreOptions {
   uint64_t seed = 1;
   uint64_t dataSeed = 20200222;  // inputs of the runs
   std::filesystem::path db = "results.db";
-  std::string device;   // OpenCL device selector (host/opencl_runtime.h selectDevice)
-  std::string profile;  // device profile for hardware constraints; "": the queried device's
+  std::string device;           // OpenCL device selector (host/opencl_runtime.h selectDevice)
+  std::string profile;          // device profile for hardware constraints; "": the queried device's
   double timeoutSeconds = 120;  // the absolute cap per phase
   double slowdownCutoff = 10;   // k: a warm-up run slower than k × best + margin is cut off
   double marginSeconds = 5;
@@ -256,16 +257,16 @@ struct ExploreOptions {
 // inputs and the reference.
 struct Preparation {
   ExploreTarget target;
-  host::DeviceProfile device;       // queried from the selected device
-  std::string deviceProfileName;    // the profile constraining the space
-  ParameterSpace space;  // the first structure's space (the only one without structures)
+  host::DeviceProfile device;     // queried from the selected device
+  std::string deviceProfileName;  // the profile constraining the space
+  ParameterSpace space;           // the first structure's space (the only one without structures)
   std::vector<std::vector<int64_t>> points;
   // With structures: every structure's space (empty ones included, as nullopt-like empty
   // parameter lists are not possible: spaces[i] belongs to structure structureIndex[i]), and for
   // each point the index into `spaces`.
   std::vector<ParameterSpace> spaces;
-  std::vector<size_t> spaceStructure;  // spaces[i] is target.structures[spaceStructure[i]]
-  std::vector<size_t> pointSpace;      // points[j] belongs to spaces[pointSpace[j]]
+  std::vector<size_t> spaceStructure;        // spaces[i] is target.structures[spaceStructure[i]]
+  std::vector<size_t> pointSpace;            // points[j] belongs to spaces[pointSpace[j]]
   std::vector<std::string> emptyStructures;  // structures without valid points, with why
   // The space, program and recorded parameters of point j.
   const ParameterSpace& spaceOf(size_t point) const;
@@ -301,8 +302,8 @@ struct ExploreSummary {
 // The device profile whose facts an exploration with these options uses: options.profile when
 // given, else the selected device queried in a child process (so that the caller's process
 // never loads an OpenCL driver before it forks); the shapes of the space come from it, not the
-// arithmetic rates (the preparation's device child measures those, for the cost model). Workloads shape their targets by it
-// (Workload::targets). Throws std::runtime_error when the query fails.
+// arithmetic rates (the preparation's device child measures those, for the cost model). Workloads
+// shape their targets by it (Workload::targets). Throws std::runtime_error when the query fails.
 host::DeviceProfile explorationProfile(const ExploreOptions& options);
 
 // Queries the device and runs the reference (in a child), builds the space and samples it.
@@ -322,9 +323,8 @@ std::vector<std::optional<double>> predictedCosts(const Preparation& preparation
 // empty: one family), ties in their original order, unknown costs last — and the others drawn
 // uniformly, seeded, from the rest. Indices into `costs`, ascending; all of them when there are
 // no more than `wanted`.
-std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs,
-                                     size_t wanted, uint64_t seed,
-                                     const std::vector<size_t>& families = {});
+std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs, size_t wanted,
+                                     uint64_t seed, const std::vector<size_t>& families = {});
 
 // The order in which to measure points with these predicted costs: indices into `costs`,
 // ascending cost, ties and equal costs in their original order (stable); points without a

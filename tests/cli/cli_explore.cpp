@@ -4,9 +4,9 @@
 // and the report prints the Pareto front as a table and as CSV. A corrupt --db file is an
 // error that names the file and leaves it as it was. Sharding: --shard 1/2 and 2/2 into two
 // databases share the points without overlap, and once merged with `weft merge` the unsharded
-// command finds every one of its points done (it runs nothing). A bad --shard, --all-vgg16 with --layer, and
-// a corrupt merge source are clear errors that change nothing. Structures whose space is empty
-// (conv-direct's v = 16 on a layer whose window of 72 values it cannot split into 16-wide
+// command finds every one of its points done (it runs nothing). A bad --shard, --all-vgg16 with
+// --layer, and a corrupt merge source are clear errors that change nothing. Structures whose space
+// is empty (conv-direct's v = 16 on a layer whose window of 72 values it cannot split into 16-wide
 // chunks) are one summary line with the reason, each listed only with --verbose. Without an
 // OpenCL device (weft devices fails) the exploration tests pass with a message. For a program
 // file (examples/matmul.weft) the report gives GFLOP/s from the IR's count, 2 M N K.
@@ -17,7 +17,6 @@
 #include <string>
 
 #include "explore/results_db.h"
-
 #include "tests/support/run_weft.h"
 
 using weft::testing::contains;
@@ -156,9 +155,9 @@ std::set<std::string> parameterKeys(const std::string& db) {
 TEST_CASE("two shards merged give the variants of the unsharded run") {
   if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore");
-  const std::vector<std::string> common = {"explore", "--layer", "8,8,8,8,3,1,1", "--samples",
-                                           "4",       "--seed",  "3",             "--min-time",
-                                           "1",       "--quiet"};
+  const std::vector<std::string> common = {
+      "explore", "--layer", "8,8,8,8,3,1,1", "--samples", "4",
+      "--seed",  "3",       "--min-time",    "1",         "--quiet"};
   auto run = [&](const std::string& db, const std::string& shard) {
     std::vector<std::string> args = common;
     args.insert(args.end(), {"--db", db});
@@ -215,16 +214,18 @@ TEST_CASE("--size values outside a size's range, or too large for int indexing, 
                             "--size", "K=4", "--samples", "1", "--db", dir.file("s.db")});
     CAPTURE(refused.output);
     CHECK(refused.exitCode == 1);
-    CHECK(contains(refused.output, "--size " + bad + ": size M of 'matmul' is outside its range "
-                                   "[1, inf); sizes are at least 1 unless declared otherwise"));
+    CHECK(contains(refused.output, "--size " + bad +
+                                       ": size M of 'matmul' is outside its range "
+                                       "[1, inf); sizes are at least 1 unless declared otherwise"));
   }
   auto huge = runWeft({"explore", "examples/matmul.weft", "--size", "M=99999999999", "--size",
                        "N=4", "--size", "K=4", "--samples", "1", "--db", dir.file("s.db")});
   CHECK(huge.exitCode == 1);
-  CHECK(contains(huge.output, "input 'A' of 'matmul' would hold 4e+11 values; the kernels "
-                              "index with int"));
-  auto emit = runWeft({"emit", "examples/matmul.weft", "--size", "M=0", "--size", "N=4",
-                       "--size", "K=4", "--params", "", "--out", dir.file("out")});
+  CHECK(contains(huge.output,
+                 "input 'A' of 'matmul' would hold 4e+11 values; the kernels "
+                 "index with int"));
+  auto emit = runWeft({"emit", "examples/matmul.weft", "--size", "M=0", "--size", "N=4", "--size",
+                       "K=4", "--params", "", "--out", dir.file("out")});
   CHECK(emit.exitCode != 0);
   CHECK(contains(emit.output, "--size M=0: size M of 'matmul' is outside its range"));
   CHECK_FALSE(std::filesystem::exists(dir.file("s.db")));
@@ -233,15 +234,15 @@ TEST_CASE("--size values outside a size's range, or too large for int indexing, 
 TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources are errors") {
   TempDir dir("weft_cli_explore");
   for (const std::string shard : {"0/2", "3/2", "1/0", "2", "a/b", "-1/2", "1/2/3"}) {
-    auto result = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--shard", shard, "--db",
-                           dir.file("never.db")});
+    auto result = runWeft(
+        {"explore", "--layer", "8,8,8,8,3,1,1", "--shard", shard, "--db", dir.file("never.db")});
     CAPTURE(shard);
     CAPTURE(result.output);
     CHECK(result.exitCode != 0);
     CHECK(contains(result.output, "counted from 1"));
   }
-  auto both = runWeft({"explore", "--all-vgg16", "--layer", "vgg16:2", "--db",
-                       dir.file("never.db")});
+  auto both =
+      runWeft({"explore", "--all-vgg16", "--layer", "vgg16:2", "--db", dir.file("never.db")});
   CAPTURE(both.output);
   CHECK(both.exitCode == 1);
   CHECK(contains(both.output, "give one of FILE, --layer, --all-vgg16 or --instance"));
