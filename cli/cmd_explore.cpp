@@ -75,6 +75,7 @@ struct ExploreCommandOptions {
   std::string device;
   std::string profile;
   double timeout = 120;
+  double timeLimit = 0;
   double minTimeMs = 100;
   int minRepeats = 3;
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -275,6 +276,7 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
              {"sampled", summary.sampled},
              {"skipped", summary.skipped},
              {"ran", summary.ran},
+             {"leftByTimeLimit", summary.leftByTimeLimit},
              {"statusCounts", summary.statusCounts},
              {"seconds", summary.seconds},
              {"weftSeconds", summary.weftSeconds}};
@@ -303,6 +305,10 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
               << count;
   }
   std::cout << " (" << summary.seconds << " s)\n";
+  if (summary.leftByTimeLimit > 0) {
+    std::cout << "stopped at the time limit: " << summary.leftByTimeLimit
+              << " variants left for a later run of the same command\n";
+  }
   if (summary.ran > 0) {
     // Sampling is paid once per run, whatever the number of variants; the rest per variant.
     const double ran = static_cast<double>(summary.ran);
@@ -344,6 +350,8 @@ void runExplore(const ExploreCommandOptions& options) {
   const host::DeviceProfile profile = explore::explorationProfile(explore);
   std::vector<explore::ExploreTarget> targets = workload->targets(request, &profile);
   explore.timeoutSeconds = options.timeout;
+  if (options.timeLimit < 0) throw std::invalid_argument("--time-limit must not be negative");
+  explore.timeLimitSeconds = options.timeLimit;
   if (options.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
   explore.jobs = options.jobs;
   explore.buildWhileTiming = options.buildWhileTiming;
@@ -467,6 +475,12 @@ void registerExplore(CLI::App& app) {
       ->add_option("--timeout", options->timeout,
                    "cap in seconds on each phase of a variant (default 120); the warm-up run "
                    "is also cut off at 10x the best time + 5 s")
+      ->type_name("SECONDS");
+  command
+      ->add_option("--time-limit", options->timeLimit,
+                   "start no variant after this many seconds of measuring (default 0: no "
+                   "limit; the preparation is not counted); the variant running then "
+                   "finishes, and running the same command again goes on with the rest")
       ->type_name("SECONDS");
   command
       ->add_option("--min-time", options->minTimeMs,

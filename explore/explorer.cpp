@@ -925,7 +925,14 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   summary.weftSeconds = prep.samplingSeconds;
   summary.samplingSeconds = prep.samplingSeconds;
   size_t launcherRetryOf = std::numeric_limits<size_t>::max();  // the variant run again
+  const auto measuringStart = Clock::now();
   for (size_t position = 0; position < pending.size(); ++position) {
+    if (options.timeLimitSeconds > 0 &&
+        std::chrono::duration<double>(Clock::now() - measuringStart).count() >=
+            options.timeLimitSeconds) {
+      summary.leftByTimeLimit = pending.size() - position;
+      break;
+    }
     const auto iterationStart = Clock::now();
     const double iterationCpuStart = threadCpuMs();
     const size_t index = pending[position];

@@ -213,7 +213,11 @@ struct ExploreOptions {
   std::string device;           // OpenCL device selector (host/opencl_runtime.h selectDevice)
   std::string profile;          // device profile for hardware constraints; "": the queried device's
   double timeoutSeconds = 120;  // the absolute cap per phase
-  double slowdownCutoff = 10;   // k: a warm-up run slower than k × best + margin is cut off
+  // No variant is started once this many seconds have passed since the first one was (0: no
+  // limit); the preparation is not counted. The variant running then finishes and is recorded;
+  // the rest stay for a later run of the same command.
+  double timeLimitSeconds = 0;
+  double slowdownCutoff = 10;  // k: a warm-up run slower than k × best + margin is cut off
   double marginSeconds = 5;
   // A variant whose warm-up run is slower than this many times the best time so far is timed by
   // one run (MeasurementOptions::timeOnceAboveNs); 0 times every variant fully.
@@ -297,6 +301,7 @@ struct ExploreSummary {
   // builds, the device runs and the verification.
   double weftSeconds = 0;
   double samplingSeconds = 0;  // the part of weftSeconds spent sampling, once per run
+  size_t leftByTimeLimit = 0;  // variants not started because of ExploreOptions::timeLimitSeconds
 };
 
 // The device profile whose facts an exploration with these options uses: options.profile when

@@ -2,8 +2,9 @@
 # Runs weft's GPU measurements on a lent NVIDIA machine (bench/nvidia/README.md), from the
 # repository root, with what bench/nvidia/pack.sh packed in .gpu-session/pack.tar.xz:
 #   1. the device as NVIDIA's OpenCL reports it (nvidia-smi, weft devices);
-#   2. `weft explore` of the given VGG-16 layers on the GPU, each for at most EXPLORE_S seconds
-#      (its database keeps every variant measured before the cut);
+#   2. `weft explore` of the given VGG-16 layers on the GPU, each measuring for EXPLORE_S seconds
+#      (--time-limit: its preparation not counted; cut off PREPARE_S seconds later at the
+#      latest, its database keeping every variant measured before the cut);
 #   3. weft_bench_table3 on that database: the explored best re-timed with CLBlast and the naive
 #      kernel in the same run;
 #   4. PyTorch + cuDNN on the same layers (bench/torch_gpu_conv.py: TF32 off and default);
@@ -16,7 +17,7 @@
 # selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
 # at once when NVIDIA's OpenCL shows no GPU.
 # Usage: bash bench/nvidia/run.sh [LAYERS]   (LAYERS: the paper's numbers, default "2 10 24",
-# each optionally with its own exploration time: "2:60 10:50 24:40", or as N=M for a layer of the
+# each optionally with its own measuring time: "2:60 10:50 24:40", or as N=M for a layer of the
 # same shape as layer M, which is not explored: M's measured variants are copied under N's name,
 # and Table 3 re-times the best of them on N)
 set -uo pipefail
@@ -29,6 +30,7 @@ rm -rf "$OUT" && mkdir -p "$RESULTS"
 trap 'tar -C "$OUT" -cJf "$RESULTS/results.tar.xz" . && cp "$OUT/log.txt" "$RESULTS/" &&
   { [ ! -f "$OUT/table3.md" ] || cp "$OUT/table3.md" "$RESULTS/"; }' EXIT
 EXPLORE_S=${EXPLORE_S:-60}
+PREPARE_S=${PREPARE_S:-60}
 TESTS_S=${TESTS_S:-150}
 TABLE3_S=${TABLE3_S:-150}
 TORCH_S=${TORCH_S:-120}
@@ -67,10 +69,11 @@ for entry in $layers; do
   has explore || break
   layer=${entry%%:*} seconds=$EXPLORE_S
   [ "$entry" = "$layer" ] || seconds=${entry#*:}
-  stamp "explore vgg16:$layer (at most ${seconds} s)"
-  timeout -s INT "$seconds" "$work/bin/weft" explore --layer "vgg16:$layer" \
+  stamp "explore vgg16:$layer (measuring ${seconds} s)"
+  timeout -s INT "$((seconds + PREPARE_S))" "$work/bin/weft" explore --layer "vgg16:$layer" \
     --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
-    --build-while-timing --min-time 20 >"$OUT/explore-vgg16-$layer.txt" 2>&1
+    --build-while-timing --min-time 20 --time-limit "$seconds" \
+    >"$OUT/explore-vgg16-$layer.txt" 2>&1
   echo "exit $?"; grep -v '^\[' "$OUT/explore-vgg16-$layer.txt" | head -4
   tail -c 300 "$OUT/explore-vgg16-$layer.txt"; echo
 done

@@ -10,6 +10,7 @@
 // chunks) are one summary line with the reason, each listed only with --verbose. Without an
 // OpenCL device (weft devices fails) the exploration tests pass with a message. For a program
 // file (examples/matmul.weft) the report gives GFLOP/s from the IR's count, 2 M N K.
+// --time-limit: a run stopped by it records what it started, and the same command goes on.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -94,6 +95,34 @@ TEST_CASE("weft explore writes the database, resumes, and weft report prints the
   REQUIRE_FALSE(parsed[0]["front"].empty());
   CHECK(parsed[0]["front"][0]["medianNs"].get<uint64_t>() > 0);
   CHECK(parsed[0]["front"][0]["parameters"].is_object());
+}
+
+TEST_CASE("--time-limit stops starting variants, and the same command goes on with the rest") {
+  if (!haveOpenCLDevice()) return;
+  TempDir dir("weft_cli_explore_time_limit");
+  const std::string db = dir.file("results.db");
+  const std::vector<std::string> command = {
+      "explore", "--layer", "8,8,8,8,3,1,1", "--samples", "6",      "--seed", "3",
+      "--db",    db,        "--min-time",    "2",         "--json", "--quiet"};
+  std::vector<std::string> limited = command;
+  limited.insert(limited.end(), {"--time-limit", "0.001"});
+  auto first = runWeft(limited);
+  CAPTURE(first.output);
+  REQUIRE(first.exitCode == 0);
+  const nlohmann::json summary = jsonLines(first.output).back();
+  // The first variant starts at once; the limit has passed when it ends.
+  CHECK(summary["ran"] == 1);
+  CHECK(summary["leftByTimeLimit"] == 5);
+  auto rest = runWeft(command);
+  CAPTURE(rest.output);
+  REQUIRE(rest.exitCode == 0);
+  const nlohmann::json after = jsonLines(rest.output).back();
+  CHECK(after["skipped"] == 1);
+  CHECK(after["ran"] == 5);
+  CHECK(after["leftByTimeLimit"] == 0);
+  auto bad = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--db", db, "--time-limit", "-1"});
+  CHECK(bad.exitCode != 0);
+  CHECK(contains(bad.output, "--time-limit must not be negative"));
 }
 
 TEST_CASE("structures without valid variants: one summary line, each with --verbose") {
