@@ -363,10 +363,16 @@ class Printer {
   }
 
   // `child` at a minimum level, parenthesised when it binds more loosely.
+  // Each subtree is printed once on this path, else nested operands would print their
+  // subtrees 2^depth times: a flat text does not depend on its column, so it is parenthesized
+  // as it is; a multi-line one is printed again one column further in.
   Printed operand(const Expr& child, int minLevel, int indent, int column, bool flat,
                   bool forceParens = false) {
-    Printed p = print(child, indent, column, flat);
-    if (p.level >= minLevel && !forceParens) return p;
+    if (!forceParens) {
+      Printed p = print(child, indent, column, flat);
+      if (p.level >= minLevel) return p;
+      if (flat) return {"(" + p.text + ")", kPrimary};
+    }
     Printed inner = print(child, indent, column + 1, flat);
     return {"(" + inner.text + ")", kPrimary};
   }
@@ -451,11 +457,15 @@ class Printer {
     }
     if ((op == Op::Neg || op == Op::Not) && args.size() == 1) {
       // -(1.0f) and -(-x): the parser folds -1.0f into a literal and there is no -- token.
-      bool force = false;
-      if (op == Op::Neg) {
-        force = isNumericLiteral(args[0]) ||
-                print(args[0], indent, column + 1, true).text.starts_with("-");
+      if (flat || op != Op::Neg) {
+        Printed p = operand(args[0], kUnary, indent, column + 1, flat);
+        if (op == Op::Neg && (isNumericLiteral(args[0]) || p.text.starts_with("-"))) {
+          p = {"(" + p.text + ")", kPrimary};
+        }
+        return {std::string(info.infix) + p.text, kUnary};
       }
+      const bool force = isNumericLiteral(args[0]) ||
+                         print(args[0], indent, column + 1, true).text.starts_with("-");
       Printed p = operand(args[0], kUnary, indent, column + 1, flat, force);
       return {std::string(info.infix) + p.text, kUnary};
     }

@@ -67,6 +67,21 @@ TEST_CASE("operators print with the fewest parentheses C precedence needs") {
   CHECK(printExpr(fma(a, b, c) + min(a, b) * dot(b, c)) == "fma(a, b, c) + min(a, b) * dot(b, c)");
 }
 
+TEST_CASE("nested negations and parenthesised operands print in time linear in their depth") {
+  // Each level once printed its operand two or three times (found by fuzz/fuzz_text_format:
+  // 36 minus signs took minutes).
+  Expr a = param("a");
+  Expr negated = a;
+  for (int i = 0; i < 200; ++i) negated = neg(negated);
+  std::string expected = "a";
+  for (int i = 0; i < 200; ++i) expected = i == 0 ? "-a" : "-(" + expected + ")";
+  CHECK(printExpr(negated) == expected);
+  CHECK(printExpr(negated, true) == expected);
+  Expr sum = a;
+  for (int i = 0; i < 200; ++i) sum = param("b") - sum;
+  CHECK(printExpr(sum).size() > 800);
+}
+
 TEST_CASE("literals print so that they parse back to the same value") {
   CHECK(printExpr(lit(1.0f)) == "1.0f");
   CHECK(printExpr(lit(0.5f)) == "0.5f");
