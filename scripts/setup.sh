@@ -8,7 +8,8 @@
 # (scripts/main.sh builds only `weft`); none builds everything. Compiles go
 # through ccache, so a fresh clone on a machine that built weft before (CI, a
 # second checkout) rebuilds from the cache. WEFT_SETUP_TESTS=1 (scripts/test.sh)
-# adds what only the tests need: Chromium.
+# adds what only the tests need: Chromium. clang-15 (also PoCL's) builds the libFuzzer targets
+# of fuzz/.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +20,7 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libsqlite3-dev nlohmann-json3-dev libfmt-dev
   python3 python3-numpy xz-utils ccache
+  clang-15
 )
 # The tests also open the HTML report in a real browser (tests/cli/cli_browser_report.cpp).
 if [[ "${WEFT_SETUP_TESTS:-0}" == 1 ]]; then
