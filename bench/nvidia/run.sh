@@ -12,7 +12,8 @@
 #      pattern, when given) on NVIDIA's driver, several at once.
 # Every file lands in $OUT/results.tar.xz (the device tool brings it back): log.txt, nvidia.db, table3.json,
 # table3.md, pytorch-cudnn.txt, opencl-tests.txt, explore-vgg16-N.txt (each exploration's
-# output). SAMPLES (default 1000) is the samples per layer; START_DB a database of an earlier
+# output). ALL_VGG16_S explores all 13 layers in one process instead (see below). SAMPLES
+# (default 1000) is the samples per layer; START_DB a database of an earlier
 # run to go on from. PHASES (default "explore table3 torch tests")
 # selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
 # at once when NVIDIA's OpenCL shows no GPU.
@@ -64,9 +65,22 @@ db="$OUT/nvidia.db"
 [ -n "${START_DB:-}" ] && cp "$START_DB" "$db"
 names=()
 same_shape=()
+# ALL_VGG16_S: the 13 layers in one `weft explore --all-vgg16` process, each measuring that many
+# seconds; the structures every layer shares are built once (LAYERS then only name the layers
+# Table 3 and PyTorch time, default all 13).
+if [ -n "${ALL_VGG16_S:-}" ] && has explore; then
+  stamp "explore --all-vgg16 (each layer measuring ${ALL_VGG16_S} s)"
+  timeout -s INT "$((13 * (ALL_VGG16_S + PREPARE_S)))" "$work/bin/weft" explore --all-vgg16 \
+    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
+    --build-while-timing --min-time 20 --time-limit "$ALL_VGG16_S" \
+    >"$OUT/explore-all-vgg16.txt" 2>&1
+  echo "exit $?"; grep -v '^\[' "$OUT/explore-all-vgg16.txt" | tail -60
+  [ $# -gt 0 ] || layers="0 2 5 7 10 12 14 17 19 21 24 26 28"
+fi
 for entry in $layers; do
   case $entry in *=*) same_shape+=("$entry"); continue ;; esac
   has explore || break
+  [ -n "${ALL_VGG16_S:-}" ] && break
   layer=${entry%%:*} seconds=$EXPLORE_S
   [ "$entry" = "$layer" ] || seconds=${entry#*:}
   stamp "explore vgg16:$layer (measuring ${seconds} s)"
