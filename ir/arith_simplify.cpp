@@ -108,6 +108,9 @@ Interval scaleI(const Interval& x, int64_t c) {
 
 // x / y (truncating) for every x in X, y in Y with y != 0.
 Interval divI(const Interval& x, const Interval& y) {
+  // No y but 0 (an empty interval where a bound below is of an undefined x % 0): no finite
+  // bound either.
+  if (y.lo > y.hi) return Interval{-kInf, kInf};
   if (y.lo >= 1) {
     i128 lo = x.lo >= 0 ? (y.hi == kInf ? 0 : x.lo / y.hi) : (x.lo == -kInf ? -kInf : x.lo / y.lo);
     i128 hi = x.hi >= 0 ? (x.hi == kInf ? kInf : x.hi / y.lo) : (y.hi == kInf ? 0 : x.hi / y.hi);
@@ -124,6 +127,9 @@ Interval divI(const Interval& x, const Interval& y) {
 // x % y (truncating): the sign of x, magnitude below |y|.
 Interval modI(const Interval& x, const Interval& y) {
   i128 big = std::max(absB(y.lo), absB(y.hi));
+  // y can only be 0: x % y is undefined wherever it is evaluated; x's own range stands for it
+  // (else the magnitude bound below would be the empty interval [0, -1]).
+  if (big == 0) return Interval{std::min<i128>(x.lo, 0), std::max<i128>(x.hi, 0)};
   i128 m = big >= kInf ? kInf : big - 1;
   if (x.lo >= 0) return Interval{0, std::min(x.hi, m)};
   if (x.hi <= 0) return Interval{std::max(x.lo, -m), 0};

@@ -333,3 +333,14 @@ TEST_CASE("range queries") {
   CHECK(constantLowerBound(a % 3) == -2);
   CHECK(constantLowerBound(-x) == std::nullopt);
 }
+
+TEST_CASE("bounds of x % y where y can only be 0 stay intervals (found by fuzz/fuzz_arith)") {
+  // z in [0, 0]: z % z has no defined value; its bound was the empty interval [0, -1], and the
+  // bound of a division by a sum holding it divided by zero.
+  const Arith z = Arith::var("z", VarKind::Tuning, Arith(0), Arith(0));
+  const Arith divisor = (z % z) + (z % Arith(-8));
+  const Arith quotient = Arith(15) / divisor;
+  CHECK_FALSE(tryEvaluate(quotient, {{"z", 0}}).has_value());
+  const Arith x = Arith::var("x", VarKind::Tuning, Arith(1), Arith(39));
+  CHECK(tryEvaluate((x + quotient) % Arith(-8), {{"x", 3}, {"z", 0}}) == std::nullopt);
+}
