@@ -6,11 +6,11 @@
 // expressions whose values may exceed 2^40 anywhere in the ranges. A simplified
 // value that differs, an exception other than ArithError, a crash or a sanitizer report is a
 // finding.
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -60,13 +60,20 @@ Arith symbolic(const std::vector<Node>& nodes, int i, const std::vector<Arith>& 
   const Arith a = symbolic(nodes, n.left, variables);
   const Arith b = symbolic(nodes, n.right, variables);
   switch (n.op) {
-    case 2: return a + b;
-    case 3: return a - b;
-    case 4: return a * b;
-    case 5: return a / b;
-    case 6: return a % b;
-    case 7: return weft::min(a, b);
-    default: return weft::max(a, b);
+    case 2:
+      return a + b;
+    case 3:
+      return a - b;
+    case 4:
+      return a * b;
+    case 5:
+      return a / b;
+    case 6:
+      return a % b;
+    case 7:
+      return weft::min(a, b);
+    default:
+      return weft::max(a, b);
   }
 }
 
@@ -79,29 +86,59 @@ std::optional<int64_t> direct(const std::vector<Node>& nodes, int i, const int64
   if (!a || !b) return std::nullopt;
   int64_t r = 0;
   switch (n.op) {
-    case 2: if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt; return r;
-    case 3: if (__builtin_sub_overflow(*a, *b, &r)) return std::nullopt; return r;
-    case 4: if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt; return r;
-    case 5: if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt; return *a / *b;
-    case 6: if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt; return *a % *b;
-    case 7: return std::min(*a, *b);
-    default: return std::max(*a, *b);
+    case 2:
+      if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
+      return r;
+    case 3:
+      if (__builtin_sub_overflow(*a, *b, &r)) return std::nullopt;
+      return r;
+    case 4:
+      if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+      return r;
+    case 5:
+      if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+      return *a / *b;
+    case 6:
+      if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+      return *a % *b;
+    case 7:
+      return std::min(*a, *b);
+    default:
+      return std::max(*a, *b);
   }
+}
+
+// The expression as text, to read a finding (WEFT_FUZZ_VERBOSE=1).
+std::string describe(const std::vector<Node>& nodes, int i) {
+  const Node& n = nodes[static_cast<size_t>(i)];
+  if (n.op == 0) return std::to_string(n.value);
+  if (n.op == 1) return kNames[n.variable];
+  const std::string a = describe(nodes, n.left), b = describe(nodes, n.right);
+  static const char* const infix[] = {"", "", " + ", " - ", " * ", " / ", " % "};
+  if (n.op <= 6) return "(" + a + infix[n.op] + b + ")";
+  return std::string(n.op == 7 ? "min(" : "max(") + a + ", " + b + ")";
 }
 
 // A bound on the magnitude of every value the subtree takes inside the ranges (saturating).
 double magnitude(const std::vector<Node>& nodes, int i, const int64_t* lo, const int64_t* hi) {
   const Node& n = nodes[static_cast<size_t>(i)];
   if (n.op == 0) return std::abs(static_cast<double>(n.value));
-  if (n.op == 1) return static_cast<double>(std::max(std::abs(lo[n.variable]), std::abs(hi[n.variable])));
+  if (n.op == 1)
+    return static_cast<double>(std::max(std::abs(lo[n.variable]), std::abs(hi[n.variable])));
   const double a = magnitude(nodes, n.left, lo, hi);
   const double b = magnitude(nodes, n.right, lo, hi);
   switch (n.op) {
-    case 2: case 3: return a + b;
-    case 4: return a * b;
-    case 5: return a;
-    case 6: return std::min(a, b);
-    default: return std::max(a, b);
+    case 2:
+    case 3:
+      return a + b;
+    case 4:
+      return a * b;
+    case 5:
+      return a;
+    case 6:
+      return std::min(a, b);
+    default:
+      return std::max(a, b);
   }
 }
 
@@ -130,6 +167,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Index arithmetic stays far below 2^40 (weft refuses sizes that overflow 32-bit indices);
   // beyond it a canonical form may overflow 64 bits where the tree as written does not.
   if (largestMagnitude(nodes, lo, hi) > 0x1p40) return 0;
+  if (std::getenv("WEFT_FUZZ_VERBOSE")) {
+    std::fprintf(stderr, "x in [%lld, %lld], y in [%lld, %lld], z in [%lld, %lld]: %s\n",
+                 static_cast<long long>(lo[0]), static_cast<long long>(hi[0]),
+                 static_cast<long long>(lo[1]), static_cast<long long>(hi[1]),
+                 static_cast<long long>(lo[2]), static_cast<long long>(hi[2]),
+                 describe(nodes, root).c_str());
+  }
   Arith simplified;
   try {
     simplified = symbolic(nodes, root, variables);

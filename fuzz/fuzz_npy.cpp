@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string out = scratchPath("out");
   weft::writeNpy(out, array);
   const weft::NpyArray back = weft::readNpy(out);
-  if (back.shape != array.shape || back.dtype != array.dtype || back.f32.size() != array.f32.size() ||
+  if (back.shape != array.shape || back.dtype != array.dtype ||
+      back.f32.size() != array.f32.size() ||
       (!array.f32.empty() &&
        std::memcmp(back.f32.data(), array.f32.data(), array.f32.size() * sizeof(float)) != 0) ||
       back.i32 != array.i32) {

@@ -41,8 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const weft::TypeError&) {
     // Ill-typed programs still print and parse back.
   } catch (const std::exception& error) {
-    finding(std::string("typecheck threw something other than a TypeError: ") + error.what(),
-            text);
+    finding(std::string("typecheck threw something other than a TypeError: ") + error.what(), text);
   }
   const std::string printed = weft::printProgram(program);
   weft::Program again;
