@@ -47,6 +47,7 @@
 
 #include "cli/commands.h"
 #include "cli/program_loading.h"
+#include "explore/database_lock.h"
 #include "explore/explorer.h"
 #include "explore/workload.h"
 #include "ir/parser.h"
@@ -340,6 +341,8 @@ void runExplore(const ExploreCommandOptions& options) {
     std::tie(explore.shardIndex, explore.shardCount) = parseShard(options.shard);
   }
   const auto [request, workload] = exploreRequest(options);
+  // Held until the command ends: a second explorer on this database is refused.
+  const explore::DatabaseLock lock(options.db);
   explore.samples = options.samples;
   explore.seed = options.seed;
   explore.db = options.db;
@@ -459,7 +462,9 @@ void registerExplore(CLI::App& app) {
                    "variants to sample (default 1000, the LIFT paper's count per layer)")
       ->type_name("K");
   command->add_option("--seed", options->seed, "seed of the sampler (default 1)")->type_name("S");
-  command->add_option("--db", options->db, "the results database (default results.db)")
+  command->add_option("--db", options->db,
+                      "the results database (default results.db); one explorer at a time "
+                      "writes it (FILE.lock), a second is refused")
       ->type_name("FILE");
   command
       ->add_option("--device", options->device,

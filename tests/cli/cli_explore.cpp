@@ -11,12 +11,16 @@
 // OpenCL device (weft devices fails) the exploration tests pass with a message. For a program
 // file (examples/matmul.weft) the report gives GFLOP/s from the IR's count, 2 M N K.
 // --time-limit: a run stopped by it records what it started, and the same command goes on.
+// A second explorer on a database another holds is refused with the holder's process id.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "explore/database_lock.h"
 #include "explore/results_db.h"
 #include "tests/support/run_weft.h"
 
@@ -123,6 +127,25 @@ TEST_CASE("--time-limit stops starting variants, and the same command goes on wi
   auto bad = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--db", db, "--time-limit", "-1"});
   CHECK(bad.exitCode != 0);
   CHECK(contains(bad.output, "--time-limit must not be negative"));
+}
+
+TEST_CASE("a second explorer on a database that one is writing is refused, naming the holder") {
+  TempDir dir("weft_cli_explore_lock");
+  const std::string db = dir.file("results.db");
+  // This process plays the first explorer: it holds the lock as weft explore would.
+  {
+    const weft::explore::DatabaseLock held(db);
+    auto second = runWeft({"explore", "--layer", "8,8,8,8,3,1,1", "--samples", "2", "--db", db,
+                           "--quiet"});
+    CAPTURE(second.output);
+    CHECK(second.exitCode != 0);
+    CHECK(contains(second.output, "another weft explore is writing " + db));
+    CHECK(contains(second.output, "(process " + std::to_string(::getpid()) + ")"));
+    CHECK(contains(second.output, "weft merge"));
+  }
+  // Released with its holder: the lock file stays and takes the next lock.
+  CHECK(std::filesystem::exists(weft::explore::DatabaseLock::lockPath(db)));
+  const weft::explore::DatabaseLock again(db);
 }
 
 TEST_CASE("structures without valid variants: one summary line, each with --verbose") {
