@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -114,6 +113,12 @@ StructureSampling::StructureSampling(std::vector<const ParameterSpace*> spaces,
 
 StructureSampling::~StructureSampling() { stopWorkers(); }
 
+std::vector<size_t> StructureSampling::keysOf(size_t worker) const {
+  std::vector<size_t> keys;
+  for (size_t k = worker; k < spacesOfKey_.size(); k += workers_) keys.push_back(k);
+  return keys;
+}
+
 Sampler& StructureSampling::samplerOf(size_t keyIndex) {
   if (!samplers_[keyIndex]) {
     // Counted at once: sampling draws from what the count found, as it always has.
@@ -142,8 +147,7 @@ std::vector<CountedSpace> StructureSampling::countIn(const std::vector<size_t>& 
 // A worker: counts every W-th distinct space, sends the counts and "counted", waits for the
 // points wanted of its spaces, draws them with the samplers that counted, sends them and "done".
 void StructureSampling::runWorker(size_t w, int toParent, int fromParent) {
-  std::vector<size_t> mine;
-  for (size_t k = w; k < spacesOfKey_.size(); k += workers_) mine.push_back(k);
+  const std::vector<size_t> mine = keysOf(w);
   std::vector<CountedSpace> counted = countIn(mine);
   for (size_t j = 0; j < mine.size(); ++j) {
     Json line = {{"key", mine[j]}};
@@ -264,7 +268,7 @@ std::vector<SampleSet> StructureSampling::sample(const std::vector<size_t>& want
     size_t received = 0;
     for (size_t w = 0; w < running_.size(); ++w) {
       Json request = {{"wanted", Json::array()}};
-      for (size_t k = w; k < spacesOfKey_.size(); k += workers_) {
+      for (size_t k : keysOf(w)) {
         for (size_t i : spacesOfKey_[k]) {
           if (wanted[i] > 0) request["wanted"].push_back({i, wanted[i], seeds[i]});
         }

@@ -59,6 +59,7 @@ class StructureSampling {
     int toWorker;
     std::string pending;  // read past the last line
   };
+  std::vector<size_t> keysOf(size_t worker) const;  // every W-th distinct space from `worker`
   void runWorker(size_t w, int toParent, int fromParent);
   bool startWorkers(std::vector<CountedSpace>& byKey);
   void stopWorkers();

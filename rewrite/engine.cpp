@@ -41,12 +41,14 @@ Expr withChild(const Expr& parent, int index, const Expr& child) {
   return parent.withChildren(parent.nats(), std::move(funs), std::move(args));
 }
 
-void collectPositions(const Expr& e, Position& current, std::vector<Position>& out) {
-  out.push_back(current);
+// Pre-order: the node, then each child's subtree left to right.
+void collectNodes(const Expr& e, Position& current, int parent, std::vector<PositionedNode>& out) {
+  out.push_back({current, e, parent});
+  const int self = static_cast<int>(out.size()) - 1;
   std::vector<Expr> children = childrenOf(e);
   for (size_t i = 0; i < children.size(); ++i) {
     current.push_back(static_cast<int>(i));
-    collectPositions(children[i], current, out);
+    collectNodes(children[i], current, self, out);
     current.pop_back();
   }
 }
@@ -112,34 +114,14 @@ Expr nodeAt(const Expr& root, const Position& position) { return pathTo(root, po
 
 std::vector<Position> allPositions(const Expr& root) {
   std::vector<Position> out;
-  Position current;
-  collectPositions(root, current, out);
+  for (PositionedNode& entry : positionedNodes(root)) out.push_back(std::move(entry.position));
   return out;
 }
 
 std::vector<PositionedNode> positionedNodes(const Expr& root) {
-  std::vector<PositionedNode> out{{Position{}, root, -1}};
-  // Pre-order: each entry's children are inserted right after its subtree's start, so walk
-  // with an explicit stack of (entry, next child) to keep allPositions' order.
-  std::vector<std::pair<size_t, std::vector<Expr>>> stack;
-  stack.push_back({0, childrenOf(root)});
-  std::vector<size_t> nextChild{0};
-  while (!stack.empty()) {
-    auto& [entry, children] = stack.back();
-    size_t& next = nextChild.back();
-    if (next == children.size()) {
-      stack.pop_back();
-      nextChild.pop_back();
-      continue;
-    }
-    Position position = out[entry].position;
-    position.push_back(static_cast<int>(next));
-    Expr child = children[next++];
-    out.push_back({std::move(position), child, static_cast<int>(entry)});
-    size_t childEntry = out.size() - 1;
-    stack.push_back({childEntry, childrenOf(child)});
-    nextChild.push_back(0);
-  }
+  std::vector<PositionedNode> out;
+  Position current;
+  collectNodes(root, current, -1, out);
   return out;
 }
 
