@@ -31,6 +31,12 @@
 // dimension nor mixes its mapGlb with an existing work-group mapping. Low-level primitives
 // already present are kept; below an existing top-level mapGlb(d) the result of its function
 // may continue the nest with dimensions below d.
+//
+// A let's value that is a copy nest (maps down to id of each element: the copy hoist-relayout
+// and materialize make of a view) is the exception to views staying maps: the let names a value
+// to be stored, so it is computed by a kernel of its own, mapGlb over its outer levels (at most
+// three, the outermost in the highest dimension) and mapSeq below. A re-layout left a view would
+// be read through the same strided view it was made to avoid.
 #include "codegen/lowering.h"
 
 #include <algorithm>
@@ -137,6 +143,21 @@ bool isViewLike(const Expr& e) {
   return isRearrangingPrimitive(op) || (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
 }
 
+// The levels of the copy nest `e`: map(x -> id(x), xs) is 1, map(x -> N(x), xs) with N a
+// copy nest of x is one more; 0 for anything else.
+int copyNestDepth(const Expr& e) {
+  if (!e.isPrim(Op::Map) || !e.funs()[0].isLambda() || e.funs()[0].params().size() != 1) return 0;
+  const Expr& f = e.funs()[0];
+  const Expr& body = f.body();
+  if (!body.isPrim() || body.args().empty() || !body.args()[0].isParam() ||
+      body.args()[0].paramId() != f.params()[0].paramId()) {
+    return 0;
+  }
+  if (body.isPrim(Op::Id)) return 1;
+  const int inner = copyNestDepth(body);
+  return inner > 0 ? inner + 1 : 0;
+}
+
 enum class Where { Host, HostInput, Spine, Sequential };
 
 struct Place {
@@ -195,7 +216,13 @@ class Lowering {
     }
     if (writableAtHost(e)) return rebuild(e, e.funs(), kHost);
     if (op == Op::Let) {
-      return e.withChildren(e.nats(), lowerAll(e.funs(), kHost), lowerAll(e.args(), kHostInput));
+      std::vector<Expr> values;
+      for (const Expr& value : e.args()) {
+        const int depth = copyNestDepth(value);
+        values.push_back(depth > 0 ? lowerCopyNest(value, std::min(depth, kMaxDimensions) - 1)
+                                   : lower(value, kHostInput));
+      }
+      return e.withChildren(e.nats(), lowerAll(e.funs(), kHost), values);
     }
     // Computed by a single work-item kernel.
     return lowerInKernel(e, kSequential);
@@ -218,6 +245,20 @@ class Lowering {
     if (continuesSpine(op)) return rebuild(e, e.funs(), place);
     return e.withChildren(e.nats(), lowerAll(e.funs(), kSequential),
                           lowerAll(e.args(), kSequential));
+  }
+
+  // The copy nest `e`: mapGlb(dim) at this level while dim >= 0, mapSeq below; the data of
+  // its outermost map lowered as a kernel's input.
+  Expr lowerCopyNest(const Expr& e, int dim, bool outermost = true) {
+    const Expr& f = e.funs()[0];
+    Expr body = f.body();
+    if (body.isPrim(Op::Map)) body = lowerCopyNest(body, dim - 1, false);
+    Expr data = outermost ? lower(e.args()[0], kHostInput) : e.args()[0];
+    if (dim >= 0) {
+      return Expr::prim(Op::MapGlb, {Arith(dim)}, {f.withBody(body)}, {data}, e.attribute(),
+                        e.loc());
+    }
+    return Expr::prim(Op::MapSeq, {}, {f.withBody(body)}, {data}, e.attribute(), e.loc());
   }
 
   // mapGlb with the dimension its nest gives it (at most `freeDimensions` levels); its data

@@ -5,7 +5,8 @@
 // directly inside such a map's function (possibly under layout primitives such as join) becomes
 // mapGlb of the next lower dimension, up to three dimensions, so that the innermost parallel
 // map is dimension 0; every other map becomes mapSeq and every reduce becomes reduceSeq.
-// Already low-level primitives are left as they are.
+// Already low-level primitives are left as they are. A let's value that is a copy nest (maps
+// down to id, as hoist-relayout makes) is a kernel of its own, so that the copy is stored.
 #pragma once
 
 #include "ir/expr.h"

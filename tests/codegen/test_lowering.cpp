@@ -159,6 +159,22 @@ TEST_CASE("maps that only rearrange data stay high-level views, never parallel")
         "mapGlb(0, m -> map(r -> split(1, r), mapSeq(r -> mapSeq(v -> v + 1.0f, r), m)), x)");
 }
 
+TEST_CASE("a let's value that is a copy nest is computed by a kernel of its own") {
+  // The copy hoist-relayout makes of a transposed view: mapGlb over the outer levels (at most
+  // three, the outermost highest), mapSeq below, the view read as the kernel's input.
+  CHECK(lowered("def f(x: [[float]N]M) = let(r -> map(v -> map(e -> e * 2.0f, v), r), "
+                "map(c -> map(e -> id(e), c), transpose(x)))") ==
+        "let(r -> mapGlb(1, v -> mapGlb(0, e -> e * 2.0f, v), r), mapGlb(1, c -> mapGlb(0, e "
+        "-> id(e), c), transpose(x)))");
+  CHECK(lowered("def f(x: [[[[float]N]M]K]J) = let(r -> map(v -> v, r), map(a -> map(b -> "
+                "map(c -> map(e -> id(e), c), b), a), x))") ==
+        "let(r -> map(v -> v, r), mapGlb(2, a -> mapGlb(1, b -> mapGlb(0, c -> mapSeq(e -> "
+        "id(e), c), b), a), x))");
+  // Only a let's value: a copy nest elsewhere is a view as before.
+  CHECK(lowered("def f(x: [[float]N]M) = map(c -> map(e -> id(e), c), transpose(x))") ==
+        "map2D(e -> id(e), transpose(x))");
+}
+
 TEST_CASE("low-level primitives already present are kept and never get a same-dimension nest") {
   // An existing mapGlb(1): the map of its result takes dimension 0.
   CHECK(lowered("def f(x: [[float]N]M) = mapGlb(1, r -> map(v -> v + 1.0f, r), x)") ==
