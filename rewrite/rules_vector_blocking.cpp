@@ -48,6 +48,12 @@
 //                          own; at the definition's body or a top-level let's body, for xs
 //                          closed there: code generation makes the copy a first kernel, the
 //                          one-off re-layout of the weights as [M/κ][K][K][C][κ].)
+//  hoist-relayout-nested   the same for a group of a group: a chain of maps from one over
+//                          closed data, each over a view of the enclosing map's param, the
+//                          deepest view of the last map's param copied nested as deep as the
+//                          chain, e.g. a blocked matmul's blocks of σ rows of A as [M/σ][K][σ],
+//                          so that each step of the reduction reads σ neighbouring values (the
+//                          packing of GotoBLAS).
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -465,56 +471,113 @@ Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement)
   return e.withChildren(e.nats(), funs, args);
 }
 
-// The first map (pre-order, high-level, computing: not a view itself) under `e` whose data is
-// closed over `inputs` and whose function's body holds a re-layout view of its param; returns
-// the map and the view.
+// A map that computes (a unary lambda that is not a layout function).
+bool isComputingMap(const Expr& e) {
+  return e.isPrim(Op::Map) && isUnaryLambda(e.funs()[0]) && !isLayoutFunction(e.funs()[0]);
+}
+
+// Where a re-layout view is hoisted from: a chain of computing maps, maps[0] over data closed
+// at the stage and each further map over a view of the previous map's param alone (the groups
+// of a group: map2D's rows of a block of rows, a row's blocks), and the view, of the last
+// map's param. With one map the copy is [n][view]; with d maps it is nested d deep, one view
+// per innermost group, so that a view of a group of a group of the input (a block of A's rows
+// in a blocked matmul) is copied as well as one of a group of the input.
 struct HoistSite {
-  Expr map;
+  std::vector<Expr> maps;
   Expr view;
 };
+
+// The chain under `body`, the body of maps.back(), whose last map's body holds a re-layout
+// view. With `nested` false only maps.back() itself is tried. With `nested` the deepest view
+// is taken first (pre-order among maps): a view of a group whose elements are read through a
+// further view (a row's interleaved blocks, each transposed) is copied with both, so that the
+// reduction reads the copy in order.
+bool findHoistChain(const Expr& body, std::vector<Expr>& maps, Expr& view,
+                    const RuleApplication& a, bool nested) {
+  const Expr& g = maps.back().funs()[0].params()[0];
+  if (nested) {
+    bool done = false;
+    forEachNode(body, [&](const Expr& n) {
+      if (done || !isComputingMap(n) || !isViewOf(n.args()[0], g)) return;
+      maps.push_back(n);
+      if (findHoistChain(n.funs()[0].body(), maps, view, a, nested)) {
+        done = true;
+      } else {
+        maps.pop_back();
+      }
+    });
+    if (done) return true;
+  }
+  if (auto found = relayoutView(body, g, a, false)) {
+    view = *found;
+    return true;
+  }
+  return false;
+}
+
+// The first computing map (pre-order) under `e` whose data is closed over `inputs` and from
+// which a chain reaches a re-layout view.
 std::optional<HoistSite> hoistSite(const Expr& e, const std::vector<uint64_t>& inputs,
-                                   const RuleApplication& a) {
-  if (e.isPrim(Op::Map) && isUnaryLambda(e.funs()[0]) && !isLayoutFunction(e.funs()[0])) {
+                                   const RuleApplication& a, bool nested) {
+  if (isComputingMap(e)) {
     bool closed = true;
     for (uint64_t id : freeParamsOf(e.args()[0])) {
       closed = closed && std::find(inputs.begin(), inputs.end(), id) != inputs.end();
     }
-    const Expr& g = e.funs()[0].params()[0];
-    if (closed) {
-      if (auto view = relayoutView(e.funs()[0].body(), g, a, false)) return HoistSite{e, *view};
+    HoistSite site{{e}, Expr()};
+    if (closed && findHoistChain(e.funs()[0].body(), site.maps, site.view, a, nested) &&
+        (!nested || site.maps.size() >= 2)) {
+      return site;
     }
   }
-  if (e.isLambda()) return hoistSite(e.body(), inputs, a);
+  if (e.isLambda()) return hoistSite(e.body(), inputs, a, nested);
   if (!e.isPrim()) return std::nullopt;
   for (const Expr& f : e.funs()) {
-    if (auto found = hoistSite(f, inputs, a)) return found;
+    if (auto found = hoistSite(f, inputs, a, nested)) return found;
   }
   for (const Expr& arg : e.args()) {
-    if (auto found = hoistSite(arg, inputs, a)) return found;
+    if (auto found = hoistSite(arg, inputs, a, nested)) return found;
   }
   return std::nullopt;
 }
 
-std::optional<Expr> hoistRelayout(const RuleApplication& a) {
+// maps[i] rebuilt over zip(its data, its part of the copy), its param the pair: the maps
+// inside it rebuilt likewise over the pair's second half, the view replaced by the copy's
+// element.
+Expr overRelaid(const HoistSite& site, size_t i, const Expr& relaidPart) {
+  const Expr& m = site.maps[i];
+  const Expr& g = m.funs()[0].params()[0];
+  Expr pair = Expr::param(g.paramName());
+  Expr body = m.funs()[0].body();
+  if (i + 1 < site.maps.size()) {
+    body = replaceNode(body, site.maps[i + 1].node(), overRelaid(site, i + 1, get(1, pair)));
+  } else {
+    body = replaceNode(body, site.view.node(), get(1, pair));
+  }
+  body = substituteParams(body, {{g, get(0, pair)}});
+  return map(Expr::lambda({pair}, body), zip(m.args()[0], relaidPart));
+}
+
+// hoist-relayout (`nested` false: a view of a closed map's own param) and
+// hoist-relayout-nested (`nested`: a view of a group of a group, two maps deep or more).
+std::optional<Expr> hoistRelayout(const RuleApplication& a, bool nested) {
   if (a.node.isFunction()) return std::nullopt;
   // Only at the definition's body or the body of a let at the top (as let-hoist).
   if (!isTopLevelStage(a)) return std::nullopt;
   const std::vector<uint64_t> inputs = freeParamsOf(a.node);
-  std::optional<HoistSite> site = hoistSite(a.node, inputs, a);
+  std::optional<HoistSite> site = hoistSite(a.node, inputs, a, nested);
   if (!site) return std::nullopt;
-  const Expr& groupMap = site->map;
-  const Expr& g = groupMap.funs()[0].params()[0];
-  const Expr& xs = groupMap.args()[0];
-  // The copy of every group's view, [n][view], as one layout map over xs.
-  Expr views = map(freshLambda(g, site->view), xs);
-  const Type viewsType = Type::array(a.typeOf(site->view), a.typeOf(xs).arrayLength());
+  // The copy of every innermost group's view, [n0][n1]..[view], as layout maps over the chain.
+  Expr views = site->view;
+  Type viewsType = a.typeOf(site->view);
+  for (size_t i = site->maps.size(); i-- > 0;) {
+    const Expr& m = site->maps[i];
+    views = map(freshLambda(m.funs()[0].params()[0], views), m.args()[0]);
+    viewsType = Type::array(viewsType, a.typeOf(m.args()[0]).arrayLength());
+  }
   Expr copied = copyOf(viewsType, views);
   Expr relaid = Expr::param("relaid");
-  Expr pair = Expr::param(g.paramName());
-  Expr body = replaceNode(groupMap.funs()[0].body(), site->view.node(), get(1, pair));
-  body = substituteParams(body, {{g, get(0, pair)}});
-  Expr newMap = map(Expr::lambda({pair}, body), zip(xs, relaid));
-  Expr context = replaceNode(a.node, groupMap.node(), newMap);
+  Expr context = replaceNode(a.node, site->maps[0].node(), overRelaid(*site, 0, relaid));
   return let(Expr::lambda({relaid}, context), copied);
 }
 
@@ -565,7 +628,16 @@ void addVectorBlockingRules(std::vector<Rule>& rules) {
                    "an array of scalars: copied once, by a kernel of its own]",
                    RuleFamily::AddressSpace,
                    {},
-                   hoistRelayout});
+                   [](const RuleApplication& a) { return hoistRelayout(a, false); }});
+  rules.push_back({"hoist-relayout-nested",
+                   "C[map(g0 -> ..map(g -> B[v(g)], ys(g0)).., xs)] => let(r -> C[the maps over "
+                   "zip(their data, their part of r), v(g) the copy's element], "
+                   "map(..map(id)..)(map(g0 -> ..map(g -> v(g), ys(g0)).., xs)))   [as "
+                   "hoist-relayout for a group of a group: each map's data a view of the "
+                   "enclosing map's param alone; the deepest view taken; copied nested]",
+                   RuleFamily::AddressSpace,
+                   {},
+                   [](const RuleApplication& a) { return hoistRelayout(a, true); }});
 }
 
 }  // namespace weft::rewrite

@@ -362,66 +362,83 @@ TEST_CASE("hoist-relayout preserves programs while copying a group's reordered v
     const bool inLet = coin(rng);        // the map inside a top-level let's body
     const bool layoutAbove = coin(rng);  // a transpose between the body and the map
     const bool useGroupToo = coin(rng);  // the body also reads g besides the view
+    // The view is of a group of a group: 0 (g itself), 1 or 2 maps deep, each over g's
+    // elements as they are or re-split (a view of the enclosing param).
+    const int nesting = pick(rng, 0, 2);
+    const int c = pick(rng, 1, 3);
+    Type groupType = arrayOf(arrayOf(t, a), b);
+    for (int level = 0; level < nesting; ++level) groupType = arrayOf(groupType, c);
     Definition original = definition(
         "p",
-        {{"xs", arrayOf(arrayOf(arrayOf(t, a), b), groups)}, {"ys", arrayOf(t, groups)}, {"s", t}},
+        {{"xs", arrayOf(groupType, groups)}, {"ys", arrayOf(t, groups)}, {"s", t}},
         [&](const auto& p) {
           auto body = [&](Expr input) {
             Expr data = tupleGroups ? zip(input, p[1]) : input;
             Expr mapped = map(
                 lam("g",
                     [&](Expr g) {
-                      Expr matrix = tupleGroups ? get(0, g) : g;  // [b][a]
-                      Expr view;
-                      if (viewKind == 0) view = transpose(matrix);  // [a][b]
-                      if (viewKind == 1) {
-                        view = map(lam("c", [](Expr c) { return join(split(1, c)); }),
-                                   transpose(matrix));
-                      }
-                      if (viewKind == 2) view = split(b, join(transpose(matrix)));
-                      Expr g2 = randomTerm(rng, kind, p[2]);
-                      Expr sums = join(map(lam("c", [&](Expr c) { return sumOf(c, kind); }), view));
-                      if (useGroupToo && tupleGroups) {
-                        return map(lam("v", [&](Expr v) { return v * get(1, g) + g2; }), sums);
-                      }
-                      if (useGroupToo) {  // scaled by the sum of g's values
-                        return join(
-                            map(lam("total",
-                                    [&](Expr total) {
-                                      return map(lam("v", [&](Expr v) { return v * total; }), sums);
-                                    }),
-                                sumOf(join(g), kind)));
-                      }
-                      return map(lam("v", [&](Expr v) { return v + g2; }), sums);
+                      // The innermost group's sums.
+                      auto sumsOf = [&](Expr matrix) -> Expr {  // matrix: [b][a]
+                        Expr view;
+                        if (viewKind == 0) view = transpose(matrix);  // [a][b]
+                        if (viewKind == 1) {
+                          view = map(lam("c", [](Expr c) { return join(split(1, c)); }),
+                                     transpose(matrix));
+                        }
+                        if (viewKind == 2) view = split(b, join(transpose(matrix)));
+                        Expr g2 = randomTerm(rng, kind, p[2]);
+                        Expr sums =
+                            join(map(lam("c", [&](Expr c) { return sumOf(c, kind); }), view));
+                        if (useGroupToo && tupleGroups) {
+                          return map(lam("v", [&](Expr v) { return v * get(1, g) + g2; }), sums);
+                        }
+                        if (useGroupToo) {  // scaled by the sum of the group's values
+                          return join(map(lam("total",
+                                              [&](Expr total) {
+                                                return map(lam("v", [&](Expr v) { return v * total; }),
+                                                           sums);
+                                              }),
+                                          sumOf(join(matrix), kind)));
+                        }
+                        return map(lam("v", [&](Expr v) { return v + g2; }), sums);
+                      };
+                      // Nested in `levels` maps over groups of the group.
+                      std::function<Expr(Expr, int)> nest = [&](Expr group, int levels) -> Expr {
+                        if (levels == 0) return sumsOf(group);
+                        // The group re-split to its own shape: [c][b][a] or [c][c]..
+                        Expr elements =
+                            coin(rng) ? group : split(levels == 1 ? b : c, join(group));
+                        return map(lam("h", [&, levels](Expr h) { return nest(h, levels - 1); }),
+                                   elements);
+                      };
+                      return nest(tupleGroups ? get(0, g) : g, nesting);
                     }),
                 data);
             return layoutAbove ? transpose(mapped) : mapped;
           };
           if (!inLet) return body(p[0]);
+          // The stage adds s to every scalar of xs (2 + nesting levels below the groups).
+          std::function<Expr(Expr, int)> plusS = [&](Expr x, int levels) -> Expr {
+            if (levels == 0) return x + p[2];
+            return map(lam("e", [&, levels](Expr e) { return plusS(e, levels - 1); }), x);
+          };
           return let(lam("stage", [&](Expr stage) { return body(stage); }),
-                     map(lam("m",
-                             [&](Expr m) {
-                               return map(lam("r",
-                                              [&](Expr r) {
-                                                return map(
-                                                    lam("v", [&](Expr v) { return v + p[2]; }), r);
-                                              }),
-                                          m);
-                             }),
-                         p[0]));
+                     plusS(p[0], 3 + nesting));
         });
     const Expr& root = original.function.body();
     const Expr target = inLet ? root.funs()[0].body() : root;
-    Definition rewritten = rewriteAt(original, "hoist-relayout", target, {});
+    Definition rewritten =
+        rewriteAt(original, nesting > 0 ? "hoist-relayout-nested" : "hoist-relayout", target, {});
     RC_ASSERT(countPrims(rewritten.function.body(), Op::Let) ==
               countPrims(original.function.body(), Op::Let) + 1);
     RC_ASSERT(countPrims(rewritten.function.body(), Op::Id) == 1);
-    RC_TAG(std::string(inLet ? "in a let" : "at the body") + ", view " + std::to_string(viewKind));
+    RC_TAG(std::string(inLet ? "in a let" : "at the body") + ", view " + std::to_string(viewKind) +
+           ", nested " + std::to_string(nesting));
     checkRewriteKeepsResult(original, rewritten, rng);
   });
 }
 
-TEST_CASE("hoist-relayout: no match without a reordering view, or below a map") {
+TEST_CASE("hoist-relayout(-nested): no match without a reordering view, or below a map") {
   const Type t = Type::intType();
   auto build = [&](bool reorders, Expr* inner) {
     return definition("p", {{"xs", arrayOf(arrayOf(arrayOf(t, 2), 3), 2)}}, [&](const auto& p) {
@@ -440,6 +457,9 @@ TEST_CASE("hoist-relayout: no match without a reordering view, or below a map") 
   Expr inner;
   Definition withTranspose = build(true, &inner);
   CHECK(tryRuleAt(withTranspose, "hoist-relayout", withTranspose.function.body()).has_value());
+  // The nested rule needs a view two maps deep.
+  CHECK_FALSE(
+      tryRuleAt(withTranspose, "hoist-relayout-nested", withTranspose.function.body()).has_value());
   CHECK_FALSE(tryRuleAt(withTranspose, "hoist-relayout", inner).has_value());
   Definition inOrder = build(false, nullptr);
   CHECK_FALSE(tryRuleAt(inOrder, "hoist-relayout", inOrder.function.body()).has_value());
