@@ -4,7 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "typecheck/typecheck.h"
 
@@ -50,13 +52,32 @@ double userFunctionFlops(const Expr& e) {
 struct Counts {
   double flops = 0;
   double reductionReads = 0;
+  double transposedReductionReads = 0;  // of those, read through a transposing view
   Counts& operator+=(const Counts& other) {
     flops += other.flops;
     reductionReads += other.reductionReads;
+    transposedReductionReads += other.transposedReductionReads;
     return *this;
   }
-  Counts times(double n) const { return {flops * n, reductionReads * n}; }
+  Counts times(double n) const {
+    return {flops * n, reductionReads * n, transposedReductionReads * n};
+  }
 };
+
+// Whether `e` is a copy nest, map(x -> id(x)) or map(x -> N(x)) with N a copy nest: a let's
+// value the lowering stores in order (codegen/lowering.h).
+bool isCopyNest(const Expr& e) {
+  if (!e.isPrim(Op::Map) || !e.funs()[0].isLambda() || e.funs()[0].params().size() != 1) {
+    return false;
+  }
+  const Expr& f = e.funs()[0];
+  const Expr& body = f.body();
+  if (!body.isPrim() || body.args().empty() || !body.args()[0].isParam() ||
+      body.args()[0].paramId() != f.params()[0].paramId()) {
+    return false;
+  }
+  return body.isPrim(Op::Id) || isCopyNest(body);
+}
 
 // The values one element of type t holds as a reduction reads it: a scalar or a vector is one,
 // a tuple the sum of its components, an array its length times its element's.
@@ -102,9 +123,86 @@ class FlopCounter {
     return count(f);
   }
 
+  // Whether reading `e` goes through a transpose: a transpose in it, or a param bound to the
+  // elements of such a view (per tuple component where the data is a zip).
+  bool throughTranspose(const Expr& e) const {
+    if (e.isParam()) {
+      auto found = transposedParams_.find(e.paramId());
+      if (found == transposedParams_.end()) return false;
+      for (bool component : found->second) {
+        if (component) return true;
+      }
+      return false;
+    }
+    if (!e.isPrim()) return false;
+    if (e.isPrim(Op::Transpose)) return true;
+    if (e.isPrim(Op::Get) && e.args()[0].isParam()) {
+      auto found = transposedParams_.find(e.args()[0].paramId());
+      const std::optional<int64_t> component = e.nats().empty() ? std::nullopt
+                                                                 : e.nats()[0].constant();
+      if (found != transposedParams_.end() && component && *component >= 0 &&
+          *component < static_cast<int64_t>(found->second.size()) && found->second.size() > 1) {
+        return found->second[static_cast<size_t>(*component)];
+      }
+    }
+    for (const Expr& f : e.funs()) {
+      bool inside = false;
+      forEachNode(f, [&](const Expr& n) { inside = inside || n.isPrim(Op::Transpose); });
+      if (inside) return true;
+    }
+    for (const Expr& arg : e.args()) {
+      if (throughTranspose(arg)) return true;
+    }
+    return false;
+  }
+
+  // The flags of a param bound to the elements of `data` (one per zipped array).
+  std::vector<bool> elementFlags(const Expr& data) const {
+    if (data.isPrim(Op::Zip)) {
+      std::vector<bool> flags;
+      for (const Expr& arg : data.args()) flags.push_back(throughTranspose(arg));
+      return flags;
+    }
+    return {throughTranspose(data)};
+  }
+
+  // Records, for the params a map, reduce or let binds, whether they are read through a
+  // transpose: a map's and a reduce's element param as its data; a let's as its value, but
+  // a copy nest is stored in order.
+  void bindParams(const Expr& e) {
+    if (e.funs().empty() || !e.funs()[0].isLambda() || e.args().empty()) return;
+    const std::vector<Expr>& params = e.funs()[0].params();
+    switch (e.primOp()) {
+      case Op::Map:
+      case Op::MapGlb:
+      case Op::MapWrg:
+      case Op::MapLcl:
+      case Op::MapSeq:
+      case Op::MapSeqUnroll:
+        if (params.size() == 1) transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
+        return;
+      case Op::Reduce:
+      case Op::ReduceSeq:
+      case Op::ReduceSeqUnroll:
+        if (params.size() == 2) {
+          transposedParams_[params[1].paramId()] = elementFlags(e.args().back());
+        }
+        return;
+      case Op::Let:
+        if (params.size() == 1) {
+          const Expr& value = e.args()[0];
+          transposedParams_[params[0].paramId()] = {!isCopyNest(value) && throughTranspose(value)};
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
   Counts countUncached(const Expr& e) {
     if (e.isLambda()) return count(e.body());
     if (!e.isPrim()) return {};
+    bindParams(e);
     Counts total;
     for (const Expr& arg : e.args()) total += count(arg);
     switch (e.primOp()) {
@@ -122,8 +220,9 @@ class FlopCounter {
         const Expr& input = e.args().back();
         const double steps = length(input);
         total += once(e.funs()[0]).times(steps);
-        total.reductionReads +=
-            steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_);
+        const double reads = steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_);
+        total.reductionReads += reads;
+        if (throughTranspose(input)) total.transposedReductionReads += reads;
         return total;
       }
       case Op::Vectorize: {
@@ -147,6 +246,7 @@ class FlopCounter {
   const TypedDefinition& typed_;
   const ArithBinding& sizes_;
   std::unordered_map<const ExprNode*, Counts> memo_;
+  std::unordered_map<uint64_t, std::vector<bool>> transposedParams_;
 };
 
 }  // namespace
@@ -160,7 +260,8 @@ OperationCounts countOperations(const Definition& definition, const ArithBinding
   FlopCounter counter(typed, sizes);
   try {
     const Counts counts = counter.count(definition.function.body());
-    return {static_cast<int64_t>(std::llround(counts.flops)), counts.reductionReads};
+    return {static_cast<int64_t>(std::llround(counts.flops)), counts.reductionReads,
+            counts.transposedReductionReads};
   } catch (const ArithError& error) {
     throw std::invalid_argument(std::string("countFlops: ") + error.what());
   }

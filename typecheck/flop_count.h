@@ -27,9 +27,15 @@ int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
 // reduction reads, is a static estimate of arithmetic intensity that rises when a program
 // keeps blocks of accumulators in registers or reads vectors (the rewrite search ranks its
 // programs by it).
+//
+// Of those, the reads of reductions whose input is a view holding a transpose: the elements of
+// one step come from different rows of memory and successive steps advance by a row (a blocked
+// matmul reading its blocks of A's rows, B's columns), where an input re-laid out once
+// (hoist-relayout) is read in order.
 struct OperationCounts {
   int64_t flops = 0;
   double reductionReads = 0;
+  double transposedReductionReads = 0;
   double intensity() const;  // flops / reductionReads, 0 without reductions
 };
 OperationCounts countOperations(const Definition& definition, const ArithBinding& sizes);

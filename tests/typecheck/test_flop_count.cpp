@@ -135,3 +135,45 @@ def block(xs: [[float]S]K, ws: [float4]K): [[float4]S]1 =
   const Definition none = parsed("def f(x: [float]N): [float]N = map(v -> v * 2.0f, x)");
   CHECK(countOperations(none, {{"N", 8}}).intensity() == 0.0);
 }
+
+TEST_CASE("reduction reads through a transposing view are counted apart") {
+  // Each step reads one column's element of every row: through transpose.
+  const Definition strided = parsed(R"(
+def f(xs: [[float]S]K): [[float]K]1 =
+  reduce(fill(K, 0.0f), (accs, col) -> map(q -> q._0 + q._1, zip(accs, col)), transpose(xs))
+)");
+  OperationCounts throughTranspose = countOperations(strided, {{"S", 4}, {"K", 8}});
+  CHECK(throughTranspose.reductionReads == doctest::Approx(4 * 8));
+  CHECK(throughTranspose.transposedReductionReads == doctest::Approx(4 * 8));
+  // The same sums over rows laid out as they are read: none.
+  const Definition inOrder = parsed(R"(
+def f(xs: [[float]K]S): [[float]K]1 =
+  reduce(fill(K, 0.0f), (accs, row) -> map(q -> q._0 + q._1, zip(accs, row)), xs)
+)");
+  OperationCounts laidOut = countOperations(inOrder, {{"S", 4}, {"K", 8}});
+  CHECK(laidOut.reductionReads == doctest::Approx(4 * 8));
+  CHECK(laidOut.transposedReductionReads == 0.0);
+  // A param bound to a transposed view's elements (matmul's columns of B) is read through it;
+  // a zip's components are told apart.
+  const Definition columns = parsed(R"(
+def f(A: [[float]K]M, B: [[float]N]K): [[float]N]M =
+  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(row, col)),
+                      transpose(B))), A)
+)");
+  const ArithBinding sizes = {{"M", 2}, {"N", 3}, {"K", 4}};
+  CHECK(countOperations(columns, sizes).transposedReductionReads == doctest::Approx(2 * 3 * 4 * 2));
+  const Definition pairs = parsed(R"(
+def f(A: [[float]K]M, B: [[float]K]M): [[float]1]M =
+  map(p -> reduce(0.0f, (acc, v) -> acc + v, p._0), zip(A, transpose(transpose(B))))
+)");
+  CHECK(countOperations(pairs, {{"M", 2}, {"K", 4}}).transposedReductionReads == 0.0);
+  // A let's value that is a copy nest is stored in order: reading it is not strided.
+  const Definition copied = parsed(R"(
+def f(xs: [[float]S]K): [[float]1]S =
+  let(t -> map(row -> reduce(0.0f, (acc, v) -> acc + v, row), t),
+      map(r -> map(e -> id(e), r), transpose(xs)))
+)");
+  OperationCounts relaid = countOperations(copied, {{"S", 4}, {"K", 8}});
+  CHECK(relaid.reductionReads == doctest::Approx(4 * 8));
+  CHECK(relaid.transposedReductionReads == 0.0);
+}

@@ -72,8 +72,9 @@ TEST_CASE("the reads cost model predicts sampled points and ranks blocked vector
   auto predict = readsCostModel(target.structures, sizes);
   const std::optional<double> asWritten = predict({}, profile);
   REQUIRE(asWritten);
-  // 2·M·N·K values read at one per cycle per compute unit.
-  CHECK(*asWritten == doctest::Approx(2.0 * 256 * 256 * 256 /
+  // 2·M·N·K values read at one per cycle per compute unit, each counted twice: the pairs zip
+  // a row of A with a column of B, read through transpose(B).
+  CHECK(*asWritten == doctest::Approx(2 * 2.0 * 256 * 256 * 256 /
                                       (profile.computeUnits * profile.maxClockMHz * 1e6)));
   SampledTarget sampled = sampleTarget(target, profile, 60, 3);
   int blockedPoints = 0;

@@ -132,7 +132,9 @@ readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const Ar
       if (counts.reductionReads <= 0) return std::nullopt;
       const double valuesPerSecond = std::max(device.computeUnits, 1) *
                                      std::max(device.maxClockMHz, 1000) * 1e6;
-      return counts.reductionReads / valuesPerSecond;
+      // A read through a transposing view counts twice: it lands on another cache line than
+      // its neighbour in the step, where a re-laid-out input is read line by line.
+      return (counts.reductionReads + counts.transposedReductionReads) / valuesPerSecond;
     } catch (const std::exception&) {
       return std::nullopt;
     }

@@ -44,8 +44,9 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
 
 // A static cost model for the union of `structures` (the target's predictSeconds): the values
 // the point's reductions read (typecheck/flop_count.h countOperations, with the point's tuning
-// values), at one value per cycle per compute unit of the device. It ignores parallelism and
-// caches; what it is for is the measuring order (--order cost), so that the blocked and
+// values), at one value per cycle per compute unit of the device, a value read through a
+// transposing view counted twice (the cache lines a strided step touches; re-laid-out inputs
+// avoid them). It ignores parallelism and caches otherwise; what it is for is the measuring order (--order cost), so that the blocked and
 // vectorised structures, which read the fewest values, are measured first and the cut-offs for
 // slow variants bite early. A point whose structure has no reduction gets no prediction.
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,
