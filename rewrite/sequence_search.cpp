@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <set>
 #include <random>
 #include <sstream>
 #include <unordered_set>
@@ -26,6 +27,7 @@ constexpr const char* kIntensityOrder = "intensity-order";
 constexpr const char* kLayoutMapsStay = "layout-maps-stay";
 constexpr const char* kUnrollInnermost = "unroll-innermost";
 constexpr const char* kUnrollAccumulators = "unroll-accumulators";
+constexpr const char* kPackOperands = "pack-operands";
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
 // materialize), which the lowering level decides with toPrivate / toLocal, or need factors a
@@ -253,8 +255,26 @@ class Search {
       if (!frontierTwo.empty()) stop = SearchStop::DepthLimit;
       ++report_.loweringStops[stop];
     }
-    // Each structure kept once more with its accumulator updates unrolled (see
-    // unrolledAccumulators), when that changes it.
+    // Each structure kept once more with the transposing views its reductions read copied in
+    // order (see packedOperands), when that changes it; then each, packed or not, with its
+    // accumulator updates unrolled.
+    if (heuristicOn(kPackOperands) && options_.maxLoweringsPerProgram > 0) {
+      // Against the structures kept, not all those seen: level 2 may have reached a packed
+      // program and left it out of its sample.
+      std::set<uint64_t> keptHashes;
+      for (const SearchedStructure& s : report_.structures) keptHashes.insert(s.hash);
+      const size_t kept = report_.structures.size();
+      for (size_t i = 0; i < kept; ++i) {
+        SearchNode node{report_.structures[i].definition, report_.structures[i].sequence,
+                        contexts_.at(i)};
+        if (!packedOperands(node)) continue;
+        const uint64_t hash = canonicalHash(node.definition);
+        if (!keptHashes.insert(hash).second) continue;
+        seen_.insert(hash);
+        keep(node, report_.structures[i].algorithmicSteps);
+        ++report_.packedOperands;
+      }
+    }
     if (heuristicOn(kUnrollAccumulators) && options_.maxLoweringsPerProgram > 0) {
       const size_t kept = report_.structures.size();
       for (size_t i = 0; i < kept; ++i) {
@@ -312,6 +332,40 @@ class Search {
         changed = again = true;
         break;  // positions are recomputed on the new program
       }
+    }
+    return changed;
+  }
+
+  // Applies hoist-relayout and hoist-relayout-nested, in place, wherever they apply (at most
+  // four copies): every view with a transpose that a top-level map's groups are read through
+  // becomes a copy laid out as it is read (a blocked matmul's A and B packed). Returns
+  // whether any was.
+  bool packedOperands(SearchNode& node) {
+    static const Rule& direct = libraryRule("hoist-relayout");
+    static const Rule& nested = libraryRule("hoist-relayout-nested");
+    bool changed = false;
+    for (int copies = 0; copies < 4; ++copies) {
+      bool applied = false;
+      const Expr& body = node.definition.function.body();
+      for (const Position& position : allPositions(body)) {
+        for (const Rule* rule : {&direct, &nested}) {
+          RewriteContext context = node.context;
+          std::optional<Definition> result;
+          try {
+            result = applyAt(node.definition, *rule, position, {}, context);
+          } catch (const std::exception&) {
+            continue;
+          }
+          if (!result) continue;
+          node.definition = std::move(*result);
+          node.context = context;
+          node.sequence.push_back({rule->name, position, {}});
+          applied = changed = true;
+          break;
+        }
+        if (applied) break;  // positions are recomputed on the new program
+      }
+      if (!applied) break;
     }
     return changed;
   }
@@ -606,6 +660,11 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
       {kUnrollAccumulators,
        "every kept structure is kept once more with the maps that update a reduction's "
        "accumulators unrolled (innermost maps in a reduce's function): registers, not memory"},
+      {kPackOperands,
+       "every kept structure is kept once more with the views with a transpose that its "
+       "top-level maps read their groups through copied once, laid out as they are read "
+       "(hoist-relayout, hoist-relayout-nested; at most four copies): a blocked matmul's A and B "
+       "packed"},
       {kDimensionsNest,
        "level 2 drops programs where a parallel map of dimension d > 0 can no longer get one of "
        "dimension d - 1 inside it, or a mapWrg a mapLcl (idle threads)"},
@@ -692,6 +751,7 @@ std::string SearchReport::summary() const {
   out << structures.size() << " structures (" << levelOne << " algorithmic, "
       << structures.size() - static_cast<size_t>(levelOne) << " lowered) from "
       << applicationsTried << " rule applications tried, " << duplicates << " duplicates";
+  if (packedOperands) out << ", " << packedOperands << " with operands packed";
   if (unrolledAccumulators) out << ", " << unrolledAccumulators << " with accumulators unrolled";
   int64_t prunedCount = 0;
   for (const auto& [name, count] : pruned) prunedCount += count;

@@ -138,6 +138,7 @@ struct SearchReport {
   int64_t applicationsTried = 0;            // (rule, position, arguments) attempts
   int64_t duplicates = 0;                   // results equal to a program already found
   int64_t unrolledAccumulators = 0;         // structures added by unroll-accumulators
+  int64_t packedOperands = 0;               // structures added by pack-operands
   std::map<std::string, int64_t> pruned;    // results left out, by heuristic
   // Results the type checker rejected: a rule matched, but a condition of its result is false
   // here (a vector width that does not divide a length fixed by earlier steps), or a rule's

@@ -1,7 +1,8 @@
 // Tests of the rewrite-sequence search (rewrite/sequence_search.h): steps print and parse back,
 // with clear errors; the canonical hash ignores tuning-variable names only; the search keeps
 // the original first, respects its limits and says which one stopped it; its heuristics prune
-// what they say and can be switched off; every structure replays from its sequence.
+// what they say and can be switched off (unroll-accumulators and pack-operands add what they
+// say); every structure replays from its sequence.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -90,7 +91,8 @@ TEST_CASE("the search keeps the original first, distinct structures, within its 
   SearchOptions options = defaultSearchOptions({4});
   options.maxAlgorithmic = 10;
   options.maxLoweringsPerProgram = 3;
-  options.disabledHeuristics = {"unroll-accumulators"};  // its extra structures: tested below
+  // Their extra structures: tested below.
+  options.disabledHeuristics = {"unroll-accumulators", "pack-operands"};
   SearchReport report = searchRewrites(matmul(), options);
   REQUIRE(!report.structures.empty());
   CHECK(report.structures[0].sequence.empty());
@@ -183,7 +185,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 8);
+  CHECK(searchHeuristics().size() == 9);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -241,4 +243,44 @@ TEST_CASE("unroll-accumulators adds each structure with its accumulator updates 
   CHECK(blockedUnrolled > 0);
   options.disabledHeuristics = {"unroll-accumulators"};
   CHECK(searchRewrites(matmul(), options).unrolledAccumulators == 0);
+}
+
+TEST_CASE("pack-operands adds each structure with the views its reductions read copied in order") {
+  SearchOptions options = defaultSearchOptions({16});
+  options.maxLoweringsPerProgram = 1;
+  options.argumentChoices["map2d-kernel-blocking"] = {{{"kappa", Arith(16)}, {"sigma", Arith(16)}}};
+  options.argumentChoices["map2d-kernel-blocking-interleaved"] =
+      options.argumentChoices["map2d-kernel-blocking"];
+  options.rankingSizes = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  SearchReport report = searchRewrites(matmul(), options);
+  CHECK(report.packedOperands > 0);
+  CHECK(containsText(report.summary(), "with operands packed"));
+  // The register block with B's column blocks and A's blocks of rows both copied: two lets,
+  // and its reduction reads no transposing view any more.
+  int packedBlocks = 0;
+  for (const SearchedStructure& s : report.structures) {
+    const std::string text = sequenceText(s.sequence);
+    if (!containsText(text, "vectorize-block-accumulators") ||
+        !containsText(text, "hoist-relayout@") || !containsText(text, "hoist-relayout-nested@")) {
+      continue;
+    }
+    CAPTURE(text);
+    int lets = 0;
+    bool transposedReduction = false;
+    forEachNode(s.definition.function.body(), [&](const Expr& e) {
+      if (e.isPrim(Op::Let)) ++lets;
+      if (e.isPrim(Op::Reduce)) {
+        forEachNode(e.args().back(), [&](const Expr& inner) {
+          transposedReduction = transposedReduction || inner.isPrim(Op::Transpose);
+        });
+      }
+    });
+    CHECK(lets == 2);
+    CHECK_FALSE(transposedReduction);
+    CHECK(canonicalHash(replaySequence(matmul(), s.sequence)) == s.hash);
+    ++packedBlocks;
+  }
+  CHECK(packedBlocks > 0);
+  options.disabledHeuristics = {"pack-operands"};
+  CHECK(searchRewrites(matmul(), options).packedOperands == 0);
 }
