@@ -53,16 +53,33 @@ struct Counts {
   double flops = 0;
   double reductionReads = 0;
   double transposedReductionReads = 0;  // of those, read through a transposing view
+  double loopedAccumulatorValues = 0;   // accumulator values a looped update reads and writes
   Counts& operator+=(const Counts& other) {
     flops += other.flops;
     reductionReads += other.reductionReads;
     transposedReductionReads += other.transposedReductionReads;
+    loopedAccumulatorValues += other.loopedAccumulatorValues;
     return *this;
   }
   Counts times(double n) const {
-    return {flops * n, reductionReads * n, transposedReductionReads * n};
+    return {flops * n, reductionReads * n, transposedReductionReads * n,
+            loopedAccumulatorValues * n};
   }
 };
+
+// Whether the reduce function `step` (acc, x) -> ... updates its accumulator in a loop: a map
+// or mapSeq in its body over data that reads the accumulator param.
+bool updatesInALoop(const Expr& step) {
+  const uint64_t acc = step.params()[0].paramId();
+  bool looped = false;
+  forEachNode(step.body(), [&](const Expr& n) {
+    if (looped || !(n.isPrim(Op::Map) || n.isPrim(Op::MapSeq))) return;
+    forEachNode(n.args()[0], [&](const Expr& inner) {
+      looped = looped || (inner.isParam() && inner.paramId() == acc);
+    });
+  });
+  return looped;
+}
 
 // Whether `e` is a copy nest, map(x -> id(x)) or map(x -> N(x)) with N a copy nest: a let's
 // value the lowering stores in order (codegen/lowering.h).
@@ -223,6 +240,13 @@ class FlopCounter {
         const double reads = steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_);
         total.reductionReads += reads;
         if (throughTranspose(input)) total.transposedReductionReads += reads;
+        // An accumulator array updated by a loop (a map or mapSeq over it, not unrolled) is
+        // memory: every step reads and writes all of it.
+        const Expr& step = e.funs()[0];
+        if (step.isLambda() && step.params().size() == 2 && updatesInALoop(step)) {
+          total.loopedAccumulatorValues +=
+              steps * elementReads(typed_.typeOf(e.args()[0]), sizes_);
+        }
         return total;
       }
       case Op::Vectorize: {
@@ -261,7 +285,7 @@ OperationCounts countOperations(const Definition& definition, const ArithBinding
   try {
     const Counts counts = counter.count(definition.function.body());
     return {static_cast<int64_t>(std::llround(counts.flops)), counts.reductionReads,
-            counts.transposedReductionReads};
+            counts.transposedReductionReads, counts.loopedAccumulatorValues};
   } catch (const ArithError& error) {
     throw std::invalid_argument(std::string("countFlops: ") + error.what());
   }

@@ -32,10 +32,15 @@ int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
 // one step come from different rows of memory and successive steps advance by a row (a blocked
 // matmul reading its blocks of A's rows, B's columns), where an input re-laid out once
 // (hoist-relayout) is read in order.
+//
+// And the accumulator values reductions read and write each step when they update an array of
+// accumulators in a loop (map or mapSeq over it): such an array lives in memory, where an
+// unrolled update (mapSeqUnroll) keeps each accumulator in a register.
 struct OperationCounts {
   int64_t flops = 0;
   double reductionReads = 0;
   double transposedReductionReads = 0;
+  double loopedAccumulatorValues = 0;
   double intensity() const;  // flops / reductionReads, 0 without reductions
 };
 OperationCounts countOperations(const Definition& definition, const ArithBinding& sizes);

@@ -177,3 +177,27 @@ def f(xs: [[float]S]K): [[float]1]S =
   CHECK(relaid.reductionReads == doctest::Approx(4 * 8));
   CHECK(relaid.transposedReductionReads == 0.0);
 }
+
+TEST_CASE("accumulators updated in a loop are counted; unrolled, they are not") {
+  // S float4 accumulators over K steps: a looped update reads and writes all S each step.
+  const char* text = R"(
+def block(xs: [[float]S]K, ws: [float4]K): [[float4]S]1 =
+  reduce(join(fill(S, asVector(4, fill(4, 0.0f)))),
+         (accs, p) -> MAP(q -> q._0 + q._1 * p._1, zip(accs, p._0)), zip(xs, ws))
+)";
+  const ArithBinding sizes = {{"S", 4}, {"K", 16}};
+  auto with = [&](const std::string& map) {
+    std::string program = text;
+    program.replace(program.find("MAP"), 3, map);
+    return countOperations(parsed(program), sizes);
+  };
+  CHECK(with("map").loopedAccumulatorValues == doctest::Approx(16 * 4));
+  CHECK(with("mapSeq").loopedAccumulatorValues == doctest::Approx(16 * 4));
+  CHECK(with("mapSeqUnroll").loopedAccumulatorValues == 0.0);
+  // A scalar accumulator is a register.
+  const Definition dot = parsed(R"(
+def dot(a: [float]N, b: [float]N): [float]1 =
+  reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))
+)");
+  CHECK(countOperations(dot, {{"N", 64}}).loopedAccumulatorValues == 0.0);
+}

@@ -133,8 +133,11 @@ readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const Ar
       const double valuesPerSecond = std::max(device.computeUnits, 1) *
                                      std::max(device.maxClockMHz, 1000) * 1e6;
       // A read through a transposing view counts twice: it lands on another cache line than
-      // its neighbour in the step, where a re-laid-out input is read line by line.
-      return (counts.reductionReads + counts.transposedReductionReads) / valuesPerSecond;
+      // its neighbour in the step, where a re-laid-out input is read line by line. Accumulators
+      // updated in a loop count too: they are read and written in memory every step.
+      return (counts.reductionReads + counts.transposedReductionReads +
+              counts.loopedAccumulatorValues) /
+             valuesPerSecond;
     } catch (const std::exception&) {
       return std::nullopt;
     }
