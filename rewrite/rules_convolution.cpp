@@ -228,7 +228,37 @@ std::optional<Expr> reduceReorderStride(const RuleApplication& application) {
 
 const std::vector<int64_t> kVectorWidths = {2, 3, 4, 8, 16};
 
-// reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b))   [a, b : [float]n; v given]
+// The two factors of a product: x * y, or a call of a user function whose body is the
+// product of its two params (examples/dot.weft's mult), with the call's arguments in the
+// body's order.
+std::optional<std::pair<Expr, Expr>> productFactors(const Expr& term) {
+  if (term.isPrim(Op::Mul) && term.args().size() == 2) {
+    return std::make_pair(term.args()[0], term.args()[1]);
+  }
+  if (!term.isPrim(Op::Apply) || term.funs().empty() || !term.funs()[0].isUserFun() ||
+      term.args().size() != 2) {
+    return std::nullopt;
+  }
+  const Expr& f = term.funs()[0];
+  const Expr& body = f.body();
+  if (f.params().size() != 2 || !body.isPrim(Op::Mul) || body.args().size() != 2) {
+    return std::nullopt;
+  }
+  auto argumentOf = [&](const Expr& factor) -> std::optional<Expr> {
+    if (!factor.isParam()) return std::nullopt;
+    for (size_t i = 0; i < 2; ++i) {
+      if (factor.paramId() == f.params()[i].paramId()) return term.args()[i];
+    }
+    return std::nullopt;
+  };
+  std::optional<Expr> left = argumentOf(body.args()[0]);
+  std::optional<Expr> right = argumentOf(body.args()[1]);
+  if (!left || !right) return std::nullopt;
+  return std::make_pair(*left, *right);
+}
+
+// reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b))   [a, b : [float]n; v given; the
+// product may be a user function's: mult(p._0, p._1) with mult(x, y) = x * y]
 //   => reduce(z, (acc, p) -> acc + dot(p._0, p._1), zip(asVector(v, a), asVector(v, b)))
 std::optional<Expr> vectorizeDot(const RuleApplication& application) {
   std::optional<SumReduction> sum = matchSumReduction(application);
@@ -242,11 +272,11 @@ std::optional<Expr> vectorizeDot(const RuleApplication& application) {
       std::find(kVectorWidths.begin(), kVectorWidths.end(), *width) == kVectorWidths.end()) {
     return std::nullopt;
   }
-  const Expr& term = sum->term;
-  if (!term.isPrim(Op::Mul) || term.args().size() != 2) return std::nullopt;
+  const std::optional<std::pair<Expr, Expr>> factors = productFactors(sum->term);
+  if (!factors) return std::nullopt;
   const Expr& p = sum->element;
-  const bool direct = isGetOf(term.args()[0], 0, p) && isGetOf(term.args()[1], 1, p);
-  const bool swapped = isGetOf(term.args()[0], 1, p) && isGetOf(term.args()[1], 0, p);
+  const bool direct = isGetOf(factors->first, 0, p) && isGetOf(factors->second, 1, p);
+  const bool swapped = isGetOf(factors->first, 1, p) && isGetOf(factors->second, 0, p);
   if (!direct && !swapped) return std::nullopt;
   const Expr& input = sum->input;
   if (!input.isPrim(Op::Zip) || input.args().size() != 2) return std::nullopt;

@@ -506,9 +506,14 @@ TEST_CASE("vectorize-dot preserves dot-product reductions") {
     const bool accFirst = pick(rng, 0, 1) == 0;
     const bool swapped = pick(rng, 0, 1) == 1;
     const int setting = pick(rng, 0, 2);
+    const bool userFunction = pick(rng, 0, 1) == 1;  // the product as mult(x, y) = x * y
     const Type f32 = Type::floatType();
+    Expr mult = userFun("mult", {{"x", f32}, {"y", f32}}, f32,
+                        [](const std::vector<Expr>& q) { return q[0] * q[1]; });
     Expr step = lam2("acc", "p", [&](Expr acc, Expr p) {
-      Expr product = swapped ? get(1, p) * get(0, p) : get(0, p) * get(1, p);
+      Expr first = swapped ? get(1, p) : get(0, p);
+      Expr second = swapped ? get(0, p) : get(1, p);
+      Expr product = userFunction ? apply(mult, {first, second}) : first * second;
       return accFirst ? acc + product : product + acc;
     });
     Expr target;
@@ -549,7 +554,7 @@ TEST_CASE("vectorize-dot preserves dot-product reductions") {
     Definition rewritten = rewriteAt(original, "vectorize-dot", target, {{"v", v}});
     RC_ASSERT(countPrims(rewritten, Op::Dot) == 1);
     RC_ASSERT(countPrims(rewritten, Op::AsVector) == 2);
-    RC_TAG("v = " + std::to_string(v));
+    RC_TAG("v = " + std::to_string(v) + (userFunction ? ", a user function" : ""));
     checkSameResult(original, rewritten, rng, true);
     ++applications;
   }));
@@ -581,6 +586,17 @@ TEST_CASE("vectorize-dot needs a given width, float pairs and a product of the p
   CHECK_FALSE(matches(f32, mul01, {{"v", Arith(4)}}, false));       // a zip of three
   CHECK_FALSE(matches(f32, [](Expr q) { return get(0, q) + get(1, q); }, {{"v", Arith(4)}}));
   CHECK_FALSE(matches(f32, [](Expr q) { return get(0, q) * get(0, q); }, {{"v", Arith(4)}}));
+  // A user function counts when its body is the product of its two params.
+  auto call = [&](const std::function<Expr(const std::vector<Expr>&)>& body) {
+    Expr f = userFun("f", {{"x", f32}, {"y", f32}}, f32, body);
+    return [f](Expr q) { return apply(f, {get(0, q), get(1, q)}); };
+  };
+  CHECK(matches(f32, call([](const std::vector<Expr>& x) { return x[1] * x[0]; }),
+                {{"v", Arith(4)}}));
+  CHECK_FALSE(matches(f32, call([](const std::vector<Expr>& x) { return x[0] + x[1]; }),
+                      {{"v", Arith(4)}}));
+  CHECK_FALSE(matches(f32, call([](const std::vector<Expr>& x) { return x[0] * x[0]; }),
+                      {{"v", Arith(4)}}));
 }
 
 // ---- map-reduce-interchange-rows ----------------------------------------------------------
