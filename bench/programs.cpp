@@ -20,13 +20,17 @@
 // with GFLOP/s (2·M·N·K / time). Output: bench/results/programs_<device profile>.json (every
 // sample, the device, the date) and a table on stdout. Exit code 1 when an output is wrong.
 //
-// With --dot N: examples/dot.weft of length N instead, its explored best against a copy kernel
-// (map(v -> v + 0.0f, x), default-lowered) on the same device, as bandwidths: 8N bytes read
-// per dot, 4N read + 4N written per copy (target: dot ≥ 0.8 × copy); whole-number data, so the
-// check is exact. Output: bench/results/programs_dot_<device profile>.json.
+// With --bandwidth FILE --bind NAME=V..: a memory-bound program instead (examples/dot.weft,
+// sum.weft, matvec.weft; --dot N is --bandwidth examples/dot.weft --bind N=N), its explored best
+// against a copy kernel (map(v -> v + 0.0f, x), default-lowered) of as many floats as the
+// program reads, on the same device, as bandwidths: 4 bytes per float read by the program,
+// 4T read + 4T written by the copy (target: ≥ 0.8 × the copy's); whole-number data, checked
+// exactly against the interpreter run once at full size. Output:
+// bench/results/programs_<definition>_<device profile>.json.
 //
 //   build/bench/weft_bench_programs --db matmul.db [--size 1024 1024 1024] [--retime 3]
 //   build/bench/weft_bench_programs --db dot.db --dot 16777216
+//   build/bench/weft_bench_programs --db sum.db --bandwidth examples/sum.weft --bind N=16777216
 #include <clblast.h>
 #include <fmt/format.h>
 
@@ -48,6 +52,7 @@
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "codegen/compile_pipeline.h"
+#include "ir/interp.h"
 #include "ir/parser.h"
 #include "ir/value.h"
 #include "workloads/builtin_workloads.h"
@@ -76,7 +81,9 @@ struct Settings {
   std::string out;
   bool torch = true;
   bool clblast = true;
-  int64_t dotLength = 0;  // --dot N: the dot-product benchmark instead of matmul
+  int64_t dotLength = 0;  // --dot N: --bandwidth examples/dot.weft --bind N=N
+  std::string bandwidthProgram;       // --bandwidth FILE: a memory-bound program instead
+  std::vector<std::string> bindings;  // --bind NAME=VALUE: its sizes
 };
 
 struct Matrices {
@@ -251,26 +258,37 @@ Json measureTorch(const Matrices& x, const Settings& settings) {
   return result;
 }
 
-// Dot product: the explored best of examples/dot.weft against a copy of the same bytes on the
-// same device, as bandwidths (bytes read, and read + written, per second of kernel time). The
-// data are whole numbers in [-2, 2], so every summation order gives the exact result.
-int runDot(const Settings& settings, const std::string& name, const Definition& definition,
-           const ArithBinding& sizes, host::Context& context,
-           const std::vector<explore::VariantRecord>& records, Json& report) {
-  const int64_t n = sizes.at("N");
+// A memory-bound program (dot, sum, matrix-vector): the explored best against a copy of the
+// same number of floats on the same device, as bandwidths (bytes the program reads, and a copy's
+// bytes read + written, per second of kernel time). The data are whole numbers in [-2, 2], so
+// every summation order gives the interpreter's result exactly; the interpreter runs once at
+// full size as the reference.
+int runBandwidth(const Settings& settings, const std::string& name, const Definition& definition,
+                 const ArithBinding& sizes, host::Context& context,
+                 const std::vector<explore::VariantRecord>& records, Json& report) {
   std::mt19937 rng(settings.seed);
   std::uniform_int_distribution<int> whole(-2, 2);
-  std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
-  int64_t exact = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int x = whole(rng), y = whole(rng);
-    a[static_cast<size_t>(i)] = static_cast<float>(x);
-    b[static_cast<size_t>(i)] = static_cast<float>(y);
-    exact += static_cast<int64_t>(x) * y;
+  std::vector<Value> inputs;
+  int64_t floatsRead = 0;
+  for (const Expr& param : definition.function.params()) {
+    const Type type = param.paramType();
+    int64_t count = 1;
+    Type element = type;
+    while (element.isArray()) {
+      count *= evaluate(element.arrayLength(), sizes);
+      element = element.arrayElement();
+    }
+    if (!(element == Type::floatType())) {
+      throw std::runtime_error(name + ": --bandwidth takes programs of float arrays");
+    }
+    std::vector<float> values(static_cast<size_t>(count));
+    for (float& v : values) v = static_cast<float>(whole(rng));
+    inputs.push_back(valueFromFlat(type, sizes, values));
+    floatsRead += count;
   }
-  const Type vector = definition.function.params()[0].paramType();
-  const std::vector<Value> inputs = {valueFromFlat(vector, sizes, a), valueFromFlat(vector, sizes, b)};
-  const double bytesRead = 2.0 * 4.0 * static_cast<double>(n);
+  std::fprintf(stderr, "reference: the interpreter at full size...\n");
+  const std::vector<float> expected = flattenToFloats(interpret(definition, inputs, sizes));
+  const double bytesRead = 4.0 * static_cast<double>(floatsRead);
   bool allPassed = true;
   Json variants = Json::array();
   Json best;
@@ -281,7 +299,11 @@ int runDot(const Settings& settings, const std::string& name, const Definition& 
         context, explore::compileProgramVariant(definition, sizes, record), inputs, sizes,
         settings);
     const std::vector<float> output = flattenToFloats(run.output);
-    const bool passed = output.size() == 1 && static_cast<double>(output[0]) == exact;
+    size_t differing = output.size() == expected.size() ? 0 : expected.size();
+    for (size_t i = 0; i < output.size() && i < expected.size(); ++i) {
+      if (output[i] != expected[i]) ++differing;
+    }
+    const bool passed = differing == 0;
     allPassed = allPassed && passed;
     const double ms = median(run.ms);
     Json entry = {{"parameters", Json::parse(record.key.parameters)},
@@ -289,65 +311,84 @@ int runDot(const Settings& settings, const std::string& name, const Definition& 
                   {"time_ms", timeJson(run.ms)},
                   {"gb_per_s", bytesRead / (ms * 1e6)},
                   {"verified", passed},
-                  {"verification", {{"expected", exact},
-                                    {"output", output.empty() ? 0.0 : output[0]},
-                                    {"reference", "the exact sum of whole numbers"}}}};
+                  {"verification", {{"outputs", expected.size()},
+                                    {"differing", differing},
+                                    {"reference", "the interpreter at full size, whole numbers: "
+                                                  "exact"}}}};
     variants.push_back(entry);
     if (passed && (best.is_null() || ms < best["time_ms"]["median"].get<double>())) best = entry;
   }
-  report["weft"] = {{"best", best}, {"retimed", variants}};
-  // The copy: a kernel reading one vector and writing another of the same length.
+  report["weft"] = {{"best", best}, {"retimed", variants}, {"bytes_read", bytesRead}};
+  // The copy: a kernel reading one vector of as many floats and writing another.
   const Definition copy =
-      parseProgram("def copy(x: [float]N): [float]N = map(v -> v + 0.0f, x)", "copy.weft")
+      parseProgram("def copy(x: [float]T): [float]T = map(v -> v + 0.0f, x)", "copy.weft")
           .definitions.back();
+  const ArithBinding copySizes = {{"T", floatsRead}};
+  std::vector<float> copyInput(static_cast<size_t>(floatsRead), 1.0f);
   CompilePipelineOptions specialised;
-  specialised.codegen.specialize = sizes;
-  const TimedRun copied = timeProgram(context, compileToOpenCL(copy, {}, specialised),
-                                      {inputs[0]}, sizes, settings);
+  specialised.codegen.specialize = copySizes;
+  const TimedRun copied = timeProgram(
+      context, compileToOpenCL(copy, {}, specialised),
+      {valueFromFlat(copy.function.params()[0].paramType(), copySizes, copyInput)}, copySizes,
+      settings);
   const double copyMs = median(copied.ms);
-  const double copyBandwidth = bytesRead / (copyMs * 1e6);  // 4N read + 4N written
-  report["copy"] = {{"program", "map(v -> v + 0.0f, x), default-lowered"},
+  const double copyBandwidth = 2.0 * bytesRead / (copyMs * 1e6);  // 4T read + 4T written
+  report["copy"] = {{"program", "map(v -> v + 0.0f, x) over as many floats as the program "
+                                "reads, default-lowered"},
                     {"time_ms", timeJson(copied.ms)},
                     {"gb_per_s", copyBandwidth},
-                    {"bytes", "4N read + 4N written"}};
+                    {"bytes", "4T read + 4T written"}};
   if (best.is_null()) throw std::runtime_error("no re-timed weft variant was correct");
-  const double dotBandwidth = best["gb_per_s"].get<double>();
-  const double ratio = dotBandwidth / copyBandwidth;
-  report["targets"] = {{"dot bandwidth / copy bandwidth",
+  const double bandwidth = best["gb_per_s"].get<double>();
+  const double ratio = bandwidth / copyBandwidth;
+  const std::string program = definition.name;
+  report["targets"] = {{program + " bandwidth / copy bandwidth",
                         {{"ratio", ratio}, {"target", 0.8}, {"met", ratio >= 0.8}}}};
   std::printf("%s\n| | median ms | GB/s |\n|---|---:|---:|\n", name.c_str());
   std::printf("| weft (%s) | %.3f | %.1f |\n", best["strategy"].get<std::string>().c_str(),
-              best["time_ms"]["median"].get<double>(), dotBandwidth);
+              best["time_ms"]["median"].get<double>(), bandwidth);
   std::printf("| copy | %.3f | %.1f |\n", copyMs, copyBandwidth);
-  std::printf("dot bandwidth / copy bandwidth = %.2f (target >= 0.8: %s)\n", ratio,
-              ratio >= 0.8 ? "MET" : "NOT MET");
+  std::printf("%s bandwidth / copy bandwidth = %.2f (target >= 0.8: %s)\n", program.c_str(),
+              ratio, ratio >= 0.8 ? "MET" : "NOT MET");
   return allPassed ? 0 : 1;
 }
 
 int run(const Settings& settings) {
-  const bool dot = settings.dotLength > 0;
-  const Program program = parseFile(dot ? std::string(WEFT_SOURCE_DIR "/examples/dot.weft")
-                                        : settings.program);
+  const bool bandwidth = settings.dotLength > 0 || !settings.bandwidthProgram.empty();
+  const std::string file = settings.dotLength > 0
+                               ? std::string(WEFT_SOURCE_DIR "/examples/dot.weft")
+                               : !settings.bandwidthProgram.empty() ? settings.bandwidthProgram
+                                                                    : settings.program;
+  const Program program = parseFile(file);
   const Definition& definition = program.definitions.back();
-  const ArithBinding sizes =
-      dot ? ArithBinding{{"N", settings.dotLength}}
-          : ArithBinding{{"M", settings.size[0]}, {"N", settings.size[1]}, {"K", settings.size[2]}};
+  ArithBinding sizes =
+      bandwidth ? ArithBinding{}
+                : ArithBinding{{"M", settings.size[0]}, {"N", settings.size[1]},
+                               {"K", settings.size[2]}};
+  if (settings.dotLength > 0) sizes["N"] = settings.dotLength;
+  for (const std::string& binding : settings.bindings) {
+    const size_t equals = binding.find('=');
+    if (equals == std::string::npos) throw std::runtime_error("--bind " + binding + ": NAME=VALUE");
+    sizes[binding.substr(0, equals)] = std::stoll(binding.substr(equals + 1));
+  }
   host::Device device = host::selectDevice(settings.device);
   host::Context context(device);
   const host::DeviceProfile profile = host::queryProfile(device);
   const std::string name = explore::programTarget(definition, sizes).program;
   const std::vector<explore::VariantRecord> records =
       fastestRecorded(settings.databases, name, profile.fingerprint);
-  if (dot) {
-    Json report = {{"benchmark", "weft_bench_programs --dot"},
+  if (bandwidth) {
+    Json report = {{"benchmark", "weft_bench_programs --bandwidth"},
                    {"date", utcNow()},
                    {"device", deviceJson(device, profile)},
                    {"program", name},
                    {"databases", settings.databases}};
-    const int status = runDot(settings, name, definition, sizes, context, records, report);
+    const int status =
+        runBandwidth(settings, name, definition, sizes, context, records, report);
     const auto path = writeResultsJson(
         report, settings.out,
-        std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("programs_dot_" + profile.name + ".json"));
+        std::filesystem::path(WEFT_BENCH_RESULTS_DIR) /
+            ("programs_" + definition.name + "_" + profile.name + ".json"));
     std::printf("written to %s\n", path.string().c_str());
     return status;
   }
@@ -431,5 +472,9 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-clblast", settings.clblast, "skip CLBlast");
   app.add_option("--dot", settings.dotLength,
                  "instead: examples/dot.weft of this length against a copy on the same device");
+  app.add_option("--bandwidth", settings.bandwidthProgram,
+                 "instead: this memory-bound program (e.g. examples/sum.weft, "
+                 "examples/matvec.weft) against a copy of as many floats on the same device");
+  app.add_option("--bind", settings.bindings, "with --bandwidth: a size, NAME=VALUE (repeatable)");
   return parseAndRun(app, argc, argv, "weft_bench_programs", [&] { return run(settings); });
 }

@@ -295,6 +295,41 @@ std::optional<Expr> vectorizeDot(const RuleApplication& application) {
   return reduce(sum->init, f, zip(asVector(v, input.args()[0]), asVector(v, input.args()[1])));
 }
 
+// ---- vectorize-sum ------------------------------------------------------------------------
+
+// reduce(z, (acc, x) -> acc + x, xs)   [xs : [float]n; v given, v | n when n is a number]
+//   => reduce(z, (a, y) -> a + y, asScalar(join(reduce(asVector(v, fill(v, 0.0f)),
+//        (accs, ys) -> map(q -> q._0 + q._1, zip(accs, ys)), split(1, asVector(v, xs))))))
+// Lane l of one vector accumulator sums elements l, l + v, ...; its v lanes are then added to
+// z (re-associated for floats). The accumulator is a one-vector array so that the search's
+// accumulator unrolling keeps it in a register, as for the register blocks.
+std::optional<Expr> vectorizeSum(const RuleApplication& application) {
+  std::optional<SumReduction> sum = matchSumReduction(application);
+  if (!sum || sum->kind != ScalarKind::Float) return std::nullopt;
+  if (!isParamNode(sum->term, sum->element)) return std::nullopt;
+  std::optional<int64_t> width;
+  for (const auto& [name, value] : application.arguments) {
+    if (name == "v") width = value.constant();
+  }
+  if (!width ||
+      std::find(kVectorWidths.begin(), kVectorWidths.end(), *width) == kVectorWidths.end()) {
+    return std::nullopt;
+  }
+  const Type type = application.typeOf(sum->input);
+  if (!type.isArray() || !(type.arrayElement() == Type::floatType())) return std::nullopt;
+  std::optional<int64_t> length = type.arrayLength().constant();
+  if (length && *length % *width != 0) return std::nullopt;
+  const Arith v(*width);
+  Expr step = lam2("accs", "ys", [](Expr accs, Expr ys) {
+    return map(lam("q", [](Expr q) { return get(0, q) + get(1, q); }),
+               zip(std::move(accs), std::move(ys)));
+  });
+  Expr lanes = asScalar(join(reduce(asVector(v, fill(v, lit(0.0f))), step,
+                                    split(Arith(1), asVector(v, sum->input)))));
+  return reduce(sum->init, lam2("a", "y", [](Expr a, Expr y) { return a + y; }),
+                std::move(lanes));
+}
+
 // ---- map-reduce-interchange-rows ----------------------------------------------------------
 
 // `f` applied to (a, b): a two-param lambda's body with its params replaced, else apply(f, ...).
@@ -383,6 +418,14 @@ void addConvolutionRules(std::vector<Rule>& rules) {
            RuleFamily::Vectorization,
            {"v"},
            vectorizeDot});
+  rules.push_back(Rule{"vectorize-sum",
+                       "reduce(z, (acc, x) -> acc + x, xs) => reduce(z, +) ∘ asScalar ∘ join ∘ "
+                       "reduce(asVector(v, fill(v, 0)), (accs, ys) -> map(+) ∘ zip(accs, ys)) ∘ "
+                       "split(1) ∘ asVector(v, xs)   [float; v given, in {2, 3, 4, 8, 16}; one "
+                       "vector accumulator, its lanes added last]",
+                       RuleFamily::Vectorization,
+                       {"v"},
+                       vectorizeSum});
   rules.push_back(Rule{"map-reduce-interchange-rows",
                        "map(r -> reduce(z(r), f, xs(r))) => transpose ∘ "
                        "reduce(map(r -> z(r)), (accs, ys) -> map(f) ∘ zip(accs, ys)) ∘ "

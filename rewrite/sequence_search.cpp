@@ -716,7 +716,9 @@ SearchOptions defaultSearchOptions(const std::vector<int64_t>& vectorWidths) {
   }
   std::vector<RuleArguments> widths;
   for (int64_t v : vectorWidths) widths.push_back({{"v", Arith(v)}});
-  for (const char* rule : {"vectorize", "vectorize-dot"}) options.argumentChoices[rule] = widths;
+  for (const char* rule : {"vectorize", "vectorize-dot", "vectorize-sum"}) {
+    options.argumentChoices[rule] = widths;
+  }
   // Blocks of κ accumulators become vectors only when κ is a vector width.
   std::vector<RuleArguments> kappas;
   for (int64_t v : vectorWidths) kappas.push_back({{"kappa", Arith(v)}});

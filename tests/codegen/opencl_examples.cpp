@@ -82,8 +82,8 @@ void checkExample(const std::string& file, const std::vector<ArithBinding>& bind
 }  // namespace
 
 TEST_CASE("every example has a test here") {
-  std::vector<std::string> covered = {"chunked.weft", "conv.weft", "dot.weft", "matmul.weft",
-                                      "stencil2d.weft"};
+  std::vector<std::string> covered = {"chunked.weft", "conv.weft",   "dot.weft",      "matmul.weft",
+                                      "matvec.weft",  "stencil2d.weft", "sum.weft"};
   for (const auto& entry : std::filesystem::directory_iterator("examples")) {
     if (entry.path().extension() != ".weft") continue;
     CAPTURE(entry.path().string());
@@ -113,6 +113,9 @@ TEST_CASE("stencil2d on OpenCL matches the interpreter") {
 
 TEST_CASE("dot on OpenCL matches the interpreter") {
   checkExample("examples/dot.weft", {{{"N", 1}}, {{"N", 7}}, {{"N", 64}}, {{"N", 1000}}});
+  checkExample("examples/sum.weft", {{{"N", 1}}, {{"N", 7}}, {{"N", 1000}}});
+  checkExample("examples/matvec.weft",
+               {{{"M", 1}, {"N", 1}}, {{"M", 5}, {"N", 7}}, {{"M", 64}, {"N", 33}}});
 }
 
 TEST_CASE("chunked sums on OpenCL match the interpreter (kappa, a declared tuning parameter)") {

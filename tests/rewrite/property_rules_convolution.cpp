@@ -1,5 +1,6 @@
 // Property tests of the rules of rewrite/rules_convolution.cpp: pad-for-tiling-2d,
-// partial-reduce-sum, reduce-reorder-stride, vectorize-dot and map-reduce-interchange-rows.
+// partial-reduce-sum, reduce-reorder-stride, vectorize-dot, vectorize-sum and
+// map-reduce-interchange-rows.
 //
 // For each rule, rapidcheck builds random well-typed programs where the rule applies (targeted
 // generators: random concrete lengths chosen so that the rule's divisibility conditions hold,
@@ -597,6 +598,57 @@ TEST_CASE("vectorize-dot needs a given width, float pairs and a product of the p
                       {{"v", Arith(4)}}));
   CHECK_FALSE(matches(f32, call([](const std::vector<Expr>& x) { return x[0] * x[0]; }),
                       {{"v", Arith(4)}}));
+}
+
+// ---- vectorize-sum ------------------------------------------------------------------------
+
+TEST_CASE("vectorize-sum preserves sums") {
+  int applications = 0;
+  CHECK(rc::check("vectorize-sum", [&](uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const int widths[] = {2, 3, 4, 8, 16};
+    const int v = widths[pick(rng, 0, 4)];
+    const int length = v * pick(rng, 1, 4);
+    const bool accFirst = pick(rng, 0, 1) == 0;
+    const bool computed = pick(rng, 0, 1) == 1;  // the input a map's result, z an input
+    const Type f32 = Type::floatType();
+    Expr step = lam2("acc", "x", [&](Expr acc, Expr x) { return accFirst ? acc + x : x + acc; });
+    Expr target;
+    Definition original =
+        definition("p", {{"a", arrayOf(f32, length)}, {"z", f32}}, [&](const auto& p) {
+          Expr xs = computed ? map(lam("y", [](Expr y) { return y * lit(2.0f); }), p[0]) : p[0];
+          target = reduce(computed ? p[1] : lit(0.5f), step, xs);
+          return target;
+        });
+    Definition rewritten = rewriteAt(original, "vectorize-sum", target, {{"v", v}});
+    RC_ASSERT(countPrims(rewritten, Op::AsVector) == 2);
+    RC_TAG("v = " + std::to_string(v));
+    checkSameResult(original, rewritten, rng, true);
+    ++applications;
+  }));
+  MESSAGE("vectorize-sum: " << applications << " applications");
+  CHECK(applications >= 50);
+}
+
+TEST_CASE("vectorize-sum needs a given width, floats, the elements themselves and v | n") {
+  const Type f32 = Type::floatType();
+  auto matches = [&](Type element, int length, bool plain, const RuleArguments& arguments) {
+    Expr target;
+    Definition d = definition("p", {{"a", arrayOf(element, length)}}, [&](const auto& p) {
+      Expr zero = element == f32 ? lit(0.0f) : lit(0);
+      target = reduce(zero, lam2("acc", "x", [&](Expr acc, Expr x) {
+                        return acc + (plain ? x : x * x);
+                      }),
+                      p[0]);
+      return target;
+    });
+    return tryRuleAt(d, "vectorize-sum", target, arguments).has_value();
+  };
+  CHECK(matches(f32, 8, true, {{"v", Arith(4)}}));
+  CHECK_FALSE(matches(f32, 8, true, {}));                              // no width
+  CHECK_FALSE(matches(f32, 6, true, {{"v", Arith(4)}}));               // 4 does not divide 6
+  CHECK_FALSE(matches(Type::intType(), 8, true, {{"v", Arith(4)}}));   // floats only
+  CHECK_FALSE(matches(f32, 8, false, {{"v", Arith(4)}}));              // a sum of squares
 }
 
 // ---- map-reduce-interchange-rows ----------------------------------------------------------
