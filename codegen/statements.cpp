@@ -284,6 +284,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
 // A store, under the guards of the uncrop views it was written through: an element outside
 // the cropped array is dropped.
 void Generator::emitStore(const ResolvedElement& target, const std::string& statement) {
+  if (target.droppedWrite) return;  // outside the cropped array whatever the run
   if (target.writeGuards.empty()) {
     emitter_.line(statement);
     return;

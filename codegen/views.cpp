@@ -445,6 +445,7 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
       if (!(aboveZero && belowEnd)) {
         inner.writeGuards.push_back(PadGuard{k, view.b, !aboveZero, !belowEnd});
       }
+      if (proveLess(k, Arith(0)) || proveLessEqual(view.b, k)) inner.droppedWrite = true;
       return inner;
     }
     case View::Kind::Transpose: {

@@ -136,6 +136,10 @@ struct ResolvedElement {
   // Written through an uncrop view: the store happens only when none of these guards fires
   // (each is true when its index lies outside its array). Empty for every read.
   std::vector<PadGuard> writeGuards;
+  // Written through an uncrop view at an index provably outside the cropped array (an unrolled
+  // update of padded accumulators): the store is dropped, not emitted under a guard that is
+  // always false, since `expression` may name a private variable that does not exist.
+  bool droppedWrite = false;
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop

@@ -5,7 +5,8 @@
 // by a crop kernel. A vector stored through a crop of its scalars is stored lane by lane, each
 // under its own guard. Each program is checked against the interpreter on random inputs, with
 // sizes symbolic and specialised, and the output buffer's surroundings are not written (the
-// runner's output is exactly the cropped size). Label opencl.
+// runner's output is exactly the cropped size). Stores provably outside the crop (unrolled
+// updates of padded accumulators) are not emitted. Label opencl.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -82,5 +83,19 @@ def k(xs: [float]N) =
   crop(0, 0, mapGlb(0, x -> x + 1.0f, xs))
 )",
                                  {{"N", 9}});
+  for (const std::string& source : sources) CHECK(source.find("if (!(") == std::string::npos);
+}
+
+TEST_CASE("unrolled stores provably outside a crop are dropped, not guarded") {
+  // Four accumulators updated by an unrolled map over the padded pairs (as pad-for-tiling
+  // leaves a register block): the two padded updates write past the crop, into accumulators
+  // that do not exist, so they are not emitted at all.
+  const auto sources = checkRuns(R"(
+def u(xs: [[float]4]N, ys: [float]M) =
+  mapGlb(0, y -> reduceSeq(fill(4, 0.0f),
+    (accs, x) -> crop(0, 2, mapSeqUnroll(q -> q._0 + q._1 * y, pad(0, 2, clamp, zip(accs, x)))),
+    xs), ys)
+)",
+                                 {{"N", 5}, {"M", 3}});
   for (const std::string& source : sources) CHECK(source.find("if (!(") == std::string::npos);
 }
