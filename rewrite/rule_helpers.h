@@ -69,6 +69,21 @@ inline Expr call(const Expr& f, const Expr& x) {
 // True when the rule is applied at the definition's body or at the body of a let at the top
 // (a stage): every ancestor is a top-level let whose function leads to the node, or that
 // function's lambda.
+// The vector width a vectorising rule was given as its factor "v": a number in {2, 3, 4, 8,
+// 16} (OpenCL's widths; vector types need constant widths), else none, and the rule does not
+// apply.
+inline std::optional<int64_t> givenVectorWidth(const RuleApplication& a) {
+  std::optional<int64_t> width;
+  for (const auto& [name, value] : a.arguments) {
+    if (name == "v") width = value.constant();
+  }
+  if (!width) return std::nullopt;
+  for (int64_t allowed : {2, 3, 4, 8, 16}) {
+    if (*width == allowed) return width;
+  }
+  return std::nullopt;
+}
+
 inline bool isTopLevelStage(const RuleApplication& a) {
   for (size_t i = 0; i < a.ancestors.size(); ++i) {
     const Expr& ancestor = a.ancestors[i];

@@ -227,23 +227,14 @@ std::optional<Expr> padForTiling(const RuleApplication& application) {
   return crop(0, rho, slide(size, step, pad(0, rho * step, Boundary::Clamp, xs)));
 }
 
-const std::vector<int64_t> kVectorWidths = {2, 3, 4, 8, 16};
-
 // map(f, xs) => asScalar(map(x -> vectorize(v, f, x), asVector(v, xs)))
 std::optional<Expr> vectorizeMap(const RuleApplication& application) {
   const Expr& node = application.node;
   if (!node.isPrim(Op::Map)) return std::nullopt;
   const Expr& f = node.funs()[0];
   if (!f.isFunction() || f.params().size() != 1) return std::nullopt;
-  // Vector types need constant widths: without a given v the rule does not apply.
-  std::optional<int64_t> width;
-  for (const auto& [name, value] : application.arguments) {
-    if (name == "v") width = value.constant();
-  }
-  if (!width ||
-      std::find(kVectorWidths.begin(), kVectorWidths.end(), *width) == kVectorWidths.end()) {
-    return std::nullopt;
-  }
+  const std::optional<int64_t> width = givenVectorWidth(application);
+  if (!width) return std::nullopt;
   const Expr& xs = node.args()[0];
   const Type xsType = application.typeOf(xs);
   if (!xsType.isArray() || !xsType.arrayElement().isScalar()) return std::nullopt;

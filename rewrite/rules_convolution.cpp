@@ -226,7 +226,6 @@ std::optional<Expr> reduceReorderStride(const RuleApplication& application) {
 
 // ---- vectorize-dot ------------------------------------------------------------------------
 
-const std::vector<int64_t> kVectorWidths = {2, 3, 4, 8, 16};
 
 // The two factors of a product: x * y, or a call of a user function whose body is the
 // product of its two params (examples/dot.weft's mult), with the call's arguments in the
@@ -263,15 +262,8 @@ std::optional<std::pair<Expr, Expr>> productFactors(const Expr& term) {
 std::optional<Expr> vectorizeDot(const RuleApplication& application) {
   std::optional<SumReduction> sum = matchSumReduction(application);
   if (!sum || sum->kind != ScalarKind::Float) return std::nullopt;
-  // Vector widths are constants in weft's types: without a given v the rule does not apply.
-  std::optional<int64_t> width;
-  for (const auto& [name, value] : application.arguments) {
-    if (name == "v") width = value.constant();
-  }
-  if (!width ||
-      std::find(kVectorWidths.begin(), kVectorWidths.end(), *width) == kVectorWidths.end()) {
-    return std::nullopt;
-  }
+  const std::optional<int64_t> width = givenVectorWidth(application);
+  if (!width) return std::nullopt;
   const std::optional<std::pair<Expr, Expr>> factors = productFactors(sum->term);
   if (!factors) return std::nullopt;
   const Expr& p = sum->element;
@@ -307,14 +299,8 @@ std::optional<Expr> vectorizeSum(const RuleApplication& application) {
   std::optional<SumReduction> sum = matchSumReduction(application);
   if (!sum || sum->kind != ScalarKind::Float) return std::nullopt;
   if (!isParamNode(sum->term, sum->element)) return std::nullopt;
-  std::optional<int64_t> width;
-  for (const auto& [name, value] : application.arguments) {
-    if (name == "v") width = value.constant();
-  }
-  if (!width ||
-      std::find(kVectorWidths.begin(), kVectorWidths.end(), *width) == kVectorWidths.end()) {
-    return std::nullopt;
-  }
+  const std::optional<int64_t> width = givenVectorWidth(application);
+  if (!width) return std::nullopt;
   const Type type = application.typeOf(sum->input);
   if (!type.isArray() || !(type.arrayElement() == Type::floatType())) return std::nullopt;
   std::optional<int64_t> length = type.arrayLength().constant();

@@ -67,6 +67,12 @@ struct Counts {
   }
 };
 
+// A map, high-level or lowered.
+bool isMapOp(Op op) {
+  return op == Op::Map || op == Op::MapGlb || op == Op::MapWrg || op == Op::MapLcl ||
+         op == Op::MapSeq || op == Op::MapSeqUnroll;
+}
+
 // Whether the reduce function `step` (acc, x) -> ... updates its accumulator in a loop: a map
 // or mapSeq in its body over data that reads the accumulator param.
 bool updatesInALoop(const Expr& step) {
@@ -189,15 +195,11 @@ class FlopCounter {
   void bindParams(const Expr& e) {
     if (e.funs().empty() || !e.funs()[0].isLambda() || e.args().empty()) return;
     const std::vector<Expr>& params = e.funs()[0].params();
+    if (isMapOp(e.primOp())) {
+      if (params.size() == 1) transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
+      return;
+    }
     switch (e.primOp()) {
-      case Op::Map:
-      case Op::MapGlb:
-      case Op::MapWrg:
-      case Op::MapLcl:
-      case Op::MapSeq:
-      case Op::MapSeqUnroll:
-        if (params.size() == 1) transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
-        return;
       case Op::Reduce:
       case Op::ReduceSeq:
       case Op::ReduceSeqUnroll:
