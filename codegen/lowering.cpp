@@ -143,21 +143,6 @@ bool isViewLike(const Expr& e) {
   return isRearrangingPrimitive(op) || (op == Op::Map && isPureLayoutFunction(e.funs()[0]));
 }
 
-// The levels of the copy nest `e`: map(x -> id(x), xs) is 1, map(x -> N(x), xs) with N a
-// copy nest of x is one more; 0 for anything else.
-int copyNestDepth(const Expr& e) {
-  if (!e.isPrim(Op::Map) || !e.funs()[0].isLambda() || e.funs()[0].params().size() != 1) return 0;
-  const Expr& f = e.funs()[0];
-  const Expr& body = f.body();
-  if (!body.isPrim() || body.args().empty() || !body.args()[0].isParam() ||
-      body.args()[0].paramId() != f.params()[0].paramId()) {
-    return 0;
-  }
-  if (body.isPrim(Op::Id)) return 1;
-  const int inner = copyNestDepth(body);
-  return inner > 0 ? inner + 1 : 0;
-}
-
 enum class Where { Host, HostInput, Spine, Sequential };
 
 struct Place {

@@ -512,6 +512,19 @@ Expr substituteArith(const Expr& e, const ArithSubstitution& substitution) {
       [&](const Arith& a) { return substitute(a, substitution); }, memo);
 }
 
+int copyNestDepth(const Expr& e) {
+  if (!e.isPrim(Op::Map) || !e.funs()[0].isLambda() || e.funs()[0].params().size() != 1) return 0;
+  const Expr& f = e.funs()[0];
+  const Expr& body = f.body();
+  if (!body.isPrim() || body.args().empty() || !body.args()[0].isParam() ||
+      body.args()[0].paramId() != f.params()[0].paramId()) {
+    return 0;
+  }
+  if (body.isPrim(Op::Id)) return 1;
+  const int inner = copyNestDepth(body);
+  return inner > 0 ? inner + 1 : 0;
+}
+
 void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit) {
   visit(e);
   switch (e.kind()) {

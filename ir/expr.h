@@ -151,6 +151,9 @@ Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& r
 Expr substituteArith(const Expr& e, const ArithSubstitution& substitution);
 // Calls `visit` on every node, parents before children (functions and args in order).
 void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit);
+// The levels of the copy nest `e`: map(x -> id(x), xs) is 1, map(x -> N(x), xs) with N a copy
+// nest of x one more (the form rewrite/rule_helpers.h copyOf builds); 0 for anything else.
+int copyNestDepth(const Expr& e);
 // How many times `e` mentions `param` (by id; a lambda's own binder is not in its body).
 int paramUses(const Expr& e, const Expr& param);
 // Every occurrence of a size variable or tuning parameter in a definition, in order, repeats

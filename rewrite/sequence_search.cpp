@@ -346,13 +346,21 @@ class Search {
     bool changed = false;
     for (int copies = 0; copies < 4; ++copies) {
       bool applied = false;
-      const Expr& body = node.definition.function.body();
-      for (const Position& position : allPositions(body)) {
+      // Both rules apply only at a top-level stage: the body and the bodies of the lets at the
+      // top, one inside the other (let(r -> stage, copy) has its stage at 0.0).
+      std::vector<Position> stages = {Position{}};
+      while (nodeAt(node.definition.function.body(), stages.back()).isPrim(Op::Let)) {
+        Position inside = stages.back();
+        inside.insert(inside.end(), {0, 0});
+        stages.push_back(inside);
+      }
+      const TypedDefinition typed = typecheck(node.definition);
+      for (const Position& position : stages) {
         for (const Rule* rule : {&direct, &nested}) {
           RewriteContext context = node.context;
           std::optional<Definition> result;
           try {
-            result = applyAt(node.definition, *rule, position, {}, context);
+            result = applyAt(node.definition, typed, *rule, position, {}, context);
           } catch (const std::exception&) {
             continue;
           }
@@ -363,7 +371,7 @@ class Search {
           applied = changed = true;
           break;
         }
-        if (applied) break;  // positions are recomputed on the new program
+        if (applied) break;  // stages are recomputed on the new program
       }
       if (!applied) break;
     }

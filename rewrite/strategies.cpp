@@ -158,17 +158,8 @@ NodePredicate mapOver(const std::string& name) {
 
 // A high-level map nest of `depth` levels that copies its input (map(e -> map(.. id ..), x),
 // as the materialize rule makes).
-bool isCopyNest(const Expr& node, int depth) {
-  if (depth == 0) return node.isPrim(Op::Id);
-  if (!node.isPrim(Op::Map) || !node.funs()[0].isLambda()) return false;
-  const Expr& f = node.funs()[0];
-  const Expr& body = f.body();
-  if (depth == 1) return body.isPrim(Op::Id) && body.args()[0].isParam();
-  return isCopyNest(body, depth - 1) && body.args()[0].isParam() &&
-         body.args()[0].paramId() == f.params()[0].paramId();
-}
 NodePredicate copyNest(int depth) {
-  return [depth](const Expr& node) { return isCopyNest(node, depth); };
+  return [depth](const Expr& node) { return copyNestDepth(node) == depth; };
 }
 
 }  // namespace
@@ -612,10 +603,8 @@ Strategy unrollComputingAccumulatorMaps() {
 // param (the outermost level: inner levels map over their parent's element).
 static bool isOuterCopyNest(const Expr& node) {
   if (!node.isPrim(Op::Map) || node.args()[0].isParam()) return false;
-  for (int depth = 2; depth <= 8; ++depth) {
-    if (isCopyNest(node, depth)) return true;
-  }
-  return false;
+  const int depth = copyNestDepth(node);
+  return depth >= 2 && depth <= 8;
 }
 
 // Every copy nest (the materialized re-layout and padding) as mapGlb over its outer

@@ -87,20 +87,6 @@ bool updatesInALoop(const Expr& step) {
   return looped;
 }
 
-// Whether `e` is a copy nest, map(x -> id(x)) or map(x -> N(x)) with N a copy nest: a let's
-// value the lowering stores in order (codegen/lowering.h).
-bool isCopyNest(const Expr& e) {
-  if (!e.isPrim(Op::Map) || !e.funs()[0].isLambda() || e.funs()[0].params().size() != 1) {
-    return false;
-  }
-  const Expr& f = e.funs()[0];
-  const Expr& body = f.body();
-  if (!body.isPrim() || body.args().empty() || !body.args()[0].isParam() ||
-      body.args()[0].paramId() != f.params()[0].paramId()) {
-    return false;
-  }
-  return body.isPrim(Op::Id) || isCopyNest(body);
-}
 
 // The values one element of type t holds as a reduction reads it: a scalar or a vector is one,
 // a tuple the sum of its components, an array its length times its element's.
@@ -210,7 +196,9 @@ class FlopCounter {
       case Op::Let:
         if (params.size() == 1) {
           const Expr& value = e.args()[0];
-          transposedParams_[params[0].paramId()] = {!isCopyNest(value) && throughTranspose(value)};
+          // A copy nest is stored in order (codegen/lowering.h).
+          transposedParams_[params[0].paramId()] = {copyNestDepth(value) == 0 &&
+                                                    throughTranspose(value)};
         }
         return;
       default:
