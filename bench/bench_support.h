@@ -1,7 +1,8 @@
 // What the convolution benchmarks share: layer data in PyTorch's layouts, the trusted host
 // reference and the verification of a device's output against it, the naive direct convolution
 // (weft's built-in layer with the default lowering, run and timed on a device), medians, the
-// date and the device's description in the results JSON, writing that JSON, and the command
+// date and the device's description in the results JSON, writing that JSON, recording a peer's
+// time in the results database (for `weft report`), and the command
 // line's parse-and-run with the benchmarks' exit codes, and the layer's data in the layouts of
 // the explored programs (Listing 3, channels innermost).
 //
@@ -35,6 +36,7 @@
 #include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
 #include "codegen/lowering.h"
+#include "explore/results_db.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
@@ -200,6 +202,33 @@ inline std::filesystem::path writeResultsJson(const nlohmann::ordered_json& repo
   file << report.dump(2) << "\n";
   if (!file) throw std::runtime_error("cannot write " + out.string());
   return out;
+}
+
+// Records a peer's time (its program and device set) in the first of `databases` that holds
+// variants of that program on that device, for `weft report` to draw beside them; returns the
+// database written, or "" when none holds it. A write that fails is reported on stderr and
+// skipped: the benchmark's own figures do not depend on it.
+inline std::string recordPeerTime(const std::vector<std::string>& databases,
+                                  const explore::PeerRecord& peer) {
+  for (const std::string& database : databases) {
+    try {
+      bool holds = false;
+      for (const explore::VariantRecord& v : explore::readResultsSnapshot(database).variants) {
+        if (v.key.program == peer.program && v.key.device == peer.device) {
+          holds = true;
+          break;
+        }
+      }
+      if (!holds) continue;
+      explore::ResultsDb(database).recordPeer(peer);
+      return database;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s's time for %s not recorded in %s: %s\n", peer.peer.c_str(),
+                   peer.program.c_str(), database.c_str(), e.what());
+      return "";
+    }
+  }
+  return "";
 }
 
 // Parses the command line into `app`'s options and returns `run()`'s exit code: CLI11's own

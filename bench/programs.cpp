@@ -452,6 +452,18 @@ int run(const Settings& settings) {
                 ratio >= target ? "MET" : "NOT MET");
   }
   report["targets"] = targets;
+  // The peers' times (all but one whose output failed its check), for `weft report`'s plot.
+  for (const auto& [peer, figures, target] : peers) {
+    if (!figures.value("verified", true)) continue;
+    explore::PeerRecord record;
+    record.program = name;
+    record.device = profile.fingerprint;
+    record.peer = peer;
+    record.medianNs =
+        static_cast<uint64_t>(std::llround(figures["time_ms"]["median"].get<double>() * 1e6));
+    record.source = "weft_bench_programs";
+    recordPeerTime(settings.databases, record);
+  }
   const auto path = writeResultsJson(
       report, settings.out,
       std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / ("programs_" + profile.name + ".json"));

@@ -115,6 +115,7 @@ struct Options {
   bool naive = true;
   bool clblast = true;
   bool torch = true;
+  bool recordPeers = true;
   int retime = 5;  // the recorded fastest variants re-timed per layer
   std::string commandLine;
 };
@@ -538,6 +539,7 @@ struct LayerRow {
   ConvLayer layer;
   int position = -1;  // in vgg16Layers(); -1 for a layer that is not VGG-16's
   Json json;
+  std::string device;  // the fingerprint whose explored variants the row takes
 };
 
 // Median time of method `m` of a row ("best" or a baseline), when it was measured.
@@ -764,6 +766,32 @@ std::vector<LayerRow> chosenLayers(const Options& options, const Explored& explo
   return rows;
 }
 
+// Records each layer's verified PyTorch and CLBlast times in the database holding its explored
+// variants, for `weft report` to draw beside them; only for rows explored on the device measured
+// here (a peer timed on this machine says nothing about another's variants).
+void recordPeerTimes(const std::vector<LayerRow>& rows, const std::vector<std::string>& databases,
+                     const std::string& runningOn, const std::string& torchName) {
+  const std::vector<std::pair<const char*, std::string>> peers = {
+      {"pytorch", torchName}, {"clblast", "CLBlast " + clblastVersion() + " im2col + SGEMM"}};
+  for (const LayerRow& row : rows) {
+    if (row.device != runningOn) continue;
+    for (const auto& [method, name] : peers) {
+      const std::optional<double> ms = timeOf(row.json, method);
+      if (!ms || !row.json["methods"][method].value("verified", false)) continue;
+      explore::PeerRecord peer;
+      peer.program = row.layer.name;
+      peer.device = runningOn;
+      peer.peer = name;
+      peer.medianNs = static_cast<uint64_t>(std::llround(*ms * 1e6));
+      // CLBlast's buffers are counted like a variant's; PyTorch's figure is a process's
+      // resident growth, another measure, so it is left out.
+      if (std::string(method) == "clblast") peer.spaceBytes = memoryOf(row.json, method);
+      peer.source = "weft_bench_table3";
+      recordPeerTime(databases, peer);
+    }
+  }
+}
+
 int run(const Options& options) {
   const Explored explored = readDatabases(options.dbs);
   std::vector<LayerRow> rows = chosenLayers(options, explored);
@@ -790,6 +818,7 @@ int run(const Options& options) {
     const LayerData data = randomLayerData(layer, options.settings.seed);
 
     const std::string fingerprint = chooseDevice(explored, layer.name, options.dbDevice, runningOn);
+    row.device = fingerprint;
     out["exploration"] = explorationJson(explored, layer.name, fingerprint);
     std::fprintf(stderr, "best: %s\n", layer.describe().c_str());
     try {
@@ -1074,6 +1103,12 @@ int run(const Options& options) {
     targets.push_back(t);
   }
 
+  if (options.recordPeers) {
+    recordPeerTimes(rows, options.dbs, runningOn,
+                    "PyTorch " + torchReport.value("torch_version", std::string()) + " conv2d (" +
+                        std::to_string(options.settings.threads) + " threads)");
+  }
+
   Json report;
   report["benchmark"] = "table3";
   report["description"] =
@@ -1201,6 +1236,10 @@ int main(int argc, char** argv) {
                  "the JSON results file (default: " WEFT_BENCH_RESULTS_DIR "/table3.json)");
   app.add_option("--markdown", options.outMarkdown,
                  "the markdown table (default: " WEFT_BENCH_RESULTS_DIR "/table3.md)");
+  app.add_flag("!--no-record-peers", options.recordPeers,
+               "do not record PyTorch's and CLBlast's times in the database that holds each "
+               "layer's variants (recorded by default, for the plot of `weft report`, when the "
+               "variants were explored on the device measured here)");
   app.add_option("--retime", options.retime,
                  "re-time the N variants with the fastest recorded medians of each layer (and "
                  "the N fastest recorded of each padding choice of the vector family) in this "

@@ -44,6 +44,8 @@ void runMerge(const MergeCommandOptions& options) {
                        {"keptTarget", summary.keptTarget},
                        {"referencesAdded", summary.referencesAdded},
                        {"referencesKept", summary.referencesKept},
+                       {"peersAdded", summary.peersAdded},
+                       {"peersKept", summary.peersKept},
                        {"variants", target.variants().size()}};
     std::cout << out.dump() << std::endl;
     return;
@@ -54,7 +56,12 @@ void runMerge(const MergeCommandOptions& options) {
             << " replaced a running marker, " << summary.identical << " already there, "
             << summary.conflicts << " conflicts (kept " << options.db << "'s result), "
             << summary.keptTarget << " running markers ignored; " << summary.referencesAdded
-            << " reference runs added, " << summary.referencesKept << " already there\n";
+            << " reference runs added, " << summary.referencesKept << " already there";
+  if (summary.peersAdded + summary.peersKept > 0) {
+    std::cout << "; " << summary.peersAdded << " peer times added, " << summary.peersKept
+              << " already there";
+  }
+  std::cout << "\n";
   std::cout << options.db << " now holds " << target.variants().size() << " variants\n";
 }
 

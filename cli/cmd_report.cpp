@@ -10,7 +10,9 @@
 // json includes them as "best". --svg FILE writes the time/space scatter of every ok variant
 // with the front and knee (explore/report_plot.h; several programs or devices: one file each,
 // FILE's stem + _program_device); --html FILE writes one self-contained page with a plot and
-// the front and best-point tables per program and device.
+// the front and best-point tables per program and device. Peers' times for the same work, which
+// benchmarks record in the database (weft_bench_table3: PyTorch and CLBlast per layer), are
+// printed beside the reference and drawn in the plot.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -129,6 +131,7 @@ void runReport(const ReportCommandOptions& options) {
       any = true;
       const auto& [device, compiler] = group;
       std::optional<explore::ReferenceRecord> reference = db.reference(program, device, compiler);
+      const std::vector<explore::PeerRecord> peers = db.peers(program, device);
       std::map<std::string, int> counts;
       for (const auto& v : variants) ++counts[explore::statusName(v.status)];
       std::vector<explore::VariantRecord> front = explore::paretoFront(variants);
@@ -155,6 +158,19 @@ void runReport(const ReportCommandOptions& options) {
                    ? static_cast<double>(reference->medianNs) / static_cast<double>(ns)
                    : 0.0;
       };
+      // A peer's time for the same work (recorded by a benchmark) and how the fastest variant
+      // compares: "PyTorch conv2d (2 threads): 3.980 ms (the fastest variant is 1.21x faster)".
+      auto peerLine = [&](const explore::PeerRecord& peer) {
+        std::string line = peer.peer + ": " + fixed(peer.medianNs * 1e-6, 3) + " ms";
+        if (!front.empty() && *front.front().medianNs > 0) {
+          const double ratio =
+              static_cast<double>(peer.medianNs) / static_cast<double>(*front.front().medianNs);
+          line += ratio >= 1 ? " (the fastest variant is " + fixed(ratio, 2) + "x faster)"
+                             : " (the fastest variant takes " + fixed(1 / ratio, 2) + "x its time)";
+        }
+        if (!peer.source.empty()) line += ", measured by " + peer.source;
+        return line;
+      };
       // The best point's parameters (Table 4 for layers), the plot and the HTML section.
       std::vector<explore::ParameterRow> best;
       std::string layout;  // the published layout the best point's table follows, if any
@@ -168,7 +184,8 @@ void runReport(const ReportCommandOptions& options) {
                                                          : std::string()) +
           compiler;
       if (!options.svg.empty() || !options.html.empty()) {
-        explore::ScatterPlot plot = explore::scatterPlotOf(variants, title, subtitle, reference);
+        explore::ScatterPlot plot =
+            explore::scatterPlotOf(variants, title, subtitle, reference, peers);
         std::string svg = explore::renderScatterSvg(plot);
         if (!options.svg.empty()) {
           std::string file = plotPath(options.svg, program, device + "_" + compiler,
@@ -190,6 +207,7 @@ void runReport(const ReportCommandOptions& options) {
                 " ms, " + fixed(reference->spaceBytes / 1e6, 3) + " MB" +
                 (flops > 0 ? ", " + fixed(gflops(reference->medianNs), 2) + " GFLOP/s" : ""));
           }
+          for (const auto& peer : peers) section.lines.push_back("peer " + peerLine(peer));
           section.svg = svg;
           explore::HtmlTable table{"Pareto front (time vs space), fastest first",
                                    {"#", "median ms", "space MB", "GFLOP/s", "speed-up",
@@ -228,6 +246,16 @@ void runReport(const ReportCommandOptions& options) {
           group["reference"] = {{"medianNs", reference->medianNs},
                                 {"spaceBytes", reference->spaceBytes},
                                 {"gflops", gflops(reference->medianNs)}};
+        }
+        if (!peers.empty()) {
+          nlohmann::ordered_json peerTimes = nlohmann::ordered_json::array();
+          for (const auto& peer : peers) {
+            peerTimes.push_back({{"peer", peer.peer},
+                                 {"medianNs", peer.medianNs},
+                                 {"source", peer.source}});
+            if (peer.spaceBytes) peerTimes.back()["spaceBytes"] = *peer.spaceBytes;
+          }
+          group["peers"] = peerTimes;
         }
         nlohmann::ordered_json points = nlohmann::ordered_json::array();
         for (const auto& v : front) {
@@ -278,6 +306,7 @@ void runReport(const ReportCommandOptions& options) {
         if (flops > 0) std::cout << ", " << fixed(gflops(reference->medianNs), 2) << " GFLOP/s";
         std::cout << "\n";
       }
+      for (const auto& peer : peers) std::cout << "peer " << peerLine(peer) << "\n";
       std::cout << "\nPareto front (time vs space), " << front.size() << " of "
                 << counts["ok"] << " ok variants:\n\n";
       if (front.empty()) {
@@ -340,7 +369,8 @@ void registerReport(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "report",
       "Summarise a results database written by weft explore: variants by status, the naive\n"
-      "reference, and the Pareto front of time against space of the correct variants.");
+      "reference, peers' times a benchmark recorded for the same work (PyTorch's for a layer),\n"
+      "and the Pareto front of time against space of the correct variants.");
   command->add_option("--db", options->db, "the results database (default results.db)")
       ->type_name("FILE");
   command->add_option("--layer", options->layer,

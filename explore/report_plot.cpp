@@ -91,7 +91,8 @@ std::string formatBytes(double bytes) {
 
 ScatterPlot scatterPlotOf(const std::vector<VariantRecord>& variants, const std::string& title,
                           const std::string& subtitle,
-                          const std::optional<ReferenceRecord>& reference) {
+                          const std::optional<ReferenceRecord>& reference,
+                          const std::vector<PeerRecord>& peers) {
   ScatterPlot plot;
   plot.title = title;
   plot.subtitle = subtitle;
@@ -107,6 +108,11 @@ ScatterPlot scatterPlotOf(const std::vector<VariantRecord>& variants, const std:
     plot.reference = PlotPoint{static_cast<double>(reference->spaceBytes),
                                static_cast<double>(reference->medianNs) / 1e6,
                                "naive reference (default lowering)"};
+  }
+  for (const PeerRecord& peer : peers) {
+    if (peer.medianNs > 0) {
+      plot.peers.push_back(PlotPoint{0, static_cast<double>(peer.medianNs) / 1e6, peer.peer});
+    }
   }
   return plot;
 }
@@ -172,14 +178,46 @@ LogAxis logAxisFor(const std::vector<double>& values, double pixelLo, double pix
   return axis;
 }
 
+namespace {
+
+// The dash pattern of the i-th peer's line, so that several peers stay apart in the legend.
+const char* peerDash(size_t i) {
+  static const char* const dashes[] = {"6 4", "2 3", "10 3 2 3", "12 6"};
+  return dashes[i % 4];
+}
+
+// The legend text of a peer: its name and time.
+std::string peerLegendText(const PlotPoint& peer) {
+  return peer.label + ": " + shortNumber(peer.timeMs) + " ms";
+}
+
+}  // namespace
+
 std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options) {
   const double width = options.width, height = options.height;
   // The subtitle in lines that fit the width (about 6.5 px per character at 12 px), at most 3;
-  // the legend one row above the frame, so that it never covers a point.
+  // the legend above the frame, so that it never covers a point: the fixed entries on one row,
+  // then the peers, each entry starting a new row when it would pass the frame's right edge.
   const std::vector<std::string> subtitleLines =
       wrappedLines(plot.subtitle, static_cast<size_t>(std::max(20.0, (width - 40) / 6.5)), 3);
   const double legendY = 40 + 15 * static_cast<double>(subtitleLines.size());
-  const double left = 90, right = width - 30, top = legendY + 20, bottom = height - 64;
+  const double left = 90, right = width - 30, bottom = height - 64;
+  const double firstPeerX = left + 330 + (plot.reference ? 120 : 0);
+  std::vector<std::pair<double, double>> peerLegendAt;  // (x, y) of each peer's entry
+  {
+    double lx = firstPeerX, ly = legendY;
+    for (const PlotPoint& peer : plot.peers) {
+      const double entryWidth = 30 + 6.5 * static_cast<double>(peerLegendText(peer).size());
+      if (lx + entryWidth > right && lx > left) {
+        lx = left;
+        ly += 16;
+      }
+      peerLegendAt.emplace_back(lx, ly);
+      lx += entryWidth + 14;
+    }
+  }
+  const double legendBottom = peerLegendAt.empty() ? legendY : peerLegendAt.back().second;
+  const double top = legendBottom + 20;
   std::vector<double> spaces, times;
   auto add = [&](const PlotPoint& p) {
     spaces.push_back(p.spaceBytes);
@@ -188,6 +226,7 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
   for (const PlotPoint& p : plot.variants) add(p);
   for (const PlotPoint& p : plot.front) add(p);
   if (plot.reference) add(*plot.reference);
+  for (const PlotPoint& peer : plot.peers) times.push_back(peer.timeMs);
   const LogAxis x = logAxisFor(spaces, left, right);
   const LogAxis y = logAxisFor(times, bottom, top);  // faster lower down
 
@@ -201,7 +240,8 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
          ".front-line{fill:none;stroke:#d1495b;stroke-width:2}"
          ".front-point{fill:#d1495b;stroke:#fff;stroke-width:1}"
          ".knee{fill:none;stroke:#1b998b;stroke-width:2.5}"
-         ".reference{fill:#edae49;stroke:#333;stroke-width:1}</style>\n";
+         ".reference{fill:#edae49;stroke:#333;stroke-width:1}"
+         ".peer-line,.peer-key{stroke:#6a4c93;stroke-width:1.5;fill:none}</style>\n";
   svg << "<rect x=\"0\" y=\"0\" width=\"" << options.width << "\" height=\"" << options.height
       << "\" fill=\"#fff\"/>\n";
   svg << "<text class=\"plot-title\" x=\"" << number(width / 2) << "\" y=\"22\" "
@@ -301,7 +341,15 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
         << " L " << number(px - 7) << " " << number(py) << " Z\"" << dataAttributes(r) << ">"
         << hover(r) << "</path>\n";
   }
-  // Legend: one row above the frame (outside the data, so that it covers no point).
+  for (size_t i = 0; i < plot.peers.size(); ++i) {
+    const PlotPoint& peer = plot.peers[i];
+    const double py = y.position(peer.timeMs);
+    svg << "<line class=\"peer-line\" x1=\"" << number(left) << "\" y1=\"" << number(py)
+        << "\" x2=\"" << number(right) << "\" y2=\"" << number(py) << "\" stroke-dasharray=\""
+        << peerDash(i) << "\" data-time-ms=\"" << peer.timeMs << "\"><title>"
+        << xmlEscaped(peerLegendText(peer)) << "</title></line>\n";
+  }
+  // Legend: above the frame (outside the data, so that it covers no point).
   double lx = left;
   const double ly = legendY;
   svg << "<g class=\"legend\">\n"
@@ -327,6 +375,14 @@ std::string renderScatterSvg(const ScatterPlot& plot, const SvgOptions& options)
         << " l 6 6 l -6 6 l -6 -6 Z\" fill=\"#edae49\" stroke=\"#333\"/>\n"
         << "<text x=\"" << number(lx + 18) << "\" y=\"" << number(ly)
         << "\">naive reference</text>\n";
+  }
+  for (size_t i = 0; i < plot.peers.size(); ++i) {
+    const auto [px, py] = peerLegendAt[i];
+    svg << "<line class=\"peer-key\" x1=\"" << number(px) << "\" y1=\"" << number(py - 4)
+        << "\" x2=\"" << number(px + 22) << "\" y2=\"" << number(py - 4)
+        << "\" stroke-dasharray=\"" << peerDash(i) << "\"/>\n"
+        << "<text class=\"peer-label\" x=\"" << number(px + 28) << "\" y=\"" << number(py)
+        << "\">" << xmlEscaped(peerLegendText(plot.peers[i])) << "</text>\n";
   }
   svg << "</g>\n</svg>\n";
   return svg.str();

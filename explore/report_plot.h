@@ -7,8 +7,10 @@
 // logarithmic y axis. Every ok variant is a small circle (class "variant"); the Pareto front
 // (explore/pareto.h) is a connected line (class "front-line") through square markers (class
 // "front-point"), the knee is ringed and labelled (class "knee"), the fastest point labelled
-// when it is not the knee (class "fastest-label"), and the naive reference, when known, is a
-// diamond (class "reference"). The subtitle is wrapped to the plot's width (at most three
+// when it is not the knee (class "fastest-label"), the naive reference, when known, is a
+// diamond (class "reference"), and each peer's time for the same work (PyTorch's for a layer,
+// recorded by a benchmark: explore/results_db.h PeerRecord) is a dashed horizontal line across
+// the frame (class "peer-line"), named with its time in the legend. The subtitle is wrapped to the plot's width (at most three
 // lines) and the legend is one row above the frame, so that it never covers a point; the HTML
 // page's last table column wraps (the parameters), so that tables fit the window.
 // tests/cli/cli_browser_report.cpp checks the laid-out page in headless Chromium. Every data mark carries data-space-bytes and
@@ -38,13 +40,15 @@ struct ScatterPlot {
   std::vector<PlotPoint> front;     // the Pareto front, fastest first
   std::optional<size_t> knee;       // index into front
   std::optional<PlotPoint> reference;
+  std::vector<PlotPoint> peers;  // timeMs and label (the peer's name); spaceBytes unused
 };
 
 // The plot of `variants` (all statuses; only ok ones with a time and a space are drawn) with
-// their front and knee, and the reference when given.
+// their front and knee, the reference when given, and the peers' times.
 ScatterPlot scatterPlotOf(const std::vector<VariantRecord>& variants, const std::string& title,
                           const std::string& subtitle,
-                          const std::optional<ReferenceRecord>& reference);
+                          const std::optional<ReferenceRecord>& reference,
+                          const std::vector<PeerRecord>& peers = {});
 
 // A logarithmic axis from `lo` to `hi` (data units, lo < hi, both > 0) onto pixels
 // pixelLo..pixelHi (pixelHi may be below pixelLo: the y axis grows upwards).

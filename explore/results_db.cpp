@@ -54,6 +54,16 @@ CREATE TABLE IF NOT EXISTS reference_runs (
   written TEXT NOT NULL DEFAULT (datetime('now')),
   PRIMARY KEY (program, device, compiler)
 );
+CREATE TABLE IF NOT EXISTS peer_runs (
+  program TEXT NOT NULL,
+  device TEXT NOT NULL,
+  peer TEXT NOT NULL,
+  median_ns INTEGER NOT NULL,
+  space_bytes INTEGER,
+  source TEXT NOT NULL DEFAULT '',
+  written TEXT NOT NULL DEFAULT (datetime('now')),
+  PRIMARY KEY (program, device, peer)
+);
 )";
 
 // A prepared statement, finalized on scope exit.
@@ -159,6 +169,33 @@ ReferenceRecord readReference(const Statement& row) {
   reference.medianNs = static_cast<uint64_t>(row.integer(6));
   reference.spaceBytes = row.integer(7);
   return reference;
+}
+
+const char* const kPeerColumns = "program, device, peer, median_ns, space_bytes, source";
+
+PeerRecord readPeer(const Statement& row) {
+  PeerRecord peer;
+  peer.program = row.text(0);
+  peer.device = row.text(1);
+  peer.peer = row.text(2);
+  peer.medianNs = static_cast<uint64_t>(row.integer(3));
+  if (!row.isNull(4)) peer.spaceBytes = row.integer(4);
+  peer.source = row.text(5);
+  return peer;
+}
+
+// Binds a peer's columns to ?1..?6 in kPeerColumns order.
+void bindPeer(Statement& statement, const PeerRecord& peer) {
+  statement.bind(1, peer.program);
+  statement.bind(2, peer.device);
+  statement.bind(3, peer.peer);
+  statement.bind(4, static_cast<int64_t>(peer.medianNs));
+  if (peer.spaceBytes) {
+    statement.bind(5, *peer.spaceBytes);
+  } else {
+    statement.bindNull(5);
+  }
+  statement.bind(6, peer.source);
 }
 
 // Binds a variant's key to ?1..?4 (program, device, compiler, parameters).
@@ -483,6 +520,36 @@ std::vector<ReferenceRecord> ResultsDb::references() const {
   return references;
 }
 
+void ResultsDb::recordPeer(const PeerRecord& peer) {
+  if (peer.program.empty() || peer.device.empty() || peer.peer.empty() || peer.medianNs == 0) {
+    throw ResultsDbError(path_.string() + ": a peer's time needs a program, a device, a peer "
+                         "name and a time above zero (got program '" + peer.program +
+                         "', peer '" + peer.peer + "')");
+  }
+  inTransaction([&] {
+    Statement insert(db_,
+                     std::string("INSERT OR REPLACE INTO peer_runs (") + kPeerColumns +
+                         ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     path_);
+    bindPeer(insert, peer);
+    insert.step();
+  });
+}
+
+std::vector<PeerRecord> ResultsDb::peers(const std::string& program,
+                                         const std::string& device) const {
+  Statement query(db_,
+                  std::string("SELECT ") + kPeerColumns +
+                      " FROM peer_runs WHERE (?1 = '' OR program = ?1) AND (?2 = '' OR device = "
+                      "?2) ORDER BY program, device, peer",
+                  path_);
+  query.bind(1, program);
+  query.bind(2, device);
+  std::vector<PeerRecord> peers;
+  while (query.step()) peers.push_back(readPeer(query));
+  return peers;
+}
+
 ResultsSnapshot readResultsSnapshot(const std::filesystem::path& path) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
@@ -542,6 +609,21 @@ ResultsSnapshot readResultsSnapshot(const std::filesystem::path& path) {
     while (references.step()) {
       snapshot.references.push_back(readReference(references));
       snapshot.referencesWritten.push_back(references.text(8));
+    }
+    // Files made before peer_runs existed have no such table: no peers.
+    Statement peerTable(connection.db,
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                        "'peer_runs'",
+                        path);
+    if (peerTable.step() && peerTable.integer(0) > 0) {
+      Statement peers(connection.db,
+                      std::string("SELECT ") + kPeerColumns +
+                          ", written FROM peer_runs ORDER BY program, device, peer",
+                      path);
+      while (peers.step()) {
+        snapshot.peers.push_back(readPeer(peers));
+        snapshot.peersWritten.push_back(peers.text(6));
+      }
     }
   } catch (const ResultsDbError& e) {
     throw ResultsDbError(path.string() + ": a damaged weft results database: " +
@@ -624,6 +706,23 @@ MergeSummary ResultsDb::merge(const std::vector<ResultsSnapshot>& sources) {
           ++summary.referencesAdded;
         } else {
           ++summary.referencesKept;
+        }
+      }
+      for (size_t i = 0; i < source.peers.size(); ++i) {
+        const std::string written =
+            i < source.peersWritten.size() ? source.peersWritten[i] : std::string();
+        Statement insert(db_,
+                         std::string("INSERT OR IGNORE INTO peer_runs (") + kPeerColumns +
+                             ", written) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                             "coalesce(nullif(?7, ''), datetime('now')))",
+                         path_);
+        bindPeer(insert, source.peers[i]);
+        insert.bind(7, written);
+        insert.step();
+        if (sqlite3_changes(db_) > 0) {
+          ++summary.peersAdded;
+        } else {
+          ++summary.peersKept;
         }
       }
     }

@@ -16,7 +16,12 @@
 // A schema 1 file opened for writing is migrated to schema 2 (two columns added) after a
 // backup copy next to it (FILE.schema1-backup); migrationNote() says so. Read-only snapshots of
 // schema 1 files read the new columns as ''.
-// A second table holds each program's reference run (the naive default-lowered program).
+// A second table holds each program's reference run (the naive default-lowered program). A
+// third, peer_runs, holds times a benchmark measured for the same work with another
+// implementation (PyTorch's conv2d for a layer, CLBlast's SGEMM for a matmul), so that
+// `weft report` can draw them beside the variants. It was added without a schema change: files
+// made before it lack the table (read as no peers; opening one for writing creates it), and an
+// older weft ignores it.
 // Every write is its own transaction; the file is in WAL mode so that readers (weft report)
 // can look while an exploration writes.
 //
@@ -110,6 +115,18 @@ struct ReferenceRecord {
   int64_t spaceBytes = 0;
 };
 
+// A time a benchmark measured for the same work as `program` with another implementation, on
+// the machine of `device` (the explored device's fingerprint: the peer itself may run on the
+// host CPU), for `weft report` to compare with.
+struct PeerRecord {
+  std::string program;
+  std::string device;
+  std::string peer;         // "PyTorch 1.13 conv2d (2 threads)"
+  uint64_t medianNs = 0;
+  std::optional<int64_t> spaceBytes;  // its memory, when the benchmark knows it
+  std::string source;       // what measured it: "weft_bench_table3"
+};
+
 // Every row of a results database, read without writing to it (see readResultsSnapshot).
 struct ResultsSnapshot {
   std::filesystem::path path;
@@ -117,6 +134,8 @@ struct ResultsSnapshot {
   std::vector<std::string> variantsWritten;  // each variant's `written` time, same order
   std::vector<ReferenceRecord> references;
   std::vector<std::string> referencesWritten;
+  std::vector<PeerRecord> peers;
+  std::vector<std::string> peersWritten;
 };
 
 // Reads `path` read-only. Throws ResultsDbError naming the file when it is missing, a folder,
@@ -135,6 +154,8 @@ struct MergeSummary {
   size_t keptTarget = 0;       // the source's row was only a `running` marker
   size_t referencesAdded = 0;
   size_t referencesKept = 0;  // the target already had a reference for that key
+  size_t peersAdded = 0;
+  size_t peersKept = 0;  // the target already had that peer's time for the program and device
 };
 
 // What ResultsDb::importVariants did.
@@ -178,6 +199,13 @@ class ResultsDb {
                                            const std::string& compiler = "") const;
   // Every reference run, ordered by (program, device, compiler).
   std::vector<ReferenceRecord> references() const;
+
+  // Records (or replaces) a peer's time for (program, device, peer). Throws ResultsDbError for
+  // an empty key field or a zero time.
+  void recordPeer(const PeerRecord& peer);
+  // The peers' times of `program` on `device` ("" matches all), ordered by peer name.
+  std::vector<PeerRecord> peers(const std::string& program = "",
+                                const std::string& device = "") const;
 
   // Adds the rows of `sources` (in order: a later source meets what earlier ones added) in one
   // transaction: on any error nothing is written and ResultsDbError is thrown.

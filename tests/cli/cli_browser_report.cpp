@@ -5,11 +5,14 @@
 // browser laid out and writes it into the page, which Chromium's --dump-dom returns: every
 // section has its plot; no text of a plot is clipped by the plot's box; the legend covers no
 // data mark; no table runs past the window's width; the knee is labelled; and the front's
-// points and table rows are the ones `weft report --format json` reads from the database. A
+// points and table rows are the ones `weft report --format json` reads from the database; and
+// peers' times recorded in the database (two planted on the first layers, as weft_bench_table3
+// records PyTorch's and CLBlast's) are dashed lines at those times, named in the legend. A
 // screenshot of the page is taken too (it must be a picture of some size, not an empty page).
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/results_db.h"
 #include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
@@ -46,8 +50,11 @@ const char* const kProbe = R"(<script>
       info.clippedTexts = [...svg.querySelectorAll('text')]
           .filter(t => outside(t.getBoundingClientRect(), box)).map(t => t.textContent);
       const legend = svg.querySelector('g.legend').getBoundingClientRect();
-      info.legendCovers = [...svg.querySelectorAll('.variant, .front-point, .reference')]
+      info.legendCovers = [...svg.querySelectorAll('.variant, .front-point, .reference, .peer-line')]
           .filter(m => overlap(m.getBoundingClientRect(), legend)).length;
+      info.peerTimesMs = [...svg.querySelectorAll('line.peer-line')]
+          .map(e => Number(e.getAttribute('data-time-ms')));
+      info.peerLabels = [...svg.querySelectorAll('.peer-label')].map(t => t.textContent);
       info.frontTimesMs = [...svg.querySelectorAll('rect.front-point')]
           .map(e => Number(e.getAttribute('data-time-ms')));
       info.kneeLabel = svg.querySelector('.knee-label') !== null;
@@ -105,6 +112,36 @@ TEST_CASE("the HTML report in headless Chromium: plots, fronts and tables laid o
       fs::path(root ? root : ".") / "bench/results/nvidia-h200/nvidia-explore-split.db.xz";
   const fs::path db = dir.path / "kept.db";
   REQUIRE(shell("xz -dc " + shellQuote(kept.string()) + " > " + shellQuote(db.string())) == 0);
+  // Peers' times on the first two layers: one slower than every variant, one between them.
+  {
+    weft::explore::ResultsDb planted(db);
+    const std::vector<std::string> programs = planted.programs();
+    REQUIRE(programs.size() >= 2);
+    for (size_t i = 0; i < 2; ++i) {
+      const std::vector<weft::explore::VariantRecord> variants = planted.variants(programs[i]);
+      REQUIRE(!variants.empty());
+      uint64_t slowest = 0, fastest = UINT64_MAX;
+      for (const auto& v : variants) {
+        if (!v.medianNs) continue;
+        slowest = std::max(slowest, *v.medianNs);
+        fastest = std::min(fastest, *v.medianNs);
+      }
+      REQUIRE(slowest > 0);
+      const std::string device = variants.front().key.device;
+      planted.recordPeer({programs[i], device, "PyTorch 2.11 conv2d, cuDNN fp32", slowest * 3,
+                          {}, "a test"});
+      planted.recordPeer({programs[i], device, "CLBlast 1.5.3 im2col + SGEMM on the same device",
+                          (slowest + fastest) / 2, int64_t{100000000}, "a test"});
+    }
+  }
+  {
+    // The table says the same in words.
+    const CommandResult text = runWeft({"report", "--db", db.string()});
+    REQUIRE_MESSAGE(text.exitCode == 0, text.output);
+    CHECK(text.output.find("peer PyTorch 2.11 conv2d, cuDNN fp32: ") != std::string::npos);
+    CHECK(text.output.find("(the fastest variant is ") != std::string::npos);
+    CHECK(text.output.find("measured by a test") != std::string::npos);
+  }
   const fs::path page = dir.path / "report.html";
   CommandResult report =
       runWeft({"report", "--db", db.string(), "--html", page.string(), "--format", "json"});
@@ -162,6 +199,22 @@ TEST_CASE("the HTML report in headless Chromium: plots, fronts and tables laid o
     }
     CHECK(section["frontRows"] == recorded.size());
     CHECK(section["kneeLabel"] == !recorded.empty());
+    // The peers the database holds for this program: a line at each one's time, named.
+    std::vector<double> peerDrawn = section["peerTimesMs"].get<std::vector<double>>();
+    std::vector<double> peerRecorded;
+    if (group.contains("peers")) {
+      for (const nlohmann::json& peer : group["peers"]) {
+        peerRecorded.push_back(peer["medianNs"].get<double>() / 1e6);
+      }
+    }
+    CHECK(peerRecorded.size() == (i < 2 ? 2u : 0u));
+    std::sort(peerDrawn.begin(), peerDrawn.end());
+    std::sort(peerRecorded.begin(), peerRecorded.end());
+    REQUIRE(peerDrawn.size() == peerRecorded.size());
+    for (size_t k = 0; k < peerDrawn.size(); ++k) {
+      CHECK(peerDrawn[k] == doctest::Approx(peerRecorded[k]).epsilon(1e-5));
+    }
+    CHECK(section["peerLabels"].size() == peerRecorded.size());
   }
 
   // A screenshot of the whole page: a picture with plots in it, not an empty page.

@@ -248,6 +248,52 @@ TEST_CASE("a long subtitle is wrapped into lines that fit; the fastest point is 
   CHECK((svg.find("fastest-label") != std::string::npos) == !kneeIsFastest);
 }
 
+TEST_CASE("peers are dashed lines at their time across the frame, named in the legend") {
+  std::mt19937_64 rng(5);
+  std::vector<VariantRecord> variants = randomVariants(rng, 30);
+  double slowest = 0;
+  for (const VariantRecord& v : variants) {
+    if (v.medianNs) slowest = std::max(slowest, *v.medianNs / 1e6);
+  }
+  // One peer far slower than every variant (the axis must reach it), and enough peers with
+  // long names that the legend needs more rows.
+  std::vector<PeerRecord> peers = {
+      {"p", "d", "PyTorch 1.13 conv2d (2 threads)", static_cast<uint64_t>(slowest * 20e6), {}, ""},
+      {"p", "d", "CLBlast 1.5.3 im2col + SGEMM on the same OpenCL device", 2000000, 4096, ""},
+      {"p", "d", "a third peer with a long name, to push the legend to a new row", 3000000, {},
+       ""}};
+  const ScatterPlot plot = scatterPlotOf(variants, "p", "", std::nullopt, peers);
+  REQUIRE(plot.peers.size() == 3);
+  const std::string svg = renderScatterSvg(plot);
+  CHECK(balanced(scanTags(svg)));
+  const std::vector<Tag> lines = withClass(scanTags(svg), "peer-line");
+  REQUIRE(lines.size() == 3);
+  const std::vector<Tag> frames = withClass(scanTags(svg), "frame");
+  REQUIRE(frames.size() == 1);
+  const double top = attr(frames[0], "y"), bottom = top + attr(frames[0], "height");
+  for (const Tag& line : lines) {
+    CHECK(attr(line, "y1") == attr(line, "y2"));  // horizontal
+    CHECK(attr(line, "y1") >= top);
+    CHECK(attr(line, "y1") <= bottom);
+    CHECK(attr(line, "x1") == attr(frames[0], "x"));
+  }
+  // Slower higher up, like the variants.
+  CHECK(attr(lines[0], "y1") < attr(lines[2], "y1"));
+  CHECK(attr(lines[2], "y1") < attr(lines[1], "y1"));
+  // Every legend text stays inside the picture, and the frame starts below the last row.
+  const std::vector<Tag> labels = withClass(scanTags(svg), "peer-label");
+  REQUIRE(labels.size() == 3);
+  double lowestLabel = 0;
+  for (const Tag& label : labels) {
+    CHECK(attr(label, "x") >= 0);
+    CHECK(attr(label, "x") < 760);
+    lowestLabel = std::max(lowestLabel, attr(label, "y"));
+  }
+  CHECK(lowestLabel > attr(labels[0], "y"));  // wrapped to a second row
+  CHECK(top > lowestLabel);
+  CHECK(svg.find("PyTorch 1.13 conv2d (2 threads): ") != std::string::npos);
+}
+
 TEST_CASE("the HTML page holds each section's plot and table") {
   std::mt19937_64 rng(8);
   std::vector<HtmlSection> sections;

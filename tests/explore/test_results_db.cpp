@@ -155,6 +155,68 @@ TEST_CASE("references round-trip") {
   CHECK(db.programs() == std::vector<std::string>{"conv_8"});
 }
 
+TEST_CASE("peers' times round-trip, are replaced per peer, and are merged once") {
+  TempFolder folder;
+  const auto sourceFile = folder.path / "source.db";
+  PeerRecord torch{"conv_8", "0123456789abcdef", "PyTorch conv2d (2 threads)", 1500000, {},
+                   "weft_bench_table3"};
+  PeerRecord clblast{"conv_8", "0123456789abcdef", "CLBlast im2col + SGEMM", 9000000,
+                     int64_t{123456}, "weft_bench_table3"};
+  {
+    ResultsDb db(sourceFile);
+    db.recordPeer(torch);
+    db.recordPeer(clblast);
+    torch.medianNs = 1400000;  // measured again: replaces the earlier time
+    db.recordPeer(torch);
+    const std::vector<PeerRecord> peers = db.peers("conv_8", "0123456789abcdef");
+    REQUIRE(peers.size() == 2);
+    CHECK(peers[0].peer == "CLBlast im2col + SGEMM");  // ordered by name
+    CHECK(peers[0].spaceBytes == 123456);
+    CHECK(peers[1].medianNs == 1400000);
+    CHECK_FALSE(peers[1].spaceBytes);
+    CHECK(peers[1].source == "weft_bench_table3");
+    CHECK(db.peers("conv_8", "fedcba9876543210").empty());
+    CHECK(db.peers("conv_9").empty());
+    PeerRecord empty = torch;
+    empty.medianNs = 0;
+    CHECK_THROWS_AS(db.recordPeer(empty), ResultsDbError);
+    empty = torch;
+    empty.peer = "";
+    CHECK_THROWS_AS(db.recordPeer(empty), ResultsDbError);
+  }
+  const ResultsSnapshot snapshot = readResultsSnapshot(sourceFile);
+  REQUIRE(snapshot.peers.size() == 2);
+  CHECK(snapshot.peersWritten.size() == 2);
+  ResultsDb target(folder.path / "target.db");
+  MergeSummary summary = target.merge({snapshot});
+  CHECK(summary.peersAdded == 2);
+  CHECK(target.peers().size() == 2);
+  MergeSummary again = target.merge({readResultsSnapshot(sourceFile)});
+  CHECK(again.peersAdded == 0);
+  CHECK(again.peersKept == 2);
+}
+
+TEST_CASE("a file made before the peers' table reads as having no peers, and gains it") {
+  TempFolder folder;
+  const auto file = folder.path / "old.db";
+  {
+    ResultsDb db(file);
+    db.recordReference(ReferenceRecord{"conv_8", "0123456789abcdef", "weft test", "", 0, {}, 20,
+                                       4096});
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "DROP TABLE peer_runs", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  const ResultsSnapshot snapshot = readResultsSnapshot(file);
+  CHECK(snapshot.peers.empty());
+  CHECK(snapshot.references.size() == 1);
+  ResultsDb reopened(file);
+  CHECK(reopened.peers().empty());
+  reopened.recordPeer({"conv_8", "0123456789abcdef", "PyTorch", 10, {}, ""});
+  CHECK(reopened.peers().size() == 1);
+}
+
 TEST_CASE("a corrupt file is an error and is left untouched") {
   TempFolder folder;
   const auto file = folder.path / "results.db";
