@@ -13,6 +13,9 @@ seconds=${FUZZ_SECONDS:-120}
 results=$root/bench/results
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Ctrl-C stops the whole run (libFuzzer ends on SIGINT with its own status, which bash would
+# otherwise take as the target's end and go on to the next one).
+trap 'echo "interrupted"; exit 130' INT
 entries=()
 for target in text_format npy arith; do
   fuzzer=$build/fuzz/fuzz_$target

@@ -747,7 +747,7 @@ std::vector<LayerRow> chosenLayers(const Options& options, const Explored& explo
       programs.insert(v.key.program);
     }
     for (const ConvLayer& layer : vgg16Layers()) {
-      if (programs.count(layer.name)) rows.push_back({layer, positionOf(layer.name), {}});
+      if (programs.count(layer.name)) rows.push_back({layer, positionOf(layer.name), {}, ""});
     }
     if (rows.empty()) {
       std::string names;
@@ -761,7 +761,7 @@ std::vector<LayerRow> chosenLayers(const Options& options, const Explored& explo
   for (const std::string& spec : options.layers) {
     std::optional<ConvLayer> layer = explore::layerOfProgram(spec);
     if (!layer) layer = parseConvLayer(spec);  // vgg16:N or C,H,W,M,K,stride,pad
-    rows.push_back({*layer, positionOf(layer->name), {}});
+    rows.push_back({*layer, positionOf(layer->name), {}, ""});
   }
   return rows;
 }
