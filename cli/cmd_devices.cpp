@@ -129,7 +129,7 @@ void runDevices(const DevicesOptions& options) {
       selectedIndex = static_cast<std::size_t>(host::selectDevice(listed, options.device).index);
     }
     for (const host::Device& device : listed) {
-      DeviceEntry entry{device, std::nullopt, ""};
+      DeviceEntry entry{device, std::nullopt, "", ""};
       try {
         entry.profile = host::queryProfile(device);
         // A CPU's FMA organisation, measured (what weft explore's cost model reads).
