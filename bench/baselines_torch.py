@@ -31,9 +31,15 @@ Debian's /usr/bin/python3 (python3-torch, scripts/setup-bench.sh) and merges the
 import argparse
 import json
 import resource
+import signal
 import subprocess
 import sys
 import time
+
+# Ctrl-C ends the script at once: Python's own handler waits until control returns from
+# native code (a Halide schedule or a oneDNN call can take seconds), leaving the benchmark's
+# peer running after the benchmark itself stopped.
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 # VGG-16's 13 convolution layers (Simonyan and Zisserman 2015, configuration D) for a 224×224
 # RGB image, as ir/conv_layer.h vgg16Layers() lists them: name, C, H, W, M, K, stride, pad.

@@ -14,8 +14,14 @@ and its build configuration, and the largest difference between the two products
 """
 import argparse
 import json
+import signal
 import statistics
 import time
+
+# Ctrl-C ends the script at once: Python's own handler waits until control returns from
+# native code (a Halide schedule or a oneDNN call can take seconds), leaving the benchmark's
+# peer running after the benchmark itself stopped.
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 import torch
 

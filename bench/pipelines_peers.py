@@ -50,9 +50,15 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import sys
 import time
+
+# Ctrl-C ends the script at once: Python's own handler waits until control returns from
+# native code (a Halide schedule or a oneDNN call can take seconds), leaving the benchmark's
+# peer running after the benchmark itself stopped.
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/halide14"
 AUTOSCHEDULERS = {

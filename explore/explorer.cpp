@@ -526,6 +526,7 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   prep.inputs.sizes = target.sizes;
   prep.inputs.inputs =
       randomInputs(target.parametric, target.sizes, options.dataSeed, target.inputValues);
+  prep.inputs.flat = host::flatInputsOf(prep.inputs.inputs);
 
   // The device child: profile, and the reference run (checked against the interpreter when
   // small). It sends one JSON header line, then the reference output as raw floats.
@@ -597,6 +598,12 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
     std::vector<float> expected(count);
     std::memcpy(expected.data(), outcome.data.data() + newline + 1, count * sizeof(float));
     prep.inputs.expected = std::move(expected);
+    // Every variant is checked against this output, so the interpreter no longer needs the
+    // inputs' Value form, which takes ten times the memory of the flat form device runs read:
+    // dropped, so that the explorer's forks (pre-builds, generator, launcher) do not copy the
+    // page tables of it.
+    prep.inputs.inputs.clear();
+    prep.inputs.inputs.shrink_to_fit();
     ReferenceRecord reference;
     reference.program = target.program;
     reference.device = prep.device.fingerprint;

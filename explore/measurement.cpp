@@ -72,14 +72,24 @@ void emit(const MeasurementEvents& events, const std::string& phase, uint64_t na
   if (events.phase) events.phase(phase, nanoseconds);
 }
 
+// The inputs as device runs read them: data.flat, or made into `made` from data.inputs when the
+// caller gave only those.
+const std::vector<host::FlatInput>& flatInputs(const MeasurementInputs& data,
+                                               std::vector<host::FlatInput>& made) {
+  if (!data.flat.empty() || data.inputs.empty()) return data.flat;
+  made = host::flatInputsOf(data.inputs);
+  return made;
+}
+
 // Warm-up then timed runs; fills samples, kernel times and the median. Throws OpenCLError.
 void timeRuns(host::Context& context, const CompiledProgram& program,
-              const std::vector<Value>& inputs, const ArithBinding& sizes,
+              const std::vector<host::FlatInput>& inputs, const ArithBinding& sizes,
               const MeasurementOptions& options, host::ProgramCache& cache,
               Measurement& measurement) {
   host::RunOptions run;
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
+  run.output = host::RunOptions::Output::None;  // the warm-up run's output was verified
   measurement.timedOnce =
       options.timeOnceAboveNs > 0 && measurement.warmUpNs > options.timeOnceAboveNs;
   const int maxRepeats = measurement.timedOnce ? 1 : std::max(options.maxRepeats, 1);
@@ -268,14 +278,18 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
 
   std::vector<float> output;
   std::vector<host::GuardViolation> violations;
+  std::vector<host::FlatInput> made;
+  const std::vector<host::FlatInput>* inputs = nullptr;
   try {
+    inputs = &flatInputs(data, made);
     host::RunOptions run;
     run.buildOptions = options.buildOptions;
     run.cache = &cache;
     run.guards = options.guards;  // the warm-up run only: the timed runs do not pay for it
-    host::RunResult warm = runProgram(context, program, data.inputs, full, run);
+    run.output = host::RunOptions::Output::Floats;
+    host::RunResult warm = runProgram(context, program, *inputs, full, run);
     measurement.warmUpNs = warm.totalNanoseconds;
-    output = flattenToFloats(warm.output);
+    output = std::move(warm.outputFloats);
     violations = std::move(warm.guardViolations);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
@@ -301,7 +315,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   emit(events, "verified");
 
   try {
-    timeRuns(context, program, data.inputs, full, options, cache, measurement);
+    timeRuns(context, program, *inputs, full, options, cache, measurement);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = std::string("timed runs: ") + e.what();
@@ -335,15 +349,18 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
   run.guards = options.guards;
-  host::RunResult warm = runProgram(context, program, data.inputs, data.sizes, run);
+  run.output = host::RunOptions::Output::Floats;
+  std::vector<host::FlatInput> made;
+  const std::vector<host::FlatInput>& inputs = flatInputs(data, made);
+  host::RunResult warm = runProgram(context, program, inputs, data.sizes, run);
   measurement.warmUpNs = warm.totalNanoseconds;
-  if (output) *output = flattenToFloats(warm.output);
+  if (output) *output = std::move(warm.outputFloats);
   if (!warm.guardViolations.empty()) {
     measurement.status = VariantStatus::WrongAnswer;
     measurement.message = guardViolationsText(warm.guardViolations);
     return measurement;
   }
-  timeRuns(context, program, data.inputs, data.sizes, options, cache, measurement);
+  timeRuns(context, program, inputs, data.sizes, options, cache, measurement);
   measurement.status = VariantStatus::Ok;
   return measurement;
 }

@@ -86,6 +86,10 @@ struct MeasurementInputs {
   std::vector<Value> inputs;
   ArithBinding sizes;
   std::optional<std::vector<float>> expected;
+  // The inputs as device runs read them (host::FlatInput), made once; when empty, every run
+  // flattens `inputs` itself. A caller that has the expected output may keep only these and
+  // drop `inputs`, which only the interpreter reads (generateVariant without `expected`).
+  std::vector<host::FlatInput> flat;
 };
 
 // Called by measureVariant as it goes, in order: "generated" (after code generation), "built"

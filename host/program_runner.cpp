@@ -127,8 +127,56 @@ Program ProgramCache::get(Context& context, const std::string& source, const std
   return program;
 }
 
+namespace {
+
+// The first scalar of a value (nullptr for an empty array), whose kind decides a flat input's.
+const Value* firstScalar(const Value& value) {
+  const Value* at = &value;
+  while (at->kind == Value::Kind::Array || at->kind == Value::Kind::Vector) {
+    if (at->elements.empty()) return nullptr;
+    at = &at->elements.front();
+  }
+  return at;
+}
+
+}  // namespace
+
+FlatInput flatInputOf(const Value& value) {
+  FlatInput flat;
+  const Value* scalar = firstScalar(value);
+  flat.ints = scalar && (scalar->kind == Value::Kind::Int || scalar->kind == Value::Kind::Bool);
+  if (flat.ints) {
+    flat.intValues = flattenToInts(value);
+  } else {
+    flat.floats = flattenToFloats(value);
+  }
+  return flat;
+}
+
+std::vector<FlatInput> flatInputsOf(const std::vector<Value>& values) {
+  std::vector<FlatInput> flat;
+  flat.reserve(values.size());
+  for (const Value& value : values) flat.push_back(flatInputOf(value));
+  return flat;
+}
+
 RunResult runProgram(Context& context, const CompiledProgram& program,
                      const std::vector<Value>& inputs, const ArithBinding& sizes,
+                     const RunOptions& options) {
+  std::vector<FlatInput> flat;
+  flat.reserve(inputs.size());
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    try {
+      flat.push_back(flatInputOf(inputs[index]));
+    } catch (const std::invalid_argument& error) {
+      throw OpenCLError(fmt::format("input {}: {}", index, error.what()));
+    }
+  }
+  return runProgram(context, program, flat, sizes, options);
+}
+
+RunResult runProgram(Context& context, const CompiledProgram& program,
+                     const std::vector<FlatInput>& inputs, const ArithBinding& sizes,
                      const RunOptions& options) {
   if (options.repeats < 1) {
     throw OpenCLError(
@@ -150,9 +198,12 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     }
     elementCounts.push_back(static_cast<size_t>(count));
   }
+  // Each input buffer's data: the input's own when its kind is the buffer's, else a converted
+  // copy (ints to floats, floats truncated to ints).
   struct InputData {
-    std::vector<float> floats;
-    std::vector<int32_t> ints;
+    const void* bytes = nullptr;
+    std::vector<float> convertedFloats;
+    std::vector<int32_t> convertedInts;
   };
   std::vector<InputData> inputData(program.buffers.size());
   for (size_t index = 0; index < program.buffers.size(); ++index) {
@@ -162,20 +213,23 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
       throw OpenCLError(fmt::format("buffer {} holds input {}, but {} input(s) were given",
                                     plan.name, plan.inputIndex, inputs.size()));
     }
-    const Value& input = inputs[static_cast<size_t>(plan.inputIndex)];
-    size_t count = 0;
-    try {
-      if (plan.element == ScalarKind::Float) {
-        inputData[index].floats = flattenToFloats(input);
-        count = inputData[index].floats.size();
+    const FlatInput& input = inputs[static_cast<size_t>(plan.inputIndex)];
+    InputData& data = inputData[index];
+    if (plan.element == ScalarKind::Float) {
+      if (input.ints) {
+        data.convertedFloats.assign(input.intValues.begin(), input.intValues.end());
+        data.bytes = data.convertedFloats.data();
       } else {
-        inputData[index].ints = flattenToInts(input);
-        count = inputData[index].ints.size();
+        data.bytes = input.floats.data();
       }
-    } catch (const std::invalid_argument& error) {
-      throw OpenCLError(
-          fmt::format("input {} (buffer {}): {}", plan.inputIndex, plan.name, error.what()));
+    } else if (input.ints) {
+      data.bytes = input.intValues.data();
+    } else {
+      data.convertedInts.reserve(input.floats.size());
+      for (float f : input.floats) data.convertedInts.push_back(static_cast<int32_t>(f));
+      data.bytes = data.convertedInts.data();
     }
+    const size_t count = input.size();
     if (count != elementCounts[index]) {
       throw OpenCLError(fmt::format(
           "input {} (buffer {}, type {}) has {} elements, but the compiled program expects "
@@ -272,11 +326,8 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     if (program.buffers[index].role != BufferPlan::Role::Input || elementCounts[index] == 0) {
       continue;
     }
-    if (program.buffers[index].element == ScalarKind::Float) {
-      context.write(buffers.back(), data.floats.data(), data.floats.size() * sizeof(float));
-    } else {
-      context.write(buffers.back(), data.ints.data(), data.ints.size() * sizeof(int32_t));
-    }
+    // float32 and int32 alike: 4 bytes per element.
+    context.write(buffers.back(), data.bytes, elementCounts[index] * 4);
   }
 
   std::vector<PreparedKernel> kernels;
@@ -335,6 +386,22 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
 
   const size_t output = static_cast<size_t>(program.outputBuffer);
   const size_t outputCount = elementCounts[output];
+  if (options.output == RunOptions::Output::None) return result;
+  if (options.output == RunOptions::Output::Floats) {
+    result.outputFloats.resize(outputCount);
+    if (program.buffers[output].element == ScalarKind::Float) {
+      if (outputCount > 0) {
+        context.read(buffers[output], result.outputFloats.data(), outputCount * sizeof(float));
+      }
+    } else {
+      std::vector<int32_t> data(outputCount);
+      if (outputCount > 0) {
+        context.read(buffers[output], data.data(), outputCount * sizeof(int32_t));
+      }
+      std::copy(data.begin(), data.end(), result.outputFloats.begin());
+    }
+    return result;
+  }
   try {
     if (program.buffers[output].element == ScalarKind::Float) {
       std::vector<float> data(outputCount);

@@ -70,6 +70,11 @@ struct RunOptions {
   // Canary regions around the output and the temporaries (see the file comment).
   bool guards = false;
   size_t guardBytes = 4096;  // on each side, at least
+  // How the output comes back: as a Value of the program's output type (RunResult::output), as
+  // floats (RunResult::outputFloats, row-major, ints converted: what a comparison with an
+  // expected output reads, without building a Value per element), or not at all (timed runs).
+  enum class Output { Value, Floats, None };
+  Output output = Output::Value;
 };
 
 // The 32-bit word guard regions are filled with: a quiet NaN with the payload 0xDEAD.
@@ -91,7 +96,8 @@ struct KernelTime {
 };
 
 struct RunResult {
-  Value output;                             // of CompiledProgram::outputType
+  Value output;                             // of CompiledProgram::outputType (Output::Value)
+  std::vector<float> outputFloats;          // the output flattened (Output::Floats)
   std::vector<KernelTime> kernels;          // in launch order
   uint64_t totalNanoseconds = 0;            // the fastest repeat's sum over its kernels
   std::vector<uint64_t> repeatNanoseconds;  // each repeat's sum over its kernels
@@ -99,12 +105,33 @@ struct RunResult {
   std::vector<GuardViolation> guardViolations;  // empty without RunOptions::guards
 };
 
+// An input as a buffer holds it, flattened row-major: float data as float32, int and bool data
+// as int32 (ints beyond 2^24 stay exact). Made once per input (flatInputOf) and written to the
+// device by every run, instead of flattening the interpreter's Value tree at each run: a Value
+// takes about 40 bytes per element, so a caller that keeps only the flat form (the explorer, for
+// the whole exploration) holds a tenth of the memory.
+struct FlatInput {
+  bool ints = false;             // int32 data (intValues), else float32 data (floats)
+  std::vector<float> floats;
+  std::vector<int32_t> intValues;
+  size_t size() const { return ints ? intValues.size() : floats.size(); }
+};
+// The flat form of `value` (arrays and vectors of scalars; its first scalar's kind decides
+// between floats and int32). Throws std::invalid_argument for tuples.
+FlatInput flatInputOf(const Value& value);
+std::vector<FlatInput> flatInputsOf(const std::vector<Value>& values);
+
 // Runs `program` on `context` with `inputs` (one per definition parameter, in order) and the
 // size variables bound by `sizes` (every variable in buffer sizes, launch sizes and kernel
 // size arguments must be bound; bindSizes of ir/interp.h gives such a binding from the
 // inputs). Throws OpenCLError (BuildError for a failed build) on failure.
 RunResult runProgram(Context& context, const CompiledProgram& program,
                      const std::vector<Value>& inputs, const ArithBinding& sizes,
+                     const RunOptions& options = {});
+// The same with the inputs already flat. A buffer of the other element kind than its input's
+// data gets it converted (ints to floats; floats truncated to ints), as from a Value.
+RunResult runProgram(Context& context, const CompiledProgram& program,
+                     const std::vector<FlatInput>& inputs, const ArithBinding& sizes,
                      const RunOptions& options = {});
 
 }  // namespace weft::host

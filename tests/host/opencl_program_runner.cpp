@@ -4,8 +4,8 @@
 // binding, input flattening (float and int32), zero-filled outputs and temporaries, size and
 // local-memory arguments, two kernels passing a temporary buffer, 2D launches with and
 // without a local size, int and bool outputs rebuilt as values of the output type, timing,
-// the program cache, and the messages for an unbound size variable, a wrong input size and a
-// build failure.
+// the program cache, inputs given flat (host::FlatInput) and the output read as floats or not
+// at all, and the messages for an unbound size variable, a wrong input size and a build failure.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -85,6 +85,33 @@ TEST_CASE("two kernels pass a temporary buffer; times come from cl_events") {
   CHECK(result.totalNanoseconds == result.kernels[0].nanoseconds + result.kernels[1].nanoseconds);
   REQUIRE(result.repeatNanoseconds.size() == 1);
   CHECK(result.repeatNanoseconds[0] == result.totalNanoseconds);
+}
+
+TEST_CASE("flat inputs run as their Values do; the output as floats, or not read") {
+  CompiledProgram program = twoKernels();
+  const Value input = floats({1, 2, 3, 4, 5});
+  const FlatInput flat = flatInputOf(input);
+  CHECK_FALSE(flat.ints);
+  CHECK(flat.floats == std::vector<float>{1, 2, 3, 4, 5});
+  RunResult fromFlat = runProgram(context(), program, std::vector<FlatInput>{flat}, {{"N", 5}});
+  CHECK(fromFlat.output == floats({3, 5, 7, 9, 11}));
+  // Int data for a float buffer is converted, as from a Value of ints.
+  const FlatInput intData = flatInputOf(ints({1, 2, 3, 4, 5}));
+  CHECK(intData.ints);
+  CHECK(runProgram(context(), program, std::vector<FlatInput>{intData}, {{"N", 5}}).output ==
+        floats({3, 5, 7, 9, 11}));
+  RunOptions options;
+  options.output = RunOptions::Output::Floats;
+  RunResult asFloats = runProgram(context(), program, {input}, {{"N", 5}}, options);
+  CHECK(asFloats.outputFloats == std::vector<float>{3, 5, 7, 9, 11});
+  CHECK(asFloats.output.elements.empty());
+  options.output = RunOptions::Output::None;
+  RunResult unread = runProgram(context(), program, {input}, {{"N", 5}}, options);
+  CHECK(unread.outputFloats.empty());
+  CHECK(unread.totalNanoseconds > 0);
+  CHECK(flatInputsOf({input, ints({7})}).size() == 2);
+  CHECK_THROWS_AS(flatInputOf(Value::tuple({Value::ofFloat(1), Value::ofInt(2)})),
+                  std::invalid_argument);
 }
 
 TEST_CASE("repeats run every kernel again and keep the best times") {
@@ -225,7 +252,7 @@ TEST_CASE("binding mistakes are reported before OpenCL runs anything") {
                        doctest::Contains("input 0 (buffer in_xs, type [float]N) has 2 elements, "
                                          "but the compiled program expects N = 3"),
                        OpenCLError);
-  CHECK_THROWS_WITH_AS(runProgram(context(), program, {}, {{"N", 3}}),
+  CHECK_THROWS_WITH_AS(runProgram(context(), program, std::vector<Value>{}, {{"N", 3}}),
                        doctest::Contains("buffer in_xs holds input 0, but 0 input(s) were given"),
                        OpenCLError);
   // A size argument whose variable appears nowhere else.
