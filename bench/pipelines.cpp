@@ -46,6 +46,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -727,6 +728,13 @@ nlohmann::json runPeers(const Options& o) {
       o.minTimeMs, o.peerThreads, shellQuote(report.string()));
   std::fprintf(stderr, "peers: %s\n", command.c_str());
   const int status = std::system(command.c_str());
+  // system() ignores Ctrl-C while the peers run; when it ended them, end here too (before the
+  // results file is written with the peers missing).
+  if (status != -1 && WIFSIGNALED(status) &&
+      (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGQUIT)) {
+    std::signal(WTERMSIG(status), SIG_DFL);
+    std::raise(WTERMSIG(status));
+  }
   if (status != 0) {
     throw std::runtime_error(fmt::format(
         "{} exited with status {} (python3-halide, libhalide14-0-dev, python3-opencv: "

@@ -30,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,18 @@ const std::map<std::string, Treatment>& treatments() {
   return table;
 }
 
+// Every file under `folder` with its size and modification time: the kept figures in the
+// source tree's bench/results, which no interrupted benchmark may write.
+std::map<std::string, std::pair<uintmax_t, fs::file_time_type>> filesUnder(const fs::path& folder) {
+  std::map<std::string, std::pair<uintmax_t, fs::file_time_type>> files;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    if (entry.is_regular_file()) {
+      files[entry.path().string()] = {entry.file_size(), entry.last_write_time()};
+    }
+  }
+  return files;
+}
+
 // Final (not `running`) rows of a results database; 0 while it does not exist yet.
 size_t finalRows(const fs::path& database) {
   try {
@@ -158,6 +171,7 @@ TEST_CASE("every README command runs here: in full, or until it shows its work")
   const std::string path = "PATH=" + bin.string() + ":/usr/bin:" +
                            (std::getenv("PATH") ? std::getenv("PATH") : "/bin");
 
+  const auto keptFigures = filesUnder(source / "bench" / "results");
   int ran = 0, leftOut = 0;
   for (const ReadmeCommand& command : commands) {
     if (command.marked) continue;
@@ -256,6 +270,8 @@ TEST_CASE("every README command runs here: in full, or until it shows its work")
       }
     }
   }
+  CHECK_MESSAGE(filesUnder(source / "bench" / "results") == keptFigures,
+                "an interrupted command wrote into the source tree's bench/results");
   MESSAGE(ran << " README commands run here, " << leftOut << " left out (not built or packages "
               << "missing)");
   CHECK(ran >= 10);
