@@ -524,14 +524,29 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   Preparation prep;
   prep.target = target;
   prep.inputs.sizes = target.sizes;
-  prep.inputs.inputs =
-      randomInputs(target.parametric, target.sizes, options.dataSeed, target.inputValues);
-  prep.inputs.flat = host::flatInputsOf(prep.inputs.inputs);
-
   // The device child: profile, and the reference run (checked against the interpreter when
   // small). It sends one JSON header line, then the reference output as raw floats.
   const bool checkWithInterpreter =
       target.reference && multiplyAdds(target) <= target.interpreterCheckLimit;
+  // The inputs' Values only where the interpreter reads them (the reference check, or every
+  // variant's expected output when there is no reference); else only the flat form, made
+  // directly: a Value takes about 40 bytes per element, too much for large inputs.
+  // A tuple input has no flat form: then the Values stay, and device runs say what they lack.
+  if (!checkWithInterpreter && target.reference) {
+    try {
+      prep.inputs.flat =
+          randomFlatInputs(target.parametric, target.sizes, options.dataSeed, target.inputValues);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  if (prep.inputs.flat.empty()) {
+    prep.inputs.inputs =
+        randomInputs(target.parametric, target.sizes, options.dataSeed, target.inputValues);
+    try {
+      prep.inputs.flat = host::flatInputsOf(prep.inputs.inputs);
+    } catch (const std::invalid_argument&) {
+    }
+  }
   ChildOutcome outcome = runInChild(
       [&](int fd) {
         host::Device device = host::selectDevice(options.device);
@@ -602,8 +617,10 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
     // inputs' Value form, which takes ten times the memory of the flat form device runs read:
     // dropped, so that the explorer's forks (pre-builds, generator, launcher) do not copy the
     // page tables of it.
-    prep.inputs.inputs.clear();
-    prep.inputs.inputs.shrink_to_fit();
+    if (!prep.inputs.flat.empty()) {
+      prep.inputs.inputs.clear();
+      prep.inputs.inputs.shrink_to_fit();
+    }
     ReferenceRecord reference;
     reference.program = target.program;
     reference.device = prep.device.fingerprint;

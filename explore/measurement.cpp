@@ -17,22 +17,25 @@ namespace weft::explore {
 
 namespace {
 
+// One random scalar of `kind`: floats as `values` says, ints in [-5, 5], bools 0/1.
+Value randomScalar(ScalarKind kind, std::mt19937_64& rng, InputValues values) {
+  switch (kind) {
+    case ScalarKind::Float:
+      if (values == InputValues::SmallIntegers) {
+        return Value::ofFloat(static_cast<float>(std::uniform_int_distribution<int>(-2, 2)(rng)));
+      }
+      return Value::ofFloat(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+    case ScalarKind::Int:
+      return Value::ofInt(std::uniform_int_distribution<int>(-5, 5)(rng));
+    case ScalarKind::Bool:
+      return Value::ofBool(std::uniform_int_distribution<int>(0, 1)(rng) == 1);
+  }
+  return Value::ofInt(0);
+}
+
 Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& rng,
                   InputValues values) {
-  auto scalar = [&](ScalarKind kind) {
-    switch (kind) {
-      case ScalarKind::Float:
-        if (values == InputValues::SmallIntegers) {
-          return Value::ofFloat(static_cast<float>(std::uniform_int_distribution<int>(-2, 2)(rng)));
-        }
-        return Value::ofFloat(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
-      case ScalarKind::Int:
-        return Value::ofInt(std::uniform_int_distribution<int>(-5, 5)(rng));
-      case ScalarKind::Bool:
-        return Value::ofBool(std::uniform_int_distribution<int>(0, 1)(rng) == 1);
-    }
-    return Value::ofInt(0);
-  };
+  auto scalar = [&](ScalarKind kind) { return randomScalar(kind, rng, values); };
   switch (type.kind()) {
     case TypeKind::Scalar:
       return scalar(type.scalarKind());
@@ -61,6 +64,43 @@ Value randomValue(const Type& type, const ArithBinding& sizes, std::mt19937_64& 
     }
   }
   return Value::ofInt(0);
+}
+
+// randomValue's numbers, in its order (row-major, vector lanes in order), appended to `out`.
+void appendRandomFlat(const Type& type, const ArithBinding& sizes, std::mt19937_64& rng,
+                      InputValues values, host::FlatInput& out) {
+  switch (type.kind()) {
+    case TypeKind::Scalar:
+    case TypeKind::Vector: {
+      const int64_t lanes = type.kind() == TypeKind::Vector ? type.vectorWidth() : 1;
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        const Value v = randomScalar(type.scalarKind(), rng, values);
+        if (out.ints) {
+          out.intValues.push_back(v.kind == Value::Kind::Bool ? (v.b ? 1 : 0) : v.i);
+        } else {
+          out.floats.push_back(v.f);
+        }
+      }
+      return;
+    }
+    case TypeKind::Tuple:
+      throw std::invalid_argument("a tuple input has no flat form: " + type.toString());
+    case TypeKind::Array: {
+      const int64_t length = evaluate(type.arrayLength(), sizes);
+      for (int64_t i = 0; i < length; ++i) {
+        appendRandomFlat(type.arrayElement(), sizes, rng, values, out);
+      }
+      return;
+    }
+  }
+}
+
+// The scalar kind at the bottom of nested arrays and vectors (Float for a tuple: it throws later).
+ScalarKind innermostScalar(const Type& type) {
+  Type at = type;
+  while (at.kind() == TypeKind::Array) at = at.arrayElement();
+  return at.kind() == TypeKind::Scalar || at.kind() == TypeKind::Vector ? at.scalarKind()
+                                                                        : ScalarKind::Float;
 }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -162,6 +202,20 @@ std::vector<Value> randomInputs(const Definition& definition, const ArithBinding
   std::vector<Value> inputs;
   for (const Expr& param : definition.function.params()) {
     inputs.push_back(randomValue(param.paramType(), sizes, rng, values));
+  }
+  return inputs;
+}
+
+std::vector<host::FlatInput> randomFlatInputs(const Definition& definition,
+                                              const ArithBinding& sizes, uint64_t seed,
+                                              InputValues values) {
+  std::mt19937_64 rng(seed);
+  std::vector<host::FlatInput> inputs;
+  for (const Expr& param : definition.function.params()) {
+    host::FlatInput flat;
+    flat.ints = innermostScalar(param.paramType()) != ScalarKind::Float;
+    appendRandomFlat(param.paramType(), sizes, rng, values, flat);
+    inputs.push_back(std::move(flat));
   }
   return inputs;
 }

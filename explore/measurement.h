@@ -173,6 +173,12 @@ enum class InputValues {
 // says, ints in [-5, 5], bools 0/1, in the parameters' own layouts.
 std::vector<Value> randomInputs(const Definition& definition, const ArithBinding& sizes,
                                 uint64_t seed, InputValues values = InputValues::UniformFloats);
+// The same inputs made flat directly (host::flatInputsOf(randomInputs(...)), value for value),
+// without building the Values: for sizes whose Value trees would not fit in memory. Throws
+// std::invalid_argument for a tuple parameter, which has no flat form.
+std::vector<host::FlatInput> randomFlatInputs(const Definition& definition,
+                                              const ArithBinding& sizes, uint64_t seed,
+                                              InputValues values = InputValues::UniformFloats);
 
 struct Comparison {
   bool ok = false;
