@@ -41,9 +41,8 @@
 // input buffer holds (-1 otherwise). The key is the variant's recorded parameters exactly as
 // the results database keys them (explore/explorer.h parametersJson); the harness echoes it.
 //
-// readBundleResults reads the harness's results.json back, validating it (BundleError with the
-// file name and what is wrong). This layer knows nothing of the results database: cli/cmd_import
-// turns the results into database rows.
+// export/bundle_results.h reads the harness's results.json back, validating it. This layer
+// knows nothing of the results database: cli/cmd_import turns the results into database rows.
 #pragma once
 
 #include <cstdint>
@@ -55,14 +54,11 @@
 #include <vector>
 
 #include "codegen/compiled_program.h"
+#include "export/bundle_results.h"
 #include "export/dropin_export.h"
 #include "ir/arith.h"
 
 namespace weft::exporting {
-
-struct BundleError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // One program of the bundle: the reference or a sampled variant.
 struct BundleProgram {
@@ -105,53 +101,5 @@ std::vector<DropinFile> emitBundle(const BundleProgram& reference,
 
 // Writes the files into `folder` (created, with kernels/, when missing). Throws BundleError.
 void writeBundle(const std::filesystem::path& folder, const std::vector<DropinFile>& files);
-
-// ---- results.json ----------------------------------------------------------------------------
-
-struct BundleDevice {
-  std::string name;             // CL_DEVICE_NAME as the driver reports it
-  std::string vendor;           // CL_DEVICE_VENDOR
-  std::string driverVersion;    // CL_DRIVER_VERSION
-  std::string platformVersion;  // CL_PLATFORM_VERSION
-  std::string deviceVersion;    // CL_DEVICE_VERSION
-  std::string platformName;     // CL_PLATFORM_NAME
-};
-
-struct BundleResult {
-  std::string id;
-  std::string status;      // ok, build_error, launch_error, crashed, timeout, wrong_answer, invalid
-  std::string parameters;  // the key's JSON text as the harness echoed it
-  std::optional<uint64_t> medianNs;
-  std::vector<uint64_t> samplesNs;
-  double maxError = 0;
-  double allowedError = 0;
-  std::optional<double> buildMs;
-  uint64_t warmUpNs = 0;
-  std::vector<std::pair<std::string, uint64_t>> kernelNs;  // fastest run of each kernel
-  int64_t spaceBytes = 0;
-  std::string sourceHash;
-  std::string message;
-  double seconds = 0;  // the child's wall time
-};
-
-struct BundleResults {
-  std::string program;
-  std::string compiler;
-  std::string description;
-  int64_t flops = 0;
-  double tolerance = 0;
-  BundleDevice device;
-  std::optional<BundleResult> reference;
-  std::vector<BundleResult> variants;
-};
-
-// The statuses a results file may hold.
-const std::vector<std::string>& bundleStatuses();
-
-// Reads and validates `path`. Throws BundleError naming the file: missing, unreadable, not JSON
-// (with the position), not a results file of the bundle harness, or a field missing or of the
-// wrong type (naming the variant).
-BundleResults readBundleResults(const std::filesystem::path& path);
-BundleResults parseBundleResults(const std::string& text, const std::string& origin);
 
 }  // namespace weft::exporting

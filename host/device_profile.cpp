@@ -367,6 +367,12 @@ DeviceProfile parseProfile(std::string_view text, std::string_view origin,
     std::size_t bracket = what.find("] ");
     throw ProfileError(fmt::format("{}: invalid JSON: {}", origin,
                                    bracket == std::string::npos ? what : what.substr(bracket + 2)));
+  } catch (const Json::exception& e) {
+    // Valid syntax the reader cannot hold, e.g. a number beyond a double's range.
+    const std::string what = e.what();
+    const std::size_t bracket = what.find("] ");
+    throw ProfileError(fmt::format("{}: unreadable JSON: {}", origin,
+                                   bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
   if (json.is_object() && !defaultName.empty() && !json.contains("name")) {
     json["name"] = std::string(defaultName);

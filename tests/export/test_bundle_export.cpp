@@ -293,6 +293,11 @@ TEST_CASE("bad results files give messages that say what is wrong") {
   CHECK_THROWS_WITH_AS(exporting::parseBundleResults("{\"variants\": []}", "r.json"),
                        doctest::Contains("not a results file of a weft bundle harness"),
                        exporting::BundleError);
+  // A number beyond a double's range (found by fuzz/fuzz_bundle_results).
+  CHECK_THROWS_WITH_AS(
+      exporting::parseBundleResults("{\"format\": \"weft-bundle-results 1\", \"flops\": 5e7773}",
+                                    "r.json"),
+      doctest::Contains("r.json: unreadable JSON"), exporting::BundleError);
   std::string noStatus = kOkLine;
   noStatus.replace(noStatus.find("\"status\": \"ok\", "), 16, "");
   CHECK_THROWS_WITH_AS(exporting::parseBundleResults(resultsText(noStatus), "r.json"),

@@ -413,3 +413,11 @@ TEST_CASE("the user's profile folder follows XDG_CONFIG_HOME, else HOME") {
     ::unsetenv("HOME");
   }
 }
+
+TEST_CASE("a number beyond a double's range is a ProfileError naming the file") {
+  // Found by fuzz/fuzz_profile_json (kept in fuzz/regressions/profile_json/): nlohmann's
+  // out_of_range escaped as another exception type.
+  CHECK_THROWS_WITH_AS(weft::host::parseProfile(R"({"name": "x", "computeUnits": 6E536})",
+                                                "huge.json"),
+                       doctest::Contains("huge.json: unreadable JSON"), ProfileError);
+}
