@@ -5,6 +5,8 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
+
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <system_error>
@@ -66,6 +68,18 @@ CREATE TABLE IF NOT EXISTS peer_runs (
 );
 )";
 
+// SQLite's message for the last error on `db`, with what to do when the disk is full (SQLite
+// says "database or disk is full", or an I/O error whose cause is ENOSPC): every row written
+// before stays (each is its own transaction), so the same command resumes once there is room.
+std::string problemText(sqlite3* db) {
+  std::string text = sqlite3_errmsg(db);
+  if (sqlite3_errcode(db) == SQLITE_FULL || sqlite3_system_errno(db) == ENOSPC) {
+    text += " (the disk holding the database has no room left: the rows written so far are "
+            "kept; free some space and run the same command again to go on)";
+  }
+  return text;
+}
+
 // A prepared statement, finalized on scope exit.
 class Statement {
  public:
@@ -108,7 +122,7 @@ class Statement {
     if (rc != SQLITE_OK) fail("binding a value");
   }
   [[noreturn]] void fail(const std::string& what) {
-    throw ResultsDbError(path_.string() + ": " + what + " failed: " + sqlite3_errmsg(db_));
+    throw ResultsDbError(path_.string() + ": " + what + " failed: " + problemText(db_));
   }
   sqlite3* db_;
   std::filesystem::path path_;
@@ -388,7 +402,7 @@ ResultsDb::~ResultsDb() {
 void ResultsDb::execute(const std::string& sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : sqlite3_errmsg(db_);
+    std::string message = problemText(db_);
     sqlite3_free(error);
     if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw ResultsDbError(path_.string() + ": " + message);
