@@ -520,7 +520,49 @@ Json smallReferenceCheck(host::Context& context, const ExploreTarget& target,
           {"sizes", sizesText}};
 }
 
+// The values a parameter of type `type` holds under `sizes` (vector lanes counted; a tuple's
+// components added).
+int64_t valuesOf(const Type& type, const ArithBinding& sizes) {
+  switch (type.kind()) {
+    case TypeKind::Scalar:
+      return 1;
+    case TypeKind::Vector:
+      return type.vectorWidth();
+    case TypeKind::Array:
+      return std::max<int64_t>(evaluate(type.arrayLength(), sizes), 0) *
+             valuesOf(type.arrayElement(), sizes);
+    case TypeKind::Tuple: {
+      int64_t total = 0;
+      for (const Type& element : type.tupleElements()) total += valuesOf(element, sizes);
+      return total;
+    }
+  }
+  return 1;
+}
+
+// The explorer holds the inputs for the whole exploration while each run writes them to the
+// device (on a CPU device, host memory again): inputs over a third of the machine's memory are
+// refused before they are made, naming the sizes, rather than ending the machine's memory.
+void checkInputsFitMemory(const ExploreTarget& target) {
+  int64_t bytes = 0;
+  for (const Expr& param : target.parametric.function.params()) {
+    bytes += valuesOf(param.paramType(), target.sizes) * 4;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(pageSize);
+  if (static_cast<double>(bytes) > memory / 3) {
+    throw std::runtime_error(
+        "the inputs of " + target.program + " need " +
+        std::to_string(static_cast<double>(bytes) / 1e9).substr(0, 5) + " GB, more than a third "
+        "of this machine's memory (" + std::to_string(memory / 1e9).substr(0, 5) +
+        " GB): the explorer holds them while every run copies them to the device; choose "
+        "smaller sizes");
+  }
+}
+
 Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& options) {
+  checkInputsFitMemory(target);
   Preparation prep;
   prep.target = target;
   prep.inputs.sizes = target.sizes;
@@ -561,6 +603,15 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
           CompilePipelineOptions compile;
           compile.codegen.specialize = target.sizes;
           CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
+          MeasurementOptions limits = options.measurement;
+          const host::DeviceProfile queried = host::queryProfile(device);
+          limits.deviceMemoryBytes = queried.globalMemoryBytes;
+          limits.maxBufferBytes = queried.maxAllocationBytes;
+          if (const std::string problem = deviceMemoryProblem(program, target.sizes, limits);
+              !problem.empty()) {
+            throw std::runtime_error("the program at these sizes does not fit the device: the "
+                                     "reference (default-lowered program): " + problem);
+          }
           Measurement m =
               measureCompiled(context, program, prep.inputs, options.measurement, &output);
           if (m.status != VariantStatus::Ok) {
@@ -835,6 +886,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       host::Device selected = host::selectDevice(options.device);
       host::Context context(selected);
       MeasurementOptions buildOnly = options.measurement;
+      buildOnly.deviceMemoryBytes = prep.device.globalMemoryBytes;
+      buildOnly.maxBufferBytes = prep.device.maxAllocationBytes;
       buildOnly.stopAfterBuild = true;
       Measurement m = measureVariant(context, prep.programOf(variant),
                                      prep.spaceOf(variant).binding(prep.points[variant]),
@@ -851,6 +904,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
   auto measurementOptionsFor = [&prep, &options](const Json& best) {
     MeasurementOptions measurementOptions = options.measurement;
     measurementOptions.constantInputs = prep.target.constantInputs;
+    measurementOptions.deviceMemoryBytes = prep.device.globalMemoryBytes;
+    measurementOptions.maxBufferBytes = prep.device.maxAllocationBytes;
     if (best.is_number() && options.timeOnceFactor > 0) {
       measurementOptions.timeOnceAboveNs =
           static_cast<uint64_t>(options.timeOnceFactor * static_cast<double>(best.get<uint64_t>()));

@@ -2,6 +2,8 @@
 // verify, then time until enough runs and enough measured time.
 #include "explore/measurement.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -262,6 +264,25 @@ uint64_t medianOf(std::vector<uint64_t> samples) {
   return (samples[middle - 1] + samples[middle]) / 2;
 }
 
+std::string deviceMemoryProblem(const CompiledProgram& program, const ArithBinding& sizes,
+                                const MeasurementOptions& options) {
+  auto gigabytes = [](int64_t bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); };
+  int64_t total = 0;
+  for (const BufferPlan& buffer : program.buffers) {
+    const int64_t bytes = evaluate(buffer.elementCount, sizes) * 4;
+    total += bytes;
+    if (options.maxBufferBytes > 0 && bytes > options.maxBufferBytes) {
+      return fmt::format("buffer {} needs {}, more than the device's largest buffer ({})",
+                         buffer.name, gigabytes(bytes), gigabytes(options.maxBufferBytes));
+    }
+  }
+  if (options.deviceMemoryBytes > 0 && total > options.deviceMemoryBytes) {
+    return fmt::format("its buffers need {} together, more than the device's memory ({})",
+                       gigabytes(total), gigabytes(options.deviceMemoryBytes));
+  }
+  return "";
+}
+
 GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
                                  const MeasurementInputs& data, const MeasurementOptions& options) {
   GeneratedVariant variant;
@@ -286,6 +307,13 @@ GeneratedVariant generateVariant(const Definition& parametric, const ArithBindin
     measurement.spaceBytes = program->inferenceBytes(full, options.constantInputs);
     measurement.allBuffersBytes = program->globalBytes(full);
     measurement.generateMs = millisecondsSince(generationStart);
+    if (const std::string problem = deviceMemoryProblem(*program, full, options);
+        !problem.empty()) {
+      measurement.status = VariantStatus::Invalid;
+      measurement.message = "does not fit the device: " + problem;
+      program.reset();
+      return variant;
+    }
     if (data.expected) {
       variant.expected = *data.expected;
     } else {

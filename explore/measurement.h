@@ -78,7 +78,18 @@ struct MeasurementOptions {
   // instead of minRepeats / minMeasuredNs: the explorer passes a multiple of the best time so
   // far, so variants that cannot be near the front's fast end do not cost repeated long runs.
   uint64_t timeOnceAboveNs = 0;
+  // The device's global memory and largest buffer (its profile; 0: unknown). A variant whose
+  // buffers do not fit is recorded invalid with the sizes and never allocated: on a CPU device
+  // such as PoCL, device memory is the host's, and an allocation past it would take the machine.
+  int64_t deviceMemoryBytes = 0;
+  int64_t maxBufferBytes = 0;
 };
+
+// Why `program`'s buffers under `sizes` do not fit the device of `options` (a buffer larger
+// than maxBufferBytes, or all of them together larger than deviceMemoryBytes), or "" when they
+// fit or the limits are unknown.
+std::string deviceMemoryProblem(const CompiledProgram& program, const ArithBinding& sizes,
+                                const MeasurementOptions& options);
 
 // What every variant computes on: the inputs, the size binding, and the expected output
 // flattened (nullopt: the interpreter computes it per variant from the instantiated program).

@@ -261,7 +261,7 @@ TEST_CASE("two shards merged give the variants of the unsharded run") {
 
 TEST_CASE("--size values outside a size's range, or too large for int indexing, are refused") {
   TempDir dir("weft_cli_explore_sizes");
-  for (const std::string& bad : {"M=0", "M=-3"}) {
+  for (const std::string bad : {"M=0", "M=-3"}) {
     auto refused = runWeft({"explore", "examples/matmul.weft", "--size", bad, "--size", "N=4",
                             "--size", "K=4", "--samples", "1", "--db", dir.file("s.db")});
     CAPTURE(refused.output);
@@ -281,6 +281,18 @@ TEST_CASE("--size values outside a size's range, or too large for int indexing, 
   CHECK(emit.exitCode != 0);
   CHECK(contains(emit.output, "--size M=0: size M of 'matmul' is outside its range"));
   CHECK_FALSE(std::filesystem::exists(dir.file("s.db")));
+  // Inputs within int indexing but past a third of this machine's memory (below 51 GB of it,
+  // 2^31 - 1 values per input reach that) are refused before they are made.
+  const double memory =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (memory < 51e9) {
+    auto tooLarge = runWeft({"explore", "examples/dot.weft", "--size", "N=2147483647",
+                             "--samples", "1", "--db", dir.file("s.db")});
+    CAPTURE(tooLarge.output);
+    CHECK(tooLarge.exitCode == 1);
+    CHECK(contains(tooLarge.output, "the inputs of dot[N=2147483647] need 17.17 GB, more than a "
+                                    "third of this machine's memory"));
+  }
 }
 
 TEST_CASE("bad --shard values, --all-vgg16 with --layer, and bad merge sources are errors") {

@@ -1,0 +1,85 @@
+// What the explorer does for large programs before any device run: its random inputs made flat
+// directly (randomFlatInputs, for inputs too large for the interpreter's Values) are the Values'
+// numbers in the Values' order, the same as flattening randomInputs' Values, for floats (uniform
+// and small integers), ints, bools, vectors and nested arrays; a tuple input has no flat form.
+// And a variant whose buffers do not fit the device (a buffer past the largest allocation, or
+// all of them past the memory) is recorded invalid at generation, never allocated.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/compile_pipeline.h"
+#include "explore/measurement.h"
+#include "ir/parser.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+const Definition& definitionOf(const std::string& text) {
+  static std::vector<Program> programs;
+  programs.push_back(parseProgram(text));
+  return programs.back().definitions.back();
+}
+
+}  // namespace
+
+TEST_CASE("flat random inputs are the Values' numbers in their order") {
+  const Definition& definition = definitionOf(
+      "def f(a: [[float]W]H, b: [int]N, c: [bool]N, d: [float4]N, e: float) = a");
+  const ArithBinding sizes{{"W", 5}, {"H", 3}, {"N", 7}};
+  for (InputValues values : {InputValues::UniformFloats, InputValues::SmallIntegers}) {
+    for (uint64_t seed : {1u, 2u, 99u}) {
+      CAPTURE(seed);
+      const std::vector<host::FlatInput> direct = randomFlatInputs(definition, sizes, seed, values);
+      const std::vector<host::FlatInput> viaValues =
+          host::flatInputsOf(randomInputs(definition, sizes, seed, values));
+      REQUIRE(direct.size() == 5);
+      REQUIRE(viaValues.size() == 5);
+      for (size_t i = 0; i < direct.size(); ++i) {
+        CAPTURE(i);
+        CHECK(direct[i].ints == viaValues[i].ints);
+        CHECK(direct[i].floats == viaValues[i].floats);
+        CHECK(direct[i].intValues == viaValues[i].intValues);
+      }
+      CHECK(direct[0].floats.size() == 15);
+      CHECK(direct[1].ints);
+      CHECK(direct[2].ints);
+      CHECK(direct[3].floats.size() == 28);
+      CHECK(direct[4].floats.size() == 1);
+    }
+  }
+  const Definition& withTuple = definitionOf("def g(p: [(float, int)]N) = p");
+  CHECK_THROWS_AS(randomFlatInputs(withTuple, sizes, 1), std::invalid_argument);
+}
+
+TEST_CASE("a variant whose buffers do not fit the device is invalid before it is allocated") {
+  const Definition& dot = definitionOf(
+      "def dot(a: [float]N, b: [float]N) = reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(a, b))");
+  const ArithBinding sizes{{"N", 1000}};
+  CompilePipelineOptions compile;
+  compile.codegen.specialize = sizes;
+  const CompiledProgram program = compileToOpenCL(dot, {}, compile);
+  MeasurementOptions options;
+  CHECK(deviceMemoryProblem(program, sizes, options).empty());  // limits unknown
+  options.maxBufferBytes = 3999;  // each input is 4000 bytes
+  CHECK(deviceMemoryProblem(program, sizes, options).find("more than the device's largest buffer") !=
+        std::string::npos);
+  options.maxBufferBytes = 4000;
+  CHECK(deviceMemoryProblem(program, sizes, options).empty());
+  options.deviceMemoryBytes = 7999;  // both inputs together are 8000 bytes, with the output more
+  CHECK(deviceMemoryProblem(program, sizes, options).find("more than the device's memory") !=
+        std::string::npos);
+
+  MeasurementInputs data;
+  data.sizes = sizes;
+  data.expected = std::vector<float>{0.0f};
+  const GeneratedVariant variant = generateVariant(dot, {}, data, options);
+  CHECK_FALSE(variant.program);
+  CHECK(variant.measurement.status == VariantStatus::Invalid);
+  CHECK(variant.measurement.message.find("does not fit the device") != std::string::npos);
+  options.deviceMemoryBytes = 0;
+  CHECK(generateVariant(dot, {}, data, options).program);
+}
