@@ -6,6 +6,7 @@
 #include "explore/explorer.h"
 
 #include <sys/resource.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>
@@ -589,55 +590,62 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
     } catch (const std::invalid_argument&) {
     }
   }
-  ChildOutcome outcome = runInChild(
-      [&](int fd) {
-        host::Device device = host::selectDevice(options.device);
-        host::Context context(device);
-        Json header;
-        // The profile with a CPU's FMA organisation measured (the cost model's facts).
-        header["profile"] = Json::parse(
-            host::profileToJson(host::withProbedArithmetic(context, host::queryProfile(device)))
-                .dump());
-        std::vector<float> output;
-        if (target.reference) {
-          CompilePipelineOptions compile;
-          compile.codegen.specialize = target.sizes;
-          CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
-          MeasurementOptions limits = options.measurement;
-          const host::DeviceProfile queried = host::queryProfile(device);
-          limits.deviceMemoryBytes = queried.globalMemoryBytes;
-          limits.maxBufferBytes = queried.maxAllocationBytes;
-          if (const std::string problem = deviceMemoryProblem(program, target.sizes, limits);
-              !problem.empty()) {
-            throw std::runtime_error("the program at these sizes does not fit the device: the "
-                                     "reference (default-lowered program): " + problem);
+  // The child runs once more when it was killed from outside (SIGKILL, as an out-of-memory
+  // killer or a user's kill would): that says nothing about the program. Any other death is
+  // the program's or the device's, and reported.
+  auto deviceChild = [&]() {
+    return runInChild(
+        [&](int fd) {
+          host::Device device = host::selectDevice(options.device);
+          host::Context context(device);
+          Json header;
+          // The profile with a CPU's FMA organisation measured (the cost model's facts).
+          header["profile"] = Json::parse(
+              host::profileToJson(host::withProbedArithmetic(context, host::queryProfile(device)))
+                  .dump());
+          std::vector<float> output;
+          if (target.reference) {
+            CompilePipelineOptions compile;
+            compile.codegen.specialize = target.sizes;
+            CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
+            MeasurementOptions limits = options.measurement;
+            const host::DeviceProfile queried = host::queryProfile(device);
+            limits.deviceMemoryBytes = queried.globalMemoryBytes;
+            limits.maxBufferBytes = queried.maxAllocationBytes;
+            if (const std::string problem = deviceMemoryProblem(program, target.sizes, limits);
+                !problem.empty()) {
+              throw std::runtime_error("the program at these sizes does not fit the device: the "
+                                       "reference (default-lowered program): " + problem);
+            }
+            Measurement m =
+                measureCompiled(context, program, prep.inputs, options.measurement, &output);
+            if (m.status != VariantStatus::Ok) {
+              throw std::runtime_error(std::string("the reference (default-lowered program) is ") +
+                                       statusName(m.status) + ": " + m.message);
+            }
+            header["reference"] = measurementJson(m);
+            if (!checkWithInterpreter && !target.referenceCheckSizes.empty()) {
+              header["smallCheck"] = smallReferenceCheck(context, target, options);
+            }
+            if (checkWithInterpreter) {
+              std::vector<float> expected =
+                  flattenToFloats(interpret(*target.reference, prep.inputs.inputs, target.sizes));
+              Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
+              header["check"] = {{"ok", check.ok},
+                                 {"maxError", check.maxError},
+                                 {"allowed", check.allowed},
+                                 {"message", check.message}};
+            }
           }
-          Measurement m =
-              measureCompiled(context, program, prep.inputs, options.measurement, &output);
-          if (m.status != VariantStatus::Ok) {
-            throw std::runtime_error(std::string("the reference (default-lowered program) is ") +
-                                     statusName(m.status) + ": " + m.message);
-          }
-          header["reference"] = measurementJson(m);
-          if (!checkWithInterpreter && !target.referenceCheckSizes.empty()) {
-            header["smallCheck"] = smallReferenceCheck(context, target, options);
-          }
-          if (checkWithInterpreter) {
-            std::vector<float> expected =
-                flattenToFloats(interpret(*target.reference, prep.inputs.inputs, target.sizes));
-            Comparison check = compareOutputs(output, expected, options.measurement.tolerance);
-            header["check"] = {{"ok", check.ok},
-                               {"maxError", check.maxError},
-                               {"allowed", check.allowed},
-                               {"message", check.message}};
-          }
-        }
-        header["floats"] = output.size();
-        writeAll(fd, header.dump() + "\n");
-        writeAll(fd, std::string(reinterpret_cast<const char*>(output.data()),
-                                 output.size() * sizeof(float)));
-      },
-      after(std::max(options.timeoutSeconds * 5, 60.0)));
+          header["floats"] = output.size();
+          writeAll(fd, header.dump() + "\n");
+          writeAll(fd, std::string(reinterpret_cast<const char*>(output.data()),
+                                   output.size() * sizeof(float)));
+        },
+        after(std::max(options.timeoutSeconds * 5, 60.0)));
+  };
+  ChildOutcome outcome = deviceChild();
+  if (outcome.signaled && outcome.signal == SIGKILL && !outcome.timedOut) outcome = deviceChild();
   if (outcome.timedOut) {
     throw std::runtime_error("the device query and reference run took longer than " +
                              std::to_string(static_cast<int>(options.timeoutSeconds * 5)) + " s");

@@ -12,15 +12,9 @@
 #include <string>
 
 #include "export/bundle_results.h"
+#include "fuzz/fuzz_support.h"
 
-namespace {
-
-[[noreturn]] void finding(const std::string& what, const std::string& text) {
-  std::fprintf(stderr, "finding: %s\n--- input ---\n%s\n", what.c_str(), text.c_str());
-  std::abort();
-}
-
-}  // namespace
+using weft::fuzzing::finding;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 16384) return 0;

@@ -12,13 +12,11 @@
 #include <string>
 
 #include "ir/npy.h"
+#include "fuzz/fuzz_support.h"
+
+using weft::fuzzing::finding;
 
 namespace {
-
-[[noreturn]] void finding(const std::string& what) {
-  std::fprintf(stderr, "finding: %s\n", what.c_str());
-  std::abort();
-}
 
 std::string scratchPath(const char* stem) {
   return std::string("/tmp/weft_fuzz_") + stem + "_" + std::to_string(getpid()) + ".npy";

@@ -16,13 +16,11 @@
 #include <string>
 
 #include "explore/results_db.h"
+#include "fuzz/fuzz_support.h"
+
+using weft::fuzzing::finding;
 
 namespace {
-
-[[noreturn]] void finding(const std::string& what) {
-  std::fprintf(stderr, "finding: %s\n", what.c_str());
-  std::abort();
-}
 
 // In memory-backed /dev/shm where there is one: SQLite syncs every commit, which on a disk
 // would bound the executions per second.

@@ -12,15 +12,9 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "typecheck/typecheck.h"
+#include "fuzz/fuzz_support.h"
 
-namespace {
-
-[[noreturn]] void finding(const std::string& what, const std::string& text) {
-  std::fprintf(stderr, "finding: %s\n--- input ---\n%s\n", what.c_str(), text.c_str());
-  std::abort();
-}
-
-}  // namespace
+using weft::fuzzing::finding;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;  // long inputs only slow the search down

@@ -2,7 +2,8 @@
 // launcher's child), a child of the explorer with no children of its own (the generator or a
 // pre-build), the launcher (the explorer's child that has a measuring child), and the explorer
 // itself, at random moments (seeded), 24 kills in all; after each kill of the explorer the same
-// command is started again, and after the last kill it runs to its end undisturbed. Then every
+// command is started again, and after the last kill it runs to its end undisturbed (an
+// exploration that ends sooner is checked and the kills go on in a fresh one). Then every
 // sampled variant is recorded exactly once (60 rows, each key once, none left `running`), no
 // variant was started again more often than kills could cause (the rows' attempts beyond the
 // first add up to at most the kills), and within 5 s of each kill of the explorer none of its
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "explore/results_db.h"
+#include "tests/support/processes.h"
 #include "tests/support/run_weft.h"
 
 using namespace weft::explore;
@@ -41,21 +43,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 pid_t startWeft(const std::vector<std::string>& args, const std::string& log) {
-  const std::string binary = weft::testing::weftBinary();
-  const pid_t pid = fork();
+  const pid_t pid = weft::testing::startInBackground(weft::testing::weftBinary(), args, log);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
   return pid;
 }
 
@@ -67,19 +56,7 @@ std::string fileText(const std::filesystem::path& path) {
 // Live (not zombie) processes: pid -> parent pid.
 std::map<pid_t, pid_t> liveProcesses() {
   std::map<pid_t, pid_t> parents;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = fileText(entry.path() / "stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    long parent = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &parent) != 2) continue;
-    if (state == 'Z' || state == 'X') continue;
-    parents[static_cast<pid_t>(std::stol(name))] = static_cast<pid_t>(parent);
-  }
+  for (const auto& [pid, info] : weft::testing::liveProcesses()) parents[pid] = info.parent;
   return parents;
 }
 
@@ -138,74 +115,14 @@ pid_t findVictim(Victim victim, pid_t explorer, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("24 random SIGKILLs of each process in turn: every variant recorded exactly once") {
-  if (!haveOpenCLDevice()) {
-    MESSAGE("no OpenCL device: skipped");
-    return;
-  }
-  TempDir dir("weft_explore_random_kills");
-  const std::string db = dir.file("killed-at-random.db");
-  const int samples = 60;
-  const std::vector<std::string> args = {
-      "explore", "--layer", "8,16,16,8,3,1,1", "--vector-width", "4", "--unroll", "0",
-      "--samples", std::to_string(samples), "--seed", "12", "--db", db, "--min-time", "2",
-      "--jobs", "2", "--quiet"};
-  const std::string log = dir.file("explore.log");
-  std::mt19937 rng(20261127);
-  const Victim order[] = {Victim::MeasuringChild, Victim::LeafChild, Victim::Launcher,
-                          Victim::Explorer};
-  std::map<std::string, int> killsOf;
-  int kills = 0;
-  pid_t explorer = startWeft(args, log);
-  for (int round = 0; round < 24; ++round) {
-    Victim victim = order[round % 4];
-    // A random moment, then the first process of that kind to appear (within 5 s; else the
-    // explorer is killed instead).
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 1500)(rng)));
-    pid_t target = -1;
-    const auto searchStart = Clock::now();
-    while (victim != Victim::Explorer && Clock::now() - searchStart < std::chrono::seconds(5)) {
-      target = findVictim(victim, explorer, rng);
-      if (target > 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    int status = 0;
-    if (waitpid(explorer, &status, WNOHANG) == explorer) {
-      FAIL("the exploration ended after " << kills << " kills, before the last; log:\n"
-                                          << fileText(log));
-    }
-    if (target <= 0) victim = Victim::Explorer;
-    if (victim == Victim::Explorer) target = explorer;
-    REQUIRE(kill(target, SIGKILL) == 0);
-    ++kills;
-    ++killsOf[victimName(victim)];
-    if (victim == Victim::Explorer) {
-      waitpid(explorer, &status, 0);
-      // None of its processes may outlive it by more than a few seconds.
-      const auto killedAt = Clock::now();
-      std::vector<pid_t> left = processesNaming(db);
-      while (!left.empty() && Clock::now() - killedAt < std::chrono::seconds(5)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        left = processesNaming(db);
-      }
-      CHECK_MESSAGE(left.empty(), left.size() << " processes outlived the explorer by 5 s");
-      for (pid_t pid : left) kill(pid, SIGKILL);
-      if (round + 1 < 24) explorer = startWeft(args, log);
-    }
-  }
-  for (const auto& [name, count] : killsOf) MESSAGE(count << " kills of " << name);
-  CHECK(kills == 24);
-  CHECK(killsOf["the explorer"] >= 6);
-  CHECK(killsOf.size() == 4);
-
-  // Undisturbed to the end.
+// Runs `args` (whose database is `db`) to its end once more, undisturbed, and checks the rows:
+// `samples` of them, each key once, none running, and at most `kills` started again.
+void checkComplete(const std::vector<std::string>& args, const std::string& db, int samples,
+                   int kills) {
   const auto again = runWeft(args);
-  CAPTURE(fileText(log));
   CAPTURE(again.output);
   REQUIRE(again.exitCode == 0);
-  ResultsDb results(db);
-  const std::vector<VariantRecord> rows = results.variants();
+  const std::vector<VariantRecord> rows = ResultsDb(db).variants();
   CHECK(rows.size() == static_cast<size_t>(samples));
   std::set<std::string> keys;
   int reruns = 0;
@@ -219,10 +136,89 @@ TEST_CASE("24 random SIGKILLs of each process in turn: every variant recorded ex
     reruns += row.attempts - 1;
     ++statuses[statusName(row.status)];
   }
-  for (const auto& [status, count] : statuses) MESSAGE(count << " " << status);
-  MESSAGE(reruns << " variants started again after a kill");
+  std::string counts;
+  for (const auto& [status, count] : statuses) counts += " " + status + " " + std::to_string(count);
+  MESSAGE(db << ": " << kills << " kills," << counts << ", " << reruns
+             << " variants started again");
   CHECK(reruns <= kills);
   CHECK(processesNaming(db).empty());
+}
+
+TEST_CASE("24 random SIGKILLs of each process in turn: every variant recorded exactly once") {
+  if (!haveOpenCLDevice()) {
+    MESSAGE("no OpenCL device: skipped");
+    return;
+  }
+  TempDir dir("weft_explore_random_kills");
+  const int samples = 60;
+  auto argsFor = [&](const std::string& db) {
+    return std::vector<std::string>{
+        "explore", "--layer", "8,16,16,8,3,1,1", "--vector-width", "4", "--unroll", "0",
+        "--samples", std::to_string(samples), "--seed", "12", "--db", db, "--min-time", "2",
+        "--jobs", "2", "--quiet"};
+  };
+  const std::string log = dir.file("explore.log");
+  std::mt19937 rng(20261127);
+  const Victim order[] = {Victim::MeasuringChild, Victim::LeafChild, Victim::Launcher,
+                          Victim::Explorer};
+  std::map<std::string, int> killsOf;
+  int kills = 0;
+  // An exploration that ends before the 24th kill (fast variants, warm build caches) is
+  // checked, and the kills go on in another one (a fresh database).
+  for (int epoch = 0; kills < 24; ++epoch) {
+    const std::string db = dir.file("killed-" + std::to_string(epoch) + ".db");
+    const std::vector<std::string> args = argsFor(db);
+    const int killsBefore = kills;
+    pid_t explorer = startWeft(args, log);
+    bool ended = false;
+    while (kills < 24 && !ended) {
+      Victim victim = order[kills % 4];
+      // A random moment, then the first process of that kind to appear (within 5 s; else the
+      // explorer is killed instead).
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 1500)(rng)));
+      pid_t target = -1;
+      const auto searchStart = Clock::now();
+      while (victim != Victim::Explorer && Clock::now() - searchStart < std::chrono::seconds(5)) {
+        target = findVictim(victim, explorer, rng);
+        if (target > 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      int status = 0;
+      if (waitpid(explorer, &status, WNOHANG) == explorer) {
+        CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), fileText(log));
+        ended = true;
+        break;
+      }
+      if (target <= 0) victim = Victim::Explorer;
+      if (victim == Victim::Explorer) target = explorer;
+      REQUIRE(kill(target, SIGKILL) == 0);
+      ++kills;
+      ++killsOf[victimName(victim)];
+      if (victim == Victim::Explorer) {
+        waitpid(explorer, &status, 0);
+        // None of its processes may outlive it by more than a few seconds.
+        const auto killedAt = Clock::now();
+        std::vector<pid_t> left = processesNaming(db);
+        while (!left.empty() && Clock::now() - killedAt < std::chrono::seconds(5)) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          left = processesNaming(db);
+        }
+        CHECK_MESSAGE(left.empty(), left.size() << " processes outlived the explorer by 5 s");
+        for (pid_t pid : left) kill(pid, SIGKILL);
+        explorer = startWeft(args, log);
+      }
+    }
+    if (!ended) {
+      int status = 0;
+      waitpid(explorer, &status, 0);  // undisturbed to its end
+    }
+    checkComplete(args, db, samples, kills - killsBefore);
+  }
+  for (const auto& [name, count] : killsOf) MESSAGE(count << " kills of " << name);
+  CHECK(kills == 24);
+  CHECK(killsOf["the explorer"] >= 6);
+  CHECK(killsOf.size() == 4);
 }
 
 TEST_CASE("weft merge SIGKILLed at random moments: the target is unchanged or fully merged") {

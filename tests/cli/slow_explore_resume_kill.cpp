@@ -23,6 +23,7 @@
 
 #include "explore/results_db.h"
 
+#include "tests/support/processes.h"
 #include "tests/support/run_weft.h"
 
 using namespace weft::explore;
@@ -35,21 +36,9 @@ namespace {
 
 // Starts the binary with `args`, stdout and stderr into `log`; returns its process id.
 pid_t startWeft(const std::vector<std::string>& args, const std::string& log) {
-  const std::string binary = weft::testing::weftBinary();
-  pid_t pid = fork();
+  std::filesystem::remove(log);
+  const pid_t pid = weft::testing::startInBackground(weft::testing::weftBinary(), args, log);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
   return pid;
 }
 

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/processes.h"
+
 namespace weft::testing {
 
 struct BoundedRun {
@@ -40,20 +42,10 @@ inline std::string fileText(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Whether a live (not zombie) process is in process group `group`, from /proc/PID/stat.
+// Whether a live (not zombie) process is in process group `group`.
 inline bool groupAlive(pid_t group) {
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = fileText(entry.path() / "stat");
-    const size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
-    if (close == std::string::npos) continue;
-    char state = 0;
-    long parent = 0, processGroup = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &parent, &processGroup) != 3)
-      continue;
-    if (processGroup == group && state != 'Z' && state != 'X') return true;
+  for (const auto& [pid, info] : liveProcesses()) {
+    if (info.group == group) return true;
   }
   return false;
 }

@@ -1,0 +1,70 @@
+// Processes for the tests that start, watch and kill weft: starting the binary in the
+// background with its output in a file, and the live processes of the machine read from /proc
+// (each one's parent and process group; zombies left out, since a killed process stays one until
+// its parent reaps it). Header-only: every .cpp under tests/<folder>/ is a test executable of its
+// own.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace weft::testing {
+
+// Starts `binary` with `args`, stdout and stderr appended to `log`; returns its process id, or
+// -1 when fork fails.
+inline pid_t startInBackground(const std::string& binary, const std::vector<std::string>& args,
+                               const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+struct ProcessInfo {
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+
+// Every live (not zombie) process: pid -> its parent and process group.
+inline std::map<pid_t, ProcessInfo> liveProcesses() {
+  std::map<pid_t, ProcessInfo> processes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long parent = 0, group = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &parent, &group) != 3) {
+      continue;
+    }
+    if (state == 'Z' || state == 'X') continue;
+    processes[static_cast<pid_t>(std::stol(name))] = {static_cast<pid_t>(parent),
+                                                      static_cast<pid_t>(group)};
+  }
+  return processes;
+}
+
+}  // namespace weft::testing
