@@ -212,15 +212,9 @@ inline std::string recordPeerTime(const std::vector<std::string>& databases,
                                   const explore::PeerRecord& peer) {
   for (const std::string& database : databases) {
     try {
-      bool holds = false;
-      for (const explore::VariantRecord& v : explore::readResultsSnapshot(database).variants) {
-        if (v.key.program == peer.program && v.key.device == peer.device) {
-          holds = true;
-          break;
-        }
-      }
-      if (!holds) continue;
-      explore::ResultsDb(database).recordPeer(peer);
+      explore::ResultsDb db(database);
+      if (db.variants(peer.program, peer.device).empty()) continue;
+      db.recordPeer(peer);
       return database;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s's time for %s not recorded in %s: %s\n", peer.peer.c_str(),

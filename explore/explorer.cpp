@@ -599,17 +599,16 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
           host::Device device = host::selectDevice(options.device);
           host::Context context(device);
           Json header;
+          const host::DeviceProfile queried = host::queryProfile(device);
           // The profile with a CPU's FMA organisation measured (the cost model's facts).
           header["profile"] = Json::parse(
-              host::profileToJson(host::withProbedArithmetic(context, host::queryProfile(device)))
-                  .dump());
+              host::profileToJson(host::withProbedArithmetic(context, queried)).dump());
           std::vector<float> output;
           if (target.reference) {
             CompilePipelineOptions compile;
             compile.codegen.specialize = target.sizes;
             CompiledProgram program = compileToOpenCL(*target.reference, {}, compile);
             MeasurementOptions limits = options.measurement;
-            const host::DeviceProfile queried = host::queryProfile(device);
             limits.deviceMemoryBytes = queried.globalMemoryBytes;
             limits.maxBufferBytes = queried.maxAllocationBytes;
             if (const std::string problem = deviceMemoryProblem(program, target.sizes, limits);
