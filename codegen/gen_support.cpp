@@ -47,6 +47,26 @@ bool containsOp(const Expr& e, const std::function<bool(Op)>& predicate) {
   return found;
 }
 
+std::vector<int> workItemOwnedDims(const Expr& reduce) {
+  std::vector<int> dims;
+  if (!reduce.isPrim() || !isReduceFamily(reduce.primOp())) return dims;
+  const Expr& step = reduce.funs()[0];
+  if (!step.isLambda()) return dims;
+  // The result of a function body, through the lets that bind its staged values.
+  auto result = [](Expr body) {
+    while (body.isPrim(Op::Let) && body.funs()[0].isLambda()) body = body.funs()[0].body();
+    return body;
+  };
+  Expr level = result(step.body());
+  while (level.isPrim(Op::MapLcl) && level.funs()[0].isLambda()) {
+    const std::optional<int64_t> dim = level.nats()[0].constant();
+    if (!dim || std::find(dims.begin(), dims.end(), static_cast<int>(*dim)) != dims.end()) break;
+    dims.push_back(static_cast<int>(*dim));
+    level = result(level.funs()[0].body());
+  }
+  return dims;
+}
+
 std::string floatLiteralC(double value) {
   if (value != value) return "NAN";
   if (value > 3.5e38) return "INFINITY";

@@ -37,6 +37,14 @@ bool computes(const Expr& e);
 // Whether a node of `e` (itself included) is a primitive whose op satisfies `predicate`.
 bool containsOp(const Expr& e, const std::function<bool(Op)>& predicate);
 
+// A reduction whose step computes its new accumulator with a nest of mapLcl (through lets):
+// element i of the accumulator at each level belongs to the work-item whose local index is i,
+// which alone reads and writes it, so it lives in that work-item's private memory (LIFT's
+// private memory of a mapLcl; a work-group tile's register accumulators across the steps of a
+// reduction whose steps stage data in local memory). Returns the local dimension of each level
+// of the nest, outermost first; empty when the step's result is not computed by mapLcl.
+std::vector<int> workItemOwnedDims(const Expr& reduce);
+
 // The C text of a float literal: "%.9g" with a "f" suffix ("1.0f", "0.333333343f"), NAN,
 // INFINITY.
 std::string floatLiteralC(double value);

@@ -86,6 +86,8 @@ class Generator {
   bool insideKind(Op op) const;
   ViewPtr allocate(const Type& type, AddressSpace space, const Expr& at,
                    const std::string& privateStem = "p");
+  ViewPtr allocateOwnedAccumulator(const Type& type, const std::vector<int>& ownerDims,
+                                   const Expr& at);
   ViewPtr materialize(const Expr& e);
   void requireUniform(const Expr& at);
   void barrier(AddressSpace space);
@@ -105,6 +107,8 @@ class Generator {
   void emitStore(const ResolvedElement& target, const std::string& statement);
   void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
             bool fromPrivate = false);
+  void copyOwnedLevels(const ViewPtr& source, const ViewPtr& dest, const Type& type,
+                       const Expr& at, const std::vector<int>& ownerDims, size_t level);
   std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
                    std::optional<Arith> lane = std::nullopt);
 

@@ -32,6 +32,27 @@ void collectLaunch(const Expr& e, LaunchPlan& plan,
     if (node.primOp() == Op::MapLcl) plan.lcl[d].push_back(count);
     plan.dimensions = std::max(plan.dimensions, static_cast<int>(d) + 1);
   });
+  // Accumulators the work-items own, in reductions outside every mapLcl.
+  std::function<void(const Expr&, bool)> findOwned = [&](const Expr& node, bool insideLcl) {
+    if (node.isLambda() || node.kind() == ExprKind::UserFun) {
+      findOwned(node.body(), insideLcl);
+      return;
+    }
+    if (!node.isPrim()) return;
+    if (!insideLcl && isReduceFamily(node.primOp())) {
+      std::vector<int> dims = workItemOwnedDims(node);
+      Type level = typeOf(node.args()[0]);
+      for (int d : dims) {
+        if (d < 0 || d > 2 || !level.isArray()) break;
+        plan.owned[static_cast<size_t>(d)].push_back(level.arrayLength());
+        level = level.arrayElement();
+      }
+    }
+    const bool lcl = insideLcl || node.primOp() == Op::MapLcl;
+    for (const Expr& f : node.funs()) findOwned(f, lcl);
+    for (const Expr& a : node.args()) findOwned(a, lcl);
+  };
+  findOwned(outerMap ? e.funs()[0] : e, false);
   if (outerMap) {
     size_t d = static_cast<size_t>(*e.nats()[0].constant());
     if (d > 2) fail(e, "the dimension must be 0, 1 or 2");
@@ -64,6 +85,17 @@ LaunchPlan planLaunch(const Expr& e, const std::function<const Type&(const Expr&
     if (anyGroup) {
       plan.groups[d] = combinedTripCount(plan.wrg[d]);
       plan.localSize[d] = combinedTripCount(plan.lcl[d]);
+      if (!plan.owned[d].empty()) {
+        const Arith& length = plan.owned[d].front();
+        for (const Arith& other : plan.owned[d]) {
+          if (!(other == length)) {
+            fail(e, "the work-items of dimension " + std::to_string(d) +
+                        " own accumulators of different lengths (" + length.toString() + " and " +
+                        other.toString() + "): one work-item per element needs one local size");
+          }
+        }
+        plan.localSize[d] = length;
+      }
       plan.globalSize[d] = plan.groups[d] * plan.localSize[d];
     } else {
       plan.globalSize[d] = combinedTripCount(plan.glb[d]);

@@ -5,6 +5,8 @@
 // element, so that it can become vector registers), a local array (or a local buffer argument
 // of symbolic size), or a global temporary buffer, each with one region per enclosing
 // work-item that writes it. Tuples are stored as a structure of arrays (tuple_memory.h).
+// allocateOwnedAccumulator declares an accumulator whose leading levels the work-items own
+// (gen_support.h's workItemOwnedDims): each work-item's private array holds its own part.
 #include "codegen/generator.h"
 #include "codegen/tuple_memory.h"
 
@@ -119,6 +121,36 @@ ViewPtr Generator::allocate(const Type& type, AddressSpace space, const Expr& at
     usedBuffers_.insert(index);
   }
   return memoryView(name, type, space, offset);
+}
+
+// An accumulator of `type` whose leading levels belong to the work-items of local dimensions
+// `ownerDims` (one work-item per element: each level's length is its dimension's local size),
+// in each work-item's private memory: only its own part is declared.
+ViewPtr Generator::allocateOwnedAccumulator(const Type& type, const std::vector<int>& ownerDims,
+                                            const Expr& at) {
+  Type part = type;
+  for (int d : ownerDims) {
+    if (!part.isArray()) fail(at, "the accumulator has fewer levels than the mapLcl nest");
+    const Arith& local = launch_.localSize[static_cast<size_t>(d)];
+    if (!(part.arrayLength() == local)) {
+      fail(at, "the accumulator's level of mapLcl(" + std::to_string(d) + ") has " +
+                   part.arrayLength().toString() + " elements but the work-group " + local.toString() +
+                   " work-items in that dimension: each work-item owns one element");
+    }
+    part = part.arrayElement();
+  }
+  if (holdsTuples(part)) fail(at, "an accumulator of tuples cannot be split among work-items");
+  if (part.isScalar() || part.isVector()) part = Type::array(part, Arith(1));
+  const Arith count = storedScalars(part);
+  if (!count.constant() || *count.constant() > options_.maxPrivateScalars) {
+    fail(at, "each work-item's part of the accumulator, " + part.toString() +
+                 ", must be private memory of a known size of at most " +
+                 std::to_string(options_.maxPrivateScalars) + " values");
+  }
+  // (A scalar part is declared as a one-element array; the whole array's view reaches its
+  // element 0 once the owned levels are dropped.)
+  ViewPtr own = allocate(part, AddressSpace::Private, at, "acc");
+  return distributedPrivateView(own, type, ownerDims);
 }
 
 }  // namespace weft::opencl

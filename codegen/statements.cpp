@@ -4,7 +4,9 @@
 // reductions keep an accumulator (a variable, or a private or global array) and copy it to the
 // destination at the end; a reduce whose initial value is the enclosing reduce step's private
 // accumulator (read only there, no loop in between: reduce-nest-inner-level's inner reduce)
-// updates it in place, so no second array is allocated and loop unswitching still applies.
+// updates it in place, so no second array is allocated and loop unswitching still applies. A
+// reduce whose step is a mapLcl nest keeps each work-item's part of its accumulator in that
+// work-item's private memory (gen_support.h's workItemOwnedDims).
 // Lets and applications bind views; a function that only rearranges its argument writes the
 // argument through the inverse view. A tuple expression's scalar components are evaluated into
 // temporaries before any is stored (a reduce's tuple accumulator may swap them); a tuple
@@ -204,6 +206,12 @@ void Generator::genReduce(const Expr& e, const ViewPtr& dest) {
     acc = variableView(name, accType);
     accumulatorScalars = accType.isVector() ? accType.vectorWidth() : 1;
     noteTemporary(accType);
+  } else if (std::vector<int> owners = workItemOwnedDims(e);
+             !owners.empty() && insideKind(Op::MapWrg) && !insideKind(Op::MapLcl)) {
+    // The step updates the accumulator with a mapLcl nest: each work-item keeps its own part
+    // in private memory across the steps (the steps' local staging between them).
+    acc = allocateOwnedAccumulator(accType, owners, e);
+    genWrite(init, acc);
   } else {
     // Array accumulators live in private memory when small and of known size, else in
     // global memory (one region per work-item).
@@ -314,6 +322,13 @@ void Generator::copy(const ViewPtr& source, const ViewPtr& dest, const Type& typ
     }
     return;
   }
+  // An accumulator the work-items own: each copies its own part.
+  for (const ViewPtr& side : {source, dest}) {
+    if (side->kind == View::Kind::Memory && !side->ownerLocalDims.empty()) {
+      copyOwnedLevels(source, dest, type, at, side->ownerLocalDims, 0);
+      return;
+    }
+  }
   // Copies into a private array (an accumulator initialised from memory) are unrolled too.
   const bool privateSource =
       fromPrivate ||
@@ -322,6 +337,21 @@ void Generator::copy(const ViewPtr& source, const ViewPtr& dest, const Type& typ
   const Op op = privateSource && type.arrayLength().constant() ? Op::MapSeqUnroll : Op::MapSeq;
   loop(op, 0, type.arrayLength(), at, [&](const Arith& i) {
     copy(accessView(source, i), accessView(dest, i), type.arrayElement(), at, privateSource);
+  });
+}
+
+// Copies the levels of an accumulator the work-items own (ownerDims, outermost first) from
+// `level` on: each such level is the work-item's own element (a mapLcl of one iteration per
+// work-item), the rest copied as usual.
+void Generator::copyOwnedLevels(const ViewPtr& source, const ViewPtr& dest, const Type& type,
+                                const Expr& at, const std::vector<int>& ownerDims, size_t level) {
+  if (level == ownerDims.size()) {
+    copy(source, dest, type, at, /*fromPrivate=*/true);
+    return;
+  }
+  loop(Op::MapLcl, ownerDims[level], type.arrayLength(), at, [&](const Arith& i) {
+    copyOwnedLevels(accessView(source, i), accessView(dest, i), type.arrayElement(), at,
+                    ownerDims, level + 1);
   });
 }
 

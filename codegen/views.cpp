@@ -48,6 +48,7 @@ size_t structuralHashOf(const View& v) {
   h = combineHash(h, static_cast<size_t>(v.boundary));
   h = combineHash(h, std::hash<double>()(v.padValue));
   h = combineHash(h, static_cast<size_t>(v.indexFunction));
+  for (int d : v.ownerLocalDims) h = combineHash(h, static_cast<size_t>(d) + 1);
   if (v.type) h = combineHash(h, v.type.hash());
   return h;
 }
@@ -108,7 +109,8 @@ bool sameFields(const View& x, const View& y) {
   return x.a == y.a && x.b == y.b && x.index == y.index && x.component == y.component &&
          x.name == y.name && x.offset == y.offset && x.space == y.space &&
          x.vectorStorage == y.vectorStorage && x.boundary == y.boundary &&
-         x.padValue == y.padValue && x.indexFunction == y.indexFunction && x.type == y.type;
+         x.padValue == y.padValue && x.indexFunction == y.indexFunction && x.type == y.type &&
+         x.ownerLocalDims == y.ownerLocalDims;
 }
 
 }  // namespace
@@ -346,13 +348,39 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
   return result;
 }
 
+// Whether `index` is the index of the enclosing mapLcl(dim) (codegen/loops.cpp names it
+// lcN_dDIM, a thread index).
+bool isOwnLocalIndex(const Arith& index, int dim) {
+  if (!index.isVar() || index.varKind() != VarKind::ThreadIndex) return false;
+  const std::string& name = index.varName();
+  const std::string suffix = "_d" + std::to_string(dim);
+  return name.rfind("lc", 0) == 0 && name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
                               const std::vector<int>& path, const std::optional<Arith>& lane) {
   if (!path.empty()) fail("tuples cannot be stored in memory (" + view.name + ")");
   Type type = view.type;
+  // The dimensions the work-items own take no room: each index must be the work-item's own.
+  const size_t owned = view.ownerLocalDims.size();
+  if (indices.size() < owned) {
+    fail("the private array " + view.name + " is split among work-items and cannot be read whole");
+  }
+  for (size_t k = 0; k < owned; ++k) {
+    // (A level of one element is indexed by 0: a mapLcl of one iteration has no index.)
+    const bool onlyElement = type.arrayLength() == Arith(1) && indices[k] == Arith(0);
+    if (!onlyElement && !isOwnLocalIndex(indices[k], view.ownerLocalDims[k])) {
+      fail("the private array " + view.name + " holds each work-item's own part of dimension " +
+           std::to_string(k) + ": it is indexed only by the work-item's mapLcl(" +
+           std::to_string(view.ownerLocalDims[k]) + ") index, not by " + indices[k].toString());
+    }
+    type = type.arrayElement();
+  }
   std::vector<std::pair<Arith, Arith>> terms;  // index * the scalars of an element, summed once
   terms.reserve(indices.size());
-  for (const Arith& index : indices) {
+  for (size_t k = owned; k < indices.size(); ++k) {
+    const Arith& index = indices[k];
     if (!type.isArray()) {
       fail("too many indices for " + view.name + " of type " + view.type.toString());
     }
@@ -646,6 +674,14 @@ ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset
   v.type = std::move(type);
   v.space = space;
   v.offset = std::move(offset);
+  return make(std::move(v));
+}
+
+ViewPtr distributedPrivateView(const ViewPtr& perWorkItem, Type type,
+                               std::vector<int> ownerLocalDims) {
+  View v = *perWorkItem;
+  v.type = std::move(type);
+  v.ownerLocalDims = std::move(ownerLocalDims);
   return make(std::move(v));
 }
 

@@ -69,6 +69,11 @@ struct View {
   // array of floatN/intN (a private array of vectors, `floatN name[count]`), indexed by vector
   // and a lane by .sK, so that it can become vector variables (registers).
   int64_t vectorStorage = 0;
+  // Memory in private space whose leading dimensions belong to the work-items of a work-group
+  // (an accumulator that mapLcl nests update across a loop, LIFT's private memory of a
+  // mapLcl): entry k names the local dimension d of index k. Each work-item holds only its own
+  // part, so index k takes no room and must be the work-item's own mapLcl(d) index.
+  std::vector<int> ownerLocalDims;
   Boundary boundary = Boundary::Clamp;
   double padValue = 0.0;
   IndexFunction indexFunction = IndexFunction::Stride;
@@ -81,6 +86,10 @@ struct View {
 // Constructors (each records the type of the value the view stands for).
 ViewPtr memoryView(std::string name, Type type, AddressSpace space, Arith offset = Arith(0),
                    int64_t vectorStorage = 0);
+// `perWorkItem` (a private memory view of one work-item's part) as the whole array `type`
+// whose leading dimensions belong to the work-items of local dimensions `ownerLocalDims`.
+ViewPtr distributedPrivateView(const ViewPtr& perWorkItem, Type type,
+                               std::vector<int> ownerLocalDims);
 ViewPtr variableView(std::string name, Type type);
 ViewPtr scalarView(std::string cExpression, Type type);
 ViewPtr accessView(ViewPtr array, Arith index);

@@ -233,6 +233,51 @@ def colSums(x: [[[float]N]M]B) =
                               "g2[N*gl1_d0 + i5] = (g2[N*gl1_d0 + i5] + in_x[M*N*gl1_d0 + N*i4 + i5]);"});
 }
 
+TEST_CASE("an accumulator a mapLcl nest updates is split among the work-items, in registers") {
+  // Per work-group: a reduction over 6 chunks of [4][2]; each chunk staged in local memory by
+  // the group, then work-item i adds row i of it to its own part [2] of the accumulator [4][2].
+  const std::string tiled = R"(
+def f(xs: [[[[float]2]4]6]G) =
+  mapWrg(0, g -> join(reduceSeq(
+      mapLcl(0, z -> mapSeqUnroll(v -> id(v), z), fill(4, fill(2, 0.0f))),
+      (acc, chunk) -> let(t -> mapLcl(0, a -> mapSeqUnroll(p -> p._0 + p._1, zip(a._0, a._1)),
+                                     zip(acc, t)),
+                          toLocal(c -> mapLcl(0, r -> mapSeqUnroll(x -> id(x), r), c), chunk)),
+      g)), xs)
+)";
+  CompiledProgram program = compile(tiled);
+  REQUIRE(program.kernels.size() == 1);
+  CHECK(program.kernels[0].localSize[0] == Arith(4));
+  // Each work-item's part is two registers, initialised, updated and stored without its index.
+  checkLines(program.source, {"float acc2_0, acc2_1;", "acc2_0 = 0.0f;", "barrier(CLK_LOCAL_MEM_FENCE);",
+                              "barrier(CLK_LOCAL_MEM_FENCE);", "acc2_0 = (acc2_0 + l5[2*lc7_d0]);",
+                              "out[2*lc8_d0 + 8*wg1_d0] = acc2_0;"});
+  CHECK(program.source.find("acc2[") == std::string::npos);
+  // The work-items own the accumulator: reading another's part is refused.
+  const std::string otherPart = errorOf(R"(
+def f(xs: [[[[float]2]4]6]G) =
+  mapWrg(0, g -> join(reduceSeq(
+      mapLcl(0, z -> mapSeqUnroll(v -> id(v), z), fill(4, fill(2, 0.0f))),
+      (acc, chunk) -> mapLcl(0, a -> mapSeqUnroll(p -> p._0 + p._1, zip(a._0, a._1)),
+                             zip(reorder(reverse, acc), chunk)),
+      g)), xs)
+)");
+  CHECK(otherPart.find("holds each work-item's own part of dimension 0: it is indexed only by the "
+                       "work-item's mapLcl(0) index") != std::string::npos);
+  // Two accumulators owned in one dimension with different lengths: no local size fits both.
+  const std::string twoLengths = errorOf(R"(
+def f(xs: [[[[float]2]4]6]G, ys: [[[[float]2]8]6]G) =
+  mapWrg(0, p -> let(first ->
+      join(reduceSeq(mapLcl(0, z -> mapSeqUnroll(v -> id(v), z), fill(8, fill(2, 0.0f))),
+                (acc, c) -> mapLcl(0, a -> mapSeqUnroll(q -> q._0 + q._1, zip(a._0, a._1)), zip(acc, c)),
+                p._1)),
+      join(reduceSeq(mapLcl(0, z -> mapSeqUnroll(v -> id(v), z), fill(4, fill(2, 0.0f))),
+                (acc, c) -> mapLcl(0, a -> mapSeqUnroll(q -> q._0 + q._1, zip(a._0, a._1)), zip(acc, c)),
+                p._0))), zip(xs, ys))
+)");
+  CHECK(twoLengths.find("own accumulators of different lengths (8 and 4)") != std::string::npos);
+}
+
 TEST_CASE("generated names never clash with the program's size variables") {
   CompiledProgram program = compile("def f(x: [float]i2) = mapGlb(0, a -> a + 1.0f, x)");
   CHECK(program.source.find("int i2)") != std::string::npos);
