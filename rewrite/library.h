@@ -41,5 +41,6 @@ void addStencilFusionRules(std::vector<Rule>& rules);  // rules_stencil_fusion.c
 void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cpp
 void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.cpp
 void addWinogradRules(std::vector<Rule>& rules);       // rules_winograd.cpp
+void addWorkgroupTilingRules(std::vector<Rule>& rules);  // rules_workgroup_tiling.cpp
 
 }  // namespace weft::rewrite

@@ -4,8 +4,8 @@
 // the params free in a subtree, an element-by-element copy of an array, a node replaced by
 // identity; the 2D forms matched and built: a map over rows, a per-pixel stage in its
 // plain and joined forms, slide2D's and pad2D's expansions; overlapped tiling of 2D windows with
-// its theta1 x theta2 factors; a function mapped or a join applied several levels deep). Only
-// rules_*.cpp include it.
+// its theta1 x theta2 factors; a function mapped or a join applied several levels deep; the
+// Listing 3 convolution's map2D of windows against kernels). Only rules_*.cpp include it.
 #pragma once
 
 #include <algorithm>
@@ -373,6 +373,48 @@ inline bool isSumOfProductsLambda(const Expr& f) {
   const Expr& x = product->args()[0];
   const Expr& y = product->args()[1];
   return (isGetOf(x, 0, p) && isGetOf(y, 1, p)) || (isGetOf(x, 1, p) && isGetOf(y, 0, p));
+}
+
+// The Listing 3 convolution: map(row -> map(w -> join(map(k -> reduce(z(k), sum of products,
+// zip(join(join(w)), join(join(b(k))))), ks)), row), windows).
+struct ConvMap2D {
+  Expr kernelParam;  // k
+  Expr init;         // z(k)
+  Expr kernel;       // b(k): [3][3][C]
+  Expr kernels;      // ks
+  Expr windows;      // slide2D(K, S, X)
+};
+
+inline bool isJoinJoinOf(const Expr& e, const Expr& param) {
+  return e.isPrim(Op::Join) && e.args()[0].isPrim(Op::Join) &&
+         isParamNode(e.args()[0].args()[0], param);
+}
+
+inline std::optional<ConvMap2D> matchConvMap2D(const Expr& node) {
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  std::optional<Expr> perWindow = rowMapElement(node.funs()[0]);
+  if (!perWindow || !isUnaryLambda(*perWindow)) return std::nullopt;
+  const Expr& w = perWindow->params()[0];
+  const Expr& joined = perWindow->body();
+  if (!joined.isPrim(Op::Join) || !joined.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& kernelMap = joined.args()[0];
+  const Expr& kf = kernelMap.funs()[0];
+  const Expr& ks = kernelMap.args()[0];
+  if (!isUnaryLambda(kf) || mentionsParam(ks, w)) return std::nullopt;
+  const Expr& k = kf.params()[0];
+  const Expr& sum = kf.body();
+  if (!sum.isPrim(Op::Reduce) || !isSumOfProductsLambda(sum.funs()[0])) return std::nullopt;
+  const Expr& init = sum.args()[0];
+  const Expr& pairs = sum.args()[1];
+  if (!pairs.isPrim(Op::Zip) || pairs.args().size() != 2) return std::nullopt;
+  if (!isJoinJoinOf(pairs.args()[0], w) || mentionsParam(init, w)) return std::nullopt;
+  const Expr& kernelJoined = pairs.args()[1];
+  if (!kernelJoined.isPrim(Op::Join) || !kernelJoined.args()[0].isPrim(Op::Join)) {
+    return std::nullopt;
+  }
+  const Expr& kernel = kernelJoined.args()[0].args()[0];
+  if (mentionsParam(kernel, w)) return std::nullopt;
+  return ConvMap2D{k, init, kernel, ks, node.args()[0]};
 }
 
 }  // namespace weft::rewrite

@@ -314,6 +314,7 @@ const std::vector<Rule>& ruleLibrary() {
     addStencilChainRules(all);
     addStencilTupleRules(all);
     addWinogradRules(all);
+    addWorkgroupTilingRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

@@ -77,6 +77,7 @@
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
 #include "rewrite/strategy_conv_winograd.h"
+#include "rewrite/strategy_conv_workgroup_tiled.h"
 #include "rewrite/strategy_pipeline_chain.h"
 #include "rewrite/strategy_pipeline_fusion.h"
 #include "rewrite/strategy_steps.h"
@@ -842,6 +843,19 @@ const std::vector<NamedStrategy>& strategyLibrary() {
        "output, which is padded to whole blocks of tiles and cropped by guarded stores",
        {"m", "kappa", "sigma", "rows", "partial_tiles"},
        convWinograd},
+      {"conv-workgroup-tiled",
+       "direct convolution in work-group tiles (conv-workgroup-tiles): a work-group computes "
+       "kernels_per_group kernels x tile_rows x tile_cols output pixels; each step of a "
+       "reduction over channels_per_step input channels, its work-items stage the input tile "
+       "(with its halo) and the weight tile in local memory together (barriers placed by code "
+       "generation), then each work-item accumulates kernels_per_item x pixels_per_item "
+       "outputs (numbers; pixels interleaved across work-items) in private registers kept "
+       "across the steps; stage_input = 0 / stage_weights = 0 read that operand from global "
+       "memory instead (Mali); one kernel, mapWrg 2/1/0 over tile rows, tile columns and "
+       "kernel groups, mapLcl 1/0 over the register tiles",
+       {"kernels_per_group", "kernels_per_item", "tile_rows", "tile_cols", "pixels_per_item",
+        "channels_per_step", "stage_input", "stage_weights"},
+       convWorkgroupTiled},
       pipelineFusedLocalStrategy(),
       pipelineFusedPrivateStrategy(),
       pipelineFusedPrivatePointwiseStrategy(),

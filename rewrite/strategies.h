@@ -11,7 +11,9 @@
 // accumulators per work-item, weights re-laid out once by a first kernel, R output rows per
 // work-group (κ, σ numbers; R a number or a tuning variable), the same OpenCL as
 // convRegisterBlockedVectorDefinition below; pad_in_loads = 1 (a number, default 0) leaves the
-// padding as a view read by the convolution (no pad kernel, no padded buffer).
+// padding as a view read by the convolution (no pad kernel, no padded buffer);
+// conv-winograd (strategy_conv_winograd.h) and conv-workgroup-tiled
+// (strategy_conv_workgroup_tiled.h: work-group tiles staged in local memory, register tiles).
 // strategies.cpp lists their steps.
 #pragma once
 

@@ -1,0 +1,299 @@
+// The work-group-tiled convolution, the shape of the fast GPU kernels (CLBlast's Xconvgemm,
+// TVM's CUDA direct template, myGEMM; ../shared/research/gpu-conv.md): a work-group computes an
+// output tile of TK kernels × TH×TW pixels; each step of a reduction over the input channels, TC
+// at a time, its work-items copy the input tile with its halo and the weight tile into local
+// memory together, and each work-item then accumulates a register tile of RK kernels × RP pixels
+// from them. The register tiles are the work-items' own parts of the reduction's accumulator
+// (code generation keeps them in private memory across the steps, codegen/gen_support.h's
+// workItemOwnedDims), and the barriers around each step's copies are placed by code generation.
+//
+//  conv-workgroup-tiles
+//      transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> reduce(z(k), (acc, p) -> acc +
+//      p._0 * p._1, zip(join(join(w)), join(join(b(k))))), ks)), slide2D(K, S, X)) =>
+//      per tile of slide2D((TH-1)·S+K, (TW-1)·S+K, TH·S, TW·S, X) (mapWrg(2) over tile rows,
+//      mapWrg(1) over tile columns) and group of TK kernels (mapWrg(0)):
+//        join(reduceSeq(init, (acc, c) -> let(x -> let(w -> mapLcl(1, over TK/RK kernel groups
+//        of RK, mapLcl(0, over TH·TW/RP pixel groups of RP, the register tile's sum over the
+//        chunk's K·K·TC values), zip(acc, ...)), stage(c._1)), stage(c._0)),
+//        zip(input tile's channel chunks, kernels' channel chunks)))
+//      init: each register tile filled with its kernels' z(k); stage(v) = toLocal(mapLcl(1,
+//      mapLcl(0, copy)))(v), or v itself (read from global memory) when that operand is not
+//      staged; the pixel groups interleaved (group g holds pixels g, g + TH·TW/RP, …: neighbouring
+//      work-items read neighbouring pixels, conflict-free in local memory and coalesced); the
+//      tiles' results rearranged to [M][OH][OW].
+//      Factors: kernels_per_group TK, kernels_per_item RK, tile_rows TH, tile_cols TW,
+//      pixels_per_item RP, channels_per_step TC (tuning variables when not given; RK and RP must
+//      be given numbers: they are unrolled), stage_input and stage_weights (0 or 1, default 1:
+//      Mali's kernels stage nothing, gpu-conv.md §0.2).
+//      Constraints from the types: TK | M, RK | TK, TC | C, RP | TH·TW, TH | OH, TW | OW.
+//
+// The channel sums are re-associated (TC at a time), so the result equals the direct
+// convolution up to rounding. tests/rewrite/property_rules_workgroup_tiling.cpp checks the rule
+// against the interpreter on random layers.
+#include <optional>
+#include <string>
+
+#include "ir/builders.h"
+#include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+// v: [...][C] at `depth` array levels above the channels -> [C/TC][...][TC], the channel
+// chunks outermost.
+Expr channelChunksOutermost(int depth, const Arith& tc, Expr v) {
+  // Split the innermost level into chunks: [...][C/TC][TC].
+  Expr chunked = mapDeep(depth, [&](Expr px) { return split(tc, std::move(px)); }, std::move(v));
+  // Move the chunk level out one level at a time.
+  for (int level = depth - 1; level >= 0; --level) {
+    chunked = mapDeep(level, [](Expr x) { return transpose(std::move(x)); }, std::move(chunked));
+  }
+  return chunked;
+}
+
+// A copy of `v` (of type `type`, at least two array levels) by every work-item of the group:
+// mapLcl(1) over the outer level, mapLcl(0) over the next level flattened, into local memory.
+Expr stagedInLocalMemory(const Type& type, Expr v) {
+  // Levels below the second are flattened into it and split back after the copy.
+  std::vector<Arith> inner;
+  Type t = type.arrayElement();
+  while (t.arrayElement().isArray()) {
+    inner.push_back(t.arrayElement().arrayLength());
+    t = t.arrayElement();
+  }
+  Expr copy = toLocal(
+      lam("tile",
+          [&](Expr tile) {
+            return mapLcl(Arith(1),
+                          lam("slice",
+                              [&](Expr slice) {
+                                Expr flat = std::move(slice);
+                                for (size_t i = 0; i < inner.size(); ++i) flat = join(flat);
+                                return mapLcl(Arith(0), lam("value", [](Expr x) { return id(x); }),
+                                              std::move(flat));
+                              }),
+                          std::move(tile));
+          }),
+      std::move(v));
+  if (inner.empty()) return copy;
+  return map(lam("slice",
+                 [&](Expr slice) {
+                   // Split back innermost level first.
+                   Expr shaped = std::move(slice);
+                   for (auto it = inner.rbegin(); it != inner.rend(); ++it) {
+                     shaped = split(*it, std::move(shaped));
+                   }
+                   return shaped;
+                 }),
+             std::move(copy));
+}
+
+std::optional<Expr> workgroupTiles(const RuleApplication& a) {
+  std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
+  if (!inner) return std::nullopt;
+  std::optional<ConvMap2D> conv = matchConvMap2D(*inner);
+  if (!conv) return std::nullopt;
+  std::optional<Slide2DExpansion> slid = matchSlide2D(conv->windows);
+  if (!slid || !(slid->size1 == slid->size2) || !(slid->step1 == slid->step2)) return std::nullopt;
+  const Arith k = slid->size1;
+  const Arith s = slid->step1;
+  // X: [H'][W'][C] of floats; each kernel b(k): [K][K][C].
+  const Type xType = a.typeOf(slid->x);
+  if (!xType.isArray() || !xType.arrayElement().isArray() ||
+      !xType.arrayElement().arrayElement().isArray() ||
+      !xType.arrayElement().arrayElement().arrayElement().isScalar()) {
+    return std::nullopt;
+  }
+  const Type ksType = a.typeOf(conv->kernels);
+  const Type kernelType = a.typeOf(conv->kernel);
+  if (!ksType.isArray() || !kernelType.isArray() || !(kernelType.arrayLength() == k)) {
+    return std::nullopt;
+  }
+  const std::optional<Arith> rkGiven = a.given("kernels_per_item");
+  const std::optional<Arith> rpGiven = a.given("pixels_per_item");
+  if (!rkGiven || !rpGiven || !rkGiven->constant() || !rpGiven->constant() ||
+      *rkGiven->constant() < 1 || *rpGiven->constant() < 1) {
+    return std::nullopt;  // the register tile is unrolled: its sizes must be numbers
+  }
+  const Arith rk = *rkGiven, rp = *rpGiven;
+  const Arith kernels = ksType.arrayLength();
+  const Arith channels = xType.arrayElement().arrayElement().arrayLength();
+  const Arith height = xType.arrayLength();
+  const Arith width = xType.arrayElement().arrayLength();
+  const Arith tk = a.factor("kernels_per_group",
+                            [&](RewriteContext& c) { return c.freshTuning("tk", rk, kernels); });
+  const Arith th = a.factor("tile_rows",
+                            [&](RewriteContext& c) { return c.freshTuning("th", Arith(1), height); });
+  const Arith tw = a.factor("tile_cols",
+                            [&](RewriteContext& c) { return c.freshTuning("tw", Arith(1), width); });
+  const Arith tc = a.factor("channels_per_step",
+                            [&](RewriteContext& c) { return c.freshTuning("tc", Arith(1), channels); });
+  const bool stageInput = a.given("stage_input").value_or(Arith(1)) == Arith(1);
+  const bool stageWeights = a.given("stage_weights").value_or(Arith(1)) == Arith(1);
+  const Arith pixels = th * tw;
+  const Arith pixelGroups = pixels / rp;
+  const Arith kernelGroups = tk / rk;
+  const Arith tileRows = (th - 1) * s + k;
+  const Arith tileCols = (tw - 1) * s + k;
+  const Expr zero = Expr::floatLiteral(0.0);
+
+  auto kernelOf = [&](Expr kernel) {
+    return substituteParams(conv->kernel, {{conv->kernelParam, std::move(kernel)}});
+  };
+  auto initOf = [&](Expr kernel) {
+    return substituteParams(conv->init, {{conv->kernelParam, std::move(kernel)}});
+  };
+
+  // One work-group: `tile` [tileRows][tileCols][C], `group` TK kernels.
+  auto perGroup = [&](Expr tile, Expr group) -> Expr {
+    // [C/TC][tileRows][tileCols][TC] and [C/TC][TK][K][K][TC].
+    Expr tileChunks = channelChunksOutermost(2, tc, std::move(tile));
+    Expr kernelChunks = transpose(map(
+        lam("kernel", [&](Expr kernel) { return channelChunksOutermost(2, tc, kernelOf(kernel)); }),
+        group));
+    // Each register tile [RK][RP] starts from its kernels' z(k).
+    Expr init = mapLcl(
+        Arith(1),
+        lam("initGroup",
+            [&](Expr inits) {
+              return mapLcl(
+                  Arith(0),
+                  lam("initTile",
+                      [&](Expr tileInits) {
+                        return mapSeqUnroll(
+                            lam("z",
+                                [&](Expr z) {
+                                  return mapSeqUnroll(lam("v", [](Expr v) { return id(v); }),
+                                                      fill(rp, z));
+                                }),
+                            tileInits);
+                      }),
+                  fill(pixelGroups, inits));
+            }),
+        split(rk, map(lam("kernel", [&](Expr kernel) { return initOf(kernel); }), group)));
+    // The register tile's update over one chunk: Σ over the K·K·TC positions of
+    // acc[r][p] += weight[r] · input[p].
+    auto registerTile = [&](Expr acc, Expr weights, Expr windows) {
+      Expr positions = zip(transpose(map(lam("w", [](Expr w) { return join(join(w)); }), weights)),
+                           transpose(map(lam("x", [](Expr x) { return join(join(x)); }), windows)));
+      return join(reduceSeq(
+          acc,
+          lam2("a", "pos",
+               [](Expr a, Expr pos) {
+                 return mapSeqUnroll(
+                     lam("row",
+                         [&](Expr row) {
+                           return mapSeqUnroll(
+                               lam("cell",
+                                   [&](Expr cell) {
+                                     return get(0, cell) + get(1, row) * get(1, cell);
+                                   }),
+                               zip(get(0, row), get(1, pos)));
+                         }),
+                     zip(a, get(0, pos)));
+               }),
+          positions));
+    };
+    Expr step = lam2("acc", "chunk", [&](Expr acc, Expr chunk) {
+      Type inputChunk = Type::array(
+          Type::array(Type::array(xType.arrayElement().arrayElement().arrayElement(), tc), tileCols),
+          tileRows);
+      Type weightChunk = Type::array(
+          Type::array(Type::array(Type::array(kernelType.arrayElement().arrayElement().arrayElement(),
+                                              tc),
+                                  k),
+                      k),
+          tk);
+      Expr stagedInput = stageInput ? stagedInLocalMemory(inputChunk, get(0, chunk)) : get(0, chunk);
+      Expr stagedWeights =
+          stageWeights ? stagedInLocalMemory(weightChunk, get(1, chunk)) : get(1, chunk);
+      return let(
+          lam("inputTile",
+              [&](Expr xl) {
+                return let(
+                    lam("weightTile",
+                        [&](Expr wl) {
+                          // Interleaved pixel groups: group g holds pixels g, g + TH·TW/RP, …
+                          Expr windows = transpose(split(
+                              pixelGroups, join(buildSlide2D(Op::Slide, Op::Slide, k, k, s, s, xl))));
+                          return mapLcl(
+                              Arith(1),
+                              lam("kernelGroup",
+                                  [&](Expr kg) {
+                                    return mapLcl(Arith(0),
+                                                  lam("pixelGroup",
+                                                      [&](Expr pg) {
+                                                        return registerTile(get(0, pg), get(1, kg),
+                                                                            get(1, pg));
+                                                      }),
+                                                  zip(get(0, kg), windows));
+                                  }),
+                              zip(acc, split(rk, wl)));
+                        }),
+                    stagedWeights);
+              }),
+          stagedInput);
+    });
+    // [TK/RK][TH·TW/RP][RK][RP] -> [TK][TH][TW].
+    Expr sums = join(reduceSeq(init, step, zip(tileChunks, kernelChunks)));
+    Expr perKernel = join(map(lam("g", [](Expr g) { return transpose(std::move(g)); }), std::move(sums)));
+    return map(lam("kernelPixels",
+                   [&](Expr p) { return split(tw, join(transpose(std::move(p)))); }),
+               std::move(perKernel));
+  };
+
+  Expr tiles = buildSlide2D(Op::Slide, Op::Slide, tileRows, tileCols, th * s, tw * s, slid->x);
+  // [OH/TH][OW/TW][M/TK][TK][TH][TW]
+  Expr computed = mapWrg(
+      Arith(2),
+      lam("tileRow",
+          [&](Expr tileRow) {
+            return mapWrg(Arith(1),
+                          lam("tile",
+                              [&](Expr tile) {
+                                return mapWrg(Arith(0),
+                                              lam("group",
+                                                  [&](Expr group) { return perGroup(tile, group); }),
+                                              split(tk, conv->kernels));
+                              }),
+                          tileRow);
+          }),
+      std::move(tiles));
+  // Per tile row: [OW/TW][M][TH][TW] -> [M][TH][OW]; then [OH/TH][M][TH][OW] -> [M][OH][OW].
+  Expr rows = map(lam("tileRow",
+                      [](Expr r) {
+                        Expr kernelsFirst = transpose(
+                            map(lam("tile", [](Expr t) { return join(std::move(t)); }), std::move(r)));
+                        return map(lam("image",
+                                       [](Expr img) {
+                                         return map(lam("pixelRow",
+                                                        [](Expr p) { return join(std::move(p)); }),
+                                                    transpose(std::move(img)));
+                                       }),
+                                   std::move(kernelsFirst));
+                      }),
+                  std::move(computed));
+  return map(lam("image", [](Expr img) { return join(std::move(img)); }), transpose(std::move(rows)));
+}
+
+}  // namespace
+
+void addWorkgroupTilingRules(std::vector<Rule>& rules) {
+  rules.push_back(
+      {"conv-workgroup-tiles",
+       "transpose ∘ map(transpose) ∘ map2D(w -> join(map(k -> reduce(z(k), (acc, p) -> acc + "
+       "p._0 * p._1, zip(join(join(w)), join(join(b(k))))), ks)), slide2D(K, S, X)) => "
+       "mapWrg over TH×TW output tiles and groups of TK kernels of reduceSeq over chunks of TC "
+       "channels: input tile (halo included) and weight tile staged in local memory by all "
+       "work-items, then mapLcl over RK-kernel × RP-pixel register tiles (pixels interleaved), "
+       "rearranged to [M][OH][OW]   [TK | M, RK | TK, TC | C, RP | TH·TW, TH | OH, TW | OW; "
+       "RK, RP given numbers; stage_input, stage_weights 0 or 1]",
+       RuleFamily::Reduction,
+       {"kernels_per_group", "kernels_per_item", "tile_rows", "tile_cols", "pixels_per_item",
+        "channels_per_step", "stage_input", "stage_weights"},
+       workgroupTiles});
+}
+
+}  // namespace weft::rewrite
