@@ -7,8 +7,9 @@
 // program, device, compiler and parameter keys) and `weft report` lists them with a non-empty
 // Pareto front. A planted failure (one variant's .cl edited to write garbage into the output) comes
 // out as wrong_answer while the others stay ok. A bundle for the mali-g72 profile holds the
-// GPU-only structures of the vector family (interleaved, channels-first, split) and runs them
-// correctly.
+// GPU-only structures of the vector family (interleaved, channels-first, split) and the
+// work-group-tiled family (unstaged), and runs them correctly; one for the nvidia-hopper profile
+// holds work-group tiles staged in local memory and runs them correctly.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -208,7 +209,8 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
 
 TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly here") {
   // The GPU-only structures of the vector family (interleaved blocks, the channels-first copy,
-  // splits over the channels) sampled for the mali-g72 profile, so that anyone with such a
+  // splits over the channels) and the work-group-tiled family (unstaged on Mali) sampled for the
+  // mali-g72 profile, so that anyone with such a
   // board can measure them: the bundle builds and every variant verifies on this machine's
   // device (PoCL runs local sizes within the profile's limits). Sampled uniformly (--candidates
   // 1) with a seed whose 30 samples hold every kind of structure.
@@ -222,22 +224,53 @@ TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly he
   REQUIRE_MESSAGE(written.exitCode == 0, written.output);
   const nlohmann::json variants = readJson(bundle / "variants.json");
   REQUIRE(variants["variants"].size() == 30);
-  size_t interleavedInPlace = 0, channelsFirst = 0, split = 0;
+  size_t interleavedInPlace = 0, channelsFirst = 0, split = 0, tiled = 0;
   for (const nlohmann::json& v : variants["variants"]) {
     const nlohmann::json& p = v["parameters"];
     const bool first = p.contains("vector_channels_first");
     interleavedInPlace += p.contains("vector_interleave") && !first;
     channelsFirst += first;
     split += p.contains("vector_split");
+    // Work-group tiles with nothing staged: Mali's local memory is ordinary memory.
+    if (p.contains("tiled_staged")) {
+      ++tiled;
+      CHECK(p["tiled_staged"] == 0);
+    }
   }
   CHECK(interleavedInPlace > 0);
   CHECK(channelsFirst > 0);
   CHECK(split > 0);
+  CHECK(tiled > 0);
 
   const std::string harness = buildHarness(bundle, dir.path / "build", log);
   REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
   REQUIRE(after.size() == 30);
+  for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);
+}
+
+TEST_CASE("an H100/H200 bundle's work-group tiles staged in local memory run correctly here") {
+  // The work-group-tiled family for the nvidia-hopper profile: input and weight tiles staged in
+  // local memory with barriers, register tiles kept across the channel steps; the bundle's own
+  // harness verifies every variant on this machine's device.
+  TempDir dir("weft_opencl_bundle_hopper");
+  const fs::path bundle = dir.path / "bundle";
+  const fs::path log = dir.path / "log.txt";
+  CommandResult written =
+      runWeft({"bundle", "--layer", "16,8,8,8,3,1,1", "--samples", "12", "--seed", "3",
+               "--profile", "nvidia-hopper", "--out", bundle.string(), "--min-time-ms", "1"});
+  REQUIRE_MESSAGE(written.exitCode == 0, written.output);
+  const nlohmann::json variants = readJson(bundle / "variants.json");
+  size_t staged = 0;
+  for (const nlohmann::json& v : variants["variants"]) {
+    const nlohmann::json& p = v["parameters"];
+    staged += p.contains("tiled_staged") && p["tiled_staged"] == 1;
+  }
+  CHECK(staged > 0);
+  const std::string harness = buildHarness(bundle, dir.path / "build", log);
+  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
+  REQUIRE(after.size() == variants["variants"].size());
   for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);
 }
 

@@ -229,6 +229,15 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
     for (ExploreTarget::Structure& structure : winograd) {
       target.structures.push_back(std::move(structure));
     }
+    std::vector<ExploreTarget::Structure> tiled =
+        layerWorkgroupTiledStructures(layer, *vectorFamilyDevice);
+    if (!tiled.empty()) {
+      target.description += " + work-group tiled, " + std::to_string(tiled.size()) +
+                            " structures (rk, rp, staged)";
+    }
+    for (ExploreTarget::Structure& structure : tiled) {
+      target.structures.push_back(std::move(structure));
+    }
   }
   return target;
 }
@@ -258,6 +267,11 @@ ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, in
 
 ExploreTarget layerStructureTarget(const ConvLayer& layer,
                                    const std::map<std::string, int64_t>& fixed) {
+  if (fixed.count("tiled_rk") && fixed.count("tiled_rp") && fixed.count("tiled_staged")) {
+    return layerWorkgroupTiledTarget(layer, static_cast<int>(fixed.at("tiled_rk")),
+                                     static_cast<int>(fixed.at("tiled_rp")),
+                                     static_cast<int>(fixed.at("tiled_staged")));
+  }
   if (fixed.count("winograd_m") && fixed.count("winograd_kappa") && fixed.count("winograd_sigma")) {
     return layerWinogradTarget(layer, static_cast<int>(fixed.at("winograd_m")),
                                static_cast<int>(fixed.at("winograd_kappa")),
@@ -287,7 +301,8 @@ ExploreTarget layerStructureTarget(const ConvLayer& layer,
   }
   throw std::runtime_error(
       "not a layer variant: neither v and unroll (conv-direct), vector_kappa and vector_sigma "
-      "(register-blocked vector) nor winograd_m, winograd_kappa and winograd_sigma recorded");
+      "(register-blocked vector), winograd_m, winograd_kappa and winograd_sigma nor tiled_rk, "
+      "tiled_rp and tiled_staged (work-group tiled) recorded");
 }
 
 std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& layer,
@@ -373,6 +388,49 @@ std::vector<ExploreTarget::Structure> layerWinogradStructures(const ConvLayer& l
             {one.parametric, one.switches, one.fixedParameters, "winograd", one.strategy});
       }
     }
+  }
+  return structures;
+}
+
+std::vector<std::pair<int, int>> workgroupTiledRegisterTiles(const ConvLayer& layer,
+                                                             const host::DeviceProfile& device) {
+  std::vector<std::pair<int, int>> tiles;
+  if (device.deviceType != "gpu") return tiles;
+  for (int rk : {1, 2, 4, 8}) {
+    if (layer.M % rk != 0) continue;
+    for (int rp : {1, 2, 4, 8}) {
+      if (rk * rp < 4 || rp > layer.outH() * layer.outW()) continue;
+      if (2 * (rk * rp + rk + rp) > device.registersPerWorkItem) continue;
+      tiles.emplace_back(rk, rp);
+    }
+  }
+  return tiles;
+}
+
+int workgroupTiledStaging(const host::DeviceProfile& device) {
+  return device.localMemoryType == host::LocalMemoryType::Local ? 1 : 0;
+}
+
+ExploreTarget layerWorkgroupTiledTarget(const ConvLayer& layer, int rk, int rp, int staged) {
+  rewrite::RewriteContext context;
+  ExploreTarget target = strategyLayerTarget(layer, "conv-workgroup-tiled",
+                                             {{"kernels_per_item", Arith(rk)},
+                                              {"pixels_per_item", Arith(rp)},
+                                              {"stage_input", Arith(staged)},
+                                              {"stage_weights", Arith(staged)}},
+                                             context);
+  target.fixedParameters = {{"tiled_rk", rk}, {"tiled_rp", rp}, {"tiled_staged", staged}};
+  return target;
+}
+
+std::vector<ExploreTarget::Structure> layerWorkgroupTiledStructures(
+    const ConvLayer& layer, const host::DeviceProfile& device) {
+  std::vector<ExploreTarget::Structure> structures;
+  const int staged = workgroupTiledStaging(device);
+  for (const auto& [rk, rp] : workgroupTiledRegisterTiles(layer, device)) {
+    ExploreTarget one = layerWorkgroupTiledTarget(layer, rk, rp, staged);
+    structures.push_back(
+        {one.parametric, one.switches, one.fixedParameters, "workgroup-tiled", one.strategy});
   }
   return structures;
 }

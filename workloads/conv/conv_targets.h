@@ -1,7 +1,8 @@
 // A convolution layer's exploration targets: the structures the conv workload offers (the
 // paper's conv-direct strategy over its vector width and unrolling; the register-blocked vector
 // family over κ output channels × σ pixels per work-item, padding in a kernel or in the loads,
-// and the window's loop order), each with the layer's sizes, its reference (the naive direct
+// and the window's loop order; Winograd for 3×3 stride-1 layers; on GPUs the work-group-tiled
+// family), each with the layer's sizes, its reference (the naive direct
 // convolution of Listing 3, default-lowered), its constant inputs (weights and biases) and the
 // cost model (workloads/conv/cost_model.h), and the structure a recorded variant names.
 #pragma once
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "explore/explorer.h"
@@ -86,8 +88,8 @@ ExploreTarget layerTargetStructures(const ConvLayer& layer, const std::vector<in
 ExploreTarget layerVectorTarget(const ConvLayer& layer, int kappa, int sigma, int padInLoads = 0,
                                 int rowUnroll = 0, int interleave = 0, int channelsFirst = 0,
                                 int split = 1);
-// The structure a recorded variant's fixed parameters name: winograd_m/winograd_kappa/
-// winograd_sigma for the Winograd family, vector_kappa/vector_sigma (and
+// The structure a recorded variant's fixed parameters name: tiled_rk/tiled_rp/tiled_staged for
+// the work-group-tiled family, winograd_m/winograd_kappa/winograd_sigma for the Winograd family, vector_kappa/vector_sigma (and
 // vector_pad_in_loads, 0 when absent as in records made before it existed; the target's fixed
 // parameters then lack it too, as recorded; vector_row_unroll, 0 when absent) for the vector
 // family, v/unroll for conv-direct.
@@ -104,6 +106,30 @@ std::vector<ExploreTarget::Structure> layerVectorStructures(const ConvLayer& lay
 // then load neighbouring pixels together (coalesced); consecutive windows only elsewhere (a
 // CPU's work-item reads its σ pixels as one contiguous run).
 std::vector<int> vectorFamilyInterleaves(const host::DeviceProfile* device);
+
+// The work-group-tiled family (the conv-workgroup-tiled strategy), on GPU profiles only: a
+// work-group computes TK kernels × TH×TW pixels, staging the input tile (with its halo) and the
+// weight tile in local memory each step of TC channels, and each work-item RK kernels × RP
+// pixels in registers. Menus from the profile:
+//  - register tiles (RK, RP): RK a power of two up to 8 dividing M, RP a power of two up to 8,
+//    at least 4 accumulators (fewer cannot keep the FMA units busy against local memory's
+//    bandwidth: an SM issues 128 FMAs but reads 32 local words per cycle, so RK·RP/(RK+RP)
+//    bounds the FMAs per local load; gpu-conv.md §2.2), and code generation's register estimate
+//    RK·RP + RK + RP within half the profile's registers per work-item (the rest for addresses
+//    and the loop's values);
+//  - staging: both operands in local memory where the profile's local memory is dedicated
+//    (localMemoryType "local"), neither where it is ordinary memory (Mali: no gain, Arm's
+//    OpenCL guide; ACL, TVM and CLBlast all skip it there).
+// TK, TH, TW and TC are tuning parameters sampled within the constraints: TK | M, RK | TK,
+// TC | C, RP | TH·TW, TH | outH, TW | outW, and from the profile the work-group size
+// (TK/RK · TH·TW/RP), local memory and registers (explore/parameter_space.h).
+std::vector<std::pair<int, int>> workgroupTiledRegisterTiles(const ConvLayer& layer,
+                                                             const host::DeviceProfile& device);
+int workgroupTiledStaging(const host::DeviceProfile& device);
+// One structure: recorded with tiled_rk, tiled_rp and tiled_staged.
+ExploreTarget layerWorkgroupTiledTarget(const ConvLayer& layer, int rk, int rp, int staged);
+std::vector<ExploreTarget::Structure> layerWorkgroupTiledStructures(
+    const ConvLayer& layer, const host::DeviceProfile& device);
 
 // The Winograd family (the conv-winograd strategy, F(m×m, 3×3)) for 3×3 stride-1 layers: the
 // tile sizes m ∈ {2, 4} no larger than the output's height and width; per m, κ from the vector

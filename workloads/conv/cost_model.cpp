@@ -324,6 +324,77 @@ CostPrediction winogradCost(const ConvLayer& layer, int64_t m, int64_t kappa, in
   return out;
 }
 
+// The work-group-tiled family (rewrite/strategy_conv_workgroup_tiled.h): work-groups of TK
+// kernels × TH×TW pixels, each work-item an RK × RP register tile, reductions over chunks of TC
+// channels. Per work-item (one lane) and window element: RK·RP FMAs and RK + RP loads (from
+// local memory when staged; a GPU's load/store units have a quarter of the FP32 lanes, so an
+// RK × RP tile issues as many load cycles as FMA cycles only from RK·RP/(RK+RP) = 4 on:
+// gpu-conv.md §2.2). Unstaged, the pixels of neighbouring work-items are stride·C floats apart
+// in the [H][W][C] input (the sectors a warp's load touches, as in vectorFamilyCost). Staged,
+// each chunk's input tile and weight tile are copied by the group's work-items (a load and a
+// store each), the tiles read from global memory once per work-group (the copy kernels' bytes
+// per cycle); a chunk costs two barriers. Too few work-items to hide latency: each walks its
+// chunks one after the other (about 600 cycles per chunk for the global loads and barriers, 30
+// per window element), in as many rounds as the device needs to hold them.
+CostPrediction workgroupTiledCost(const ConvLayer& layer, int64_t rk, int64_t rp, int64_t staged,
+                                  int64_t tk, int64_t th, int64_t tw, int64_t tc,
+                                  const CoreModel& core) {
+  CostPrediction out;
+  out.family = "workgroup-tiled";
+  const int64_t outH = layer.outH(), outW = layer.outW();
+  rk = std::max<int64_t>(1, rk);
+  rp = std::max<int64_t>(1, rp);
+  tk = std::max(rk, tk);
+  th = std::clamp<int64_t>(th, 1, outH);
+  tw = std::clamp<int64_t>(tw, 1, outW);
+  tc = std::clamp<int64_t>(tc, 1, layer.C);
+  const double fmaCycles = static_cast<double>(rk * rp);
+  double inputLoads = static_cast<double>(rp);
+  if (staged == 0) inputLoads *= static_cast<double>(std::min<int64_t>(8, layer.stride * layer.C));
+  const double loads = inputLoads + static_cast<double>(rk);
+  const double loadCycles = 4 * loads;
+  out.flopsPerLoad = 2.0 * fmaCycles / loads;
+  const double workItems = static_cast<double>(layer.M / rk) *
+                           static_cast<double>(ceilDiv(outH * outW, rp));
+  const double steps = static_cast<double>(layer.K * layer.K * layer.C);
+  const double chunks = static_cast<double>(ceilDiv(layer.C, tc));
+  const double workGroups = static_cast<double>(ceilDiv(layer.M, tk)) *
+                            static_cast<double>(ceilDiv(outH, th) * ceilDiv(outW, tw));
+  out.balanceFactor = balance(workGroups, core);
+  double stepCycles = std::max(fmaCycles, loadCycles);
+  std::string limit = stepCycles == fmaCycles ? "fma issue" : "loads";
+  double cycles = workItems * steps * stepCycles;
+  if (staged != 0) {
+    // Per chunk, the group's copies: a load and a store per value, spread over its work-items.
+    const double tileValues =
+        static_cast<double>(((th - 1) * layer.stride + layer.K) * ((tw - 1) * layer.stride + layer.K) *
+                            tc) +
+        static_cast<double>(tk * layer.K * layer.K * tc);
+    const double groupSize = static_cast<double>((tk / rk) * ceilDiv(th * tw, rp));
+    const double copyCycles = 8 * tileValues / std::max(1.0, groupSize);
+    cycles += workItems * chunks * copyCycles;
+    const double bytesCycles = workGroups * chunks * tileValues * core.copyCyclesPerElement;
+    if (bytesCycles * core.gpuLanes > cycles) {
+      cycles = bytesCycles * core.gpuLanes;
+      limit = "global memory";
+    }
+  }
+  cycles *= out.balanceFactor;
+  double seconds = cycles / core.cores / core.gpuLanes / core.clockHz;
+  if (!core.cpu) {
+    const double registers = static_cast<double>(rk * rp + rk + rp);
+    const double perUnit = residentWorkItemsPerUnit(*core.device, registers);
+    const double rounds = std::ceil(workItems / std::max(1.0, perUnit * core.cores));
+    const double latencySeconds = rounds * (chunks * 600 + steps * 30) / core.clockHz;
+    if (latencySeconds > seconds) {
+      seconds = latencySeconds;
+      limit = "latency (few work-items)";
+    }
+  }
+  out.kernels.push_back({"convolution", seconds + core.launchSeconds, limit});
+  return out;
+}
+
 }  // namespace
 
 std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes) {
@@ -369,6 +440,12 @@ std::optional<CostPrediction> predictLayerVariantCost(
                        std::max<int64_t>(1, parameters.at("winograd_kappa")),
                        std::max<int64_t>(1, parameters.at("winograd_sigma")),
                        valueOr(parameters, "rows", 1), core);
+  } else if (parameters.count("tiled_rk") && parameters.count("tiled_rp") &&
+             parameters.count("tiled_staged")) {
+    out = workgroupTiledCost(layer, parameters.at("tiled_rk"), parameters.at("tiled_rp"),
+                             parameters.at("tiled_staged"), valueOr(parameters, "tk", layer.M),
+                             valueOr(parameters, "th", 1), valueOr(parameters, "tw", 1),
+                             valueOr(parameters, "tc", layer.C), core);
   } else if (parameters.count("v") && parameters.count("kappa") && parameters.count("sigma")) {
     out = convDirectCost(layer, parameters, core);
   }

@@ -37,7 +37,7 @@ struct PredictedKernel {
 };
 
 struct CostPrediction {
-  std::string family;  // "conv-direct", "register-blocked-vector" or "winograd"
+  std::string family;  // "conv-direct", "register-blocked-vector", "winograd", "workgroup-tiled"
   double seconds = 0;  // predicted per-inference time (sum of the kernels)
   std::vector<PredictedKernel> kernels;
   // The factors applied to the main kernel (1 = no penalty), for reports and tests.
@@ -58,9 +58,11 @@ std::optional<ConvLayer> convLayerFromSizes(const ArithBinding& sizes);
 double residentWorkItemsPerUnit(const host::DeviceProfile& device, double registers);
 
 // The predicted cost of one variant of `layer` on `device`, or nullopt when the parameters name
-// neither family (conv-direct: v, unroll, theta, rho, kappa, sigma, omega; the vector family:
+// no family (conv-direct: v, unroll, theta, rho, kappa, sigma, omega; the vector family:
 // vector_kappa, vector_sigma, rows; vector_pad_in_loads, vector_row_unroll, vector_interleave
-// vector_channels_first absent = 0, vector_split absent = 1).
+// vector_channels_first absent = 0, vector_split absent = 1; Winograd: winograd_m,
+// winograd_kappa, winograd_sigma, rows; the work-group-tiled family: tiled_rk, tiled_rp,
+// tiled_staged, tk, th, tw, tc).
 std::optional<CostPrediction> predictLayerVariantCost(
     const ConvLayer& layer, const std::map<std::string, int64_t>& parameters,
     const host::DeviceProfile& device);
