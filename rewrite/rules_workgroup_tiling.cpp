@@ -18,7 +18,8 @@
 //        zip(input tile's channel chunks, kernels' channel chunks)))
 //      init: each register tile filled with its kernels' z(k); stage(v) = toLocal(mapLcl(1,
 //      mapLcl(0, copy)))(v), or v itself (read from global memory) when that operand is not
-//      staged; the pixel groups interleaved (group g holds pixels g, g + TH·TW/RP, …: neighbouring
+//      staged (the input tile stored channels-first, [TC][rows][cols]: neighbouring work-items
+//      read neighbouring words); the pixel groups interleaved (group g holds pixels g, g + TH·TW/RP, …: neighbouring
 //      work-items read neighbouring pixels, conflict-free in local memory and coalesced); the
 //      tiles' results rearranged to [M][OH][OW].
 //      Factors: kernels_per_group TK, kernels_per_item RK, tile_rows TH, tile_cols TW,
@@ -175,9 +176,21 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
         split(rk, map(lam("kernel", [&](Expr kernel) { return initOf(kernel); }), group)));
     // The register tile's update over one chunk: Σ over the K·K·TC positions of
     // acc[r][p] += weight[r] · input[p].
+    // [R][K][K][TC] -> [K·K·TC][R] as join(join([K][K][TC][R])): zipped with the other
+    // operand's, code generation loops over K, K and TC (no division of a flat index).
+    auto positionsOf = [](Expr tile) {
+      Expr t = map(lam("rowTaps", [](Expr r) { return transpose(std::move(r)); }),
+                   transpose(std::move(tile)));  // [K][K][R][TC]
+      t = map(lam("rowTaps",
+                   [](Expr r) {
+                     return map(lam("tap", [](Expr tap) { return transpose(std::move(tap)); }),
+                                std::move(r));
+                   }),
+              std::move(t));  // [K][K][TC][R]
+      return join(join(std::move(t)));
+    };
     auto registerTile = [&](Expr acc, Expr weights, Expr windows) {
-      Expr positions = zip(transpose(map(lam("w", [](Expr w) { return join(join(w)); }), weights)),
-                           transpose(map(lam("x", [](Expr x) { return join(join(x)); }), windows)));
+      Expr positions = zip(positionsOf(std::move(weights)), positionsOf(std::move(windows)));
       return join(reduceSeq(
           acc,
           lam2("a", "pos",
@@ -197,16 +210,27 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
           positions));
     };
     Expr step = lam2("acc", "chunk", [&](Expr acc, Expr chunk) {
+      // The input tile is staged channels-first, [TC][rows][cols], so that the work-items,
+      // which hold neighbouring pixels, read neighbouring words of local memory (no bank
+      // conflicts at stride 1); it is read back as [rows][cols][TC] through views.
       Type inputChunk = Type::array(
-          Type::array(Type::array(xType.arrayElement().arrayElement().arrayElement(), tc), tileCols),
-          tileRows);
+          Type::array(Type::array(xType.arrayElement().arrayElement().arrayElement(), tileCols),
+                      tileRows),
+          tc);
       Type weightChunk = Type::array(
           Type::array(Type::array(Type::array(kernelType.arrayElement().arrayElement().arrayElement(),
                                               tc),
                                   k),
                       k),
           tk);
-      Expr stagedInput = stageInput ? stagedInLocalMemory(inputChunk, get(0, chunk)) : get(0, chunk);
+      Expr stagedInput = get(0, chunk);
+      if (stageInput) {
+        Expr channelsFirst = transpose(map(
+            lam("row", [](Expr r) { return transpose(std::move(r)); }), get(0, chunk)));
+        stagedInput =
+            map(lam("row", [](Expr r) { return transpose(std::move(r)); }),
+                transpose(stagedInLocalMemory(inputChunk, std::move(channelsFirst))));
+      }
       Expr stagedWeights =
           stageWeights ? stagedInLocalMemory(weightChunk, get(1, chunk)) : get(1, chunk);
       return let(
