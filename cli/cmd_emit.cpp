@@ -343,7 +343,8 @@ int64_t givenSwitch(const std::map<std::string, int64_t>& given, const std::stri
 }
 
 // The structure --params chooses for a layer: the Winograd family when it gives winograd_m,
-// winograd_kappa and winograd_sigma, the register-blocked vector family when it gives
+// winograd_kappa and winograd_sigma, the work-group-tiled family when it gives tiled_rk and
+// tiled_rp (tiled_staged 1 unless given), the register-blocked vector family when it gives
 // vector_kappa and vector_sigma, else conv-direct's (v, unroll), which are then required.
 // Returns the target and its structural parameters in the order to list them.
 std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> layerStructure(
@@ -370,6 +371,30 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
         {"winograd_m", m},
         {"winograd_kappa", given.at("winograd_kappa")},
         {"winograd_sigma", given.at("winograd_sigma")}};
+    std::map<std::string, int64_t> fixed(structure.begin(), structure.end());
+    return {explore::layerStructureTarget(layer, fixed), structure};
+  }
+  if (given.count("tiled_rk") || given.count("tiled_rp") || given.count("tiled_staged")) {
+    std::vector<std::string> missing;
+    for (const char* name : {"tiled_rk", "tiled_rp"}) {
+      if (!given.count(name)) missing.push_back(name);
+    }
+    if (!missing.empty()) {
+      throw std::runtime_error("--params: no value for " + joined(missing) +
+                               " (the work-group-tiled family's structure: tiled_rk and tiled_rp, "
+                               "and tiled_staged 0 or 1, default 1)");
+    }
+    const int64_t rk = given.at("tiled_rk"), rp = given.at("tiled_rp");
+    if (rk < 1 || layer.M % rk != 0 || rp < 1 || rp > layer.outH() * layer.outW()) {
+      throw std::runtime_error("--params: tiled_rk=" + std::to_string(rk) + ", tiled_rp=" +
+                               std::to_string(rp) +
+                               " is not a register tile of this layer (tiled_rk must divide the "
+                               "kernels M=" + std::to_string(layer.M) +
+                               ", tiled_rp be at most the output's pixels)");
+    }
+    const int64_t staged = given.count("tiled_staged") ? givenSwitch(given, "tiled_staged") : 1;
+    std::vector<std::pair<std::string, int64_t>> structure = {
+        {"tiled_rk", rk}, {"tiled_rp", rp}, {"tiled_staged", staged}};
     std::map<std::string, int64_t> fixed(structure.begin(), structure.end());
     return {explore::layerStructureTarget(layer, fixed), structure};
   }
@@ -420,7 +445,8 @@ std::pair<explore::ExploreTarget, std::vector<std::pair<std::string, int64_t>>> 
                              " (conv-direct's structure: v in {1, 2, 4, 8, 16}, unroll in {0, 1}; "
                              "or vector_kappa and vector_sigma for the register-blocked vector "
                              "family; or winograd_m, winograd_kappa and winograd_sigma for the "
-                             "Winograd family)");
+                             "Winograd family; or tiled_rk and tiled_rp for the work-group-tiled "
+                             "family)");
   }
   int64_t v = given.at("v"), unroll = givenSwitch(given, "unroll");
   if (std::find(explore::kConvDirectVectorWidths.begin(), explore::kConvDirectVectorWidths.end(),
@@ -726,8 +752,11 @@ void registerEmit(CLI::App& app) {
   command
       ->add_option("--params", options->params,
                    "the point: NAME=VALUE,... (layers: v, unroll and conv-direct's parameters, "
-                   "by name with or without the numeric suffix; local_kK_dD=.. sets the local "
-                   "size of kernel K in dimension D where the program leaves it open)")
+                   "by name with or without the numeric suffix; or vector_kappa, vector_sigma, "
+                   "rows (register-blocked vector); or winograd_m, winograd_kappa, "
+                   "winograd_sigma, rows (Winograd); or tiled_rk, tiled_rp, tk, th, tw, tc "
+                   "(work-group tiled, tiled_staged=0 for no local memory); local_kK_dD=.. sets "
+                   "the local size of kernel K in dimension D where the program leaves it open)")
       ->allow_extra_args(false);
   command->add_option("--layer", options->layer,
                       "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");
