@@ -190,6 +190,8 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
         const char* familyName = parameters.find("winograd_m") != std::string::npos ? "winograd"
                                  : parameters.find("vector_kappa") != std::string::npos
                                      ? "register-blocked-vector"
+                                 : parameters.find("tiled_rk") != std::string::npos
+                                     ? "workgroup-tiled"
                                      : "conv-direct";
         auto& family = byFamily[familyName];
         family.first.push_back(*predicted[i]);

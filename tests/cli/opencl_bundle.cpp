@@ -272,6 +272,25 @@ TEST_CASE("an H100/H200 bundle's work-group tiles staged in local memory run cor
   const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
   REQUIRE(after.size() == variants["variants"].size());
   for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);
+
+  // Imported, each work-group-tiled row rebuilds from its record: a drop-in of one of them.
+  const std::string db = (dir.path / "results.db").string();
+  CommandResult imported = runWeft({"import", (bundle / "results.json").string(), "--db", db});
+  REQUIRE_MESSAGE(imported.exitCode == 0, imported.output);
+  std::string tiledParameters;
+  for (const explore::VariantRecord& row : explore::ResultsDb(db).variants()) {
+    if (row.key.parameters.find("tiled_rk") != std::string::npos) tiledParameters = row.key.parameters;
+  }
+  REQUIRE(!tiledParameters.empty());
+  const nlohmann::json point = nlohmann::json::parse(tiledParameters);
+  std::string params;
+  for (const auto& [name, value] : point.items()) {
+    params += (params.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
+  }
+  CommandResult emitted = runWeft({"emit", "--layer", "16,8,8,8,3,1,1", "--params", params,
+                                   "--out", (dir.path / "dropin").string()});
+  REQUIRE_MESSAGE(emitted.exitCode == 0, emitted.output);
+  CHECK_MESSAGE(contains(emitted.output, "conv-workgroup-tiled"), emitted.output);
 }
 
 }  // namespace weft

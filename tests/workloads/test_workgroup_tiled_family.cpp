@@ -18,6 +18,7 @@
 #include "host/device_profile.h"
 #include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
+#include "workloads/conv/conv_workload.h"
 #include "workloads/conv/cost_model.h"
 
 using namespace weft;
@@ -71,6 +72,11 @@ TEST_CASE("work-group-tiled structures are recorded, rebuilt and joined to a GPU
   }
   CHECK(onGpu == structures.size());
   CHECK(onCpu == 0);
+  // A recorded variant names its structure by them (report, run --pick and emit --pick rebuild it).
+  std::map<std::string, int64_t> recorded = structures.back().fixedParameters;
+  recorded.insert({{"tk", 64}, {"th", 7}, {"tw", 7}, {"tc", 8}});
+  CHECK(convWorkload()->structuralParameters(recorded) ==
+        std::vector<std::string>{"tiled_rk", "tiled_rp", "tiled_staged"});
 }
 
 TEST_CASE("work-group-tiled spaces hold points within the device's limits") {

@@ -100,7 +100,8 @@ class ConvWorkload final : public Workload {
     // The vector family: vector_kappa, vector_sigma, and vector_pad_in_loads (records made
     // before it existed lack it and mean 0: the padded copy by a kernel of its own) and
     // vector_row_unroll, vector_interleave, vector_channels_first and vector_split where
-    // recorded. conv-direct: v and unroll.
+    // recorded. Winograd: winograd_m, winograd_kappa, winograd_sigma. Work-group tiles:
+    // tiled_rk, tiled_rp, tiled_staged. conv-direct: v and unroll.
     if (recorded.count("vector_kappa") && recorded.count("vector_sigma")) {
       std::vector<std::string> names = {"vector_kappa", "vector_sigma"};
       if (recorded.count("vector_pad_in_loads")) names.push_back("vector_pad_in_loads");
@@ -114,10 +115,14 @@ class ConvWorkload final : public Workload {
         recorded.count("winograd_sigma")) {
       return {"winograd_m", "winograd_kappa", "winograd_sigma"};
     }
+    if (recorded.count("tiled_rk") && recorded.count("tiled_rp") &&
+        recorded.count("tiled_staged")) {
+      return {"tiled_rk", "tiled_rp", "tiled_staged"};
+    }
     if (recorded.count("v") && recorded.count("unroll")) return {"v", "unroll"};
     throw std::invalid_argument(
-        "neither v and unroll, vector_kappa and vector_sigma, nor winograd_m, winograd_kappa and "
-        "winograd_sigma among its parameters");
+        "neither v and unroll, vector_kappa and vector_sigma, winograd_m, winograd_kappa and "
+        "winograd_sigma, nor tiled_rk, tiled_rp and tiled_staged among its parameters");
   }
 
   bool ownsUnnamedRecord(const VariantRecord& record) const override {
