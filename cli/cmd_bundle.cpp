@@ -47,6 +47,7 @@ struct BundleCommandOptions {
   std::string out;
   int vectorWidth = -1;
   int unroll = -1;
+  std::string family;  // only these families (comma-separated)
   std::string buildOptions;
   double minTimeMs = 100;
   int minRepeats = 3;
@@ -112,6 +113,7 @@ void runBundle(const BundleCommandOptions& options) {
   request.instance = options.layer;
   if (options.vectorWidth >= 0) request.options["vector-width"] = std::to_string(options.vectorWidth);
   if (options.unroll >= 0) request.options["unroll"] = std::to_string(options.unroll);
+  if (!options.family.empty()) request.options["family"] = options.family;
   explore::ExploreTarget target = explore::convWorkload()->targets(request, &profile).front();
 
   const auto start = std::chrono::steady_clock::now();
@@ -234,6 +236,10 @@ void registerBundle(CLI::App& app) {
   command->add_option("--vector-width", options->vectorWidth,
                       "only conv-direct's vector width v (1, 2, 4, 8 or 16; default: all)");
   command->add_option("--unroll", options->unroll, "only conv-direct's unroll setting (0 or 1)");
+  command->add_option("--family", options->family,
+                      "only these families of structures, comma-separated (conv-direct, "
+                      "register-blocked-vector, winograd, workgroup-tiled; default: all the "
+                      "profile offers)");
   command->add_option("--build-options", options->buildOptions,
                       "OpenCL build options the harness passes to clBuildProgram");
   command->add_option("--min-time-ms", options->minTimeMs,

@@ -70,6 +70,7 @@ struct ExploreCommandOptions {
   std::string shard;     // "i/N", 1-based
   int vectorWidth = -1;  // -1: every width (1, 2, 4, 8, 16)
   int unroll = -1;       // -1: both
+  std::string family;    // --layer: only these families (comma-separated)
   size_t samples = 1000;
   uint64_t seed = 1;
   std::string db = "results.db";
@@ -195,6 +196,7 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
       request.options["vector-width"] = std::to_string(options.vectorWidth);
     }
     if (options.unroll >= 0) request.options["unroll"] = std::to_string(options.unroll);
+    if (!options.family.empty()) request.options["family"] = options.family;
     // Checked here too, so that a bad value is reported before a layer spec is read.
     explore::convDirectChoices(options.vectorWidth, options.unroll);
   }
@@ -457,6 +459,12 @@ void registerExplore(CLI::App& app) {
       ->add_option("--unroll", options->unroll,
                    "--layer: only conv-direct's unroll setting (0 or 1; default: both)")
       ->type_name("0|1");
+  command
+      ->add_option("--family", options->family,
+                   "--layer/--all-vgg16: only these families of structures, comma-separated "
+                   "(conv-direct, register-blocked-vector, winograd, workgroup-tiled; default: "
+                   "every family the device's space offers, each with its share of the samples)")
+      ->type_name("NAME,...");
   command
       ->add_option("--samples", options->samples,
                    "variants to sample (default 1000, the LIFT paper's count per layer)")

@@ -79,6 +79,30 @@ TEST_CASE("work-group-tiled structures are recorded, rebuilt and joined to a GPU
         std::vector<std::string>{"tiled_rk", "tiled_rp", "tiled_staged"});
 }
 
+TEST_CASE("--family keeps one family's structures, and says what a device offers") {
+  const host::DeviceProfile hopper = host::loadProfile("nvidia-hopper");
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  WorkloadRequest request;
+  request.instance = "16,8,8,8,3,1,1";
+  request.options["family"] = "workgroup-tiled";
+  const ExploreTarget tiled = convWorkload()->targets(request, &hopper).front();
+  REQUIRE(!tiled.structures.empty());
+  for (const ExploreTarget::Structure& s : tiled.structures) CHECK(s.family == "workgroup-tiled");
+  request.options["family"] = "winograd,workgroup-tiled";
+  std::set<std::string> families;
+  for (const ExploreTarget::Structure& s : convWorkload()->targets(request, &hopper).front().structures) {
+    families.insert(s.family);
+  }
+  CHECK(families == std::set<std::string>{"winograd", "workgroup-tiled"});
+  request.options["family"] = "workgroup-tiled";
+  CHECK_THROWS_WITH_AS(convWorkload()->targets(request, &cpu),
+                       doctest::Contains("its families: conv-direct, register-blocked-vector, winograd"),
+                       std::invalid_argument);
+  request.options["family"] = "tiles";
+  CHECK_THROWS_WITH_AS(convWorkload()->targets(request, &hopper),
+                       doctest::Contains("--family tiles: not a family"), std::invalid_argument);
+}
+
 TEST_CASE("work-group-tiled spaces hold points within the device's limits") {
   for (const char* profileName : {"nvidia-hopper", "mali-g72"}) {
     const host::DeviceProfile device = host::loadProfile(profileName);

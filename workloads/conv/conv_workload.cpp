@@ -2,6 +2,8 @@
 #include "workloads/conv/conv_workload.h"
 
 #include <algorithm>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "explore/variant_pick.h"
@@ -40,13 +42,46 @@ bool hasTable4Layout(const VariantRecord& record,
   return true;
 }
 
+// The structures of `target` whose family is in the comma-separated `families` (--family):
+// std::invalid_argument for a name that is no family, or when none of its structures is left.
+ExploreTarget onlyFamilies(ExploreTarget target, const std::string& families) {
+  static const std::vector<std::string> known = {"conv-direct", "register-blocked-vector",
+                                                 "winograd", "workgroup-tiled"};
+  std::set<std::string> wanted;
+  std::stringstream list(families);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument("--family " + name +
+                                  ": not a family (conv-direct, register-blocked-vector, "
+                                  "winograd, workgroup-tiled)");
+    }
+    wanted.insert(name);
+  }
+  std::set<std::string> offered;
+  std::vector<ExploreTarget::Structure> kept;
+  for (ExploreTarget::Structure& structure : target.structures) {
+    offered.insert(structure.family);
+    if (wanted.count(structure.family)) kept.push_back(std::move(structure));
+  }
+  if (kept.empty()) {
+    std::string names;
+    for (const std::string& name : offered) names += (names.empty() ? "" : ", ") + name;
+    throw std::invalid_argument("--family " + families + ": no such structure for " +
+                                target.program + " on this device (its families: " + names + ")");
+  }
+  target.structures = std::move(kept);
+  target.description += "; only " + families;
+  return target;
+}
+
 class ConvWorkload final : public Workload {
  public:
   std::string name() const override { return "conv"; }
 
   std::string summary() const override {
     return "convolution layers (--layer vgg16:N or C,H,W,M,K,stride,pad; --all-vgg16): "
-           "conv-direct (v, unroll) and the register-blocked vector family";
+           "conv-direct (v, unroll), the register-blocked vector family, Winograd (3x3 stride 1) "
+           "and on GPUs work-group tiles (--family to choose)";
   }
 
   // A VGG-16 name ("vgg16", "vgg16:N") or a list of sizes; a malformed list is accepted too,
@@ -73,9 +108,15 @@ class ConvWorkload final : public Workload {
                  ? layerTarget(layer, widths.front(), unrolls.front())
                  : layerTargetStructures(layer, widths, unrolls, vectorFamily ? device : nullptr);
     };
-    if (request.instance != "vgg16") return {targetOf(layerOf(request))};
+    auto it = request.options.find("family");
+    const std::string families = it == request.options.end() ? "" : it->second;
+    auto chosen = [&](const ConvLayer& layer) {
+      ExploreTarget target = targetOf(layer);
+      return families.empty() ? target : onlyFamilies(std::move(target), families);
+    };
+    if (request.instance != "vgg16") return {chosen(layerOf(request))};
     std::vector<ExploreTarget> all;
-    for (const ConvLayer& layer : vgg16Layers()) all.push_back(targetOf(layer));
+    for (const ConvLayer& layer : vgg16Layers()) all.push_back(chosen(layer));
     return all;
   }
 
