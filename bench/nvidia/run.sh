@@ -13,7 +13,8 @@
 # Every file lands in $OUT/results.tar.xz (the device tool brings it back): log.txt, nvidia.db, table3.json,
 # table3.md, pytorch-cudnn.txt, opencl-tests.txt, explore-vgg16-N.txt (each exploration's
 # output). ALL_VGG16_S explores all 13 layers in one process instead (see below). SAMPLES
-# (default 1000) is the samples per layer; START_DB a database of an earlier
+# (default 1000) is the samples per layer; FAMILY (e.g. workgroup-tiled) explores only those
+# families (weft explore --family); START_DB a database of an earlier
 # run to go on from. PHASES (default "explore table3 torch tests")
 # selects the steps; TABLE3_S, TORCH_S and TESTS_S bound steps 3-5 (seconds); the script stops
 # at once when NVIDIA's OpenCL shows no GPU.
@@ -61,6 +62,8 @@ PHASES=${PHASES:-"explore table3 torch tests"}
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 db="$OUT/nvidia.db"
+family=()
+[ -n "${FAMILY:-}" ] && family=(--family "$FAMILY")
 # START_DB: a database of an earlier run to go on from (the explorer skips what it measured).
 [ -n "${START_DB:-}" ] && cp "$START_DB" "$db"
 names=()
@@ -72,7 +75,7 @@ if [ -n "${ALL_VGG16_S:-}" ] && has explore; then
   stamp "explore --all-vgg16 (each layer measuring ${ALL_VGG16_S} s)"
   timeout -s INT "$((13 * (ALL_VGG16_S + PREPARE_S)))" "$work/bin/weft" explore --all-vgg16 \
     --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
-    --build-while-timing --min-time 20 --time-limit "$ALL_VGG16_S" \
+    --build-while-timing --min-time 20 --time-limit "$ALL_VGG16_S" "${family[@]}" \
     >"$OUT/explore-all-vgg16.txt" 2>&1
   echo "exit $?"; grep -v '^\[' "$OUT/explore-all-vgg16.txt" | tail -60
   [ $# -gt 0 ] || layers="0 2 5 7 10 12 14 17 19 21 24 26 28"
@@ -86,7 +89,7 @@ for entry in $layers; do
   stamp "explore vgg16:$layer (measuring ${seconds} s)"
   timeout -s INT "$((seconds + PREPARE_S))" "$work/bin/weft" explore --layer "vgg16:$layer" \
     --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
-    --build-while-timing --min-time 20 --time-limit "$seconds" \
+    --build-while-timing --min-time 20 --time-limit "$seconds" "${family[@]}" \
     >"$OUT/explore-vgg16-$layer.txt" 2>&1
   echo "exit $?"; grep -v '^\[' "$OUT/explore-vgg16-$layer.txt" | head -4
   tail -c 300 "$OUT/explore-vgg16-$layer.txt"; echo
