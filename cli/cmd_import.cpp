@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "explore/database_lock.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
 #include "export/bundle_export.h"
@@ -97,6 +98,8 @@ void runImport(const ImportCommandOptions& options) {
     r.spaceBytes = results.reference->spaceBytes;
     reference = r;
   }
+  // Not while an exploration (or another merge or import) writes the same database.
+  const explore::DatabaseLock lock(options.db);
   explore::ResultsDb db(options.db);
   if (!db.migrationNote().empty()) std::cerr << db.migrationNote() << "\n";
   explore::ImportSummary summary = db.importVariants(records, reference);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "explore/database_lock.h"
 #include "explore/results_db.h"
 
 namespace weft::cli {
@@ -30,6 +31,8 @@ void runMerge(const MergeCommandOptions& options) {
   for (const std::string& source : options.sources) {
     snapshots.push_back(explore::readResultsSnapshot(source));
   }
+  // Not while an exploration (or another merge or import) writes the same database.
+  const explore::DatabaseLock lock(options.db);
   explore::ResultsDb target(options.db);
   if (!target.migrationNote().empty()) std::cerr << target.migrationNote() << "\n";
   explore::MergeSummary summary = target.merge(snapshots);

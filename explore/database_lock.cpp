@@ -38,7 +38,7 @@ DatabaseLock::DatabaseLock(const std::string& database) {
       throw std::runtime_error("cannot lock " + path + ": " + std::strerror(error));
     }
     throw std::runtime_error(
-        "another weft explore is writing " + database +
+        "another weft explore, merge or import is writing " + database +
         (known ? " (process " + std::to_string(holder.l_pid) + ")" : "") +
         ": wait for it to end, or explore into another --db and combine them with weft merge");
   }

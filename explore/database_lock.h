@@ -5,7 +5,8 @@
 // So an exploration holds an exclusive lock on a file beside the database (DB.lock, a POSIX
 // record lock of the explorer's process: the kernel drops it when the process dies, so a crash
 // leaves nothing to clean up) for as long as it runs, and a second one is refused with a
-// message naming the holder's process. Explorers
+// message naming the holder's process. `weft merge` and `weft import` take the same lock
+// while they write, so that they never interleave with an exploration's writes. Explorers
 // on different databases (shards, then `weft merge`) do not meet.
 #pragma once
 

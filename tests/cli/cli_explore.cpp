@@ -139,9 +139,21 @@ TEST_CASE("a second explorer on a database that one is writing is refused, namin
                            "--quiet"});
     CAPTURE(second.output);
     CHECK(second.exitCode != 0);
-    CHECK(contains(second.output, "another weft explore is writing " + db));
+    CHECK(contains(second.output, "another weft explore, merge or import is writing " + db));
     CHECK(contains(second.output, "(process " + std::to_string(::getpid()) + ")"));
     CHECK(contains(second.output, "weft merge"));
+    // weft merge and weft import write it too: refused the same way, the database untouched.
+    const std::string source = dir.file("other.db");
+    weft::explore::ResultsDb{source};
+    auto merged = runWeft({"merge", "--db", db, source});
+    CHECK(merged.exitCode != 0);
+    CHECK(contains(merged.output, "another weft explore, merge or import is writing " + db));
+    // (A bundle's results file the import reads, then finds the database taken.)
+    auto imported =
+        runWeft({"import", "fuzz/corpus/bundle_results/two_variants.json", "--db", db});
+    CHECK(imported.exitCode != 0);
+    CHECK(contains(imported.output, "another weft explore, merge or import is writing " + db));
+    CHECK(!std::filesystem::exists(db));
   }
   // Released with its holder: the lock file stays and takes the next lock.
   CHECK(std::filesystem::exists(weft::explore::DatabaseLock::lockPath(db)));
