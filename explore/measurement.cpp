@@ -12,6 +12,7 @@
 
 #include "codegen/compile_pipeline.h"
 #include "host/program_runner.h"
+#include "host/register_report.h"
 #include "ir/interp.h"
 #include "ir/type.h"
 
@@ -329,8 +330,15 @@ GeneratedVariant generateVariant(const Definition& parametric, const ArithBindin
 }
 
 Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
-                             const MeasurementInputs& data, const MeasurementOptions& options,
+                             const MeasurementInputs& data, const MeasurementOptions& given,
                              const MeasurementEvents& events) {
+  // Built with the option that makes the platform's compiler report registers, if it has one.
+  MeasurementOptions options = given;
+  const std::string report = host::registerReportOption(context.device().platformName,
+                                                        context.device().platformVendor);
+  if (options.rejectSpills && !report.empty()) {
+    options.buildOptions += (options.buildOptions.empty() ? "" : " ") + report;
+  }
   Measurement measurement = variant.measurement;
   if (!variant.program) return measurement;  // generation failed: status invalid
   CompiledProgram& program = *variant.program;
@@ -346,6 +354,18 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
     const host::Program built = cache.get(context, program.source, options.buildOptions);
     measurement.buildMs = millisecondsSince(start);
     measurement.buildLog = built.buildLog().substr(0, 4000);
+    if (options.rejectSpills) {
+      for (const host::KernelRegisterUse& kernel : host::parseRegisterReport(built.buildLog())) {
+        if (!kernel.spills()) continue;
+        measurement.status = VariantStatus::Invalid;
+        measurement.message = "spills registers: " + kernel.kernel + " uses " +
+                              std::to_string(kernel.registers) + " registers per work-item and " +
+                              std::to_string(kernel.spillStoreBytes) + " bytes of spill stores, " +
+                              std::to_string(kernel.spillLoadBytes) +
+                              " of spill loads (the compiler's report): not timed";
+        return measurement;
+      }
+    }
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::BuildError;
     measurement.message = e.what();

@@ -66,6 +66,9 @@ struct MeasurementOptions {
   // child ends right after generation. For bench/weft_overhead, which times weft's own work
   // per variant through the explorer's process layout without building or running anything.
   bool stopAfterGeneration = false;
+  // Where the platform's compiler reports registers (NVIDIA: -cl-nv-verbose, host/register_report.h),
+  // a variant whose kernels spill registers is recorded invalid after its build, not timed.
+  bool rejectSpills = true;
   // Inputs that stay the same from one inference to the next (a layer's weights and biases,
   // definition parameter indices). The kernels that depend only on them
   // (CompiledProgram::preparationKernels, e.g. the vector family's weight re-layout) are what
