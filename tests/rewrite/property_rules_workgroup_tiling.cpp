@@ -17,6 +17,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/engine.h"
+#include "tests/support/listing3_layers.h"
 #include "tests/support/random_values.h"
 #include "tests/support/rule_check.h"
 
@@ -25,25 +26,6 @@ using namespace weft::rewrite;
 using namespace weft::testing;
 
 namespace {
-
-// Listing 3 with every size a number (K × K kernels, stride S, padding P).
-Definition listing3Layer(int c, int h, int w, int m, int k, int s, int p) {
-  auto n = [](int value) { return std::to_string(value); };
-  const std::string outH = n((h + 2 * p - k) / s + 1), outW = n((w + 2 * p - k) / s + 1);
-  const std::string text =
-      "def conv(weights: [[[[float]" + n(c) + "]" + n(k) + "]" + n(k) + "]" + n(m) +
-      ", biases: [float]" + n(m) + ", input: [[[float]" + n(c) + "]" + n(w) + "]" + n(h) +
-      "): [[[float]" + outW + "]" + outH + "]" + n(m) +
-      " =\n"
-      "  transpose(map(rows -> transpose(rows),\n"
-      "    map2D(window -> join(map(kernel -> reduce(kernel._1, (acc, q) -> acc + q._0 * q._1,\n"
-      "                         zip(join(join(window)), join(join(kernel._0)))),\n"
-      "                         zip(weights, biases))),\n"
-      "          slide2D(" +
-      n(k) + ", " + n(k) + ", " + n(s) + ", " + n(s) + ", pad2D(" + n(p) + ", " + n(p) + ", " +
-      n(p) + ", " + n(p) + ", constant(0.0f), input)))))\n";
-  return parseProgram(text, "layer.weft").definitions.back();
-}
 
 std::optional<Definition> tiled(const Definition& d, const RuleArguments& arguments) {
   RewriteContext context;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ir/interp.h"
@@ -32,6 +33,26 @@ inline Listing3Layer randomListing3Layer(const Definition& conv, int channels, i
   }
   layer.sizes = bindSizes(conv, layer.inputs, {{"P", padding}, {"S", stride}});
   return layer;
+}
+
+// Listing 3 with every size a number (C channels, an H×W image, M kernels of K×K, stride S,
+// padding P): the rules' property tests rewrite it with no size left symbolic.
+inline Definition listing3Layer(int c, int h, int w, int m, int k, int s, int p) {
+  auto n = [](int value) { return std::to_string(value); };
+  const std::string outH = n((h + 2 * p - k) / s + 1), outW = n((w + 2 * p - k) / s + 1);
+  const std::string text =
+      "def conv(weights: [[[[float]" + n(c) + "]" + n(k) + "]" + n(k) + "]" + n(m) +
+      ", biases: [float]" + n(m) + ", input: [[[float]" + n(c) + "]" + n(w) + "]" + n(h) +
+      "): [[[float]" + outW + "]" + outH + "]" + n(m) +
+      " =\n"
+      "  transpose(map(rows -> transpose(rows),\n"
+      "    map2D(window -> join(map(kernel -> reduce(kernel._1, (acc, q) -> acc + q._0 * q._1,\n"
+      "                         zip(join(join(window)), join(join(kernel._0)))),\n"
+      "                         zip(weights, biases))),\n"
+      "          slide2D(" +
+      n(k) + ", " + n(k) + ", " + n(s) + ", " + n(s) + ", pad2D(" + n(p) + ", " + n(p) + ", " +
+      n(p) + ", " + n(p) + ", constant(0.0f), input)))))\n";
+  return parseProgram(text, "layer.weft").definitions.back();
 }
 
 // examples/conv.weft's definition (tests run in the source folder).
