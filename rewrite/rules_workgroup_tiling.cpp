@@ -138,7 +138,6 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
   const Arith kernelGroups = tk / rk;
   const Arith tileRows = (th - 1) * s + k;
   const Arith tileCols = (tw - 1) * s + k;
-  const Expr zero = Expr::floatLiteral(0.0);
 
   auto kernelOf = [&](Expr kernel) {
     return substituteParams(conv->kernel, {{conv->kernelParam, std::move(kernel)}});
