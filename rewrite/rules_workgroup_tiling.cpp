@@ -135,7 +135,6 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
   const bool stageWeights = a.given("stage_weights").value_or(Arith(1)) == Arith(1);
   const Arith pixels = th * tw;
   const Arith pixelGroups = pixels / rp;
-  const Arith kernelGroups = tk / rk;
   const Arith tileRows = (th - 1) * s + k;
   const Arith tileCols = (tw - 1) * s + k;
 
