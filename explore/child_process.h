@@ -28,6 +28,10 @@ using Json = nlohmann::json;
 
 // Writes all of `data` to `fd`, retrying on EINTR; gives up silently when the reader is gone.
 void writeAll(int fd, const std::string& data);
+// Sends all of `data` on a socket without raising SIGPIPE in the caller when the peer is gone
+// (MSG_NOSIGNAL): false when it could not. For the explorer's writes to its children, which
+// may be killed at any moment while the explorer, unlike them, does not ignore SIGPIPE.
+bool sendAll(int socket, const std::string& data);
 
 // `message` as one line (JSON, newline-terminated) on `fd`.
 void sendLine(int fd, const Json& message);

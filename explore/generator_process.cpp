@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +23,9 @@ GeneratorProcess::Outcome GeneratorProcess::run(
   Outcome outcome;
   const auto start = Clock::now();
   if (pid_ < 0) startProcess();
-  writeAll(commandFd_, request.dump() + "\n");
+  // A generator killed since the last request: the send fails (no SIGPIPE) and the events'
+  // end-of-file below reports its death.
+  sendAll(commandFd_, request.dump() + "\n");
   pid_t child = -1;
   bool killedChild = false;
   char buffer[1 << 16];
@@ -104,9 +107,11 @@ GeneratorProcess::Outcome GeneratorProcess::run(
 }
 
 void GeneratorProcess::startProcess() {
+  // A socket, not a pipe: a request sent to a generator that died fails (sendAll's
+  // MSG_NOSIGNAL) instead of killing the explorer with SIGPIPE.
   int commands[2];
-  if (pipe(commands) != 0) {
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, commands) != 0) {
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   }
   // The generator starts from the explorer's memory: give the heap's free pages back first,
   // so that neither its fork nor its children's forks copy page tables for them.

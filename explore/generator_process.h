@@ -61,6 +61,9 @@ class GeneratorProcess {
   // which then holds the explorer's present launcher socket (after a launcher restart).
   void discard() { stop(); }
 
+  // The generator's process id, -1 when none runs (for diagnostics and tests).
+  pid_t pid() const { return pid_; }
+
  private:
   void startProcess();
 

@@ -186,7 +186,12 @@ TEST_CASE("24 random SIGKILLs of each process in turn: every variant recorded ex
       }
       int status = 0;
       if (waitpid(explorer, &status, WNOHANG) == explorer) {
-        CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), fileText(log));
+        CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                      "the explorer ended by itself with "
+                          << (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                  : "exit code " + std::to_string(WEXITSTATUS(status)))
+                          << " after " << kills << " kills; its output:\n"
+                          << fileText(log));
         ended = true;
         break;
       }

@@ -1,0 +1,39 @@
+// The explorer's generator process (explore/generator_process.h) killed while it waits for a
+// request: the explorer's next request must report the generator's death, not kill the explorer.
+// A request written into a pipe whose reader has died raises SIGPIPE, which the explorer does
+// not ignore, so the explorer died silently when the generator was killed between two variants
+// (seen as a flaky slow_explore_random_kills); the requests now go through a socket with
+// MSG_NOSIGNAL. A fresh generator then serves the next request.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+
+#include "explore/child_process.h"
+#include "explore/generator_process.h"
+
+using namespace weft::explore::process;
+
+TEST_CASE("a generator killed between requests is reported dead, and the next one serves") {
+  GeneratorProcess generator([](const Json&, int eventFd) {
+    sendLine(eventFd, Json{{"event", "exited"}, {"code", 0}});
+  });
+  const auto deadline = [] { return Clock::now() + std::chrono::seconds(10); };
+  GeneratorProcess::Outcome first = generator.run(Json{{"variant", 1}}, deadline(), {});
+  CHECK(first.exited.is_object());
+  CHECK_FALSE(first.generatorDied);
+  const pid_t pid = generator.pid();
+  REQUIRE(pid > 0);
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  // Dead (not yet reaped): its end of the request channel is closed.
+  siginfo_t info{};
+  REQUIRE(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) == 0);
+  GeneratorProcess::Outcome second = generator.run(Json{{"variant", 2}}, deadline(), {});
+  CHECK(second.generatorDied);
+  CHECK(second.child.signaled);
+  CHECK(second.child.signal == SIGKILL);
+  GeneratorProcess::Outcome third = generator.run(Json{{"variant", 3}}, deadline(), {});
+  CHECK(third.exited.is_object());
+  CHECK(generator.pid() != pid);
+}
