@@ -67,7 +67,7 @@ class GeneratorProcess {
  private:
   void startProcess();
 
-  // Kills the generator if it runs, reaps it, closes the pipes; its wait status (0: none).
+  // Kills the generator if it runs, reaps it, closes its channels; its wait status (0: none).
   int stop();
 
   Serve serve_;

@@ -70,10 +70,9 @@ Expr stagedInLocalMemory(const Type& type, Expr v) {
             return mapLcl(Arith(1),
                           lam("slice",
                               [&](Expr slice) {
-                                Expr flat = std::move(slice);
-                                for (size_t i = 0; i < inner.size(); ++i) flat = join(flat);
                                 return mapLcl(Arith(0), lam("value", [](Expr x) { return id(x); }),
-                                              std::move(flat));
+                                              joinDeep(static_cast<int>(inner.size()),
+                                                       std::move(slice)));
                               }),
                           std::move(tile));
           }),

@@ -16,23 +16,12 @@
 
 #include "codegen/compile_pipeline.h"
 #include "tests/support/pipeline_opencl_fixture.h"
+#include "tests/support/opencl_program_check.h"
 
 using namespace weft;
 using namespace weft::testing::pipelines;
 
 namespace {
-
-// `source` without its barrier statements.
-std::string withoutBarriers(std::string source) {
-  const std::string barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
-  size_t removed = 0;
-  for (size_t at = source.find(barrier); at != std::string::npos; at = source.find(barrier, at)) {
-    source.erase(at, barrier.size());
-    ++removed;
-  }
-  REQUIRE(removed > 0);
-  return source;
-}
 
 size_t differingValues(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());
@@ -69,7 +58,7 @@ void checkBarriers(const std::string& pipeline, int planes) {
     checkSameAsUnfused(got, unfused, t.width, t.height * planes);
 
     CompiledProgram racy = compiled;
-    racy.source = withoutBarriers(compiled.source);
+    racy.source = testing::withoutBarriers(compiled.source);
     const std::vector<float> wrong = flattenToFloats(runOnImage(racy, fused, image, sizes).output);
     racesShown += differingValues(wrong, unfused) > 0;
   }

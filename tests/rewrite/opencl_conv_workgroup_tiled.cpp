@@ -24,6 +24,7 @@
 #include "ir/printer.h"
 #include "rewrite/strategies.h"
 #include "tests/support/listing3_layers.h"
+#include "tests/support/opencl_program_check.h"
 
 using namespace weft;
 
@@ -51,14 +52,6 @@ rewrite::StrategyResult tiled(const Definition& conv, const Tiling& t) {
                          {"channels_per_step", Arith(t.tc)},
                          {"stage_input", Arith(t.stageInput)},
                          {"stage_weights", Arith(t.stageWeights)}})(conv, rewriting);
-}
-
-std::string withoutBarriers(std::string source) {
-  const std::string barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
-  for (size_t at = source.find(barrier); at != std::string::npos; at = source.find(barrier, at)) {
-    source.erase(at, barrier.size());
-  }
-  return source;
 }
 
 struct Outcome {
@@ -107,7 +100,7 @@ void checkLayer(int channels, int size, int kernels, int kernelSize, int stride,
 
     if (!staged) continue;
     CompiledProgram racy = compiled;
-    racy.source = withoutBarriers(compiled.source);
+    racy.source = testing::withoutBarriers(compiled.source);
     host::RunResult wrong = host::runProgram(context(), racy, layer.inputs, layer.sizes);
     ++outcome.run;
     const bool raceShown = testing::errorOverLargest(wrong.output, expected) > 1e-5;

@@ -55,6 +55,19 @@ inline Definition listing3Layer(int c, int h, int w, int m, int k, int s, int p)
   return parseProgram(text, "layer.weft").definitions.back();
 }
 
+// The error of `rewritten` against `original` (a layer with no size left symbolic) on random
+// real-valued inputs, relative to the largest output (errorOverLargest).
+inline double rewrittenLayerError(const Definition& original, const Definition& rewritten,
+                                  std::mt19937_64& rng) {
+  std::vector<Value> inputs;
+  RandomValueOptions options;
+  options.realFloats = true;
+  for (const Expr& param : original.function.params()) {
+    inputs.push_back(randomValue(param.paramType(), {}, rng, options));
+  }
+  return errorOverLargest(interpret(rewritten, inputs, {}), interpret(original, inputs, {}));
+}
+
 // examples/conv.weft's definition (tests run in the source folder).
 inline Definition listing3FromExample() {
   return parseFile("examples/conv.weft").definitions.back();

@@ -1,6 +1,7 @@
 // A program generated twice, with its sizes symbolic (passed to the kernels) and specialised
 // (literals in the kernel text), each run on an OpenCL device and compared with the value the
-// interpreter computed, for the opencl tests of code generation.
+// interpreter computed, for the opencl tests of code generation; and a kernel's source without its
+// barriers.
 //
 // Header-only (tests/support has no library); the including test links weft_host.
 #pragma once
@@ -17,6 +18,19 @@
 #include "ir/value.h"
 
 namespace weft::testing {
+
+// `source` without its local-memory barriers (at least one must be there): the tests that show a
+// missing barrier would be caught run such a copy of a kernel.
+inline std::string withoutBarriers(std::string source) {
+  const std::string barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
+  size_t removed = 0;
+  for (size_t at = source.find(barrier); at != std::string::npos; at = source.find(barrier, at)) {
+    source.erase(at, barrier.size());
+    ++removed;
+  }
+  REQUIRE(removed > 0);
+  return source;
+}
 
 // Runs `definition` on `inputs` at `sizes`, generated symbolic and specialised, checking each
 // output against `expected` within `tolerance` (absolute and relative); `inspect`, when given,
