@@ -31,6 +31,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -798,7 +801,8 @@ typedef struct {
 } harness_child;
 
 /* Runs body(fd, context) in a forked child writing to a pipe; the parent reads everything, and
-   kills the child (SIGKILL) when `timeout_s` passes. */
+   kills the child (SIGKILL) when `timeout_s` passes. On Linux (Android included) the child also
+   dies with the harness: a harness killed from outside leaves no kernel running or hanging. */
 static harness_child harness_run_child(void (*body)(int, void*), void* context, double timeout_s) {
   harness_child result;
   int fds[2];
@@ -806,6 +810,9 @@ static harness_child harness_run_child(void (*body)(int, void*), void* context, 
   size_t capacity = 65536;
   double started = harness_now_ms();
   int status = 0;
+#ifdef __linux__
+  pid_t parent = getpid();
+#endif
   memset(&result, 0, sizeof result);
   result.data = (char*)harness_alloc(capacity + 1);
   if (pipe(fds) != 0) harness_die("pipe: %s", strerror(errno));
@@ -814,6 +821,10 @@ static harness_child harness_run_child(void (*body)(int, void*), void* context, 
   pid = fork();
   if (pid < 0) harness_die("fork: %s", strerror(errno));
   if (pid == 0) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1); /* the harness died before prctl */
+#endif
     close(fds[0]);
     signal(SIGPIPE, SIG_IGN);
     body(fds[1], context);

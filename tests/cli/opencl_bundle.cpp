@@ -25,6 +25,7 @@
 #include "explore/results_db.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
+#include "tests/support/bundle_harness_build.h"
 #include "tests/support/run_weft.h"
 
 namespace fs = std::filesystem;
@@ -40,11 +41,6 @@ namespace {
 
 const char* kLayer = "4,8,8,4,3,1,1";
 const char* kProgram = "conv_4_8_8_4_3_1_1";
-
-int shell(const std::string& command, const fs::path& log) {
-  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-  return status == -1 ? -1 : WEXITSTATUS(status);
-}
 
 nlohmann::json readJson(const fs::path& path) {
   nlohmann::json json = nlohmann::json::parse(readTextFile(path), nullptr, false);
@@ -62,34 +58,14 @@ std::map<std::string, std::string> statuses(const nlohmann::json& results) {
 // The bundle's harness built in `build` from the bundle's own CMakeLists.txt, C warnings as
 // errors; returns its path, quoted for the shell.
 std::string buildHarness(const fs::path& bundle, const fs::path& build, const fs::path& log) {
-  std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-  REQUIRE_MESSAGE(
-      shell("cmake -S " + shellQuote(bundle.string()) + " -B " + shellQuote(build.string()) +
-                generator + " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
-            log) == 0,
-      readTextFile(log));
-  REQUIRE_MESSAGE(shell("cmake --build " + shellQuote(build.string()), log) == 0,
-                  readTextFile(log));
-  return shellQuote((build / "weft_bundle_harness").string());
+  return shellQuote(testing::buildBundleHarness(bundle, build, log).string());
 }
 
-// Inserts `statement` before the closing brace of kernel `name` in `source`.
-std::string plantInKernel(const std::string& source, const std::string& name,
-                          const std::string& statement) {
-  size_t at = source.find("kernel void " + name + "(");
-  REQUIRE(at != std::string::npos);
-  size_t open = source.find('{', at);
-  REQUIRE(open != std::string::npos);
-  int depth = 0;
-  for (size_t i = open; i < source.size(); ++i) {
-    if (source[i] == '{') ++depth;
-    if (source[i] == '}' && --depth == 0) {
-      return source.substr(0, i) + statement + "\n" + source.substr(i);
-    }
-  }
-  FAIL("kernel " << name << " has no closing brace");
-  return source;
+int shell(const std::string& command, const fs::path& log) {
+  return testing::runLoggedShell(command, log);
 }
+
+using testing::plantInKernel;
 
 }  // namespace
 
