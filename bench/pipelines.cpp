@@ -25,6 +25,12 @@
 //                           rewrite the pipeline, or tiles that do not divide the image (the
 //                           fused definition's constraints, from typecheck), is reported "not
 //                           applicable" with the reason
+//   weft explored           with --explored DB: the fastest ok variant of each structure (as
+//                           written, each fusion strategy) recorded there for the pipeline at
+//                           these sizes on this device, rebuilt from its record and re-measured;
+//                           --explore N first runs `weft explore FILE --samples N` into DB (a
+//                           process of its own), so that the rows are what exploration chose on
+//                           the machine at hand
 //   hand unfused / fused / fused-rolling   blur only: hand-written OpenCL (float vectors of V
 //                           consecutive x outputs per work-item; fused: a TY×V tile with the
 //                           producer in private memory; rolling: a sliding window of 3 rows)
@@ -40,6 +46,7 @@
 //
 //   build/bench/weft_bench_pipelines [--pipelines blur,unsharp,harris,canny] [--device D]
 //       [--repeats 5] [--min-time 100] [--no-peers] [--peer-threads 2] [--out FILE.json]
+//       [--explore N --explored DB]
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +76,9 @@
 #include "ir/parser.h"
 #include "rewrite/strategies.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "workloads/pipeline/pipeline_workload.h"
+#include "explore/explorer.h"
+#include "explore/results_db.h"
 #include "tests/support/bounded_child.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
@@ -108,6 +118,12 @@ struct Options {
                                     "14,32,8",  "26,16,16", "6,32,8",   "10,18,16", "10,10,8"};
   int maxTiles = 2;
   std::vector<std::string> handShapes = {"8,8,16", "16,4,16", "16,16,16"};
+  // The variants exploration chose: `weft explore` of each pipeline at full size with this many
+  // samples into `explored` (0: explore nothing, read what `explored` holds), then the fastest
+  // recorded variant of each structure re-measured here beside the peers.
+  size_t exploreSamples = 0;
+  std::string explored;
+  std::string weft = WEFT_BINARY_PATH;
 };
 
 // One measured (or not applicable) variant of one pipeline.
@@ -528,8 +544,78 @@ Measured tryVariant(const std::string& name, const std::string& kind,
   }
 }
 
+std::string shellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// `weft explore` of the pipeline at full size into o.explored, in a process of its own
+// (weft's own variants are measured, verified against the program as written, and recorded
+// there). Throws when it fails.
+void explorePipeline(const Options& o, const Pipeline& pipe) {
+  std::string command = shellQuote(o.weft) + " explore " +
+                        shellQuote(std::string(WEFT_SOURCE_DIR) +
+                                            "/examples/pipelines/" + pipe.name + ".weft");
+  for (const auto& [name, value] : pipe.sizes()) {
+    command += fmt::format(" --size {}={}", name, value);
+  }
+  command += fmt::format(" --samples {} --db {} --quiet", o.exploreSamples,
+                         shellQuote(o.explored));
+  if (!o.device.empty()) command += " --device " + shellQuote(o.device);
+  fmt::print("{}: {}\n", pipe.name, command);
+  std::fflush(stdout);
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    throw std::runtime_error(fmt::format("weft explore of {} failed (status {})", pipe.name, status));
+  }
+}
+
+// The fastest ok variant of each structure explored for the pipeline on this device, rebuilt
+// from its record (explore/variant_pick.h), and re-measured like the others.
+std::vector<Measured> runExploredVariants(host::Context& context, host::ProgramCache& cache,
+                                          const Options& o, const Pipeline& pipe,
+                                          const Definition& original,
+                                          const std::string& fingerprint) {
+  std::vector<Measured> results;
+  const std::string program = explore::programTarget(original, pipe.sizes()).program;
+  const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(o.explored);
+  std::map<std::string, explore::VariantRecord> fastestOf;  // by structure
+  size_t explored = 0;
+  for (const explore::VariantRecord& v : snapshot.variants) {
+    if (v.key.program != program || v.key.device != fingerprint) continue;
+    ++explored;
+    if (v.status != explore::VariantStatus::Ok || !v.medianNs) continue;
+    const std::string structure = v.strategy.empty() ? "as written" : v.strategy;
+    auto [it, fresh] = fastestOf.emplace(structure, v);
+    if (!fresh && *v.medianNs < *it->second.medianNs) it->second = v;
+  }
+  if (fastestOf.empty()) {
+    results.push_back({"weft explored", "weft-explored", {}, {},
+                       fmt::format("not measured: {} holds no correct variant of {} on this "
+                                   "device ({} explored)",
+                                   o.explored, program, explored)});
+    return results;
+  }
+  for (const auto& [structure, record] : fastestOf) {
+    const bool unfused =
+        nlohmann::json::parse(record.key.parameters).value("fusion", int64_t{0}) == 0;
+    const std::string name =
+        fmt::format("weft explored {} {} (recorded {:.2f} ms, fastest of its structure among {} "
+                    "explored)",
+                    structure, record.key.parameters, *record.medianNs / 1e6, explored);
+    const std::string kind = unfused ? "weft-unfused" : "weft-explored";
+    results.push_back(tryVariant(name, kind, [&] {
+      const CompiledProgram compiled =
+          explore::compileProgramVariant(original, pipe.sizes(), record);
+      return runCompiled(context, cache, name, kind, compiled, pipe, o.repeats, o.minTimeMs);
+    }));
+  }
+  return results;
+}
+
 std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
-                                      const Pipeline& pipe) {
+                                      const Pipeline& pipe, const std::string& fingerprint) {
   host::ProgramCache cache;
   std::vector<Measured> results;
   const Definition original = loadPipeline(pipe.name);
@@ -667,6 +753,11 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
                                                                     : firstFailure)});
     }
   }
+  if (!o.explored.empty()) {
+    for (Measured& m : runExploredVariants(context, cache, o, pipe, original, fingerprint)) {
+      results.push_back(std::move(m));
+    }
+  }
   return results;
 }
 
@@ -710,11 +801,6 @@ kernel void copy4(const global float4* restrict in, global float4* restrict out)
 
 // ---- the peers (bench/pipelines_peers.py) --------------------------------------------------
 
-std::string shellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 nlohmann::json runPeers(const Options& o) {
   std::string list;
@@ -923,14 +1009,26 @@ int runBench(const Options& o) {
       utcNow(), device.name, o.repeats, o.peerRepeats, o.peerThreads, o.minTimeMs,
       copy.gbPerS(), copy.bufferMs, copy.kernelMs, o.repeats, o.peerRepeats, o.peerThreads,
       o.minTimeMs);
+  if (!o.explored.empty()) {
+    md += fmt::format(
+        "\nRows \"weft explored\": the fastest variant of each structure that `weft explore` "
+        "recorded for the pipeline on this device in {}{}, rebuilt from its record and "
+        "re-measured here; the fixed --tiles rows are extra.\n",
+        o.explored,
+        o.exploreSamples > 0 ? fmt::format(" (explored first by this run: --samples {})",
+                                           o.exploreSamples)
+                             : std::string());
+    report["explored"] = {{"database", o.explored}, {"samples", o.exploreSamples}};
+  }
   std::string targetsMd = "\n## Targets (issue 9)\n\n| pipeline | target | verdict | detail |\n|---|---|---|---|\n";
   nlohmann::ordered_json pipelinesJson, targetsJson = nlohmann::ordered_json::array();
   bool allWeftCorrect = true;
   for (const std::string& name : o.pipelines) {
     fmt::print("{}: preparing the image and the C++ reference\n", name);
     const Pipeline pipe = makePipeline(name);
+    if (o.exploreSamples > 0) explorePipeline(o, pipe);
     fmt::print("{}: weft's variants\n", name);
-    std::vector<Measured> all = runWeftVariants(context, o, pipe);
+    std::vector<Measured> all = runWeftVariants(context, o, pipe, profile.fingerprint);
     if (name == "blur") {
       for (Measured& m : runHand(context, o, pipe)) all.push_back(std::move(m));
     }
@@ -1045,12 +1143,22 @@ int main(int argc, char** argv) {
                  "local size)");
   app.add_option("--max-tiles", options.maxTiles, "tiles measured per strategy and pipeline (2)");
   app.add_option("--hand", options.handShapes, "V,TY,LOCALX of blur's hand-written kernels");
+  app.add_option("--explored", options.explored,
+                 "a results database of `weft explore` runs of the pipelines at these sizes: the "
+                 "fastest variant of each structure explored on this device is re-measured here");
+  app.add_option("--explore", options.exploreSamples,
+                 "first run `weft explore FILE --samples N` of each pipeline into --explored "
+                 "(which then must be given; a re-run resumes)");
+  app.add_option("--weft", options.weft, "the weft binary --explore runs");
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_pipelines", [&] {
     for (const std::string& p : options.pipelines) {
       if (std::find(weft::bench::kPipelines.begin(), weft::bench::kPipelines.end(), p) ==
           weft::bench::kPipelines.end()) {
         throw std::invalid_argument("unknown pipeline " + p + " (blur, unsharp, harris, canny)");
       }
+    }
+    if (options.exploreSamples > 0 && options.explored.empty()) {
+      throw std::invalid_argument("--explore N needs --explored DB, the database to write");
     }
     return weft::bench::runBench(options);
   });
