@@ -123,21 +123,13 @@ uint64_t folderBytes(const fs::path& folder) {
   return bytes;
 }
 
-std::vector<pid_t> childrenOf(const std::map<pid_t, testing::ProcessInfo>& processes, pid_t parent) {
-  std::vector<pid_t> children;
-  for (const auto& [pid, info] : processes) {
-    if (info.parent == parent) children.push_back(pid);
-  }
-  return children;
-}
-
 std::vector<pid_t> descendantsOf(pid_t root) {
   const auto processes = testing::liveProcesses();
   std::vector<pid_t> found, frontier{root};
   while (!frontier.empty()) {
     const pid_t next = frontier.back();
     frontier.pop_back();
-    for (pid_t child : childrenOf(processes, next)) {
+    for (pid_t child : testing::childrenOf(processes, next)) {
       found.push_back(child);
       frontier.push_back(child);
     }
@@ -145,31 +137,22 @@ std::vector<pid_t> descendantsOf(pid_t root) {
   return found;
 }
 
-enum class Victim { MeasuringChild, LeafChild, Launcher };
-const char* victimName(Victim victim) {
-  switch (victim) {
-    case Victim::MeasuringChild:
+using testing::ExplorerRole;
+const char* roleName(ExplorerRole role) {
+  switch (role) {
+    case ExplorerRole::MeasuringChild:
       return "measuring child";
-    case Victim::LeafChild:
+    case ExplorerRole::LeafChild:
       return "generator or pre-build";
-    case Victim::Launcher:
+    case ExplorerRole::Launcher:
       return "launcher";
   }
   return "?";
 }
 
-// A live process of the kind `victim` under the explorer, or -1.
-pid_t findVictim(Victim victim, pid_t explorer, std::mt19937_64& rng) {
-  const auto processes = testing::liveProcesses();
-  std::vector<pid_t> candidates;
-  for (pid_t child : childrenOf(processes, explorer)) {
-    const std::vector<pid_t> grandchildren = childrenOf(processes, child);
-    if (victim == Victim::LeafChild && grandchildren.empty()) candidates.push_back(child);
-    if (victim == Victim::Launcher && !grandchildren.empty()) candidates.push_back(child);
-    if (victim == Victim::MeasuringChild) {
-      candidates.insert(candidates.end(), grandchildren.begin(), grandchildren.end());
-    }
-  }
+// A live process of that role under the explorer, or -1.
+pid_t findVictim(ExplorerRole role, pid_t explorer, std::mt19937_64& rng) {
+  const std::vector<pid_t> candidates = testing::explorerProcesses(role, explorer);
   if (candidates.empty()) return -1;
   return candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng)];
 }
@@ -291,7 +274,8 @@ int run(Options o) {
   fmt::print("soak: explorer {} for {} min on {}, database {}\n", explorer, o.minutes,
              profile.deviceName, o.db);
   std::mt19937_64 rng(o.seed * 7919 + 17);
-  const Victim order[] = {Victim::MeasuringChild, Victim::LeafChild, Victim::Launcher};
+  const ExplorerRole order[] = {ExplorerRole::MeasuringChild, ExplorerRole::LeafChild,
+                                ExplorerRole::Launcher};
   std::map<std::string, int> kills;
   int killCount = 0;
   std::vector<Sample> samples;
@@ -325,10 +309,10 @@ int run(Options o) {
       nextSample = now + std::chrono::seconds(5);
     }
     if (now >= nextKill && shared->measuring.load()) {
-      const Victim victim = order[killCount % 3];
+      const ExplorerRole victim = order[killCount % 3];
       const pid_t target = findVictim(victim, explorer, rng);
       if (target > 0 && shared->measuring.load() && kill(target, SIGKILL) == 0) {
-        ++kills[victimName(victim)];
+        ++kills[roleName(victim)];
         ++killCount;
         nextKill = now + std::chrono::milliseconds(static_cast<int64_t>(
                              o.killEverySeconds * 1000 *

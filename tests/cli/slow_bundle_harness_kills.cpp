@@ -37,14 +37,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::vector<pid_t> childrenOf(pid_t parent) {
-  std::vector<pid_t> children;
-  for (const auto& [pid, info] : weft::testing::liveProcesses()) {
-    if (info.parent == parent) children.push_back(pid);
-  }
-  return children;
-}
-
 bool alive(pid_t pid) { return weft::testing::liveProcesses().count(pid) > 0; }
 
 // The variants of a results file by id (each checked to appear once); empty when there is none.
@@ -104,7 +96,7 @@ TEST_CASE("12 random SIGKILLs of the bundle harness and its measuring child: eve
       continue;
     }
     const bool killHarness = kills % 2 == 1;
-    const std::vector<pid_t> children = childrenOf(running);
+    const std::vector<pid_t> children = weft::testing::childrenOf(running);
     if (killHarness || children.empty()) {
       REQUIRE(kill(running, SIGKILL) == 0);
       REQUIRE(waitpid(running, &status, 0) == running);
@@ -189,7 +181,7 @@ TEST_CASE("a harness killed while its kernel hangs leaves no process behind") {
   pid_t hanging = -1;
   auto childSince = Clock::now();
   while (Clock::now() - started < std::chrono::seconds(60)) {
-    const std::vector<pid_t> children = childrenOf(running);
+    const std::vector<pid_t> children = weft::testing::childrenOf(running);
     if (!fs::exists(bundle / "results.json") || children.empty()) {
       hanging = -1;
     } else if (children.front() != hanging) {

@@ -60,14 +60,6 @@ std::map<pid_t, pid_t> liveProcesses() {
   return parents;
 }
 
-std::vector<pid_t> childrenOf(const std::map<pid_t, pid_t>& parents, pid_t parent) {
-  std::vector<pid_t> children;
-  for (const auto& [pid, of] : parents) {
-    if (of == parent) children.push_back(pid);
-  }
-  return children;
-}
-
 // Processes whose command line names `marker` (the database path, unique to this test).
 std::vector<pid_t> processesNaming(const std::string& marker) {
   std::vector<pid_t> found;
@@ -97,18 +89,13 @@ const char* victimName(Victim victim) {
   return "?";
 }
 
-// A process of the kind `victim` under `explorer`, or -1 when there is none now.
+// A process of the kind `victim` (not the explorer) under `explorer`, or -1 when there is none now.
 pid_t findVictim(Victim victim, pid_t explorer, std::mt19937& rng) {
-  const std::map<pid_t, pid_t> parents = liveProcesses();
-  std::vector<pid_t> candidates;
-  for (pid_t child : childrenOf(parents, explorer)) {
-    const std::vector<pid_t> grandchildren = childrenOf(parents, child);
-    if (victim == Victim::LeafChild && grandchildren.empty()) candidates.push_back(child);
-    if (victim == Victim::Launcher && !grandchildren.empty()) candidates.push_back(child);
-    if (victim == Victim::MeasuringChild) {
-      candidates.insert(candidates.end(), grandchildren.begin(), grandchildren.end());
-    }
-  }
+  using weft::testing::ExplorerRole;
+  const ExplorerRole role = victim == Victim::MeasuringChild ? ExplorerRole::MeasuringChild
+                            : victim == Victim::LeafChild    ? ExplorerRole::LeafChild
+                                                             : ExplorerRole::Launcher;
+  const std::vector<pid_t> candidates = weft::testing::explorerProcesses(role, explorer);
   if (candidates.empty()) return -1;
   return candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(rng)];
 }

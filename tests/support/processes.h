@@ -1,7 +1,7 @@
-// Processes for the tests that start, watch and kill weft: starting the binary in the
-// background with its output in a file, and the live processes of the machine read from /proc
-// (each one's parent and process group; zombies left out, since a killed process stays one until
-// its parent reaps it). Header-only: every .cpp under tests/<folder>/ is a test executable of its
+// Processes for the tests (and the soak bench) that start, watch and kill weft: starting the
+// binary in the background with its output in a file, the live processes of the machine read
+// from /proc (each one's parent and process group; zombies left out, since a killed process
+// stays one until its parent reaps it), children, and an explorer's processes by their role. Header-only: every .cpp under tests/<folder>/ is a test executable of its
 // own.
 #pragma once
 
@@ -65,6 +65,34 @@ inline std::map<pid_t, ProcessInfo> liveProcesses() {
                                                       static_cast<pid_t>(group)};
   }
   return processes;
+}
+
+// The live children of `parent`.
+inline std::vector<pid_t> childrenOf(const std::map<pid_t, ProcessInfo>& processes, pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& [pid, info] : processes) {
+    if (info.parent == parent) children.push_back(pid);
+  }
+  return children;
+}
+inline std::vector<pid_t> childrenOf(pid_t parent) { return childrenOf(liveProcesses(), parent); }
+
+// An explorer's processes by role, told apart by their place in the tree: a measuring child is
+// a child of a launcher (the explorer's child that has children); the generator and the
+// pre-builds are the explorer's children without children.
+enum class ExplorerRole { MeasuringChild, LeafChild, Launcher };
+inline std::vector<pid_t> explorerProcesses(ExplorerRole role, pid_t explorer) {
+  const std::map<pid_t, ProcessInfo> processes = liveProcesses();
+  std::vector<pid_t> found;
+  for (pid_t child : childrenOf(processes, explorer)) {
+    const std::vector<pid_t> grandchildren = childrenOf(processes, child);
+    if (role == ExplorerRole::LeafChild && grandchildren.empty()) found.push_back(child);
+    if (role == ExplorerRole::Launcher && !grandchildren.empty()) found.push_back(child);
+    if (role == ExplorerRole::MeasuringChild) {
+      found.insert(found.end(), grandchildren.begin(), grandchildren.end());
+    }
+  }
+  return found;
 }
 
 }  // namespace weft::testing
