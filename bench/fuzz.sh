@@ -41,10 +41,13 @@ for target in $targets; do
     while kill -0 "$pid" 2>/dev/null; do
       sleep 5
       done_runs=$(grep -E '^#[0-9]+' "$work/$target/log" | tail -1 | sed 's/^#\([0-9]*\).*/\1/')
-      if [ -n "$runs" ] && [ "${done_runs:-0}" -ge "$runs" ]; then kill -INT "$pid"; fi
+      # SIGTERM: a background job of a script ignores SIGINT.
+      if [ -n "$runs" ] && [ "${done_runs:-0}" -ge "$runs" ]; then kill -TERM "$pid"; fi
     done
     wait "$pid"
     status=$?
+    # Its jobs outlive a terminated parent: each names this run's artifact prefix.
+    pkill -TERM -f -- "-artifact_prefix=$work/$target/" 2>/dev/null
     [ -n "$runs" ] && [ "${done_runs:-0}" -ge "$runs" ] && status=0
   else
     "$fuzzer" -max_total_time="$seconds" ${runs:+-runs="$runs"} -timeout=10 -rss_limit_mb=2048 \
