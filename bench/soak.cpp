@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -266,6 +267,9 @@ int run(Options o) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(o.minutes * 60));
+  // The explorer's processes that outlive it are handed to this process (not to init), so that
+  // they can be found and counted after it ended.
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) throw std::runtime_error("PR_SET_CHILD_SUBREAPER failed");
   std::fflush(nullptr);
   const pid_t explorer = fork();
   if (explorer < 0) throw std::runtime_error("fork failed");
@@ -287,8 +291,20 @@ int run(Options o) {
   auto minutesSince = [&](Clock::time_point t) {
     return std::chrono::duration<double>(t - start).count() / 60;
   };
+  // Reaps the processes handed to this process; true once the explorer itself has ended.
+  auto reap = [&] {
+    bool explorerEnded = false;
+    int status = 0;
+    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+      if (pid == explorer) {
+        explorerStatus = status;
+        explorerEnded = true;
+      }
+    }
+    return explorerEnded;
+  };
   for (;;) {
-    if (waitpid(explorer, &explorerStatus, WNOHANG) == explorer) break;
+    if (reap()) break;
     const auto now = Clock::now();
     if (now >= nextSample) {
       Sample s;
@@ -322,19 +338,16 @@ int run(Options o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const auto ended = Clock::now();
-  // Its processes end with it (each watches its parent): none may be left 5 s later.
+  // Its processes end with it (each watches its parent): none may be left 5 s later. Any that
+  // outlived it are this process's descendants now (the subreaper above).
   std::vector<pid_t> leftBehind;
   for (int tenth = 0; tenth < 50; ++tenth) {
-    leftBehind.clear();
-    for (const auto& [pid, info] : testing::liveProcesses()) {
-      if (pid == getpid()) continue;
-      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-      std::string command((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (command.find(o.db) != std::string::npos) leftBehind.push_back(pid);
-    }
+    reap();
+    leftBehind = descendantsOf(getpid());
     if (leftBehind.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  for (pid_t pid : leftBehind) kill(pid, SIGKILL);
   const bool explorerDied = !(WIFEXITED(explorerStatus) && WEXITSTATUS(explorerStatus) == 0);
   const std::string explorerEnd =
       WIFSIGNALED(explorerStatus) ? "signal " + std::to_string(WTERMSIG(explorerStatus))

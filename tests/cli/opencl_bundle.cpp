@@ -61,10 +61,6 @@ std::string buildHarness(const fs::path& bundle, const fs::path& build, const fs
   return shellQuote(testing::buildBundleHarness(bundle, build, log).string());
 }
 
-int shell(const std::string& command, const fs::path& log) {
-  return testing::runLoggedShell(command, log);
-}
-
 using testing::plantInKernel;
 
 }  // namespace
@@ -104,7 +100,7 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
 
   // Built from its own CMakeLists.txt, C warnings as errors.
   const std::string harness = buildHarness(bundle, dir.path / "build", log);
-  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  REQUIRE_MESSAGE(testing::runLogged(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   nlohmann::json results = readJson(bundle / "results.json");
   CHECK(results["program"] == kProgram);
   CHECK(results["reference"]["status"] == "ok");
@@ -118,7 +114,7 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
   const std::string firstRun = readTextFile(bundle / "results.json");
 
   // A second run skips every variant and keeps the file's results.
-  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  REQUIRE_MESSAGE(testing::runLogged(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   CHECK_MESSAGE(contains(readTextFile(log), "6 of 6 variants already in"), readTextFile(log));
   CHECK(readTextFile(bundle / "results.json") == firstRun);
 
@@ -172,7 +168,7 @@ TEST_CASE("a bundle for a tiny layer builds, runs on the device, imports and rep
                                       "((global float*)" + output + ")[0] = 12345.0f;");
   std::ofstream(clFile) << planted;
   const fs::path plantedResults = dir.path / "planted.json";
-  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()) + " --results " +
+  REQUIRE_MESSAGE(testing::runLogged(harness + " " + shellQuote(bundle.string()) + " --results " +
                             shellQuote(plantedResults.string()) + " --min-time-ms 0",
                         log) == 0,
                   readTextFile(log));
@@ -219,7 +215,7 @@ TEST_CASE("a Mali-G72 bundle holds the GPU structures and runs them correctly he
   CHECK(tiled > 0);
 
   const std::string harness = buildHarness(bundle, dir.path / "build", log);
-  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  REQUIRE_MESSAGE(testing::runLogged(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
   REQUIRE(after.size() == 30);
   for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);
@@ -243,7 +239,7 @@ TEST_CASE("an H100/H200 bundle's work-group tiles staged in local memory run cor
     CHECK(v["parameters"].value("tiled_staged", -1) == 1);  // --family: only work-group tiles
   }
   const std::string harness = buildHarness(bundle, dir.path / "build", log);
-  REQUIRE_MESSAGE(shell(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
+  REQUIRE_MESSAGE(testing::runLogged(harness + " " + shellQuote(bundle.string()), log) == 0, readTextFile(log));
   const std::map<std::string, std::string> after = statuses(readJson(bundle / "results.json"));
   REQUIRE(after.size() == variants["variants"].size());
   for (const auto& [id, status] : after) CHECK_MESSAGE(status == "ok", id << ": " << status);

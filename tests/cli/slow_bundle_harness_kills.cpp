@@ -121,7 +121,7 @@ TEST_CASE("12 random SIGKILLs of the bundle harness and its measuring child: eve
     REQUIRE(waitpid(running, &status, 0) == running);
   }
   // Once more to the end, undisturbed.
-  REQUIRE_MESSAGE(weft::testing::runLoggedShell(weft::testing::shellQuote(harness.string()) + " " +
+  REQUIRE_MESSAGE(weft::testing::runLogged(weft::testing::shellQuote(harness.string()) + " " +
                                                     weft::testing::shellQuote(bundle.string()),
                                                 log) == 0,
                   readTextFile(log));

@@ -4,33 +4,27 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "tests/support/export_check.h"
 #include "tests/support/run_weft.h"
 
 namespace weft::testing {
-
-// Runs `command` through the shell with stdout and stderr in `log`; its exit code.
-inline int runLoggedShell(const std::string& command, const std::filesystem::path& log) {
-  int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
-  return status == -1 ? -1 : WEXITSTATUS(status);
-}
 
 // The bundle's harness built in `build`; returns the executable's path (not quoted).
 inline std::filesystem::path buildBundleHarness(const std::filesystem::path& bundle,
                                                 const std::filesystem::path& build,
                                                 const std::filesystem::path& log) {
   std::string generator = std::system("command -v ninja > /dev/null 2>&1") == 0 ? " -G Ninja" : "";
-  REQUIRE_MESSAGE(runLoggedShell("cmake -S " + shellQuote(bundle.string()) + " -B " +
+  REQUIRE_MESSAGE(runLogged("cmake -S " + shellQuote(bundle.string()) + " -B " +
                                      shellQuote(build.string()) + generator +
                                      " -DCMAKE_C_FLAGS='-Wall -Wextra -Werror'",
                                  log) == 0,
                   readTextFile(log));
-  REQUIRE_MESSAGE(runLoggedShell("cmake --build " + shellQuote(build.string()), log) == 0,
+  REQUIRE_MESSAGE(runLogged("cmake --build " + shellQuote(build.string()), log) == 0,
                   readTextFile(log));
   return build / "weft_bundle_harness";
 }
