@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,29 @@ inline std::string withoutBarriers(std::string source) {
   }
   REQUIRE(removed > 0);
   return source;
+}
+
+// withoutBarriers(source), with every work-item filling each local array with a value no input
+// produces before it stages its part. Run one work-item after another, as PoCL runs the code
+// between barriers, a work-item then reads its neighbours' parts as that value, whatever an
+// earlier run on the device left in local memory (which can be the right tile).
+inline std::string withoutBarriersLocalPoisoned(const std::string& source) {
+  std::string racy = withoutBarriers(source);
+  static const std::regex localArray(R"(local float (\w+)\[(\d+)\];)");
+  std::string poisoned;
+  auto from = racy.cbegin();
+  size_t arrays = 0;
+  for (std::sregex_iterator it(racy.begin(), racy.end(), localArray), end; it != end; ++it) {
+    const std::smatch& m = *it;
+    poisoned.append(from, m[0].second);
+    poisoned += " for (int poison = 0; poison < " + m[2].str() + "; ++poison) " + m[1].str() +
+                "[poison] = 1.0e6f;";
+    from = m[0].second;
+    ++arrays;
+  }
+  poisoned.append(from, racy.cend());
+  REQUIRE(arrays > 0);
+  return poisoned;
 }
 
 // Runs `definition` on `inputs` at `sizes`, generated symbolic and specialised, checking each
