@@ -102,6 +102,7 @@ class Generator {
                      const Expr& at);
   std::string readValue(const ViewPtr& view, const Expr& at);
   void genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest);
+  void genMapSeqSlide(const Expr& e, const ViewPtr& dest);
   void genReduce(const Expr& e, const ViewPtr& dest);
   void assign(const ViewPtr& dest, const std::string& value, const Type& type, const Expr& at);
   void emitStore(const ResolvedElement& target, const std::string& statement);

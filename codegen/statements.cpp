@@ -2,7 +2,7 @@
 // passing). Scalars and vectors are assigned (assign: a store, a vstoreN, or lane by lane through
 // a non-contiguous view); maps become loops (loops.cpp) writing element i of the destination;
 // reductions keep an accumulator (a variable, or a private or global array) and copy it to the
-// destination at the end; a reduce whose initial value is the enclosing reduce step's private
+// destination at the end; mapSeqSlide keeps its window of producer values in a private array; a reduce whose initial value is the enclosing reduce step's private
 // accumulator (read only there, no loop in between: reduce-nest-inner-level's inner reduce)
 // updates it in place, so no second array is allocated and loop unswitching still applies. A
 // reduce whose step is a mapLcl nest keeps each work-item's part of its accumulator in that
@@ -96,6 +96,10 @@ void Generator::genWrite(const Expr& e, const ViewPtr& dest) {
     genReduce(e, dest);
     return;
   }
+  if (op == Op::MapSeqSlide) {
+    genMapSeqSlide(e, dest);
+    return;
+  }
   switch (op) {
     case Op::Let:
       bind(e.funs()[0].params()[0], genView(e.args()[0]));
@@ -179,6 +183,34 @@ void Generator::genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest)
       op, dim, n, e,
       [&](const Arith& i) { genApplyViews(f, {accessView(input, i)}, accessView(dest, i), e); },
       flattenFactors(e.args()[0]));
+}
+
+// mapSeqSlide(n, f, g, xs): one sequential loop over the windows, keeping the last n values
+// of g in a private array (the window): the first n - 1 computed before the loop; in each step
+// the next one, then f applied to the window, then the window shifted down by one. The shift
+// copies between constant indices (unrolled), so that promotePrivateArrays can keep the window
+// in registers where every use of it has constant indices; each g(x) is computed once.
+void Generator::genMapSeqSlide(const Expr& e, const ViewPtr& dest) {
+  const std::optional<int64_t> size = e.nats()[0].constant();
+  if (!size || *size < 1) fail(e, "mapSeqSlide needs a constant window size");
+  const Expr& f = e.funs()[0];
+  const Expr& g = e.funs()[1];
+  const Type produced = g.isLambda() ? typeOf(g.body()) : g.userFunResultType();
+  const Type window = Type::array(produced, Arith(*size));
+  ViewPtr input = genView(e.args()[0]);
+  ViewPtr buffer = allocate(window, AddressSpace::Private, e, "win");
+  for (int64_t k = 0; k + 1 < *size; ++k) {
+    genApplyViews(g, {accessView(input, Arith(k))}, accessView(buffer, Arith(k)), e);
+  }
+  loop(Op::MapSeq, 0, typeOf(e).arrayLength(), e, [&](const Arith& i) {
+    genApplyViews(g, {accessView(input, i + Arith(*size - 1))},
+                  accessView(buffer, Arith(*size - 1)), e);
+    genApplyViews(f, {buffer}, accessView(dest, i), e);
+    for (int64_t k = 0; k + 1 < *size; ++k) {
+      copy(accessView(buffer, Arith(k + 1)), accessView(buffer, Arith(k)), produced, e,
+           /*fromPrivate=*/true);
+    }
+  });
 }
 
 void Generator::genReduce(const Expr& e, const ViewPtr& dest) {

@@ -155,6 +155,9 @@ Expr mapSeq(Expr f, Expr x) { return prim(Op::MapSeq, {}, {std::move(f)}, {std::
 Expr mapSeqUnroll(Expr f, Expr x) {
   return prim(Op::MapSeqUnroll, {}, {std::move(f)}, {std::move(x)});
 }
+Expr mapSeqSlide(Arith size, Expr f, Expr g, Expr x) {
+  return prim(Op::MapSeqSlide, {std::move(size)}, {std::move(f), std::move(g)}, {std::move(x)});
+}
 Expr reduceSeq(Expr init, Expr f, Expr x) {
   return prim(Op::ReduceSeq, {}, {std::move(f)}, {std::move(init), std::move(x)});
 }

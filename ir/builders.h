@@ -95,6 +95,8 @@ Expr mapWrg(Arith dim, Expr f, Expr x);
 Expr mapLcl(Arith dim, Expr f, Expr x);
 Expr mapSeq(Expr f, Expr x);
 Expr mapSeqUnroll(Expr f, Expr x);
+// mapSeqSlide(n, f, g, x) = map(f, slide(n, 1, map(g, x))) with a sliding window in private memory.
+Expr mapSeqSlide(Arith size, Expr f, Expr g, Expr x);
 Expr reduceSeq(Expr init, Expr f, Expr x);
 Expr reduceSeqUnroll(Expr init, Expr f, Expr x);
 Expr toGlobal(Expr f, Expr x);

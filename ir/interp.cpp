@@ -203,6 +203,32 @@ class Interpreter {
     return Value::array(std::move(results));
   }
 
+  // mapSeqSlide(n, f, g, xs): g applied to every element once, f to every window of n of
+  // those results (map(f, slide(n, 1, map(g, xs)))).
+  Value mapSeqSlide(const Expr& e) {
+    const int64_t size = nat(e, 0);
+    Value xs = arrayArg(e, 0);
+    const int64_t length = static_cast<int64_t>(xs.size());
+    if (size < 1) fail(e, "window size must be positive, found " + std::to_string(size));
+    if (size > length) {
+      fail(e, "window size " + std::to_string(size) + " is larger than the length " +
+                  std::to_string(length));
+    }
+    std::vector<Value> produced;
+    produced.reserve(xs.elements.size());
+    for (Value& element : xs.elements) {
+      produced.push_back(apply(e.funs().at(1), std::span<Value>(&element, 1), e));
+    }
+    std::vector<Value> results;
+    results.reserve(static_cast<size_t>(length - size + 1));
+    for (int64_t first = 0; first + size <= length; ++first) {
+      Value window = Value::array(
+          std::vector<Value>(produced.begin() + first, produced.begin() + first + size));
+      results.push_back(apply(e.funs().at(0), std::span<Value>(&window, 1), e));
+    }
+    return Value::array(std::move(results));
+  }
+
   Value reduceOver(const Expr& e) {
     Value accumulator = arg(e, 0);
     Value xs = arrayArg(e, 1);
@@ -228,6 +254,8 @@ class Interpreter {
         }
         return mapOver(e, e.funs().at(0), arrayArg(e, 0));
       }
+      case Op::MapSeqSlide:
+        return mapSeqSlide(e);
       case Op::Reduce:
       case Op::ReduceSeq:
       case Op::ReduceSeqUnroll:

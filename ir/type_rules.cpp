@@ -397,6 +397,23 @@ Type MapSeq(TypeRuleContext& context) { return mapLike(context); }
 
 Type MapSeqUnroll(TypeRuleContext& context) { return mapLike(context); }
 
+// mapSeqSlide(n, f, g, xs) = map(f, slide(n, 1, map(g, xs))), computed by one loop that keeps
+// the last n values of g in private memory (a sliding window: each g(x) computed once).
+Type MapSeqSlide(TypeRuleContext& context) {
+  const Arith& size = context.nats()[0];
+  const std::optional<int64_t> constant = size.constant();
+  if (!constant || *constant < 1) {
+    context.fail("the window size must be a constant of at least 1, found " + size.toString() +
+                 " (the window lives in private memory)");
+  }
+  const Type& input = arrayArg(context, 0);
+  const Arith& n = input.arrayLength();
+  context.require(Relation::LessEqual, size, n, "the window must fit in the input");
+  const Type produced = context.applyFun(1, {input.arrayElement()});
+  const Type element = context.applyFun(0, {Type::array(produced, size)});
+  return Type::array(element, n - size + 1);
+}
+
 Type ReduceSeq(TypeRuleContext& context) { return reduceLike(context); }
 
 Type ReduceSeqUnroll(TypeRuleContext& context) { return reduceLike(context); }
@@ -565,6 +582,9 @@ const char* signature(Op op) {
       return "reduceSeq: (U, (U, T) -> U, [T]n) -> [U]1";
     case Op::ReduceSeqUnroll:
       return "reduceSeqUnroll: (U, (U, T) -> U, [T]n) -> [U]1";
+    case Op::MapSeqSlide:
+      return "mapSeqSlide: (size: nat, [U]size -> V, T -> U, [T]n) -> [V](n-size+1), size >= 1 "
+             "constant, size <= n";
     case Op::ToGlobal:
       return "toGlobal: ((T1, ..., Tk) -> U, T1, ..., Tk) -> U";
     case Op::ToLocal:

@@ -42,5 +42,6 @@ void addStencilChainRules(std::vector<Rule>& rules);   // rules_stencil_chain.cp
 void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.cpp
 void addWinogradRules(std::vector<Rule>& rules);       // rules_winograd.cpp
 void addWorkgroupTilingRules(std::vector<Rule>& rules);  // rules_workgroup_tiling.cpp
+void addSlidingWindowRules(std::vector<Rule>& rules);    // rules_sliding_window.cpp
 
 }  // namespace weft::rewrite

@@ -315,6 +315,7 @@ const std::vector<Rule>& ruleLibrary() {
     addStencilTupleRules(all);
     addWinogradRules(all);
     addWorkgroupTilingRules(all);
+    addSlidingWindowRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

@@ -221,6 +221,11 @@ class FlopCounter {
       case Op::MapSeqUnroll:
         total += once(e.funs()[0]).times(length(e.args().back()));
         return total;
+      case Op::MapSeqSlide:
+        // g once per input element, f once per window.
+        total += once(e.funs()[1]).times(length(e.args().back()));
+        total += once(e.funs()[0]).times(length(e));
+        return total;
       case Op::Reduce:
       case Op::ReduceSeq:
       case Op::ReduceSeqUnroll: {
