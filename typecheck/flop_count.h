@@ -6,8 +6,9 @@
 // float vectors), fma (two) and dot (2w - 1 for vectors of width w). Not counted: integer and
 // boolean arithmetic (index computations), negation, comparisons, select and conversions, and
 // everything that only moves data. A map or a reduce over n elements counts its function n
-// times (a reduce's initial value once), a mapSeqSlide(n, f, g, xs) g once per element of xs and f once per window; a let, a fill and an address-space wrapper count
-// their function once; a user function counts its body's operations when it returns a float.
+// times (a reduce's initial value once), a mapSeqSlide(n, f, g, xs) g once per element of xs
+// and f once per window; a let, a fill and an address-space wrapper count their function once;
+// a user function counts its body's operations when it returns a float.
 // Lengths come from the types, evaluated with the given sizes.
 #pragma once
 #include <cstdint>
