@@ -82,6 +82,13 @@ ViewPtr Generator::layoutView(const Expr& e, const std::function<ViewPtr(const E
 
 // When `e` only rearranges its first argument in an invertible way, the view through which
 // that argument must be written so that e's value lands in `dest`; null otherwise.
+// slide(n, n, x) that covers x exactly (slideStrict, or windows of one element): split(n, x).
+bool slideIsSplit(const Expr& e) {
+  const std::optional<int64_t> size = e.nats()[0].constant();
+  const std::optional<int64_t> step = e.nats()[1].constant();
+  return size && step && *size == *step && (e.isPrim(Op::SlideStrict) || *size == 1);
+}
+
 ViewPtr Generator::inverseLayout(const Expr& e, const ViewPtr& dest) {
   if (!e.isPrim()) return nullptr;
   switch (e.primOp()) {
@@ -97,6 +104,10 @@ ViewPtr Generator::inverseLayout(const Expr& e, const ViewPtr& dest) {
       return asScalarView(dest);
     case Op::Crop:
       return uncropView(dest, e.nats()[0], e.nats()[1]);
+    case Op::Slide:
+    case Op::SlideStrict:
+      // Windows that neither overlap nor leave elements out are a split: written through join.
+      return slideIsSplit(e) ? joinView(dest) : nullptr;
     case Op::Id:
       return dest;
     case Op::Map: {
@@ -126,6 +137,9 @@ bool Generator::invertibleChain(const Expr& body, const Expr& param) {
     case Op::Crop:
     case Op::Id:
       return invertibleChain(body.args()[0], param);
+    case Op::Slide:
+    case Op::SlideStrict:
+      return slideIsSplit(body) && invertibleChain(body.args()[0], param);
     case Op::Map:
       return isLayoutMap(body) && invertibleChain(body.args()[0], param) &&
              invertibleChain(body.funs()[0].body(), body.funs()[0].params()[0]);

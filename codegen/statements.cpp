@@ -2,11 +2,12 @@
 // passing). Scalars and vectors are assigned (assign: a store, a vstoreN, or lane by lane through
 // a non-contiguous view); maps become loops (loops.cpp) writing element i of the destination;
 // reductions keep an accumulator (a variable, or a private or global array) and copy it to the
-// destination at the end; mapSeqSlide keeps its window of producer values in a private array; a reduce whose initial value is the enclosing reduce step's private
-// accumulator (read only there, no loop in between: reduce-nest-inner-level's inner reduce)
-// updates it in place, so no second array is allocated and loop unswitching still applies. A
-// reduce whose step is a mapLcl nest keeps each work-item's part of its accumulator in that
-// work-item's private memory (gen_support.h's workItemOwnedDims).
+// destination at the end; mapSeqSlide keeps its window of producer values in a private ring; a
+// reduce whose initial value is the enclosing reduce step's private accumulator (read only
+// there, no loop in between: reduce-nest-inner-level's inner reduce) updates it in place, so
+// no second array is allocated and loop unswitching still applies. A reduce whose step is a
+// mapLcl nest keeps each work-item's part of its accumulator in that work-item's private
+// memory (gen_support.h's workItemOwnedDims).
 // Lets and applications bind views; a function that only rearranges its argument writes the
 // argument through the inverse view. A tuple expression's scalar components are evaluated into
 // temporaries before any is stored (a reduce's tuple accumulator may swap them); a tuple
@@ -185,30 +186,49 @@ void Generator::genMap(const Expr& e, const ViewPtr& input, const ViewPtr& dest)
       flattenFactors(e.args()[0]));
 }
 
-// mapSeqSlide(n, f, g, xs): one sequential loop over the windows, keeping the last n values
-// of g in a private array (the window): the first n - 1 computed before the loop; in each step
-// the next one, then f applied to the window, then the window shifted down by one. The shift
-// copies between constant indices (unrolled), so that promotePrivateArrays can keep the window
-// in registers where every use of it has constant indices; each g(x) is computed once.
+// mapSeqSlide(n, f, g, xs): one sequential loop over the windows that keeps the last n values
+// of g in a private array used as a ring: value m of g lives in slot m % n, so the window of
+// output i is slots (i + k) % n, k = 0 .. n - 1. The first n - 1 values are computed before the
+// loop, one more per output. With a constant number of outputs the loop body is unrolled n
+// times (and the last outputs, fewer than n, follow it unrolled): every slot index is then a
+// constant, nothing is copied from slot to slot, and promotePrivateArrays keeps the ring in
+// registers when f reads it at constant indices. With a symbolic count (a space's analysis)
+// the window is shifted down by one slot after each output instead (copies between constant
+// slots). Each g(x) is computed once.
 void Generator::genMapSeqSlide(const Expr& e, const ViewPtr& dest) {
   const std::optional<int64_t> size = e.nats()[0].constant();
   if (!size || *size < 1) fail(e, "mapSeqSlide needs a constant window size");
+  const int64_t n = *size;
   const Expr& f = e.funs()[0];
   const Expr& g = e.funs()[1];
   const Type produced = g.isLambda() ? typeOf(g.body()) : g.userFunResultType();
-  const Type window = Type::array(produced, Arith(*size));
   ViewPtr input = genView(e.args()[0]);
-  ViewPtr buffer = allocate(window, AddressSpace::Private, e, "win");
-  for (int64_t k = 0; k + 1 < *size; ++k) {
-    genApplyViews(g, {accessView(input, Arith(k))}, accessView(buffer, Arith(k)), e);
+  ViewPtr ring = allocate(Type::array(produced, Arith(n)), AddressSpace::Private, e, "win");
+  auto slot = [&](int64_t m) { return accessView(ring, Arith(m % n)); };
+  for (int64_t k = 0; k + 1 < n; ++k) genApplyViews(g, {accessView(input, Arith(k))}, slot(k), e);
+  const Arith outputs = typeOf(e).arrayLength();
+  // Output i = base + j, with i % n == j % n: g's next value, then f on the window.
+  auto step = [&](const Arith& base, int64_t j) {
+    const Arith i = base + Arith(j);
+    genApplyViews(g, {accessView(input, i + Arith(n - 1))}, slot(j + n - 1), e);
+    std::vector<ViewPtr> window;
+    for (int64_t k = 0; k < n; ++k) window.push_back(slot(j + k));
+    genApplyViews(f, {elementsView(std::move(window))}, accessView(dest, i), e);
+  };
+  if (const std::optional<int64_t> count = outputs.constant()) {
+    if (*count >= n) {
+      loop(Op::MapSeq, 0, Arith(*count / n), e, [&](const Arith& q) {
+        for (int64_t j = 0; j < n; ++j) step(q * Arith(n), j);
+      });
+    }
+    for (int64_t j = 0; j < *count % n; ++j) step(Arith(*count - *count % n), j);
+    return;
   }
-  loop(Op::MapSeq, 0, typeOf(e).arrayLength(), e, [&](const Arith& i) {
-    genApplyViews(g, {accessView(input, i + Arith(*size - 1))},
-                  accessView(buffer, Arith(*size - 1)), e);
-    genApplyViews(f, {buffer}, accessView(dest, i), e);
-    for (int64_t k = 0; k + 1 < *size; ++k) {
-      copy(accessView(buffer, Arith(k + 1)), accessView(buffer, Arith(k)), produced, e,
-           /*fromPrivate=*/true);
+  loop(Op::MapSeq, 0, outputs, e, [&](const Arith& i) {
+    genApplyViews(g, {accessView(input, i + Arith(n - 1))}, slot(n - 1), e);
+    genApplyViews(f, {ring}, accessView(dest, i), e);
+    for (int64_t k = 0; k + 1 < n; ++k) {
+      copy(slot(k + 1), slot(k), produced, e, /*fromPrivate=*/true);
     }
   });
 }

@@ -861,6 +861,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedPrivatePointwiseStrategy(),
       pipelineFusedPrivateChainStrategy(),
       pipelineFusedPrivateTuplesStrategy(),
+      pipelineFusedSlidingWindowStrategy(),
   };
   return strategies;
 }

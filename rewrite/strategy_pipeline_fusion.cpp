@@ -415,6 +415,49 @@ NamedStrategy pipelineFusedLocalStrategy() {
       pipelineFusedLocal};
 }
 
+Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments) {
+  const std::string name = "pipeline-fused-sliding-window";
+  const RuleArguments tiling = tilingArguments(arguments, name);
+  // The consumer's map over the windows of the producer's rows becomes a walk down the tile
+  // (sliding-window), applied inside the work-items only; it must apply once.
+  const Strategy slide = [](const Definition& definition, RewriteContext& context) {
+    StrategyResult r = insideKernel(ruleFor("sliding-window"), anyNode)(definition, context);
+    if (!r.success()) return r;
+    bool sliding = false;
+    forEachNode(r.definition->function.body(),
+                [&](const Expr& e) { sliding = sliding || e.isPrim(Op::MapSeqSlide); });
+    if (!sliding) {
+      return failWith("sliding-window: no map over the windows of the producer's rows");
+    }
+    return r;
+  };
+  return named(name,
+               seqAll({
+                   fuseByOverlappedTiling(tiling),
+                   orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tileRow"),
+                                       dim(1)),
+                          "map-to-mapglb on the tile rows"),
+                   orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tile"), dim(0)),
+                          "map-to-mapglb on the tiles"),
+                   slide,
+                   insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
+                   restSequential(),
+               }));
+}
+
+NamedStrategy pipelineFusedSlidingWindowStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-sliding-window",
+      "two 2D stencil stages fused by overlapped tiling as pipeline-fused-private (tiles theta1 "
+      "x theta2, a work-item per tile, mapGlb 1/0), but the work-item walks down its tile: the "
+      "consumer's map over the windows of the producer's rows becomes mapSeqSlide "
+      "(sliding-window), which computes each producer row once and keeps the last rows the "
+      "consumer's window spans in private memory (line buffering) instead of the whole "
+      "theta1 x theta2 tile; the loops over a row and a window unrolled; one kernel",
+      {"theta1", "theta2"},
+      pipelineFusedSlidingWindow};
+}
+
 NamedStrategy pipelineFusedPrivateStrategy() {
   return NamedStrategy{
       "pipeline-fused-private",

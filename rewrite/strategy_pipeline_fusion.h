@@ -50,6 +50,15 @@
 // (theta1 x theta2 tiles); then mapGlb 2/1/0 on planes, tile rows, tiles, compute-to-private
 // on the producer's tile, every computing map unrolled (views of zipped windows stay maps).
 // Constraints: theta1 - 4 divides H, theta2 divides W for unsharp mask.
+//
+// The pipeline-fused-sliding-window strategy (line buffering, LIFT's MapSeqSlide): steps 1 to
+// 4' of pipeline-fused-private, then sliding-window (rules_sliding_window.cpp) inside the
+// work-item: the consumer's map over the windows of the producer's rows becomes mapSeqSlide,
+// a walk down the tile that computes each producer row once and keeps only the rows one
+// consumer window spans (3 x theta2 values for blur) in private memory, not the theta1 x
+// theta2 tile; then every computing map left in the kernel unrolled (a row, a window's taps)
+// and the rest sequential. Tall tiles (theta1 large) cost little recomputation at the tile's
+// edges and no more registers. Same constraints as pipeline-fused-private.
 #pragma once
 
 #include "rewrite/rule.h"
@@ -86,6 +95,10 @@ NamedStrategy pipelineFusedPrivatePointwiseStrategy();
 // producer, overlapped tiling, mapGlb 1/0, compute-to-private on the tuple tile, every loop
 // unrolled). Fails (naming the step) on a program without that shape.
 Strategy pipelineFusedPrivateTuples(const RuleArguments& arguments);
+
+// pipeline-fused-sliding-window (see the top of this file).
+Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments);
+NamedStrategy pipelineFusedSlidingWindowStrategy();
 
 // Its entry for the strategy library (name pipeline-fused-private-tuples, factors theta1, theta2).
 NamedStrategy pipelineFusedPrivateTuplesStrategy();

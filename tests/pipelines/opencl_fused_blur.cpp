@@ -2,10 +2,12 @@
 // (rewrite/strategy_pipeline_fusion.h) on OpenCL: one kernel in which every work-group computes
 // a tile of blurx with its halo into local memory and then blury on it (local), or every
 // work-item computes its tile of blurx with its halo in private memory and then blury
-// (private). On small images (borders included, several tile sizes, sizes symbolic and
-// specialised, explicit local sizes for the private kernel, canary regions around the output)
-// the output equals the unfused program's two kernels (exactly on PoCL: checkSameAsUnfused) and
-// the C++ reference of tests/support/pipeline_reference.h. The last test case is a
+// (private), or every work-item walks down its tile computing each blurx row once and keeping
+// the last three in registers for blury (sliding window). On small images (borders included,
+// several tile sizes, sizes symbolic and specialised, explicit local sizes for the private
+// kernel, canary regions around the output) the output equals the unfused program's two
+// kernels (exactly on PoCL: checkSameAsUnfused) and the C++ reference of
+// tests/support/pipeline_reference.h. The last test case is a
 // measurement, not a test: skipped unless asked for
 // (`test_pipelines_opencl_fused_blur --no-skip -tc='*4096*'`), it times the unfused and the
 // fused blurs at 4096×4096 (best of 5 cl_event sums) and prints them (bench/pipelines.cpp
@@ -27,6 +29,7 @@ namespace {
 
 const char* const kLocal = "pipeline-fused-local";
 const char* const kPrivate = "pipeline-fused-private";
+const char* const kSlidingWindow = "pipeline-fused-sliding-window";
 
 // `lowered` run on `image` (sizes W, H specialised or symbolic); `localX` > 0: every kernel in
 // work-groups of localX x 1 (as explore's local_k0_d0).
@@ -88,6 +91,43 @@ TEST_CASE(
       CAPTURE(specialise);
       const Image image =
           specialise ? blockyImage(t.width, t.height, 1, 5) : randomImage(t.width, t.height, 1, 6);
+      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+      const host::RunResult result = run(fused, image, specialise, 1, true, t.localX);
+      CHECK(result.kernels.size() == 1);
+      const std::vector<float> got = flattenToFloats(result.output);
+      checkSameAsUnfused(got, expected, t.width, t.height);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
+      CHECK_MESSAGE(agreement.mismatches == 0,
+                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+    }
+  }
+}
+
+TEST_CASE("blur fused with a sliding window: one kernel equals the unfused kernels and the "
+          "reference") {
+  const Definition unfused = loadPipeline("blur");
+  struct Tiling {
+    int theta1, theta2, width, height, localX;
+  };
+  // Tall tiles as well: the window holds 3 rows of theta2 whatever theta1.
+  const std::vector<Tiling> tilings = {{10, 8, 32, 32, 0}, {34, 8, 48, 64, 3}, {3, 1, 7, 5, 7},
+                                       {6, 4, 12, 8, 1},   {66, 4, 64, 64, 2}, {4, 16, 64, 6, 4}};
+  for (const Tiling& t : tilings) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    CAPTURE(t.localX);
+    const Definition fused = fusedPipeline("blur", kSlidingWindow, t.theta1, t.theta2);
+    const CompiledProgram compiled = compileToOpenCL(fused);
+    REQUIRE(compiled.kernels.size() == 1);
+    // The walk down the tile is a loop, unrolled over the ring's 3 rows (when that leaves more
+    // than one iteration); the window is in registers, not a private array.
+    if (t.theta1 - 2 >= 6) CHECK(compiled.source.find("for (") != std::string::npos);
+    CHECK(compiled.source.find("float win") != std::string::npos);
+    CHECK(compiled.source.find("[3*") == std::string::npos);
+    for (bool specialise : {false, true}) {
+      CAPTURE(specialise);
+      const Image image =
+          specialise ? blockyImage(t.width, t.height, 1, 7) : randomImage(t.width, t.height, 1, 8);
       const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
       const host::RunResult result = run(fused, image, specialise, 1, true, t.localX);
       CHECK(result.kernels.size() == 1);

@@ -1,5 +1,5 @@
 // Tests of explore::pipelineTarget (workloads/pipeline/pipeline_target.h): the blur pipeline explored over
-// its fusion choices has the unfused program and both fusion strategies as structures, each
+// its fusion choices has the unfused program and three fusion strategies as structures, each
 // family sampled, every point naming its structure with "fusion"; recorded fixed parameters
 // rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
 // structure and says why the others were skipped; bad fusion numbers and names are errors.
@@ -28,7 +28,7 @@ Definition loadExample(const std::string& relative) {
 
 }  // namespace
 
-TEST_CASE("blur: the unfused program and both fusions are structures, all sampled") {
+TEST_CASE("blur: the unfused program and its three fusions are structures, all sampled") {
   const Definition blur = loadExample("pipelines/blur.weft");
   const ArithBinding sizes = {{"W", 256}, {"H", 256}};
   std::vector<std::string> skipped;
@@ -40,22 +40,25 @@ TEST_CASE("blur: the unfused program and both fusions are structures, all sample
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
-  REQUIRE(target.structures.size() == 3);
+  REQUIRE(target.structures.size() == 4);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
+  const std::vector<int64_t> fusions = {0, 1, 2, 6};  // pipeline-fused-sliding-window is 6th
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& s = target.structures[i];
     families.insert(s.family);
     REQUIRE(s.fixedParameters.count("fusion"));
-    CHECK(s.fixedParameters.at("fusion") == static_cast<int64_t>(i));
+    CHECK(s.fixedParameters.at("fusion") == fusions[i]);
     ExploreTarget rebuilt = pipelineStructureTarget(blur, sizes, s.fixedParameters);
     CHECK(printDefinition(rebuilt.parametric) == printDefinition(s.parametric));
     CHECK(rebuilt.fixedParameters == s.fixedParameters);
   }
   CHECK(families == std::set<std::string>{"unfused", "pipeline-fused-private",
-                                          "pipeline-fused-local"});
+                                          "pipeline-fused-local",
+                                          "pipeline-fused-sliding-window"});
+  CHECK(pipelineFusionStrategies().at(5) == "pipeline-fused-sliding-window");
 
-  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 5);
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 16, 5);
   std::map<std::string, int> perFamily;
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
@@ -64,6 +67,7 @@ TEST_CASE("blur: the unfused program and both fusions are structures, all sample
   CHECK(perFamily["unfused"] >= 1);  // its kernels' local sizes are its only parameters
   CHECK(perFamily["pipeline-fused-private"] >= 4);
   CHECK(perFamily["pipeline-fused-local"] >= 4);
+  CHECK(perFamily["pipeline-fused-sliding-window"] >= 4);
 }
 
 TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {

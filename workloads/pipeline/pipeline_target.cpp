@@ -59,7 +59,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
   // Appended only: a recorded fusion=N keeps naming the same strategy.
   static const std::vector<std::string> names = {
       "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise",
-      "pipeline-fused-private-chain", "pipeline-fused-private-tuples"};
+      "pipeline-fused-private-chain", "pipeline-fused-private-tuples",
+      "pipeline-fused-sliding-window"};
   return names;
 }
 
