@@ -287,7 +287,8 @@ Strategy fusePointwiseConsumer(const RuleArguments& tiling) {
 // The step list every fusion strategy shares: `fusion` (the stages fused into tiles), then the
 // maps over tile rows and over tiles become `tileMap`'s parallel maps (map-to-mapwrg or
 // map-to-mapglb, dims 1 and 0), the producer's map over a tile is placed by `placeProducer`
-// (compute-to-local or compute-to-private), then `rest`; a failure is reported under `name`.
+// (compute-to-local or compute-to-private; "": not placed, as with a sliding window), then
+// `rest`; a failure is reported under `name`.
 Strategy fusedKernel(const std::string& name, const std::vector<Strategy>& fusion,
                      const std::string& tileMap, const std::string& placeProducer,
                      const std::vector<Strategy>& rest) {
@@ -296,8 +297,10 @@ Strategy fusedKernel(const std::string& name, const std::vector<Strategy>& fusio
                          tileMap + " on the tile rows"));
   steps.push_back(orFail(topDownWhere(ruleFor(tileMap), computingMapOver("tile"), dim(0)),
                          tileMap + " on the tiles"));
-  steps.push_back(orFail(topDownWhere(ruleFor(placeProducer), computingMapOn("tile")),
-                         placeProducer + " on the producer's tile"));
+  if (!placeProducer.empty()) {
+    steps.push_back(orFail(topDownWhere(ruleFor(placeProducer), computingMapOn("tile")),
+                           placeProducer + " on the producer's tile"));
+  }
   steps.insert(steps.end(), rest.begin(), rest.end());
   return named(name, seqAll(steps));
 }
@@ -431,18 +434,12 @@ Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments) {
     }
     return r;
   };
-  return named(name,
-               seqAll({
-                   fuseByOverlappedTiling(tiling),
-                   orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tileRow"),
-                                       dim(1)),
-                          "map-to-mapglb on the tile rows"),
-                   orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMapOver("tile"), dim(0)),
-                          "map-to-mapglb on the tiles"),
-                   slide,
-                   insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
-                   restSequential(),
-               }));
+  return fusedKernel(name, {fuseByOverlappedTiling(tiling)}, "map-to-mapglb", "",
+                     {
+                         slide,
+                         insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
+                         restSequential(),
+                     });
 }
 
 NamedStrategy pipelineFusedSlidingWindowStrategy() {

@@ -30,16 +30,7 @@ host::Context& context() {
 }
 
 std::vector<std::string> checkRuns(const std::string& text, const ArithBinding& sizes) {
-  const Definition definition = parseProgram(text, "map_seq_slide.weft").definitions.back();
-  std::mt19937_64 rng(23);
-  std::vector<Value> inputs;
-  for (const Expr& param : definition.function.params()) {
-    inputs.push_back(testing::randomValue(param.paramType(), sizes, rng, {true}));
-  }
-  const Value expected = interpret(definition, inputs, sizes);
-  return testing::checkSymbolicAndSpecialised(
-      context(), definition, inputs, sizes, expected, 1e-5,
-      [](const CompiledProgram& compiled) { CHECK(compiled.kernels.size() == 1); });
+  return testing::checkProgramTextAgainstInterpreter(context(), text, "map_seq_slide.weft", sizes, 23);
 }
 
 // Occurrences of `pattern` in `text`.

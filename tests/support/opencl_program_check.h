@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <functional>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -16,7 +18,10 @@
 #include "codegen/codegen.h"
 #include "host/program_runner.h"
 #include "ir/expr.h"
+#include "ir/interp.h"
+#include "ir/parser.h"
 #include "ir/value.h"
+#include "tests/support/random_values.h"
 
 namespace weft::testing {
 
@@ -77,6 +82,24 @@ inline std::vector<std::string> checkSymbolicAndSpecialised(
     sources.push_back(compiled.source);
   }
   return sources;
+}
+
+// The last definition of the program `text` run on real-valued random inputs (seed `seed`) at
+// `sizes`, symbolic and specialised, against the interpreter (tolerance 1e-5); each compiled
+// program must have `kernels` kernels. Returns the two sources (symbolic first).
+inline std::vector<std::string> checkProgramTextAgainstInterpreter(
+    host::Context& context, const std::string& text, const std::string& fileName,
+    const ArithBinding& sizes, uint64_t seed, size_t kernels = 1) {
+  const Definition definition = parseProgram(text, fileName).definitions.back();
+  std::mt19937_64 rng(seed);
+  std::vector<Value> inputs;
+  for (const Expr& param : definition.function.params()) {
+    inputs.push_back(randomValue(param.paramType(), sizes, rng, {true}));
+  }
+  const Value expected = interpret(definition, inputs, sizes);
+  return checkSymbolicAndSpecialised(
+      context, definition, inputs, sizes, expected, 1e-5,
+      [kernels](const CompiledProgram& compiled) { CHECK(compiled.kernels.size() == kernels); });
 }
 
 }  // namespace weft::testing
