@@ -80,8 +80,8 @@ ViewPtr Generator::layoutView(const Expr& e, const std::function<ViewPtr(const E
   fail(e, std::string(e.primInfo().name) + " is not a layout primitive");
 }
 
-// When `e` only rearranges its first argument in an invertible way, the view through which
-// that argument must be written so that e's value lands in `dest`; null otherwise.
+namespace {
+
 // slide(n, n, x) that covers x exactly (slideStrict, or windows of one element): split(n, x).
 bool slideIsSplit(const Expr& e) {
   const std::optional<int64_t> size = e.nats()[0].constant();
@@ -89,6 +89,10 @@ bool slideIsSplit(const Expr& e) {
   return size && step && *size == *step && (e.isPrim(Op::SlideStrict) || *size == 1);
 }
 
+}  // namespace
+
+// When `e` only rearranges its first argument in an invertible way, the view through which
+// that argument must be written so that e's value lands in `dest`; null otherwise.
 ViewPtr Generator::inverseLayout(const Expr& e, const ViewPtr& dest) {
   if (!e.isPrim()) return nullptr;
   switch (e.primOp()) {

@@ -32,10 +32,8 @@ namespace {
 
 bool isPlainOrSequentialMap(const Expr& e) { return e.isPrim(Op::Map) || e.isPrim(Op::MapSeq); }
 
-// A map of a layout function (a view of each element).
-bool isLayoutMap(const Expr& e) {
-  return e.isPrim(Op::Map) && e.funs()[0].isLambda() && isLayoutFunction(e.funs()[0]);
-}
+// A map of a layout function (a view of each element; isLayoutFunction requires a lambda).
+bool isLayoutMap(const Expr& e) { return e.isPrim(Op::Map) && isLayoutFunction(e.funs()[0]); }
 
 // f ∘ l, as one lambda.
 Expr compose(const Expr& f, const Expr& l) {
@@ -66,7 +64,7 @@ std::optional<Expr> slidingWindow(const RuleApplication& a) {
   const bool computingMap =
       (produced.isPrim(Op::Map) || produced.isPrim(Op::MapSeq) ||
        produced.isPrim(Op::MapSeqUnroll)) &&
-      !(produced.funs()[0].isLambda() && isLayoutFunction(produced.funs()[0]));
+      !isLayoutFunction(produced.funs()[0]);
   if (!computingMap) return std::nullopt;
   Expr g = produced.funs()[0];
   for (auto it = below.rbegin(); it != below.rend(); ++it) g = compose(*it, g);
