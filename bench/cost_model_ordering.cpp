@@ -6,7 +6,8 @@
 //      rank correlation between the predicted cost and the measured median of the ok variants;
 //      where the timed-out variants rank among the predictions; and how many samples (and how
 //      many recorded child seconds) it takes to get within 10 % of the layer's best if the
-//      samples had been measured in ascending predicted cost instead of their recorded order.
+//      samples had been measured in the explorer's cost order (orderFamiliesTakingTurns)
+//      instead of their recorded order.
 //      Replaying recorded child seconds is an upper bound for the cost order: with a fast
 //      variant first, later slow ones would be cut off or timed once sooner than recorded.
 //  (b) --live: the same exploration (one layer, --samples, --seed) run twice in this process,
@@ -50,6 +51,15 @@ namespace {
 using Json = nlohmann::ordered_json;
 using namespace weft;
 using namespace weft::explore;
+
+// A recorded variant's family, from the parameters its structure has.
+std::string familyOf(const VariantRecord& row) {
+  const std::string& parameters = row.key.parameters;
+  if (parameters.find("winograd_m") != std::string::npos) return "winograd";
+  if (parameters.find("vector_kappa") != std::string::npos) return "register-blocked-vector";
+  if (parameters.find("tiled_rk") != std::string::npos) return "workgroup-tiled";
+  return "conv-direct";
+}
 
 // Ranks (1-based) with ties given their average rank.
 std::vector<double> ranks(const std::vector<double>& values) {
@@ -155,7 +165,7 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
      << "Spearman's rank correlation between predicted cost and measured median (ok variants); "
         "timeouts' mean predicted-cost percentile (100 = predicted slowest); samples and recorded "
         "child seconds until a variant within 10 % of the layer's best, in the recorded order vs "
-        "in ascending predicted cost.\n\n"
+        "in the explorer's cost order (families taking turns near the cheapest prediction).\n\n"
      << "| layer | ok / rows | rho all | rho conv-direct | rho vector | rho winograd | "
         "timeouts' percentile | to 10 %: recorded | to 10 %: cost order | seconds: recorded | "
         "seconds: cost order |\n"
@@ -186,14 +196,7 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
         if (rows[i].status != VariantStatus::Ok || !rows[i].medianNs || !predicted[i]) continue;
         ++ok;
         best = std::min(best, *rows[i].medianNs);
-        const std::string& parameters = rows[i].key.parameters;
-        const char* familyName = parameters.find("winograd_m") != std::string::npos ? "winograd"
-                                 : parameters.find("vector_kappa") != std::string::npos
-                                     ? "register-blocked-vector"
-                                 : parameters.find("tiled_rk") != std::string::npos
-                                     ? "workgroup-tiled"
-                                     : "conv-direct";
-        auto& family = byFamily[familyName];
+        auto& family = byFamily[familyOf(rows[i])];
         family.first.push_back(*predicted[i]);
         family.second.push_back(static_cast<double>(*rows[i].medianNs));
         okPredicted.push_back(*predicted[i]);
@@ -221,10 +224,17 @@ Json offline(const std::filesystem::path& source, const host::DeviceProfile& pro
         }
         if (count) timeoutPercentile = sum / static_cast<double>(count);
       }
-      // Recorded order vs ascending predicted cost.
+      // Recorded order vs the explorer's cost order.
       std::vector<const VariantRecord*> recorded, costOrder;
       for (const VariantRecord& row : rows) recorded.push_back(&row);
-      for (size_t i : orderByPredictedCost(predicted)) costOrder.push_back(&rows[i]);
+      // The explorer's measuring order: the families take turns among the points predicted
+      // near the cheapest (orderFamiliesTakingTurns).
+      std::vector<size_t> rowFamilies;
+      std::map<std::string, size_t> familyNumbers;
+      for (const VariantRecord& row : rows) {
+        rowFamilies.push_back(familyNumbers.emplace(familyOf(row), familyNumbers.size()).first->second);
+      }
+      for (size_t i : orderFamiliesTakingTurns(predicted, rowFamilies)) costOrder.push_back(&rows[i]);
       Json entry;
       entry["layer"] = program;
       entry["rows"] = rows.size();

@@ -18,7 +18,9 @@
 // time, with the pre-builds stopped meanwhile (explore/explorer.h). --jobs 1 builds each
 // variant in its measuring process only.
 // --order cost (default) measures the sampled variants of a layer in ascending predicted cost
-// (workloads/conv/cost_model.h), so that the fast ones set the cut-offs before the slow ones run;
+// (workloads/conv/cost_model.h), the families taking turns among those predicted near the
+// cheapest (explore/explorer.h orderFamiliesTakingTurns), so that the fast ones set the
+// cut-offs before the slow ones run;
 // --order random keeps the sampled order. The set of variants is the same either way.
 // --candidates C (default 8) samples C times as many points and keeps --samples of them: half
 // the cheapest the cost model predicts, half a seeded draw from the rest (explore/explorer.h
@@ -516,8 +518,9 @@ void registerExplore(CLI::App& app) {
   command
       ->add_option("--order", options->order,
                    "in which order the sampled variants are measured: cost (default; layers: "
-                   "ascending predicted cost, so that cut-offs bite early) or random (the "
-                   "sampled order); the set of variants is the same")
+                   "ascending predicted cost, the structure families taking turns among the "
+                   "variants predicted within 3x of the cheapest, so that cut-offs bite early) "
+                   "or random (the sampled order); the set of variants is the same")
       ->check(CLI::IsMember({"cost", "random"}))
       ->type_name("cost|random");
   command

@@ -822,17 +822,65 @@ std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& c
   return kept;
 }
 
-std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
-                                     const std::vector<std::optional<double>>& costs,
-                                     SampleOrder order) {
-  if (order == SampleOrder::Random) return pending;
-  std::vector<std::optional<double>> pendingCosts;
-  for (size_t index : pending) {
-    pendingCosts.push_back(index < costs.size() ? costs[index] : std::nullopt);
+std::vector<size_t> orderFamiliesTakingTurns(const std::vector<std::optional<double>>& costs,
+                                             const std::vector<size_t>& families) {
+  std::vector<size_t> byCost = orderByPredictedCost(costs);
+  if (families.empty() || byCost.empty()) return byCost;
+  auto known = [&](size_t i) { return costs[i].has_value() && std::isfinite(*costs[i]); };
+  if (!known(byCost.front())) return byCost;
+  const double near = kFamiliesTakeTurnsWithin * *costs[byCost.front()];
+  // Each family's near points in ascending cost; families in the order of their cheapest.
+  std::vector<size_t> familyOrder;
+  std::map<size_t, std::vector<size_t>> nearByFamily;
+  std::vector<size_t> rest;
+  for (size_t i : byCost) {
+    if (known(i) && *costs[i] <= near) {
+      auto [it, added] = nearByFamily.try_emplace(families.at(i));
+      if (added) familyOrder.push_back(families.at(i));
+      it->second.push_back(i);
+    } else {
+      rest.push_back(i);
+    }
   }
   std::vector<size_t> ordered;
-  for (size_t position : orderByPredictedCost(pendingCosts)) ordered.push_back(pending[position]);
+  ordered.reserve(costs.size());
+  for (size_t turn = 0; ordered.size() + rest.size() < costs.size(); ++turn) {
+    for (size_t family : familyOrder) {
+      const std::vector<size_t>& members = nearByFamily[family];
+      if (turn < members.size()) ordered.push_back(members[turn]);
+    }
+  }
+  ordered.insert(ordered.end(), rest.begin(), rest.end());
   return ordered;
+}
+
+std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
+                                     const std::vector<std::optional<double>>& costs,
+                                     SampleOrder order, const std::vector<size_t>& families) {
+  if (order == SampleOrder::Random) return pending;
+  std::vector<std::optional<double>> pendingCosts;
+  std::vector<size_t> pendingFamilies;
+  for (size_t index : pending) {
+    pendingCosts.push_back(index < costs.size() ? costs[index] : std::nullopt);
+    if (!families.empty()) pendingFamilies.push_back(families.at(index));
+  }
+  std::vector<size_t> ordered;
+  for (size_t position : orderFamiliesTakingTurns(pendingCosts, pendingFamilies)) {
+    ordered.push_back(pending[position]);
+  }
+  return ordered;
+}
+
+std::vector<size_t> pointFamilies(const Preparation& prep) {
+  std::vector<size_t> families(prep.points.size(), 0);
+  if (prep.spaces.empty()) return families;
+  std::map<std::string, size_t> number;
+  for (size_t j = 0; j < prep.points.size(); ++j) {
+    const std::string& family =
+        prep.target.structures.at(prep.spaceStructure.at(prep.pointSpace.at(j))).family;
+    families[j] = number.emplace(family, number.size()).first->second;
+  }
+  return families;
 }
 
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
@@ -877,9 +925,10 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     }
     pending.push_back(i);
   }
-  // Measure the cheapest predicted first (ExploreOptions::order); the set stays `pending`.
+  // Measure the cheapest predicted first, the families taking turns (ExploreOptions::order);
+  // the set stays `pending`.
   const std::vector<std::optional<double>> costs = predictedCosts(prep);
-  pending = measurementOrder(pending, costs, options.order);
+  pending = measurementOrder(pending, costs, options.order, pointFamilies(prep));
   progress.skipped = summary.skipped;
   progress.done = summary.skipped;
   if (options.progress) options.progress(progress);

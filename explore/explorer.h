@@ -336,12 +336,31 @@ std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& c
 // prediction (nullopt) last, in their original order. A permutation of 0..costs.size()-1.
 std::vector<size_t> orderByPredictedCost(const std::vector<std::optional<double>>& costs);
 
+// How far apart two families' predictions may be and still be trusted to rank them: the model
+// ranks well within a family and only to about this factor across families (each family's
+// kernels are costed by their own rules: blocks of FMAs, transforms as copies, dot products).
+inline constexpr double kFamiliesTakeTurnsWithin = 3.0;
+
+// The order in which to measure points with these predicted costs when they come from several
+// families (`families[i]` is point i's; empty: one family): the points predicted within
+// kFamiliesTakeTurnsWithin of the cheapest are taken by the families in turn, each giving its
+// next cheapest (the family with the cheapest point first), so that the model's error across
+// families cannot put one family's every point behind another's; then the rest in ascending
+// cost, unknown costs last. A permutation of 0..costs.size()-1; orderByPredictedCost when there
+// is one family.
+std::vector<size_t> orderFamiliesTakingTurns(const std::vector<std::optional<double>>& costs,
+                                             const std::vector<size_t>& families);
+
 // The positions of `pending` (indices of preparation's points) in measuring order: for Cost,
-// stably sorted by predictedCosts (unknown last); for Random, unchanged. Always a permutation of
-// `pending`.
+// orderFamiliesTakingTurns on predictedCosts and the points' families (`families` indexed like
+// `costs`; empty: one family); for Random, unchanged. Always a permutation of `pending`.
 std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
                                      const std::vector<std::optional<double>>& costs,
-                                     SampleOrder order);
+                                     SampleOrder order, const std::vector<size_t>& families = {});
+
+// Each point's family as a number (points of one family share it), from its structure's
+// family; all 0 without structures.
+std::vector<size_t> pointFamilies(const Preparation& preparation);
 
 // prepareExploration then runExploration.
 ExploreSummary explore(const ExploreTarget& target, const ExploreOptions& options);

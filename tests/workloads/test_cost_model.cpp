@@ -1,7 +1,8 @@
 // Tests of the static cost model (workloads/conv/cost_model.h) and of the explorer's measuring
 // order (explore/explorer.h measurementOrder, predictedCosts), without OpenCL: orderByPredictedCost
-// is a stable ascending permutation with unknown (and NaN) costs last; selectCandidates keeps
-// the cheapest half and a seeded draw from the rest; the model prefers what
+// is a stable ascending permutation with unknown (and NaN) costs last; orderFamiliesTakingTurns
+// lets the families take turns near the cheapest; selectCandidates keeps the cheapest half and a
+// seeded draw from the rest; the model prefers what
 // issue 8 measured fast (wide vectors, enough accumulators, no pad kernel) and penalises
 // spills; convLayerFromSizes inverts convListing3Sizes; and on a real sampled layer target the
 // cost order measures the same points as the sampled order, shard by shard.
@@ -289,6 +290,56 @@ TEST_CASE("work-groups that leave a compute unit idle cost more") {
   CHECK(two->balanceFactor == doctest::Approx(1.0));
 }
 
+TEST_CASE("orderFamiliesTakingTurns: families in turn near the cheapest, the rest by cost") {
+  // Family 0: 1, 2, 2.5, 10; family 1: 2.8, 2.9, 5 (near: within 3x of 1).
+  const std::vector<std::optional<double>> costs = {10.0, 2.8, 1.0, 5.0, 2.5, 2.9, 2.0};
+  const std::vector<size_t> families = {0, 1, 0, 1, 0, 1, 0};
+  CHECK(orderFamiliesTakingTurns(costs, families) == std::vector<size_t>{2, 1, 6, 5, 4, 3, 0});
+  CHECK(orderFamiliesTakingTurns(costs, {}) == orderByPredictedCost(costs));
+  // Random costs and families: a permutation; each family's points in ascending cost; every
+  // point within the factor of the cheapest before every other; unknown costs last.
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    const size_t n = rng() % 40;
+    std::vector<std::optional<double>> random;
+    std::vector<size_t> randomFamilies;
+    for (size_t i = 0; i < n; ++i) {
+      if (rng() % 8 == 0) {
+        random.push_back(std::nullopt);
+      } else {
+        random.push_back(1.0 + static_cast<double>(rng() % 100) / 10.0);
+      }
+      randomFamilies.push_back(rng() % 3);
+    }
+    const std::vector<size_t> order = orderFamiliesTakingTurns(random, randomFamilies);
+    std::vector<size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<size_t> identity(n);
+    std::iota(identity.begin(), identity.end(), size_t{0});
+    REQUIRE(sorted == identity);
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (const auto& c : random) {
+      if (c) cheapest = std::min(cheapest, *c);
+    }
+    auto near = [&](size_t i) {
+      return random[i].has_value() && *random[i] <= kFamiliesTakeTurnsWithin * cheapest;
+    };
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = a + 1; b < n; ++b) {
+        const size_t i = order[a], j = order[b];
+        CHECK_FALSE((near(j) && !near(i)));
+        if (!random[i]) {
+          CHECK_FALSE(random[j].has_value());  // never an unknown before a known
+          continue;
+        }
+        if (!random[j]) continue;
+        if (randomFamilies[i] == randomFamilies[j]) CHECK(*random[i] <= *random[j]);
+        if (!near(i)) CHECK(*random[i] <= *random[j]);
+      }
+    }
+  }
+}
+
 TEST_CASE("layer sizes and recorded parameters") {
   for (const ConvLayer& layer : vgg16Layers()) {
     std::optional<ConvLayer> back = convLayerFromSizes(convListing3Sizes(layer));
@@ -347,6 +398,19 @@ TEST_CASE("measuring in cost order measures the same points, shard by shard") {
   }
   CHECK(measurementOrder(pending, costs, SampleOrder::Random) == pending);
   std::vector<size_t> ordered = measurementOrder(pending, costs, SampleOrder::Cost);
+  // With the points' families: the same set, each family in ascending cost.
+  const std::vector<size_t> families = pointFamilies(prep);
+  std::vector<size_t> inTurns = measurementOrder(pending, costs, SampleOrder::Cost, families);
+  std::vector<size_t> inTurnsSorted = inTurns;
+  std::sort(inTurnsSorted.begin(), inTurnsSorted.end());
+  CHECK(inTurnsSorted == pending);
+  for (size_t a = 0; a < inTurns.size(); ++a) {
+    for (size_t b = a + 1; b < inTurns.size(); ++b) {
+      if (families[inTurns[a]] == families[inTurns[b]]) {
+        CHECK(*costs[inTurns[a]] <= *costs[inTurns[b]]);
+      }
+    }
+  }
   std::vector<size_t> sortedBack = ordered;
   std::sort(sortedBack.begin(), sortedBack.end());
   CHECK(sortedBack == pending);  // the same set: nothing re-measured, nothing lost
