@@ -390,6 +390,21 @@ std::optional<double> predictedSeconds(const ExploreTarget& target, const std::s
   return std::nullopt;
 }
 
+// Each point's family (the structure its space belongs to), numbered in order of first
+// appearance; all zero for a target without structures.
+std::vector<size_t> familyOfEachPoint(const ExploreTarget& target,
+                                      const std::vector<size_t>& spaceStructure,
+                                      const std::vector<size_t>& pointSpace, size_t pointCount) {
+  std::vector<size_t> families(pointCount, 0);
+  if (target.structures.empty()) return families;
+  std::map<std::string, size_t> number;
+  for (size_t j = 0; j < pointCount; ++j) {
+    const std::string& family = target.structures.at(spaceStructure.at(pointSpace.at(j))).family;
+    families[j] = number.emplace(family, number.size()).first->second;
+  }
+  return families;
+}
+
 }  // namespace
 
 SampledTarget sampleCandidates(const ExploreTarget& target,
@@ -418,15 +433,8 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
   }
   // Each point's family (the structure's), so that the cheap half is shared among the families
   // as the samples are: the cost model ranks well within a family, less well across them.
-  std::vector<size_t> families(drawn.points.size(), 0);
-  if (!target.structures.empty()) {
-    std::map<std::string, size_t> familyIndex;
-    for (size_t j = 0; j < drawn.points.size(); ++j) {
-      const std::string& family =
-          target.structures.at(drawn.spaceStructure.at(drawn.pointSpace.at(j))).family;
-      families[j] = familyIndex.emplace(family, familyIndex.size()).first->second;
-    }
-  }
+  const std::vector<size_t> families =
+      familyOfEachPoint(target, drawn.spaceStructure, drawn.pointSpace, drawn.points.size());
   SampledTarget kept = std::move(drawn);
   std::vector<std::vector<int64_t>> points;
   std::vector<size_t> pointSpace;
@@ -872,15 +880,8 @@ std::vector<size_t> measurementOrder(const std::vector<size_t>& pending,
 }
 
 std::vector<size_t> pointFamilies(const Preparation& prep) {
-  std::vector<size_t> families(prep.points.size(), 0);
-  if (prep.spaces.empty()) return families;
-  std::map<std::string, size_t> number;
-  for (size_t j = 0; j < prep.points.size(); ++j) {
-    const std::string& family =
-        prep.target.structures.at(prep.spaceStructure.at(prep.pointSpace.at(j))).family;
-    families[j] = number.emplace(family, number.size()).first->second;
-  }
-  return families;
+  if (prep.spaces.empty()) return std::vector<size_t>(prep.points.size(), 0);
+  return familyOfEachPoint(prep.target, prep.spaceStructure, prep.pointSpace, prep.points.size());
 }
 
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
