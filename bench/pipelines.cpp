@@ -17,7 +17,8 @@
 //   weft <strategy>         each fusion strategy of --strategies (by name from the strategy
 //                           registry, rewrite/strategies.h; default pipeline-fused-local,
 //                           pipeline-fused-private, pipeline-fused-private-pointwise,
-//                           pipeline-fused-private-chain and pipeline-fused-private-tuples) on
+//                           pipeline-fused-private-chain, pipeline-fused-private-tuples,
+//                           pipeline-fused-sliding-window and -sliding-window-tuples) on
 //                           each pipeline, with the tiles of --tiles (THETA1,THETA2[,LOCALX]:
 //                           LOCALX is the local size of the fused kernel only, the stages left
 //                           apart keep the unfused program's launches; and a second variant
@@ -110,7 +111,9 @@ struct Options {
   std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private",
                                          "pipeline-fused-private-pointwise",
                                          "pipeline-fused-private-chain",
-                                         "pipeline-fused-private-tuples"};
+                                         "pipeline-fused-private-tuples",
+                                         "pipeline-fused-sliding-window",
+                                         "pipeline-fused-sliding-window-tuples"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
   // The last two fit Canny's chain at 4096² (theta1 - 2 and theta2 - 2 divide H and W).

@@ -7,20 +7,21 @@
 // strip of rows, keeping only the producer's last n rows.
 //
 //  sliding-window   F(f, L1(... Lk(S(n, 1, H1(... Hm(G(g, xs)))))))
-//                     => mapSeqSlide(n, w -> f(l1(... lk(w))), x -> h1(... hm(g(x))), xs)
+//                     => mapSeqSlide(n, w -> f(l1(... lk(map(h1 ∘ ... ∘ hm, w)))), g, xs)
 //   F: map or mapSeq; S: slide or slideStrict with step 1 and a constant size n; G: map, mapSeq
 //   or mapSeqUnroll of a function that computes (not a view: a view's elements are read, not
 //   computed, and keeping them gains nothing); Li = map(li), Hj = map(hj) maps of layout
 //   functions between them (transposes of the windows, the rows of a 2D window joined, ...).
 //
 // Why it holds (the interpreter is the reference, ir/interp.cpp): map(a, map(b, x)) =
-// map(a ∘ b, x), so the layout maps above the slide compose into f and those below it into g;
-// then map(f', slide(n, 1, map(g', xs))) is mapSeqSlide(n, f', g', xs) by mapSeqSlide's
-// definition (ir/type_rules.cpp). slideStrict(n, 1) is slide(n, 1): step 1 always covers the
-// input exactly. Checked against the interpreter on random programs by
+// map(a ∘ b, x), so the layout maps above the slide compose into f; a slide's windows of
+// map(h, ys) are map(map(h), slide(n, 1, ys)), so the maps below it compose into f as a map
+// over each window; then map(f', slide(n, 1, map(g, xs))) is mapSeqSlide(n, f', g, xs) by
+// mapSeqSlide's definition (ir/type_rules.cpp). The window keeps g's values, not a view of
+// them, which would be copied into every slot. slideStrict(n, 1) is slide(n, 1): step 1
+// always covers the input exactly. Checked against the interpreter on random programs by
 // tests/rewrite/property_rules_sliding_window.cpp.
 #include <optional>
-#include <vector>
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
@@ -54,21 +55,24 @@ std::optional<Expr> slidingWindow(const RuleApplication& a) {
   const std::optional<int64_t> size = windows.nats()[0].constant();
   const std::optional<int64_t> step = windows.nats()[1].constant();
   if (!size || *size < 1 || step != 1) return std::nullopt;
-  // The layout maps below it, composed into the producer's function (h1 ∘ h2 ... ∘ g).
-  std::vector<Expr> below;
+  // The layout maps below it (h1 ∘ h2 ... ∘ hm), read by f through each slot of the window:
+  // the window keeps g's values as computed, and a view of them is index arithmetic, where a
+  // view composed into g would be copied into every slot.
+  std::optional<Expr> below;
   Expr produced = windows.args()[0];
   while (isLayoutMap(produced)) {
-    below.push_back(produced.funs()[0]);
+    below = below ? compose(*below, produced.funs()[0]) : produced.funs()[0];
     produced = produced.args()[0];
   }
-  const bool computingMap =
-      (produced.isPrim(Op::Map) || produced.isPrim(Op::MapSeq) ||
-       produced.isPrim(Op::MapSeqUnroll)) &&
-      !isLayoutFunction(produced.funs()[0]);
+  const bool computingMap = (produced.isPrim(Op::Map) || produced.isPrim(Op::MapSeq) ||
+                             produced.isPrim(Op::MapSeqUnroll)) &&
+                            !isLayoutFunction(produced.funs()[0]);
   if (!computingMap) return std::nullopt;
-  Expr g = produced.funs()[0];
-  for (auto it = below.rbegin(); it != below.rend(); ++it) g = compose(*it, g);
-  return mapSeqSlide(Arith(*size), f, g, produced.args()[0]);
+  if (below) {
+    const Expr h = *below;
+    f = lam("w", [&](Expr w) { return call(f, map(h, w)); });
+  }
+  return mapSeqSlide(Arith(*size), f, produced.funs()[0], produced.args()[0]);
 }
 
 }  // namespace

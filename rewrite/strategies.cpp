@@ -862,6 +862,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedPrivateChainStrategy(),
       pipelineFusedPrivateTuplesStrategy(),
       pipelineFusedSlidingWindowStrategy(),
+      pipelineFusedSlidingWindowTuplesStrategy(),
   };
   return strategies;
 }

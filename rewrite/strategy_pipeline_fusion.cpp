@@ -418,12 +418,12 @@ NamedStrategy pipelineFusedLocalStrategy() {
       pipelineFusedLocal};
 }
 
-Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments) {
-  const std::string name = "pipeline-fused-sliding-window";
-  const RuleArguments tiling = tilingArguments(arguments, name);
-  // The consumer's map over the windows of the producer's rows becomes a walk down the tile
-  // (sliding-window), applied inside the work-items only; it must apply once.
-  const Strategy slide = [](const Definition& definition, RewriteContext& context) {
+namespace {
+
+// The consumer's map over the windows of the producer's rows becomes a walk down the tile
+// (sliding-window), applied inside the work-items only; it must apply at least once.
+Strategy walkDownTile() {
+  return [](const Definition& definition, RewriteContext& context) {
     StrategyResult r = insideKernel(ruleFor("sliding-window"), anyNode)(definition, context);
     if (!r.success()) return r;
     bool sliding = false;
@@ -434,12 +434,43 @@ Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments) {
     }
     return r;
   };
-  return fusedKernel(name, {fuseByOverlappedTiling(tiling)}, "map-to-mapglb", "",
+}
+
+// `fusion`, a work-item per tile (mapGlb 1/0), the walk down the tile, then the loops over a
+// row and a window unrolled and the rest sequential.
+Strategy slidingWindowKernel(const std::string& name, const std::vector<Strategy>& fusion) {
+  return fusedKernel(name, fusion, "map-to-mapglb", "",
                      {
-                         slide,
+                         walkDownTile(),
                          insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
                          restSequential(),
                      });
+}
+
+}  // namespace
+
+Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments) {
+  const std::string name = "pipeline-fused-sliding-window";
+  return slidingWindowKernel(name, {fuseByOverlappedTiling(tilingArguments(arguments, name))});
+}
+
+Strategy pipelineFusedSlidingWindowTuples(const RuleArguments& arguments) {
+  const std::string name = "pipeline-fused-sliding-window-tuples";
+  return slidingWindowKernel(name, {producerAsOneTupleStencil(),
+                                    fuseByOverlappedTiling(tilingArguments(arguments, name))});
+}
+
+NamedStrategy pipelineFusedSlidingWindowTuplesStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-sliding-window-tuples",
+      "pipeline-fused-private-tuples' fusion (Harris: the stages over the input's windows as one "
+      "stencil giving a tuple per pixel, the stages over those as one consumer stencil, tiles "
+      "theta1 x theta2, a work-item per tile), but the work-item walks down its tile as in "
+      "pipeline-fused-sliding-window: each row of tuples computed once, the last rows the "
+      "consumer's window spans kept in private memory (mapSeqSlide); the loops over a row and a "
+      "window unrolled; one kernel",
+      {"theta1", "theta2"},
+      pipelineFusedSlidingWindowTuples};
 }
 
 NamedStrategy pipelineFusedSlidingWindowStrategy() {

@@ -100,6 +100,14 @@ Strategy pipelineFusedPrivateTuples(const RuleArguments& arguments);
 Strategy pipelineFusedSlidingWindow(const RuleArguments& arguments);
 NamedStrategy pipelineFusedSlidingWindowStrategy();
 
+// pipeline-fused-sliding-window-tuples: steps 1 to 6 of pipeline-fused-private-tuples (the
+// producer one stencil giving a tuple per pixel, one consumer stencil over its windows), then
+// overlapped tiling and a work-item per tile as pipeline-fused-sliding-window, the consumer's
+// map over the windows of the tuple rows made a walk down the tile (sliding-window), the loops
+// over a row and a window unrolled. Fails (naming the step) where either part does not apply.
+Strategy pipelineFusedSlidingWindowTuples(const RuleArguments& arguments);
+NamedStrategy pipelineFusedSlidingWindowTuplesStrategy();
+
 // Its entry for the strategy library (name pipeline-fused-private-tuples, factors theta1, theta2).
 NamedStrategy pipelineFusedPrivateTuplesStrategy();
 

@@ -6,15 +6,18 @@
 // float operations in the same order) on small random images for several tile sizes (theta1 - 2
 // must divide H and theta2 - 2 W), be one kernel with a private tile and no local memory, and
 // the strategy must refuse (fail, naming the step) programs of other shapes: blur, unsharp mask,
-// Canny.
+// Canny. pipeline-fused-sliding-window-tuples (the same fusion, each work-item walking down its
+// tile with mapSeqSlide) must equal the unfused program in the same way, keep only the rows a
+// box-sum window spans (3 x theta2 triples, not the tile) and refuse the same programs.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
+#include "codegen/compile_pipeline.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
@@ -29,12 +32,19 @@ using namespace weft::testing::pipelines;
 
 namespace {
 
-Definition fusedHarris(const RuleArguments& factors) {
+using StrategyMaker = Strategy (*)(const RuleArguments&);
+
+Definition fusedHarris(const RuleArguments& factors,
+                       StrategyMaker strategy = pipelineFusedPrivateTuples) {
   RewriteContext context;
-  StrategyResult result = pipelineFusedPrivateTuples(factors)(loadPipeline("harris"), context);
+  StrategyResult result = strategy(factors)(loadPipeline("harris"), context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
+
+const std::vector<std::pair<std::string, StrategyMaker>> kTupleStrategies = {
+    {"pipeline-fused-private-tuples", pipelineFusedPrivateTuples},
+    {"pipeline-fused-sliding-window-tuples", pipelineFusedSlidingWindowTuples}};
 
 }  // namespace
 
@@ -44,22 +54,26 @@ TEST_CASE("Harris fused with tuples equals the unfused program in the interprete
   const std::vector<std::tuple<int, int, int, int>> tilings = {
       {3, 3, 5, 7}, {4, 5, 9, 6}, {6, 4, 10, 12}, {5, 10, 16, 9}, {8, 3, 1, 12}};
   int compared = 0;
-  for (const auto& [theta1, theta2, width, height] : tilings) {
-    CAPTURE(theta1);
-    CAPTURE(theta2);
-    CAPTURE(width);
-    CAPTURE(height);
-    const Definition fused = fusedHarris({{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}});
-    typecheck(fused);
-    for (uint32_t seed : {1u, 2u}) {
-      const Image image = randomImage(width, height, 1, seed);
-      const Value expected = interpretOnImage(harris, image);
-      const Value actual = interpretOnImage(fused, image);
-      CHECK_MESSAGE(expected == actual, printDefinition(fused));
-      ++compared;
+  for (const auto& [name, strategy] : kTupleStrategies) {
+    CAPTURE(name);
+    for (const auto& [theta1, theta2, width, height] : tilings) {
+      CAPTURE(theta1);
+      CAPTURE(theta2);
+      CAPTURE(width);
+      CAPTURE(height);
+      const Definition fused =
+          fusedHarris({{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}}, strategy);
+      typecheck(fused);
+      for (uint32_t seed : {1u, 2u}) {
+        const Image image = randomImage(width, height, 1, seed);
+        const Value expected = interpretOnImage(harris, image);
+        const Value actual = interpretOnImage(fused, image);
+        CHECK_MESSAGE(expected == actual, printDefinition(fused));
+        ++compared;
+      }
     }
   }
-  CHECK(compared == 10);
+  CHECK(compared == 20);
 }
 
 TEST_CASE("Harris fused with tuples is one kernel with a private tuple tile") {
@@ -80,6 +94,45 @@ TEST_CASE("Harris fused with tuples is one kernel with a private tuple tile") {
   CHECK(compiled.kernels[0].privateScalars >= 180);
 }
 
+TEST_CASE("Harris with a sliding window over tuples keeps three rows of triples, not the tile") {
+  // theta1 = 10 rows with the halo; a row of the tile is theta2 = 10 triples.
+  const Definition fused =
+      fusedHarris({{"theta1", Arith(10)}, {"theta2", Arith(10)}}, pipelineFusedSlidingWindowTuples);
+  const Expr& body = fused.function.body();
+  CAPTURE(printDefinition(fused));
+  CHECK(countPrims(body, Op::MapSeqSlide) == 1);
+  CHECK(countPrims(body, Op::ToPrivate) == 0);
+  CHECK(countPrims(body, Op::ToLocal) == 0);
+  CHECK(countPrims(body, Op::MapGlb) == 2);
+  // The window's slots hold what the producer computes per tile row: 10 triples (a view of
+  // them, such as the row's 3-wide windows, would be copied into every slot).
+  const TypedDefinition typed = typecheck(fused);
+  int slides = 0;
+  forEachNode(body, [&](const Expr& e) {
+    if (!e.isPrim(Op::MapSeqSlide)) return;
+    ++slides;
+    CHECK(e.nats()[0] == Arith(3));
+    const Type& slot = typed.typeOf(e.funs()[1].body());
+    REQUIRE(slot.isArray());
+    CHECK(slot.arrayLength() == Arith(10));
+    CAPTURE(slot.toString());  // [[(float, float, float)]1]10: a pixel's stencil keeps its [.]1
+    REQUIRE(slot.arrayElement().isArray());
+    CHECK(slot.arrayElement().arrayLength() == Arith(1));
+    CHECK(slot.arrayElement().arrayElement().isTuple());
+  });
+  CHECK(slides == 1);
+  CodegenOptions options;
+  options.specialize = {{"W", 32}, {"H", 16}};
+  const CompiledProgram compiled = compileToOpenCL(fused, options);
+  CAPTURE(compiled.source);
+  REQUIRE(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("barrier(") == std::string::npos);
+  // Every slot index is a constant once the walk is unrolled: the window is in registers, no
+  // private array is left in the kernel.
+  CHECK(compiled.source.find("float p") != std::string::npos);
+  CHECK(compiled.source.find("[10];") == std::string::npos);
+}
+
 TEST_CASE("pipeline-fused-private-tuples leaves the tile sizes open when not given") {
   RewriteContext context;
   StrategyResult result = pipelineFusedPrivateTuples({})(loadPipeline("harris"), context);
@@ -92,14 +145,17 @@ TEST_CASE("pipeline-fused-private-tuples leaves the tile sizes open when not giv
   CHECK(findStrategy("pipeline-fused-private-tuples") != nullptr);
 }
 
-TEST_CASE("pipeline-fused-private-tuples refuses pipelines of other shapes") {
-  for (const std::string name : {"blur", "unsharp", "canny"}) {
-    CAPTURE(name);
-    RewriteContext context;
-    StrategyResult result = pipelineFusedPrivateTuples(
-        {{"theta1", Arith(6)}, {"theta2", Arith(10)}})(loadPipeline(name), context);
-    CHECK_FALSE(result.success());
-    CHECK(result.failure.find("pipeline-fused-private-tuples") != std::string::npos);
-    MESSAGE(name << ": " << result.failure);
+TEST_CASE("the tuple strategies refuse pipelines of other shapes") {
+  for (const auto& [strategyName, strategy] : kTupleStrategies) {
+    for (const std::string name : {"blur", "unsharp", "canny"}) {
+      CAPTURE(strategyName);
+      CAPTURE(name);
+      RewriteContext context;
+      StrategyResult result =
+          strategy({{"theta1", Arith(6)}, {"theta2", Arith(10)}})(loadPipeline(name), context);
+      CHECK_FALSE(result.success());
+      CHECK(result.failure.find(strategyName + ":") == 0);
+      MESSAGE(strategyName << " on " << name << ": " << result.failure);
+    }
   }
 }

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "workloads/pipeline/pipeline_target.h"
 #include "host/device_profile.h"
@@ -35,11 +37,13 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
   ExploreTarget target = pipelineTarget(blur, sizes, {}, &skipped);
   // pipeline-fused-private-pointwise needs pointwise stages after the stencils (unsharp mask),
   // pipeline-fused-private-chain a stage read twice (Canny's gradients),
-  // pipeline-fused-private-tuples zipped stencils over stencils (Harris).
-  REQUIRE(skipped.size() == 3);
+  // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
+  // stencils (Harris).
+  REQUIRE(skipped.size() == 4);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
+  CHECK(skipped[3].rfind("pipeline-fused-sliding-window-tuples: ", 0) == 0);
   REQUIRE(target.structures.size() == 4);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -88,27 +92,33 @@ TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
   CHECK(fusedPoints >= 2);
 }
 
-TEST_CASE("Harris: the tuple fusion applies as fusion=5, its tiles sampled and rebuilt") {
+TEST_CASE("Harris: the tuple fusions apply as fusion=5 and 7, their tiles sampled and rebuilt") {
   const Definition harris = loadExample("pipelines/harris.weft");
   const ArithBinding sizes = {{"W", 96}, {"H", 64}};
   PipelineTargetOptions options;
-  options.strategies = {"pipeline-fused-private-tuples"};
+  options.strategies = {"pipeline-fused-private-tuples", "pipeline-fused-sliding-window-tuples"};
   ExploreTarget target = pipelineTarget(harris, sizes, options);
-  REQUIRE(target.structures.size() == 2);
-  const ExploreTarget::Structure& fused = target.structures[1];
-  CHECK(fused.family == "pipeline-fused-private-tuples");
-  REQUIRE(fused.fixedParameters.count("fusion"));
-  CHECK(fused.fixedParameters.at("fusion") == 5);
+  REQUIRE(target.structures.size() == 3);
   CHECK(pipelineFusionStrategies().at(4) == "pipeline-fused-private-tuples");
-  ExploreTarget rebuilt = pipelineStructureTarget(harris, sizes, fused.fixedParameters);
-  CHECK(printDefinition(rebuilt.parametric) == printDefinition(fused.parametric));
-  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 8, 3);
-  int fusedPoints = 0;
+  CHECK(pipelineFusionStrategies().at(6) == "pipeline-fused-sliding-window-tuples");
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {"pipeline-fused-private-tuples", 5}, {"pipeline-fused-sliding-window-tuples", 7}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const ExploreTarget::Structure& fused = target.structures[i + 1];
+    CHECK(fused.family == expected[i].first);
+    REQUIRE(fused.fixedParameters.count("fusion"));
+    CHECK(fused.fixedParameters.at("fusion") == expected[i].second);
+    ExploreTarget rebuilt = pipelineStructureTarget(harris, sizes, fused.fixedParameters);
+    CHECK(printDefinition(rebuilt.parametric) == printDefinition(fused.parametric));
+  }
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 3);
+  std::map<std::string, int> perFamily;
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
-    if (target.structures[structure].family == "pipeline-fused-private-tuples") ++fusedPoints;
+    ++perFamily[target.structures[structure].family];
   }
-  CHECK(fusedPoints >= 2);
+  CHECK(perFamily["pipeline-fused-private-tuples"] >= 2);
+  CHECK(perFamily["pipeline-fused-sliding-window-tuples"] >= 2);
 }
 
 TEST_CASE("a program no fusion applies to keeps its unfused structure only") {

@@ -33,8 +33,8 @@ std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definit
   }
   if (!fused.success()) return fused.failure;
   ExploreTarget one = programTarget(*fused.definition, sizes);
-  return ExploreTarget::Structure{one.parametric, one.switches, {{kFusionParameter, fusion}}, name,
-                                  name};
+  return ExploreTarget::Structure{
+      one.parametric, one.switches, {{kFusionParameter, fusion}}, name, name};
 }
 
 // Images up to this many pixels (the product of the sizes) have the reference run checked
@@ -57,10 +57,13 @@ ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& si
 
 const std::vector<std::string>& pipelineFusionStrategies() {
   // Appended only: a recorded fusion=N keeps naming the same strategy.
-  static const std::vector<std::string> names = {
-      "pipeline-fused-private", "pipeline-fused-local", "pipeline-fused-private-pointwise",
-      "pipeline-fused-private-chain", "pipeline-fused-private-tuples",
-      "pipeline-fused-sliding-window"};
+  static const std::vector<std::string> names = {"pipeline-fused-private",
+                                                 "pipeline-fused-local",
+                                                 "pipeline-fused-private-pointwise",
+                                                 "pipeline-fused-private-chain",
+                                                 "pipeline-fused-private-tuples",
+                                                 "pipeline-fused-sliding-window",
+                                                 "pipeline-fused-sliding-window-tuples"};
   return names;
 }
 
@@ -94,8 +97,8 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
   if (target.structures.empty()) {
     throw std::invalid_argument("no structure of " + definition.name + " to explore");
   }
-  target.description += "; " + std::to_string(target.structures.size()) +
-                        " structures (unfused and fused)";
+  target.description +=
+      "; " + std::to_string(target.structures.size()) + " structures (unfused and fused)";
   return target;
 }
 
