@@ -98,13 +98,8 @@ class Interpreter {
 
   Value eval(const Expr& e) {
     switch (e.kind()) {
-      case ExprKind::Param: {
-        uint64_t id = e.paramId();
-        for (auto it = environment_.rbegin(); it != environment_.rend(); ++it) {
-          if (it->first == id) return it->second;
-        }
-        throw InterpError(locationPrefix(e.loc()) + "unbound variable '" + e.paramName() + "'");
-      }
+      case ExprKind::Param:
+        return bound(e);
       case ExprKind::Literal:
         switch (e.literalKind()) {
           case ScalarKind::Float:
@@ -129,6 +124,17 @@ class Interpreter {
         return evalPrim(e);
     }
     throw InterpError(locationPrefix(e.loc()) + "unknown expression kind");
+  }
+
+  // The value a param is bound to: a reference into the environment, valid until the next
+  // binding.
+  const Value& bound(const Expr& param) const {
+    uint64_t id = param.paramId();
+    for (auto it = environment_.rbegin(); it != environment_.rend(); ++it) {
+      if (it->first == id) return it->second;
+    }
+    throw InterpError(locationPrefix(param.loc()) + "unbound variable '" + param.paramName() +
+                      "'");
   }
 
   // Applies a Lambda or UserFun to exactly as many arguments as it has params (a tuple is one
@@ -194,11 +200,15 @@ class Interpreter {
     return value;
   }
 
-  Value mapOver(const Expr& e, const Expr& function, Value xs) {
+  // Layout primitives and folds read their argument through a const Value: a non-const access
+  // to elements that a parameter's binding shares would copy them (ValueElements), and copying
+  // one element is cheap.
+  Value mapOver(const Expr& e, const Expr& function, const Value& xs) {
     std::vector<Value> results;
     results.reserve(xs.size());
-    for (Value& element : xs.elements) {
-      results.push_back(apply(function, std::span<Value>(&element, 1), e));
+    for (const Value& element : xs.elements) {
+      Value argument = element;
+      results.push_back(apply(function, std::span<Value>(&argument, 1), e));
     }
     return Value::array(std::move(results));
   }
@@ -207,7 +217,7 @@ class Interpreter {
   // those results (map(f, slide(n, 1, map(g, xs)))).
   Value mapSeqSlide(const Expr& e) {
     const int64_t size = nat(e, 0);
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     const int64_t length = static_cast<int64_t>(xs.size());
     if (size < 1) fail(e, "window size must be positive, found " + std::to_string(size));
     if (size > length) {
@@ -216,8 +226,9 @@ class Interpreter {
     }
     std::vector<Value> produced;
     produced.reserve(xs.elements.size());
-    for (Value& element : xs.elements) {
-      produced.push_back(apply(e.funs().at(1), std::span<Value>(&element, 1), e));
+    for (const Value& element : xs.elements) {
+      Value argument = element;
+      produced.push_back(apply(e.funs().at(1), std::span<Value>(&argument, 1), e));
     }
     std::vector<Value> results;
     results.reserve(static_cast<size_t>(length - size + 1));
@@ -231,9 +242,9 @@ class Interpreter {
 
   Value reduceOver(const Expr& e) {
     Value accumulator = arg(e, 0);
-    Value xs = arrayArg(e, 1);
-    for (Value& element : xs.elements) {
-      std::array<Value, 2> pair = {std::move(accumulator), std::move(element)};
+    const Value xs = arrayArg(e, 1);
+    for (const Value& element : xs.elements) {
+      std::array<Value, 2> pair = {std::move(accumulator), element};
       accumulator = apply(e.funs().at(0), pair, e);
     }
     return Value::array({std::move(accumulator)});
@@ -312,13 +323,17 @@ class Interpreter {
         return Value::tuple(allArgs(e));
       case Op::Get: {
         int64_t index = nat(e, 0);
-        Value tuple = arg(e, 0);
+        // A component of a bound tuple (p._0 in a fold over zipped arrays) is read in place.
+        const Expr& argument = e.args().at(0);
+        std::optional<Value> evaluated;
+        if (argument.kind() != ExprKind::Param) evaluated = eval(argument);
+        const Value& tuple = evaluated ? *evaluated : bound(argument);
         if (tuple.kind != Value::Kind::Tuple) fail(e, "expected a tuple, found " + describe(tuple));
         if (index < 0 || index >= static_cast<int64_t>(tuple.size())) {
           fail(e, "component " + std::to_string(index) + " out of range for a tuple of " +
                       std::to_string(tuple.size()));
         }
-        return std::move(tuple.elements[static_cast<size_t>(index)]);
+        return tuple.elements[static_cast<size_t>(index)];
       }
       case Op::And:
       case Op::Or:
@@ -425,7 +440,7 @@ class Interpreter {
     tuples.reserve(length);
     for (size_t element = 0; element < length; ++element) {
       std::vector<Value> components;
-      for (Value& array : arrays) components.push_back(std::move(array.elements[element]));
+      for (const Value& array : arrays) components.push_back(array.elements[element]);
       tuples.push_back(Value::tuple(std::move(components)));
     }
     return Value::array(std::move(tuples));
@@ -433,7 +448,7 @@ class Interpreter {
 
   Value split(const Expr& e) {
     int64_t chunk = nat(e, 0);
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     if (chunk < 1) fail(e, "split size must be positive, found " + std::to_string(chunk));
     if (length % chunk != 0) {
@@ -444,7 +459,7 @@ class Interpreter {
     for (int64_t start = 0; start < length; start += chunk) {
       std::vector<Value> elements;
       for (int64_t index = start; index < start + chunk; ++index) {
-        elements.push_back(std::move(xs.elements[static_cast<size_t>(index)]));
+        elements.push_back(xs.elements[static_cast<size_t>(index)]);
       }
       chunks.push_back(Value::array(std::move(elements)));
     }
@@ -452,17 +467,17 @@ class Interpreter {
   }
 
   Value join(const Expr& e) {
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     std::vector<Value> elements;
     for (size_t row = 0; row < xs.size(); ++row) {
-      Value& inner = xs.elements[row];
+      const Value& inner = xs.elements[row];
       if (!inner.isArray()) fail(e, "expected an array of arrays, found " + describe(inner));
       if (inner.size() != xs.elements[0].size()) {
         fail(e, "inner arrays of different lengths: element 0 has " +
                     std::to_string(xs.elements[0].size()) + ", element " + std::to_string(row) +
                     " has " + std::to_string(inner.size()));
       }
-      for (Value& element : inner.elements) elements.push_back(std::move(element));
+      elements.insert(elements.end(), inner.elements.begin(), inner.elements.end());
     }
     return Value::array(std::move(elements));
   }
@@ -471,7 +486,7 @@ class Interpreter {
     bool strict = e.primOp() == Op::SlideStrict;
     int64_t size = nat(e, 0);
     int64_t step = nat(e, 1);
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     if (size < 1) fail(e, "window size must be positive, found " + std::to_string(size));
     if (step < 1) fail(e, "step must be positive, found " + std::to_string(step));
@@ -516,7 +531,7 @@ class Interpreter {
     int64_t left = nat(e, 0);
     int64_t right = nat(e, 1);
     const PrimAttribute& attribute = e.attribute();
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     if (left < 0 || right < 0) {
       fail(e, "padding must not be negative, found left " + std::to_string(left) + " right " +
@@ -558,7 +573,7 @@ class Interpreter {
   Value crop(const Expr& e) {
     int64_t left = nat(e, 0);
     int64_t right = nat(e, 1);
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     if (left < 0 || right < 0) {
       fail(e, "crop amounts must not be negative, found left " + std::to_string(left) + " right " +
@@ -569,12 +584,11 @@ class Interpreter {
                   " elements from an array of length " + std::to_string(length) +
                   " leaves nothing");
     }
-    return Value::array(std::vector<Value>(std::make_move_iterator(xs.elements.begin() + left),
-                                           std::make_move_iterator(xs.elements.end() - right)));
+    return Value::array(std::vector<Value>(xs.elements.begin() + left, xs.elements.end() - right));
   }
 
   Value transpose(const Expr& e) {
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     if (xs.size() == 0) fail(e, "cannot transpose an empty array (its inner length is unknown)");
     size_t columns = 0;
     for (size_t row = 0; row < xs.size(); ++row) {
@@ -590,20 +604,20 @@ class Interpreter {
     for (size_t column = 0; column < columns; ++column) {
       std::vector<Value> elements;
       elements.reserve(xs.size());
-      for (Value& row : xs.elements) elements.push_back(std::move(row.elements[column]));
+      for (const Value& row : xs.elements) elements.push_back(row.elements[column]);
       result[column] = Value::array(std::move(elements));
     }
     return Value::array(std::move(result));
   }
 
   Value reorder(const Expr& e) {
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     std::vector<Value> result;
     result.reserve(xs.size());
     if (e.attribute().indexFunction == IndexFunction::Reverse) {
       for (int64_t index = length - 1; index >= 0; --index) {
-        result.push_back(std::move(xs.elements[static_cast<size_t>(index)]));
+        result.push_back(xs.elements[static_cast<size_t>(index)]);
       }
       return Value::array(std::move(result));
     }
@@ -629,7 +643,7 @@ class Interpreter {
 
   Value asVector(const Expr& e) {
     int64_t width = vectorWidth(e);
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     int64_t length = static_cast<int64_t>(xs.size());
     if (length % width != 0) {
       fail(e, "vector width " + std::to_string(width) + " does not divide the length " +
@@ -639,12 +653,12 @@ class Interpreter {
     for (int64_t start = 0; start < length; start += width) {
       std::vector<Value> lanes;
       for (int64_t index = start; index < start + width; ++index) {
-        Value& element = xs.elements[static_cast<size_t>(index)];
+        const Value& element = xs.elements[static_cast<size_t>(index)];
         if (element.kind != Value::Kind::Float && element.kind != Value::Kind::Int) {
           fail(e, "expected an array of ints or floats, found an element " + describe(element));
         }
         if (element.kind != xs.elements[0].kind) fail(e, "array of mixed scalar kinds");
-        lanes.push_back(std::move(element));
+        lanes.push_back(element);
       }
       vectors.push_back(Value::vector(std::move(lanes)));
     }
@@ -652,14 +666,14 @@ class Interpreter {
   }
 
   Value asScalar(const Expr& e) {
-    Value xs = arrayArg(e, 0);
+    const Value xs = arrayArg(e, 0);
     std::vector<Value> scalars;
-    for (Value& vector : xs.elements) {
+    for (const Value& vector : xs.elements) {
       if (vector.kind != Value::Kind::Vector) {
         fail(e, "expected an array of vectors, found " + describe(vector));
       }
       if (vector.size() != xs.elements[0].size()) fail(e, "vectors of different widths");
-      for (Value& lane : vector.elements) scalars.push_back(std::move(lane));
+      scalars.insert(scalars.end(), vector.elements.begin(), vector.elements.end());
     }
     return Value::array(std::move(scalars));
   }
