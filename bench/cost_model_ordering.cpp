@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/rank_correlation.h"
 #include "workloads/conv/cost_model.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
@@ -51,6 +52,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 using namespace weft;
 using namespace weft::explore;
+using weft::bench::ranks;
+using weft::bench::spearman;
 
 // A recorded variant's family, from the parameters its structure has.
 std::string familyOf(const VariantRecord& row) {
@@ -59,39 +62,6 @@ std::string familyOf(const VariantRecord& row) {
   if (parameters.find("vector_kappa") != std::string::npos) return "register-blocked-vector";
   if (parameters.find("tiled_rk") != std::string::npos) return "workgroup-tiled";
   return "conv-direct";
-}
-
-// Ranks (1-based) with ties given their average rank.
-std::vector<double> ranks(const std::vector<double>& values) {
-  std::vector<size_t> order(values.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
-  std::vector<double> out(values.size());
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
-    const double average = (static_cast<double>(i + j) / 2.0) + 1.0;
-    for (size_t k = i; k <= j; ++k) out[order[k]] = average;
-    i = j + 1;
-  }
-  return out;
-}
-
-// Spearman's rho: Pearson's correlation of the ranks; nullopt below 3 pairs or without spread.
-std::optional<double> spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() < 3 || x.size() != y.size()) return std::nullopt;
-  const std::vector<double> rx = ranks(x), ry = ranks(y);
-  const double n = static_cast<double>(x.size());
-  const double mx = std::accumulate(rx.begin(), rx.end(), 0.0) / n;
-  const double my = std::accumulate(ry.begin(), ry.end(), 0.0) / n;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < rx.size(); ++i) {
-    sxy += (rx[i] - mx) * (ry[i] - my);
-    sxx += (rx[i] - mx) * (rx[i] - mx);
-    syy += (ry[i] - my) * (ry[i] - my);
-  }
-  if (sxx == 0 || syy == 0) return std::nullopt;
-  return sxy / std::sqrt(sxx * syy);
 }
 
 Json optionalNumber(const std::optional<double>& value) {

@@ -350,22 +350,29 @@ void collectUnrolledReductionLengths(const Expr& e, const TypedDefinition& typed
   for (const Expr& a : e.args()) collectUnrolledReductionLengths(a, typed, lengths);
 }
 
+}  // namespace
+
+CompiledProgram analysisProgram(const Definition& parametric, const ArithBinding& sizes,
+                                bool lowerBeforeCodegen) {
+  CompilePipelineOptions passes;
+  passes.codegen.specialize = sizes;
+  passes.codegen.symbolicPrivateArrays = true;
+  passes.lower = lowerBeforeCodegen;
+  Definition analysed = parametric;
+  analysed.function = withoutUnrolling(parametric.function);
+  return compileToOpenCL(analysed, {}, passes);
+}
+
+namespace {
+
 void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
                             const SpaceOptions& options, const ArithSubstitution& substitution) {
   const host::DeviceProfile& device = *options.device;
   CompiledProgram compiled;
   try {
-    CompilePipelineOptions passes;
-    passes.codegen.specialize = space.sizes;
     // Private arrays whose length depends on tuning parameters (a fused pipeline's private
     // tile) are counted symbolically, so their register budget becomes a constraint below.
-    passes.codegen.symbolicPrivateArrays = true;
-    passes.lower = options.lowerBeforeCodegen;
-    // Unrolled loops need constant trip counts, which a parametric program may not have; they
-    // change neither the launch sizes nor the buffers, so the analysis generates them as loops.
-    Definition analysed = parametric;
-    analysed.function = withoutUnrolling(parametric.function);
-    compiled = compileToOpenCL(analysed, {}, passes);
+    compiled = analysisProgram(parametric, space.sizes, options.lowerBeforeCodegen);
   } catch (const std::exception& error) {
     space.hardwareConstraints = false;
     space.hardwareNote = std::string("no hardware constraints: OpenCL generation failed for the "

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compiled_program.h"
 #include "host/device_profile.h"
 #include "ir/arith.h"
 #include "ir/constraint.h"
@@ -142,6 +143,14 @@ struct ParameterSpace {
 // (`def f[1 <= kappa <= 64](...)`). Throws SpaceError for an unbound size without an upper
 // bound. Variables that are tuning parameters already are kept.
 Definition tuneUnboundSizes(const Definition& definition, const ArithBinding& sizes);
+
+// `parametric` compiled to OpenCL for analysis, with its tuning parameters left symbolic: the
+// kernels' launch sizes, buffers and private values as expressions in them (private arrays of
+// symbolic length counted symbolically), unrolled loops generated as loops (their trip counts
+// need not be constant; they change neither launches nor buffers). What the hardware
+// constraints and the pipeline cost model read. Throws what code generation throws.
+CompiledProgram analysisProgram(const Definition& parametric, const ArithBinding& sizes,
+                                bool lowerBeforeCodegen = true);
 
 // Builds the space of `parametric` for the given sizes (every size variable the definition
 // mentions must be bound). Throws SpaceError for an unusable binding or parameter.

@@ -10,6 +10,7 @@
 
 #include "rewrite/strategies.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "workloads/pipeline/pipeline_cost_model.h"
 
 namespace weft::explore {
 
@@ -97,6 +98,7 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
   if (target.structures.empty()) {
     throw std::invalid_argument("no structure of " + definition.name + " to explore");
   }
+  target.predictSeconds = pipelineCostModel(target.structures, sizes);
   target.description +=
       "; " + std::to_string(target.structures.size()) + " structures (unfused and fused)";
   return target;

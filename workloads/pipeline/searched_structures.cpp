@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "typecheck/flop_count.h"
+#include "workloads/pipeline/pipeline_cost_model.h"
 
 namespace weft::explore {
 
@@ -109,26 +110,9 @@ readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const Ar
       structure = &found->second;
     }
     if (!structure) return std::nullopt;
-    ArithBinding binding = sizes;
-    for (const auto& [name, value] : parameters) binding.emplace(name, value);
-    // Records name a tuning variable by its stem where that is unambiguous (chunk1 as chunk:
-    // explore::parametersJson).
-    std::map<std::string, std::vector<std::string>> byStem;
-    for (const Arith& v : variableOccurrences(*structure)) {
-      if (!v.isVar() || v.varKind() != VarKind::Tuning) continue;
-      const std::string& name = v.varName();
-      const std::string stem = name.substr(0, name.find_last_not_of("0123456789") + 1);
-      auto& names = byStem[stem];
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-    for (const auto& [stem, names] : byStem) {
-      auto recorded = parameters.find(stem);
-      if (names.size() == 1 && recorded != parameters.end()) {
-        binding.emplace(names.front(), recorded->second);
-      }
-    }
     try {
-      const OperationCounts counts = countOperations(*structure, binding);
+      const OperationCounts counts =
+          countOperations(*structure, pointBinding(*structure, sizes, parameters));
       if (counts.reductionReads <= 0) return std::nullopt;
       const double valuesPerSecond = std::max(device.computeUnits, 1) *
                                      std::max(device.maxClockMHz, 1000) * 1e6;

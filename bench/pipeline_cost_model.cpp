@@ -1,0 +1,208 @@
+// weft_bench_pipeline_cost_model: how well the pipeline cost model
+// (workloads/pipeline/pipeline_cost_model.h) orders the variants of image-pipeline
+// explorations already measured. For every program of a results database (copied first, never
+// written; .xz decompressed) whose definition is one of examples/pipelines/ and every device in it: Spearman's
+// rank correlation between the predicted and the measured median of the ok variants, over all
+// of them and per structure; and how many samples it takes to reach one within 10 % of the best
+// measured, in the recorded order and in predicted order (families taking turns as the explorer
+// does is not replayed: ascending prediction over the union).
+// Writes bench/results/pipeline_cost_model.json and .md (--out to change).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/rank_correlation.h"
+#include "explore/explorer.h"
+#include "explore/results_db.h"
+#include "host/device_profile.h"
+#include "host/opencl_runtime.h"
+#include "ir/parser.h"
+#include "workloads/pipeline/pipeline_cost_model.h"
+#include "workloads/pipeline/pipeline_target.h"
+
+#ifndef WEFT_BENCH_RESULTS_DIR
+#define WEFT_BENCH_RESULTS_DIR "bench/results"
+#endif
+#ifndef WEFT_SOURCE_DIR
+#define WEFT_SOURCE_DIR "."
+#endif
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace weft;
+using namespace weft::explore;
+
+// "harris[H=2832,W=4256]" as the definition's name and its sizes; nullopt for another form.
+std::optional<std::pair<std::string, ArithBinding>> parseProgramName(const std::string& program) {
+  const size_t open = program.find('[');
+  if (open == std::string::npos || program.back() != ']') return std::nullopt;
+  ArithBinding sizes;
+  std::stringstream list(program.substr(open + 1, program.size() - open - 2));
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos) return std::nullopt;
+    sizes[item.substr(0, equals)] = std::stoll(item.substr(equals + 1));
+  }
+  return std::make_pair(program.substr(0, open), sizes);
+}
+
+// The definition named `name` in one of examples/pipelines/*.weft.
+std::optional<Definition> pipelineDefinition(const std::string& name) {
+  const std::filesystem::path folder = std::filesystem::path(WEFT_SOURCE_DIR) / "examples/pipelines";
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".weft") continue;
+    const Program program = parseFile(entry.path().string());
+    if (const Definition* found = program.findDefinition(name)) return *found;
+  }
+  return std::nullopt;
+}
+
+// Samples (1-based) until the first within 10 % of `best` in `order`.
+size_t untilWithin(const std::vector<double>& measured, const std::vector<size_t>& order,
+                   double best) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (measured[order[i]] <= 1.10 * best) return i + 1;
+  }
+  return order.size();
+}
+
+std::string fixed(std::optional<double> value, int digits = 2) {
+  if (!value) return "-";
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(digits);
+  text << *value;
+  return text.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Validates the pipeline cost model's order on measured pipeline explorations"};
+  std::string database = std::string(WEFT_BENCH_RESULTS_DIR) + "/pipelines-explore.db.xz";
+  std::string profileName;
+  std::string output = std::string(WEFT_BENCH_RESULTS_DIR) + "/pipeline_cost_model";
+  app.add_option("--db", database, "measured pipeline explorations (read from a copy)");
+  app.add_option("--profile", profileName,
+                 "the device profile the predictions use (default: the OpenCL device's, queried, "
+                 "as weft explore does)");
+  app.add_option("--out", output, "output path without extension (.json and .md written)");
+  bool verbose = false;
+  app.add_flag("--verbose", verbose, "also print every variant's prediction and its parts");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const host::DeviceProfile profile = profileName.empty()
+                                            ? host::queryProfile(host::selectDevice(""))
+                                            : host::loadProfile(profileName);
+    const std::filesystem::path copy =
+        std::filesystem::temp_directory_path() / "weft_bench_pipeline_cost_model.db";
+    if (database.size() > 3 && database.substr(database.size() - 3) == ".xz") {
+      // The databases kept in bench/results are xz-compressed.
+      const std::string command = "xz -dc '" + database + "' > '" + copy.string() + "'";
+      if (std::system(command.c_str()) != 0) {
+        throw std::runtime_error("could not decompress " + database + " (xz)");
+      }
+    } else {
+      std::filesystem::copy_file(database, copy,
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+    const ResultsSnapshot snapshot = readResultsSnapshot(copy);
+    std::filesystem::remove(copy);
+
+    std::map<std::pair<std::string, std::string>, std::vector<const VariantRecord*>> groups;
+    for (const VariantRecord& v : snapshot.variants) {
+      if (v.status == VariantStatus::Ok && v.medianNs) {
+        groups[{v.key.program, v.key.device}].push_back(&v);
+      }
+    }
+    Json out;
+    out["database"] = database;
+    out["profile"] = profile.name;
+    std::ostringstream md;
+    md << "# Pipeline cost model: predicted order against measured explorations\n\n"
+       << "Database " << database << ", predictions for profile " << profile.name
+       << ". Spearman's rho between predicted and measured medians of the ok variants (1: the "
+          "same order); samples to the first within 10 % of the best measured, in the recorded "
+          "order and in ascending prediction.\n\n"
+       << "| program | device | structure | variants | rho | predicted best, measured (ms) | "
+          "best (ms) | recorded order to 10 % | predicted order to 10 % |\n"
+       << "|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+    Json rows = Json::array();
+    for (const auto& [key, variants] : groups) {
+      const auto parsed = parseProgramName(key.first);
+      if (!parsed) continue;
+      const std::optional<Definition> definition = pipelineDefinition(parsed->first);
+      if (!definition) continue;
+      const ExploreTarget target = pipelineTarget(*definition, parsed->second, {});
+      const auto predictor = pipelineCostPredictor(target.structures, parsed->second);
+      // By structure, then "all".
+      std::map<std::string, std::vector<const VariantRecord*>> byStructure;
+      for (const VariantRecord* v : variants) {
+        byStructure[v->strategy].push_back(v);
+        byStructure["(all)"].push_back(v);
+      }
+      for (const auto& [structure, members] : byStructure) {
+        std::vector<double> predicted, measured;
+        for (const VariantRecord* v : members) {
+          const auto prediction = predictor(parseRecordedParameters(v->key.parameters), profile);
+          if (!prediction) continue;
+          if (verbose && structure != "(all)") {
+            std::cout << key.first << " " << v->key.parameters << ": measured "
+                      << fixed(static_cast<double>(*v->medianNs) / 1e6) << " ms, predicted "
+                      << fixed(prediction->seconds * 1e3, 3) << " (compute "
+                      << fixed(prediction->computeSeconds * 1e3, 3) << ", memory "
+                      << fixed(prediction->memorySeconds * 1e3, 3) << ", flops "
+                      << prediction->flops << ", lanes " << fixed(prediction->laneUse)
+                      << ", spill " << fixed(prediction->spillFactor) << ", balance "
+                      << fixed(prediction->balanceFactor) << ", kernels " << prediction->kernels
+                      << ")\n";
+          }
+          predicted.push_back(prediction->seconds * 1e3);
+          measured.push_back(static_cast<double>(*v->medianNs) / 1e6);
+        }
+        if (predicted.empty()) continue;
+        const double best = *std::min_element(measured.begin(), measured.end());
+        std::vector<size_t> recorded(measured.size()), byPrediction(measured.size());
+        for (size_t i = 0; i < measured.size(); ++i) recorded[i] = byPrediction[i] = i;
+        std::stable_sort(byPrediction.begin(), byPrediction.end(),
+                         [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+        const std::optional<double> rho = weft::bench::spearman(predicted, measured);
+        const size_t recordedSamples = untilWithin(measured, recorded, best);
+        const size_t predictedSamples = untilWithin(measured, byPrediction, best);
+        const double predictedBest = measured[byPrediction.front()];
+        rows.push_back({{"program", key.first},
+                        {"device", key.second},
+                        {"structure", structure},
+                        {"variants", predicted.size()},
+                        {"spearman", rho ? Json(*rho) : Json(nullptr)},
+                        {"measured_of_predicted_best_ms", predictedBest},
+                        {"measured_best_ms", best},
+                        {"recorded_order_samples_to_10pct", recordedSamples},
+                        {"predicted_order_samples_to_10pct", predictedSamples}});
+        md << "| " << key.first << " | " << key.second << " | " << structure << " | "
+           << predicted.size() << " | " << fixed(rho) << " | " << fixed(predictedBest) << " | "
+           << fixed(best) << " | " << recordedSamples << " | " << predictedSamples << " |\n";
+      }
+    }
+    out["rows"] = rows;
+    std::ofstream(output + ".json") << out.dump(1) << "\n";
+    std::ofstream(output + ".md") << md.str();
+    std::cout << md.str();
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "weft_bench_pipeline_cost_model: " << error.what() << "\n";
+    return 1;
+  }
+}

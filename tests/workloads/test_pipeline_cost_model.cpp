@@ -1,0 +1,129 @@
+// Tests of the pipeline cost model (workloads/pipeline/pipeline_cost_model.h) on the pocl-cpu
+// profile (16 lanes, 384 registers per work-item, 2 compute units): overlapped tiles that
+// recompute more of their halo count more operations; tiles narrower than the vector lose
+// lanes; a private tile beyond the registers spills, a sliding window's rows do not; the unfused
+// program moves its intermediate images through memory, the fused one does not; every sampled
+// point of Harris's structures gets a prediction and pipelineTarget installs the model.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "host/device_profile.h"
+#include "ir/parser.h"
+#include "workloads/pipeline/pipeline_cost_model.h"
+#include "workloads/pipeline/pipeline_target.h"
+
+using namespace weft;
+using namespace weft::explore;
+
+namespace {
+
+Definition loadExample(const std::string& relative) {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  return parseFile(std::string(root ? root : ".") + "/examples/" + relative).definitions.back();
+}
+
+using Parameters = std::map<std::string, int64_t>;
+
+}  // namespace
+
+TEST_CASE("blur: halo recomputation, lanes and the unfused program's memory traffic") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
+  const ExploreTarget target = pipelineTarget(blur, sizes, {});
+  const host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  const auto predict = pipelineCostPredictor(target.structures, sizes);
+
+  // fusion=1 (pipeline-fused-private): theta1 - 2 output rows per theta1 rows of the producer.
+  const auto short3 = predict({{"fusion", 1}, {"theta1", 3}, {"theta2", 32},
+                               {"local_k0_d0", 8}, {"local_k0_d1", 2}}, device);
+  const auto tall18 = predict({{"fusion", 1}, {"theta1", 18}, {"theta2", 32},
+                               {"local_k0_d0", 8}, {"local_k0_d1", 2}}, device);
+  const auto narrow = predict({{"fusion", 1}, {"theta1", 18}, {"theta2", 2},
+                               {"local_k0_d0", 8}, {"local_k0_d1", 2}}, device);
+  REQUIRE(short3);
+  REQUIRE(tall18);
+  REQUIRE(narrow);
+  // The producer's three rows per output row against 18/16 of a row.
+  CHECK(short3->flops > 1.5 * static_cast<double>(tall18->flops));
+  CHECK(short3->computeSeconds > tall18->computeSeconds);
+  CHECK(tall18->laneUse == 1.0);
+  CHECK(narrow->laneUse == doctest::Approx(2.0 / 16));
+  CHECK(narrow->computeSeconds > 4 * tall18->computeSeconds);
+  CHECK(narrow->seconds > 1.5 * tall18->seconds);
+  CHECK(tall18->kernels == 1);
+
+  // The program as written: two kernels and the intermediate image written and read back.
+  const auto unfused = predict({{"fusion", 0}, {"local_k0_d0", 16}, {"local_k0_d1", 1},
+                                {"local_k1_d0", 16}, {"local_k1_d1", 1}}, device);
+  REQUIRE(unfused);
+  CHECK(unfused->kernels == 2);
+  CHECK(unfused->bytes > 1.5 * tall18->bytes);
+  CHECK(unfused->memorySeconds > tall18->memorySeconds);
+
+  // A structure the target does not have is not predicted.
+  CHECK_FALSE(predict({{"fusion", 5}, {"theta1", 10}, {"theta2", 16}}, device));
+  // pipelineTarget installs the model.
+  REQUIRE(target.predictSeconds);
+  CHECK(target.predictSeconds({{"fusion", 1}, {"theta1", 18}, {"theta2", 32},
+                               {"local_k0_d0", 8}, {"local_k0_d1", 2}},
+                              device) == doctest::Approx(tall18->seconds));
+}
+
+TEST_CASE("Harris: a private tile beyond the registers spills, the sliding window's rows do not") {
+  const Definition harris = loadExample("pipelines/harris.weft");
+  const ArithBinding sizes = {{"W", 4256}, {"H", 2832}};
+  PipelineTargetOptions options;
+  options.strategies = {"pipeline-fused-private-tuples", "pipeline-fused-sliding-window-tuples"};
+  const ExploreTarget target = pipelineTarget(harris, sizes, options);
+  const host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  const auto predict = pipelineCostPredictor(target.structures, sizes);
+
+  const Parameters wide = {{"theta1", 10}, {"theta2", 58}, {"local_k0_d0", 1},
+                           {"local_k0_d1", 1}};
+  Parameters privateWide = wide, slidingWide = wide;
+  privateWide["fusion"] = 5;
+  slidingWide["fusion"] = 7;
+  const auto privateTile = predict(privateWide, device);
+  const auto sliding = predict(slidingWide, device);
+  const auto privateNarrow = predict({{"fusion", 5}, {"theta1", 10}, {"theta2", 16},
+                                      {"local_k0_d0", 16}, {"local_k0_d1", 1}}, device);
+  REQUIRE(privateTile);
+  REQUIRE(sliding);
+  REQUIRE(privateNarrow);
+  // 10 x 58 triples (1740 values) against 384 registers; 10 x 16 triples (480) spill less; the
+  // window keeps three rows of 58 triples (522).
+  CHECK(privateTile->spillFactor > 1.5);
+  CHECK(privateNarrow->spillFactor < privateTile->spillFactor);
+  CHECK(sliding->spillFactor < privateNarrow->spillFactor + 0.1);
+  CHECK(sliding->seconds < privateTile->seconds);
+  // Both compute each row of triples once per tile: the same operations.
+  CHECK(sliding->flops <= privateTile->flops);
+  // One kernel each: the whole pipeline fused.
+  CHECK(privateTile->kernels == 1);
+  CHECK(sliding->kernels == 1);
+}
+
+TEST_CASE("every sampled point of Harris's structures gets a finite prediction") {
+  const Definition harris = loadExample("pipelines/harris.weft");
+  const ArithBinding sizes = {{"W", 4256}, {"H", 2832}};
+  const ExploreTarget target = pipelineTarget(harris, sizes, {});
+  const host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  const SampledTarget sampled = sampleTarget(target, device, 40, 7);
+  REQUIRE(sampled.points.size() >= 20);
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t space = sampled.pointSpace.at(j);
+    const ExploreTarget::Structure& structure =
+        target.structures.at(sampled.spaceStructure.at(space));
+    const std::string parameters = parametersJson(sampled.spaces.at(space), sampled.points[j],
+                                                  structure.fixedParameters);
+    CAPTURE(parameters);
+    const std::optional<double> seconds =
+        target.predictSeconds(parseRecordedParameters(parameters), device);
+    REQUIRE(seconds);
+    CHECK(std::isfinite(*seconds));
+    CHECK(*seconds > 0);
+  }
+}

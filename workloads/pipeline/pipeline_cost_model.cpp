@@ -1,0 +1,218 @@
+// The pipeline cost model of workloads/pipeline/pipeline_cost_model.h.
+//
+// Facts and their sources:
+//  - Arithmetic: one vector instruction of the native width per cycle and compute unit where
+//    the profile has no measured FMA rate (DeviceProfile::fmaLanesPerCycle, from
+//    host/arithmetic_probe.h), as the convolution model assumes (workloads/conv/cost_model.cpp).
+//  - Lanes in use: a fused tile's row of theta2 pixels is unrolled in the work-item and the
+//    OpenCL compiler vectorises along it (rewrite/strategy_pipeline_fusion.h); other kernels
+//    are vectorised across the work-items of a group along dimension 0 (PoCL's work-group
+//    vectoriser, GPUs' warps). Measured on PoCL (AVX-512, bench/results/pipelines-explore.db):
+//    blur's fused tiles 1-4 pixels wide ran 3-15x slower than 16-32 wide.
+//  - Spilling: private values beyond the profile's registers per work-item live in the stack
+//    (L1 on a CPU). kSpillSlope is fitted to Harris's private-tuples tiles on PoCL (AVX-512, 384
+//    registers; bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040
+//    values 34-44 ms, 1740 values 77 ms.
+//  - Memory: kBytesPerCycle per compute unit, nominal (the profile has no bandwidth): the copy
+//    floor weft_bench_pipelines measured on 2-core AVX-512 and AVX2 machines, 18-20 GB/s at
+//    2.5-3 GHz, is about 4 bytes per cycle and core; a GPU's 4-5 TB/s over 132 SMs at about 2
+//    GHz is about 16 per SM-cycle (as workloads/conv/cost_model.cpp).
+//  - Launch overhead per kernel: tens of microseconds on PoCL, a few on a GPU driver (as the
+//    convolution model).
+#include "workloads/pipeline/pipeline_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <mutex>
+
+#include "explore/parameter_space.h"
+#include "typecheck/flop_count.h"
+
+namespace weft::explore {
+
+namespace {
+
+constexpr const char* kFusionParameter = "fusion";
+constexpr const char* kTileWidthParameter = "theta2";
+constexpr double kSpillSlope = 0.3;
+constexpr double kCpuBytesPerCycle = 4;
+constexpr double kGpuBytesPerCycle = 16;
+constexpr double kCpuLaunchSeconds = 20e-6;
+constexpr double kGpuLaunchSeconds = 5e-6;
+constexpr int64_t kBytesPerValue = 4;  // float and int buffers
+
+// One structure and, once compiled, its analysis program (or why it has none).
+struct StructureFacts {
+  Definition parametric;
+  std::once_flag compiled;
+  std::optional<CompiledProgram> program;
+};
+
+int64_t parameterOr(const std::map<std::string, int64_t>& parameters, const std::string& name,
+                    int64_t fallback) {
+  auto found = parameters.find(name);
+  return found == parameters.end() ? fallback : found->second;
+}
+
+struct KernelFacts {
+  double workItems = 1;
+  double workGroups = 1;  // 0: the implementation's choice
+  double privateValues = 0;
+  double bytes = 0;
+  double localWidth = 1;  // work-items of a group along dimension 0
+};
+
+KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
+                        const ArithBinding& binding,
+                        const std::map<std::string, int64_t>& parameters) {
+  const KernelPlan& kernel = program.kernels.at(index);
+  KernelFacts facts;
+  double groupSize = 1;
+  bool open = false;
+  for (int d = 0; d < kernel.dimensions; ++d) {
+    const double global = static_cast<double>(evaluate(kernel.globalSize[d], binding));
+    facts.workItems *= global;
+    double local = 1;
+    if (kernel.hasLocalSize) {
+      local = static_cast<double>(evaluate(kernel.localSize[d], binding));
+    } else {
+      // explore/launch_parameters.h names an open local size local_k<kernel>_d<dimension>.
+      const std::string name =
+          "local_k" + std::to_string(index) + "_d" + std::to_string(d);
+      const int64_t value = parameterOr(parameters, name, 0);
+      if (value > 0) {
+        local = static_cast<double>(value);
+      } else if (global > 1) {
+        open = true;
+      }
+    }
+    if (d == 0) facts.localWidth = local;
+    groupSize *= local;
+  }
+  facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
+  facts.privateValues = static_cast<double>(evaluate(kernel.privateScalarsExpr, binding));
+  for (const KernelArg& arg : kernel.args) {
+    if (arg.kind != KernelArg::Kind::Buffer || arg.buffer < 0) continue;
+    const BufferPlan& buffer = program.buffers.at(static_cast<size_t>(arg.buffer));
+    facts.bytes += static_cast<double>(evaluate(buffer.elementCount, binding)) * kBytesPerValue;
+  }
+  return facts;
+}
+
+std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const ArithBinding& sizes,
+                                              const std::map<std::string, int64_t>& parameters,
+                                              const host::DeviceProfile& device) {
+  std::call_once(structure.compiled, [&] {
+    try {
+      structure.program = analysisProgram(structure.parametric, sizes);
+    } catch (const std::exception&) {
+      structure.program.reset();
+    }
+  });
+  if (!structure.program || structure.program->kernels.empty()) return std::nullopt;
+  try {
+    const ArithBinding binding = pointBinding(structure.parametric, sizes, parameters);
+    PipelineCostPrediction out;
+    out.flops = countFlops(structure.parametric, binding);
+    const bool cpu = device.deviceType == "cpu";
+    const double units = std::max(1, device.computeUnits);
+    const double cyclesPerSecond = (device.maxClockMHz > 0 ? device.maxClockMHz : 1000) * 1e6;
+    const double nativeLanes = std::max(1, device.nativeFloatVectorWidth);
+    const double lanesPerCycle =
+        device.fmaLanesPerCycle > 0 ? device.fmaLanesPerCycle : nativeLanes;
+    const double registers = std::max(1, device.registersPerWorkItem);
+
+    // The kernel whose work-items hold the most private values (a fused tile) sets the
+    // factors; ties go to the one with the most work-items.
+    const CompiledProgram& program = *structure.program;
+    std::optional<KernelFacts> main;
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      const KernelFacts facts = kernelFacts(program, k, binding, parameters);
+      out.bytes += facts.bytes;
+      if (!main || facts.privateValues > main->privateValues ||
+          (facts.privateValues == main->privateValues && facts.workItems > main->workItems)) {
+        main = facts;
+      }
+    }
+    out.kernels = static_cast<int>(program.kernels.size());
+
+    const int64_t tileWidth = parameterOr(parameters, kTileWidthParameter, 0);
+    const double width = tileWidth > 0 ? static_cast<double>(tileWidth) : main->localWidth;
+    out.laneUse = std::min(width, nativeLanes) / nativeLanes;
+    out.spillFactor = 1 + kSpillSlope * std::max(0.0, main->privateValues / registers - 1);
+    if (main->workGroups > 0) {
+      out.balanceFactor = std::ceil(main->workGroups / units) / (main->workGroups / units);
+    }
+    out.computeSeconds = static_cast<double>(out.flops) /
+                         (units * cyclesPerSecond * lanesPerCycle * out.laneUse) *
+                         out.spillFactor * out.balanceFactor;
+    out.memorySeconds =
+        out.bytes / (units * cyclesPerSecond * (cpu ? kCpuBytesPerCycle : kGpuBytesPerCycle));
+    out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
+    out.seconds = std::max(out.computeSeconds, out.memorySeconds) + out.launchSeconds;
+    return out;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+ArithBinding pointBinding(const Definition& structure, const ArithBinding& sizes,
+                          const std::map<std::string, int64_t>& parameters) {
+  ArithBinding binding = sizes;
+  for (const auto& [name, value] : parameters) binding.emplace(name, value);
+  std::map<std::string, std::vector<std::string>> byStem;
+  for (const Arith& v : variableOccurrences(structure)) {
+    if (!v.isVar() || v.varKind() != VarKind::Tuning) continue;
+    const std::string& name = v.varName();
+    const std::string stem = name.substr(0, name.find_last_not_of("0123456789") + 1);
+    auto& names = byStem[stem];
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  for (const auto& [stem, names] : byStem) {
+    auto recorded = parameters.find(stem);
+    if (names.size() == 1 && recorded != parameters.end()) {
+      binding.emplace(names.front(), recorded->second);
+    }
+  }
+  return binding;
+}
+
+std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,
+                                                    const host::DeviceProfile&)>
+pipelineCostPredictor(const std::vector<ExploreTarget::Structure>& structures,
+                      const ArithBinding& sizes) {
+  // By fusion number; the structure without one is the program as written (0).
+  auto byFusion = std::make_shared<std::map<int64_t, std::shared_ptr<StructureFacts>>>();
+  for (const ExploreTarget::Structure& s : structures) {
+    const int64_t fusion = parameterOr(s.fixedParameters, kFusionParameter, 0);
+    if (byFusion->count(fusion)) continue;
+    auto facts = std::make_shared<StructureFacts>();
+    facts->parametric = s.parametric;
+    byFusion->emplace(fusion, std::move(facts));
+  }
+  return [byFusion, sizes](const std::map<std::string, int64_t>& parameters,
+                           const host::DeviceProfile& device)
+             -> std::optional<PipelineCostPrediction> {
+    auto found = byFusion->find(parameterOr(parameters, kFusionParameter, 0));
+    if (found == byFusion->end()) return std::nullopt;
+    return predict(*found->second, sizes, parameters, device);
+  };
+}
+
+std::function<std::optional<double>(const std::map<std::string, int64_t>&,
+                                    const host::DeviceProfile&)>
+pipelineCostModel(const std::vector<ExploreTarget::Structure>& structures,
+                  const ArithBinding& sizes) {
+  auto predictor = pipelineCostPredictor(structures, sizes);
+  return [predictor](const std::map<std::string, int64_t>& parameters,
+                     const host::DeviceProfile& device) -> std::optional<double> {
+    std::optional<PipelineCostPrediction> prediction = predictor(parameters, device);
+    if (!prediction) return std::nullopt;
+    return prediction->seconds;
+  };
+}
+
+}  // namespace weft::explore

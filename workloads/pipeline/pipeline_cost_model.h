@@ -1,0 +1,70 @@
+// A static cost model for an image pipeline's structures (pipeline_target.h: the program as
+// written and its fusions with open tile sizes), so that `weft explore FILE` keeps and
+// measures the promising tiles and local sizes first (the explorer's candidates and cost
+// order, explore/explorer.h) instead of in sampled order.
+//
+// Per point, from the structure's analysis program (explore/parameter_space.h
+// analysisProgram: launch sizes, buffers and private values as expressions in the tile
+// sizes) and the device profile:
+//   - compute: the floating-point operations of the point's program (typecheck/flop_count.h;
+//     overlapped tiles recompute their halo, so smaller tiles count more) over the lanes in
+//     use, times a spill factor when the work-item's private values (a fused tile, a sliding
+//     window's rows) exceed the profile's registers, and the imbalance of the last round of
+//     work-groups over the compute units;
+//   - memory: every kernel reads and writes its global buffers once (the unfused program's
+//     intermediate images count, the fused ones do not have them);
+//   - a launch overhead per kernel;
+// the time is the larger of compute and memory plus the launches. It ranks, it does not
+// promise: the rates are nominal (see pipeline_cost_model.cpp for their sources).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explore/explorer.h"
+#include "host/device_profile.h"
+#include "ir/arith.h"
+#include "ir/expr.h"
+
+namespace weft::explore {
+
+struct PipelineCostPrediction {
+  double seconds = 0;         // max(compute, memory) + launches
+  double computeSeconds = 0;  // flops over the lanes in use, spill and balance included
+  double memorySeconds = 0;   // the kernels' global buffers read or written once each
+  double launchSeconds = 0;
+  int64_t flops = 0;
+  double bytes = 0;
+  int kernels = 0;
+  // The factors of the kernel with the most private values (the fused one), 1 = no penalty.
+  double laneUse = 1;        // lanes in use over the native vector width
+  double spillFactor = 1;    // > 1 when its private values exceed the registers
+  double balanceFactor = 1;  // > 1 when the last round of work-groups leaves units idle
+};
+
+// The binding of a point: `sizes`, the recorded parameters, and each tuning variable of
+// `structure` whose record names it by its stem (chunk1 recorded as chunk:
+// explore::parametersJson) where that is unambiguous.
+ArithBinding pointBinding(const Definition& structure, const ArithBinding& sizes,
+                          const std::map<std::string, int64_t>& parameters);
+
+// The model for the union of pipeline structures (each named by its "fusion" parameter;
+// absent: the program as written). Each structure is compiled for analysis once, when a point
+// of it is first predicted. A point the model cannot evaluate (its structure does not compile,
+// a size it cannot bind) gets nullopt.
+std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,
+                                                    const host::DeviceProfile&)>
+pipelineCostPredictor(const std::vector<ExploreTarget::Structure>& structures,
+                      const ArithBinding& sizes);
+
+// The same as an ExploreTarget::predictSeconds.
+std::function<std::optional<double>(const std::map<std::string, int64_t>&,
+                                    const host::DeviceProfile&)>
+pipelineCostModel(const std::vector<ExploreTarget::Structure>& structures,
+                  const ArithBinding& sizes);
+
+}  // namespace weft::explore
