@@ -5,7 +5,8 @@
 // figure is the least thread CPU time, with the multiply-adds per second where the program
 // counts them (matmul and the convolution). It links the IR library only, so that an older
 // tree can build the same file and be timed in the same run (--label names the build).
-// Writes OUT.json and OUT.md (default bench/results/interpreter_speed).
+// Writes OUT.json and OUT.md (default bench/results/interpreter_speed_run; the before/after
+// comparison in interpreter_speed.md is composed from two builds' runs).
 #include <time.h>
 
 #include <algorithm>
@@ -72,7 +73,7 @@ std::string fixed(double value, int digits) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string output = std::string(WEFT_BENCH_RESULTS_DIR) + "/interpreter_speed";
+  std::string output = std::string(WEFT_BENCH_RESULTS_DIR) + "/interpreter_speed_run";
   std::string label = "this build";
   int repeats = 3;
   for (int i = 1; i < argc; ++i) {
