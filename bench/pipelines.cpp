@@ -35,6 +35,10 @@
 //   hand unfused / fused / fused-rolling   blur only: hand-written OpenCL (float vectors of V
 //                           consecutive x outputs per work-item; fused: a TY×V tile with the
 //                           producer in private memory; rolling: a sliding window of 3 rows)
+//   hand line-buffered      blur and unsharp mask: hand-written OpenCL walking TY whole rows
+//                           per work-item in memory order, V-wide vectors, the last rows of
+//                           the horizontal stage in a ring in private memory (Halide's
+//                           schedules' shape)
 //   copy                    clEnqueueCopyBuffer of a 256 MiB buffer and a float4 copy kernel:
 //                           the bandwidth floor; every variant's GB/s is the pipeline's input +
 //                           output bytes over its time
@@ -113,7 +117,8 @@ struct Options {
                                          "pipeline-fused-private-chain",
                                          "pipeline-fused-private-tuples",
                                          "pipeline-fused-sliding-window",
-                                         "pipeline-fused-sliding-window-tuples"};
+                                         "pipeline-fused-sliding-window-tuples",
+                                         "pipeline-fused-sliding-window-pointwise"};
   // THETA1,THETA2[,LOCALX]: tried in order, those the pipeline's sizes allow, at most
   // maxTiles per strategy and pipeline.
   // The last two fit Canny's chain at 4096² (theta1 - 2 and theta2 - 2 divide H and W).
@@ -121,6 +126,8 @@ struct Options {
                                     "14,32,8",  "26,16,16", "6,32,8",   "10,18,16", "10,10,8"};
   int maxTiles = 2;
   std::vector<std::string> handShapes = {"8,8,16", "16,4,16", "16,16,16"};
+  // V,TY of the line-buffered kernels of blur and unsharp mask (those dividing the image).
+  std::vector<std::string> lineBufferedShapes = {"16,16", "16,48", "16,64"};
   // The variants exploration chose: `weft explore` of each pipeline at full size with this many
   // samples into `explored` (0: explore nothing, read what `explored` holds), then the fastest
   // recorded variant of each structure re-measured here beside the peers.
@@ -437,6 +444,96 @@ kernel void hand_fused_rolling(const global float* restrict in, global float* re
                      v);
 }
 
+// Line buffering along whole rows, as Halide's schedules compute blur and unsharp mask: a
+// work-item takes TY output rows of one plane across the whole width W, computes each row of
+// the horizontal stage once, V pixels at a time as float vectors, into a ring of the last rows
+// (private memory: 3 rows for blur's 3x1, 5 for unsharp mask's 5x1 window), and the vertical
+// stage (and unsharp mask's sharpen and mask) from the ring. The rows are walked along x in
+// memory order, where the 16-pixel column strips of the fused kernels above walk down a
+// column, a new page per row.
+std::string lineBufferedSource(int v, int w, int h) {
+  return fmt::format(R"CL(
+#define V {0}
+#define W {1}
+#define H {2}
+#define FV float{0}
+#define LOADV vload{0}
+#define STOREV vstore{0}
+
+inline int clampTo(int i, int n) {{ return i < 0 ? 0 : (i >= n ? n - 1 : i); }}
+
+inline FV mean3(FV a, FV b, FV c) {{ return ((a + b) + c) / 3.0f; }}
+inline FV gauss5(FV a, FV b, FV c, FV d, FV e) {{
+  return (a + 4.0f * b + 6.0f * c + 4.0f * d + e) / 16.0f;
+}}
+
+// V pixels of `row` from x0 + d on, the index clamped to the row in the border vectors.
+inline FV shifted(const global float* row, int x0, int d) {{
+  if (x0 + d >= 0 && x0 + d + V <= W) return LOADV(0, row + x0 + d);
+  float t[V];
+  for (int i = 0; i < V; ++i) t[i] = row[clampTo(x0 + i + d, W)];
+  return LOADV(0, t);
+}}
+
+kernel void line_buffered_blur(const global float* restrict in, global float* restrict out,
+                               int TY) {{
+  const int y0 = get_global_id(1) * TY;
+  FV ring[3][W / V];
+  for (int k = 0; k < 2; ++k) {{
+    const global float* row = in + (size_t)clampTo(y0 - 1 + k, H) * W;
+    for (int j = 0; j < W / V; ++j) {{
+      ring[k][j] = mean3(shifted(row, j * V, -1), shifted(row, j * V, 0), shifted(row, j * V, 1));
+    }}
+  }}
+  for (int y = y0; y < y0 + TY; ++y) {{
+    const int i = y - y0;
+    const int s0 = i % 3, s1 = (i + 1) % 3, s2 = (i + 2) % 3;
+    const global float* row = in + (size_t)clampTo(y + 1, H) * W;
+    for (int j = 0; j < W / V; ++j) {{
+      ring[s2][j] = mean3(shifted(row, j * V, -1), shifted(row, j * V, 0), shifted(row, j * V, 1));
+    }}
+    for (int j = 0; j < W / V; ++j) {{
+      STOREV(mean3(ring[s0][j], ring[s1][j], ring[s2][j]), 0, out + (size_t)y * W + j * V);
+    }}
+  }}
+}}
+
+kernel void line_buffered_unsharp(const global float* restrict in, global float* restrict out,
+                                  int TY) {{
+  const int y0 = get_global_id(1) * TY;
+  const size_t plane = (size_t)get_global_id(2) * H * W;
+  FV ring[5][W / V];
+  for (int k = 0; k < 4; ++k) {{
+    const global float* row = in + plane + (size_t)clampTo(y0 - 2 + k, H) * W;
+    for (int j = 0; j < W / V; ++j) {{
+      const int x0 = j * V;
+      ring[k][j] = gauss5(shifted(row, x0, -2), shifted(row, x0, -1), shifted(row, x0, 0),
+                          shifted(row, x0, 1), shifted(row, x0, 2));
+    }}
+  }}
+  for (int y = y0; y < y0 + TY; ++y) {{
+    const int i = y - y0;
+    const int s0 = i % 5, s1 = (i + 1) % 5, s2 = (i + 2) % 5, s3 = (i + 3) % 5, s4 = (i + 4) % 5;
+    const global float* row = in + plane + (size_t)clampTo(y + 2, H) * W;
+    for (int j = 0; j < W / V; ++j) {{
+      const int x0 = j * V;
+      ring[s4][j] = gauss5(shifted(row, x0, -2), shifted(row, x0, -1), shifted(row, x0, 0),
+                           shifted(row, x0, 1), shifted(row, x0, 2));
+    }}
+    const global float* centre = in + plane + (size_t)y * W;
+    for (int j = 0; j < W / V; ++j) {{
+      const FV blurred = gauss5(ring[s0][j], ring[s1][j], ring[s2][j], ring[s3][j], ring[s4][j]);
+      const FV pixel = LOADV(0, centre + j * V);
+      const FV sharpened = pixel * 4.0f - blurred * 3.0f;
+      STOREV(select(sharpened, pixel, fabs(pixel - blurred) < 0.001f), 0,
+             out + plane + (size_t)y * W + j * V);
+    }}
+  }}
+}}
+)CL",
+                     v, w, h);
+}
+
 struct HandRun {
   host::Context& context;
   const Pipeline& pipe;
@@ -500,6 +597,40 @@ std::vector<Measured> runHand(host::Context& context, const Options& o, const Pi
     results.push_back(
         timeHand(run, fmt::format("hand fused-rolling V={} TY={} local={}", v, ty, lx),
                  "hand-fused-rolling", [&] { return context.launch(rolling, tiles, local); }));
+  }
+  return results;
+}
+
+// The line-buffered kernels (lineBufferedSource) of blur and unsharp mask, for each V,TY of
+// --line-buffered that divides the image (V its width, TY its height).
+std::vector<Measured> runLineBuffered(host::Context& context, const Options& o,
+                                      const Pipeline& pipe) {
+  const Image& image = pipe.input;
+  const int w = image.width, h = image.height;
+  const size_t bytes = sizeof(float) * image.data.size();
+  HandRun run{context,
+              pipe,
+              o.repeats,
+              o.minTimeMs,
+              context.createBuffer(std::span<const float>(image.data)),
+              context.createBuffer(bytes),
+              context.createBuffer(bytes)};
+  std::vector<Measured> results;
+  for (const std::string& shape : o.lineBufferedShapes) {
+    const std::vector<int> p = parseInts(shape);  // V, TY
+    if (p.size() != 2) throw std::invalid_argument("--line-buffered wants V,TY");
+    const int v = p[0], ty = p[1];
+    if (w % v != 0 || h % ty != 0) continue;
+    host::Program program = context.build(lineBufferedSource(v, w, h));
+    host::Kernel kernel(program,
+                        pipe.name == "blur" ? "line_buffered_blur" : "line_buffered_unsharp");
+    kernel.setArgs(run.input, run.output, int32_t(ty));
+    const host::NDRange strips(1, static_cast<size_t>(h / ty),
+                               static_cast<size_t>(pipe.channels));
+    const host::NDRange local(1, 1, 1);
+    results.push_back(timeHand(run, fmt::format("hand line-buffered V={} TY={}", v, ty),
+                               "hand-line-buffered",
+                               [&] { return context.launch(kernel, strips, local); }));
   }
   return results;
 }
@@ -1035,6 +1166,9 @@ int runBench(const Options& o) {
     if (name == "blur") {
       for (Measured& m : runHand(context, o, pipe)) all.push_back(std::move(m));
     }
+    if (name == "blur" || name == "unsharp") {
+      for (Measured& m : runLineBuffered(context, o, pipe)) all.push_back(std::move(m));
+    }
     for (Measured& m : peerResults(peers, name)) all.push_back(std::move(m));
 
     fmt::print("{} {}x{}x{} ({:.0f} MB in + out):\n", name, pipe.width, pipe.height,
@@ -1146,6 +1280,10 @@ int main(int argc, char** argv) {
                  "local size)");
   app.add_option("--max-tiles", options.maxTiles, "tiles measured per strategy and pipeline (2)");
   app.add_option("--hand", options.handShapes, "V,TY,LOCALX of blur's hand-written kernels");
+  app.add_option("--line-buffered", options.lineBufferedShapes,
+                 "V,TY of the hand-written line-buffered kernels of blur and unsharp mask (a "
+                 "work-item per TY whole rows, V-wide float vectors along them; default 16,16 "
+                 "16,48 16,64)");
   app.add_option("--explored", options.explored,
                  "a results database of `weft explore` runs of the pipelines at these sizes: the "
                  "fastest variant of each structure explored on this device is re-measured here");

@@ -536,9 +536,10 @@ void registerExplore(CLI::App& app) {
                    "as written: auto (default: every fusion strategy that applies, "
                    "pipeline-fused-private, pipeline-fused-local, "
                    "pipeline-fused-private-pointwise, pipeline-fused-private-chain, "
-                   "pipeline-fused-private-tuples, pipeline-fused-sliding-window and "
-                   "pipeline-fused-sliding-window-tuples, each a structure whose tile sizes are "
-                   "sampled; recorded as fusion=1, 2, 3, 4, 5, 6, 7; 0 is the program as "
+                   "pipeline-fused-private-tuples, pipeline-fused-sliding-window, "
+                   "pipeline-fused-sliding-window-tuples and "
+                   "pipeline-fused-sliding-window-pointwise, each a structure whose tile sizes "
+                   "are sampled; recorded as fusion=1 to 8; 0 is the program as "
                    "written), none, or a comma-separated list of strategy names")
       ->type_name("auto|none|NAME,...");
   command

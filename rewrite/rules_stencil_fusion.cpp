@@ -32,6 +32,11 @@
 //                            W), W = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)) repeated
 //                            down to x with t + b = s1 - 1, l + r = s2 - 1 (window (i, j) holds
 //                            x[i][j] at row t, column l; any boundary: that tap is never padding)
+//  centre-tap-in-producer    map2D(h) ∘ zip2D(x, P(g, S)), S = slide2D(s1, s2, 1, 1,
+//                            pad2D(l, r, t, b, B, P(f, V))) centred, V centred windows down to
+//                            x => P(w -> map(h, zip(tap(w)._1, g(map2D(_0, w)))),
+//                            S[P(f, V) := P(v -> (f(v), centre(v)), V)]: the producer carries
+//                            x's pixel, so the pipeline is two stencils (B clamp or mirror)
 //  overlapped-tiling-fusion-with-input
 //                            map2D(w -> B(P(f, w), w), slide2D(s1, s2, t1, t2, y)) => untile ∘
 //                            map2D(tile -> map2D(B) ∘ zip2D(slideStrict2D(..)(P(f, tile)),
@@ -58,7 +63,12 @@
 // compute-to-private is the same for one work-item: offered directly in a mapGlb's function
 // (no mapLcl, mapWrg or sequential loop in between) on an array of constant size (private
 // arrays are sized at compile time), so a work-item's producer tile with its halo stays in
-// registers instead of going through local memory and a barrier.
+// registers instead of going through local memory and a barrier. centre-tap-in-producer: a
+// centred window (i, j) holds its array's element (i, j) at row t, column l whatever the
+// boundary, so V's centre tap in the producer's window (i, j) is x[i][j] and the consumer
+// window's tap (t, l) is the producer's element (i, j), now paired with x[i][j]; clamp and
+// mirror copy whole elements, so projecting ._0 out of the consumer's windows gives back the
+// windows of P(f, V) padded as before.
 // Each rule is checked against the interpreter by tests/rewrite/property_rules_stencil_fusion.cpp.
 #include <algorithm>
 #include <functional>
@@ -330,12 +340,15 @@ Expr centreOf(const std::vector<CentreTap>& taps, const Expr& w) {
   return centre;
 }
 
-// map(row -> map(h, zip(row._0, row._1)), zip(x, P(g, W)))    (P joined: g gives [T]1)
-//   => P(w -> map(h, zip(centre(w), g(w))), W)
-// where W = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)) is a chain of centred windows
-// ending at x (centreTapsTo): x's pixel is read from the stage's own window.
-std::optional<Expr> zipCentreTap(const RuleApplication& a) {
-  const Expr& node = a.node;
+// A pointwise stage over an image and a joined pixel stage of the same shape,
+// map(row -> map(h, zip(row._0, row._1)), zip(x, P(g, y))): h, x and the stage.
+struct PointwiseOverStage {
+  Expr h, x;
+  PixelStage stage;
+};
+
+std::optional<PointwiseOverStage> matchPointwiseOverStage(const Expr& node,
+                                                          const TypeLookup& typeOf) {
   if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
   const std::vector<Expr>& pair = node.args()[0].args();
   if (pair.size() != 2) return std::nullopt;
@@ -355,14 +368,78 @@ std::optional<Expr> zipCentreTap(const RuleApplication& a) {
   }
   const Expr h = rowBody.funs()[0];
   if (mentionsParam(h, row)) return std::nullopt;
-  std::optional<PixelStage> stage = matchPixelStage(pair[1], a.typeOf);
+  std::optional<PixelStage> stage = matchPixelStage(pair[1], typeOf);
   if (!stage || !stage->joined) return std::nullopt;
-  std::optional<std::vector<CentreTap>> taps = centreTapsTo(stage->x, pair[0]);
+  return PointwiseOverStage{h, pair[0], *stage};
+}
+
+// map(row -> map(h, zip(row._0, row._1)), zip(x, P(g, W)))    (P joined: g gives [T]1)
+//   => P(w -> map(h, zip(centre(w), g(w))), W)
+// where W = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)) is a chain of centred windows
+// ending at x (centreTapsTo): x's pixel is read from the stage's own window.
+std::optional<Expr> zipCentreTap(const RuleApplication& a) {
+  std::optional<PointwiseOverStage> pointwise = matchPointwiseOverStage(a.node, a.typeOf);
+  if (!pointwise) return std::nullopt;
+  std::optional<std::vector<CentreTap>> taps = centreTapsTo(pointwise->stage.x, pointwise->x);
   if (!taps) return std::nullopt;
-  const Expr g = stage->f;
+  const Expr g = pointwise->stage.f;
+  const Expr h = pointwise->h;
   const std::vector<CentreTap> chain = *taps;
   Expr window = lam("w", [&](Expr w) { return map(h, zip(centreOf(chain, w), call(g, w))); });
-  return buildPixelStage(PixelStage{window, stage->x, true}, stage->x);
+  return buildPixelStage(PixelStage{window, pointwise->stage.x, true}, pointwise->stage.x);
+}
+
+// map(row -> map(h, zip(row._0, row._1)), zip(x, P(g, S)))    (P joined)
+//   with S = slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, P(f, V))), B clamp or mirror, P(f, V)
+//   joined (f gives [T]1, as a window's taps do),
+//   t + b = s1 - 1, l + r = s2 - 1, and V a chain of centred windows ending at x
+//   => P(w -> map(h, zip(map(p -> p._1, tap(w)), g(map2D(p -> p._0, w)))),
+//        slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, P(v -> (f(v), centre(v)), V))))
+// The producer carries x's pixel along with its own value (a tuple per pixel), so the
+// consumer reads x's pixel from the centre tap of its window of the producer: the pipeline
+// becomes two stencil stages, which overlapped tiling and the sliding window fuse, instead of
+// two stencils beside a pointwise read of x. The centre tap is never padding (the pad puts
+// P's element (i, j) at row t, column l of window (i, j)), so B only has to copy elements.
+std::optional<Expr> centreTapInProducer(const RuleApplication& a) {
+  std::optional<PointwiseOverStage> pointwise = matchPointwiseOverStage(a.node, a.typeOf);
+  if (!pointwise) return std::nullopt;
+  std::optional<Slide2DExpansion> slid = matchSlide2D(pointwise->stage.x);
+  if (!slid || !provablyEqual(slid->step1, Arith(1)) || !provablyEqual(slid->step2, Arith(1))) {
+    return std::nullopt;
+  }
+  std::optional<Pad2DExpansion> padded = matchPad2DExpansion(slid->x);
+  if (!padded || !copiesElements(padded->columnBoundary) ||
+      !copiesElements(padded->rowBoundary)) {
+    return std::nullopt;
+  }
+  if (!provablyEqual(padded->top + padded->bottom, slid->size1 - 1) ||
+      !provablyEqual(padded->left + padded->right, slid->size2 - 1)) {
+    return std::nullopt;
+  }
+  std::optional<PixelStage> producer = matchPixelStage(padded->x, a.typeOf);
+  if (!producer) return std::nullopt;
+  std::optional<std::vector<CentreTap>> taps = centreTapsTo(producer->x, pointwise->x);
+  if (!taps) return std::nullopt;
+  if (!producer->joined) return std::nullopt;
+  const std::vector<CentreTap> chain = *taps;
+  const Expr f = producer->f;
+  // v -> [(f(v), x's pixel)]1: the zip of two one-element arrays.
+  Expr carrying = lam("v", [&](Expr v) { return zip(call(f, v), centreOf(chain, v)); });
+  Expr carried = buildPixelStage(PixelStage{carrying, producer->x, true}, producer->x);
+  Expr windows = buildSlide2D(slid->outerOp, slid->innerOp, slid->size1, slid->size2,
+                              slid->step1, slid->step2, buildPad2DExpansion(*padded, carried));
+  const CentreTap tap{padded->top, padded->left, slid->size1, slid->size2};
+  const Expr g = pointwise->stage.f;
+  const Expr h = pointwise->h;
+  Expr window = lam("w", [&](Expr w) {
+    Expr pixel = map(lam("p", [](Expr p) { return get(1, p); }), tapOf(tap, w));
+    Expr values = map(
+        lam("valueRow",
+            [](Expr row) { return map(lam("p", [](Expr p) { return get(0, p); }), row); }),
+        w);
+    return map(h, zip(pixel, call(g, values)));
+  });
+  return buildPixelStage(PixelStage{window, windows, true}, windows);
 }
 
 // The first pixel stage P(f, w) over the window param w inside the window function's body
@@ -583,6 +660,14 @@ void addStencilFusionRules(std::vector<Rule>& rules) {
                        RuleFamily::Fusion,
                        {},
                        zipCentreTap});
+  rules.push_back(Rule{"centre-tap-in-producer",
+                       "zip2D(x, P(g, slide2D(s1, s2, 1, 1, pad2D(.., P(f, V))))) then "
+                       "map2D(h) => P(w -> map(h, zip(centre(w)._1, g(map2D(_0, w)))), "
+                       "slide2D(..)(pad2D(..)(P(v -> (f(v), centre(v)), V))))   [V centred "
+                       "windows ending at x; the pad centred, B clamp or mirror]",
+                       RuleFamily::Fusion,
+                       {},
+                       centreTapInProducer});
   rules.push_back(Rule{"overlapped-tiling-fusion-with-input",
                        "map2D(w -> B(P(f, w), w)) ∘ slide2D(s1, s2, t1, t2) => untile ∘ "
                        "map2D(tile -> map2D(B) ∘ zip2D(slideStrict2D(..)(P(f, tile)), "

@@ -863,6 +863,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedPrivateTuplesStrategy(),
       pipelineFusedSlidingWindowStrategy(),
       pipelineFusedSlidingWindowTuplesStrategy(),
+      pipelineFusedSlidingWindowPointwiseStrategy(),
   };
   return strategies;
 }

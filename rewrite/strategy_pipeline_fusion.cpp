@@ -265,14 +265,23 @@ Strategy fusePlaneMaps() {
   };
 }
 
-// Steps 1 to 6 of pipeline-fused-private-pointwise (strategy_pipeline_fusion.h).
-Strategy fusePointwiseConsumer(const RuleArguments& tiling) {
+// Steps 1 to 5 of pipeline-fused-private-pointwise (strategy_pipeline_fusion.h): the
+// pointwise stages merged into one over the input and the second stencil stage, the planes'
+// maps into one.
+Strategy mergePointwiseStages() {
   return seqAll({
       repeat(topDown(ruleFor("let-inline")), 100),
       repeat(topDown(ruleFor("zip-map-fusion")), 100),
       repeat(topDown(ruleFor("let-inline")), 100),
       fusePlaneMaps(),
       repeat(topDown(ruleFor("zip-map-fusion")), 100),
+  });
+}
+
+// Steps 1 to 6 of pipeline-fused-private-pointwise (strategy_pipeline_fusion.h).
+Strategy fusePointwiseConsumer(const RuleArguments& tiling) {
+  return seqAll({
+      mergePointwiseStages(),
       repeat(topDown(ruleFor("pad2d-map2d-interchange")), 100),
       orFail(topDown(ruleFor("slide2d-map2d-fusion")),
              "no stencil stage over the windows of another stencil stage"),
@@ -458,6 +467,34 @@ Strategy pipelineFusedSlidingWindowTuples(const RuleArguments& arguments) {
   const std::string name = "pipeline-fused-sliding-window-tuples";
   return slidingWindowKernel(name, {producerAsOneTupleStencil(),
                                     fuseByOverlappedTiling(tilingArguments(arguments, name))});
+}
+
+Strategy pipelineFusedSlidingWindowPointwise(const RuleArguments& arguments) {
+  const std::string name = "pipeline-fused-sliding-window-pointwise";
+  return slidingWindowKernel(
+      name, {
+                mergePointwiseStages(),
+                orFail(topDown(ruleFor("centre-tap-in-producer")),
+                       "no pointwise stage over the input and a stencil over a stencil of it"),
+                fuseByOverlappedTiling(tilingArguments(arguments, name)),
+                tryS(topDownWhere(ruleFor("map-to-mapglb"), mapAroundTiles, dim(2))),
+            });
+}
+
+NamedStrategy pipelineFusedSlidingWindowPointwiseStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-sliding-window-pointwise",
+      "two 2D stencil stages and pointwise stages that read the first stage's input pixel "
+      "(unsharp mask), optionally over image planes: the pointwise stages merged and the planes' "
+      "maps fused as in pipeline-fused-private-pointwise, then the first stencil carries its "
+      "input's pixel (centre-tap-in-producer: a tuple per pixel), so the pointwise stages "
+      "become part of the second stencil; tiles theta1 x theta2 by overlapped tiling, planes, "
+      "tile rows and tiles as global work-items (mapGlb 2/1/0), and the work-item walks down "
+      "its tile as in pipeline-fused-sliding-window (mapSeqSlide: the last rows of (value, "
+      "pixel) pairs the window spans in private memory); the loops over a row and a window "
+      "unrolled; one kernel",
+      {"theta1", "theta2"},
+      pipelineFusedSlidingWindowPointwise};
 }
 
 NamedStrategy pipelineFusedSlidingWindowTuplesStrategy() {

@@ -108,6 +108,16 @@ NamedStrategy pipelineFusedSlidingWindowStrategy();
 Strategy pipelineFusedSlidingWindowTuples(const RuleArguments& arguments);
 NamedStrategy pipelineFusedSlidingWindowTuplesStrategy();
 
+// pipeline-fused-sliding-window-pointwise: unsharp mask walked down its tiles. Steps 1 to 5 of
+// pipeline-fused-private-pointwise (the pointwise stages merged, the planes' maps fused), then
+// centre-tap-in-producer (the first stencil gives (value, input pixel) per pixel, so the
+// pointwise stages become part of the second stencil's window function), overlapped tiling as
+// pipeline-fused-private, mapGlb 2 on the planes, and pipeline-fused-sliding-window's walk
+// down the tile (5 rows of pairs in private memory for unsharp mask's 5x1 window). Same
+// constraints as pipeline-fused-private-pointwise.
+Strategy pipelineFusedSlidingWindowPointwise(const RuleArguments& arguments);
+NamedStrategy pipelineFusedSlidingWindowPointwiseStrategy();
+
 // Its entry for the strategy library (name pipeline-fused-private-tuples, factors theta1, theta2).
 NamedStrategy pipelineFusedPrivateTuplesStrategy();
 

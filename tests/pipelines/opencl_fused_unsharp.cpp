@@ -1,7 +1,8 @@
 // The unsharp mask fused by the pipeline-fused-private-pointwise strategy (rewrite/
 // strategy_pipeline_fusion.h) on OpenCL: one kernel in which every work-item computes a tile
 // of blurx with its halo in private memory, then blury on it, sharpen and mask (the input
-// pixel read as the centre tap of the window). On small 3-channel images (borders included,
+// pixel read as the centre tap of the window), and by pipeline-fused-sliding-window-pointwise
+// (the first stencil carrying the input pixel, each work-item walking down its tile). On small 3-channel images (borders included,
 // two tile sizes, sizes specialised and symbolic, explicit local sizes, canary regions
 // around the output) the output equals the unfused program's four kernels exactly and the C++
 // reference of tests/support/pipeline_reference.h (threshold ties counted apart, the tolerance
@@ -26,8 +27,9 @@ using namespace weft::testing::pipelines;
 
 namespace {
 
-Definition fusedUnsharp(int theta1, int theta2) {
-  return fusedPipeline("unsharp", "pipeline-fused-private-pointwise", theta1, theta2);
+Definition fusedUnsharp(int theta1, int theta2,
+                        const std::string& strategy = "pipeline-fused-private-pointwise") {
+  return fusedPipeline("unsharp", strategy, theta1, theta2);
 }
 
 // `lowered` run on `image` (sizes W, H, C specialised or symbolic); `localX` > 0: every kernel
@@ -47,11 +49,14 @@ TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels a
   };
   // Kept small: the private tile is unrolled, and code generation grows with theta1 x theta2.
   const std::vector<Tiling> tilings = {{6, 4, 12, 8, 3}, {7, 2, 6, 9, 3}};
+  for (const std::string strategy :
+       {"pipeline-fused-private-pointwise", "pipeline-fused-sliding-window-pointwise"}) {
   for (const Tiling& t : tilings) {
+    CAPTURE(strategy);
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
     CAPTURE(t.localX);
-    const Definition fused = fusedUnsharp(t.theta1, t.theta2);
+    const Definition fused = fusedUnsharp(t.theta1, t.theta2, strategy);
     // Sizes specialised (seed 5) and symbolic (seed 6; opencl_fused_symbolic_sizes.cpp bounds
     // that generation's time and memory).
     for (int seed : {5, 6}) {
@@ -70,6 +75,7 @@ TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels a
       CHECK_MESSAGE(agreement.mismatches == 0,
                     agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
     }
+  }
   }
 }
 

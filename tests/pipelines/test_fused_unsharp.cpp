@@ -5,7 +5,9 @@
 // small random and blocky 3-channel images, for several tile sizes including images whose
 // sizes are odd (3, 9, 15: tiles chosen to divide them, as the tiles' constraints require); it
 // is one OpenCL kernel (the unfused program four) with the producer's tile in private memory,
-// a work-item per tile and plane, and no local memory.
+// a work-item per tile and plane, and no local memory. pipeline-fused-sliding-window-pointwise
+// (the first stencil carrying the input pixel, each work-item walking down its tile) passes
+// the same comparisons and is one kernel with a mapSeqSlide and no private tile.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -30,8 +32,11 @@ using namespace weft::testing::pipelines;
 
 namespace {
 
-Definition fusedUnsharp(const RuleArguments& factors, RewriteContext& context) {
-  StrategyResult result = pipelineFusedPrivatePointwise(factors)(loadPipeline("unsharp"), context);
+using StrategyMaker = Strategy (*)(const RuleArguments&);
+
+Definition fusedUnsharp(const RuleArguments& factors, RewriteContext& context,
+                        StrategyMaker strategy = pipelineFusedPrivatePointwise) {
+  StrategyResult result = strategy(factors)(loadPipeline("unsharp"), context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
@@ -47,12 +52,15 @@ TEST_CASE("fused unsharp mask equals the unfused program and the reference") {
   const std::vector<Tiling> tilings = {{5, 1, 3, 5},    {6, 4, 8, 6}, {9, 3, 9, 10},
                                        {12, 8, 16, 16}, {7, 2, 6, 9}, {20, 5, 15, 32}};
   int compared = 0;
+  for (StrategyMaker strategy :
+       {pipelineFusedPrivatePointwise, pipelineFusedSlidingWindowPointwise}) {
   for (const Tiling& t : tilings) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
+    CAPTURE(strategy == pipelineFusedSlidingWindowPointwise);
     RewriteContext context;
-    const Definition program =
-        fusedUnsharp({{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context);
+    const Definition program = fusedUnsharp(
+        {{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, context, strategy);
     for (uint64_t seed : {1, 2}) {
       const Image image = seed == 1 ? randomImage(t.width, t.height, 3, seed)
                                     : blockyImage(t.width, t.height, 3, seed);
@@ -67,7 +75,31 @@ TEST_CASE("fused unsharp mask equals the unfused program and the reference") {
       ++compared;
     }
   }
-  CHECK(compared == 12);
+  }
+  CHECK(compared == 24);
+}
+
+TEST_CASE("the sliding-window unsharp mask is one kernel walking down its tiles") {
+  RewriteContext context;
+  const Definition program = fusedUnsharp({{"theta1", Arith(12)}, {"theta2", Arith(4)}}, context,
+                                          pipelineFusedSlidingWindowPointwise);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  CHECK_FALSE(body.isPrim(Op::Let));
+  CHECK(countPrims(body, Op::MapGlb) == 3);
+  CHECK(countPrims(body, Op::MapSeqSlide) == 1);
+  CHECK(countPrims(body, Op::ToPrivate) + countPrims(body, Op::ToLocal) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 64}, {"H", 32}, {"C", 3}};
+  const CompiledProgram compiled = compileToOpenCL(program, options);
+  CAPTURE(compiled.source);
+  CHECK(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("barrier(") == std::string::npos);
+  // The ring: 5 rows of theta2 (value, pixel) pairs, not the 12 x 4 tile.
+  CHECK(compiled.kernels[0].privateScalars >= 5 * 4 * 2);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
+  CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 32 / 8);
+  CHECK(evaluate(compiled.kernels[0].globalSize[2], {}) == 3);
 }
 
 TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in private memory") {

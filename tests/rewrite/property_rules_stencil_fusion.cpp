@@ -539,6 +539,55 @@ TEST_CASE("zip-centre-tap preserves the interpreter's result") {
   });
 }
 
+// An image's chain of 1 or 2 levels of centred windows, slide2D(s1, s2, 1, 1, pad2D(l, r, t,
+// b, B, ..)) with t + b = s1 - 1 and l + r = s2 - 1, any boundary.
+Expr randomCentredWindows(std::mt19937_64& rng, const Expr& input, int levels) {
+  Expr windows = input;
+  for (int level = 0; level < levels; ++level) {
+    const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+    const int t = uniformInt(rng, 0, s1 - 1), l = uniformInt(rng, 0, s2 - 1);
+    const int pick = uniformInt(rng, 0, 2);
+    Expr padded = pick == 2 ? pad2DConstant(l, s2 - 1 - l, t, s1 - 1 - t, 0.0, windows)
+                            : pad2D(l, s2 - 1 - l, t, s1 - 1 - t,
+                                    pick == 0 ? Boundary::Clamp : Boundary::Mirror, windows);
+    windows = slide2D(s1, s2, 1, 1, padded);
+  }
+  return windows;
+}
+
+// A joined pixel stage over `windows` (`levels` deep), in either joined form.
+Expr randomJoinedStage(std::mt19937_64& rng, const Expr& windows, int levels) {
+  Expr g0 = intFunction(rng);
+  Expr g = lam("w", [&](Expr w) { return map(g0, nestedWindowSum(w, levels)); });
+  if (uniformInt(rng, 0, 1) == 0) {
+    return map(lam("row", [](Expr row) { return join(row); }),
+               map(lam("row", [&](Expr row) { return map(g, row); }), windows));
+  }
+  return map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
+}
+
+TEST_CASE("centre-tap-in-producer preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("centre-tap-in-producer", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 5);
+    Expr input = Expr::param("input", image(width, height));
+    // The producer: a stencil over 1 or 2 levels of centred windows of the input.
+    const int levels = uniformInt(rng, 1, 2);
+    Expr producer = randomJoinedStage(rng, randomCentredWindows(rng, input, levels), levels);
+    // The consumer: a stencil over the producer's centred windows, clamp or mirror padded.
+    const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
+    const int t = uniformInt(rng, 0, s1 - 1), l = uniformInt(rng, 0, s2 - 1);
+    const Boundary boundary = chance(rng, 2) ? Boundary::Clamp : Boundary::Mirror;
+    Expr consumer = randomJoinedStage(
+        rng, slide2D(s1, s2, 1, 1, pad2D(l, s2 - 1 - l, t, s1 - 1 - t, boundary, producer)), 1);
+    const int c = uniformInt(rng, 1, 4);
+    Expr h = lam("p", [&](Expr p) { return get(0, p) * lit(c) - readOnce(rng, get(1, p)); });
+    Expr target = map(lam("row", [&](Expr row) { return map(h, zip(get(0, row), get(1, row))); }),
+                      zip(input, consumer));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "centre-tap-in-producer", target, rng);
+  });
+}
+
 TEST_CASE("overlapped-tiling-fusion-with-input preserves the interpreter's result") {
   checkRuleOverRandomPrograms("overlapped-tiling-fusion-with-input", [](std::mt19937_64& rng) {
     const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
@@ -615,6 +664,32 @@ TEST_CASE("the pointwise-fusion rules refuse what they must not rewrite") {
         pointwiseOver(images, slide2D(3, 3, 1, 1, pad2D(1, 1, 1, 1, Boundary::Clamp, other)));
     Definition d{"f", Expr::lambda({images, other}, target), Type(), {}};
     CHECK_FALSE(tryRule(d, "zip-centre-tap", target));
+  }
+  SUBCASE("centre-tap-in-producer: a constant pad, or windows of another image") {
+    auto pipeline = [&](const Expr& x, const Expr& producerInput, bool constantPad) {
+      Expr producer = map(lam("row", [](Expr row) { return join(row); }),
+                          map(lam("row",
+                                  [](Expr row) {
+                                    return map(lam("w", [](Expr w) { return nestedWindowSum(w, 1); }),
+                                               row);
+                                  }),
+                              slide2D(1, 3, 1, 1,
+                                      pad2D(1, 1, 0, 0, Boundary::Clamp, producerInput))));
+      Expr padded = constantPad ? pad2DConstant(0, 0, 1, 1, 0.0, producer)
+                                : pad2D(0, 0, 1, 1, Boundary::Clamp, producer);
+      return pointwiseOver(x, slide2D(3, 1, 1, 1, padded));
+    };
+    Expr fits = pipeline(images, images, false);
+    Definition d{"f", Expr::lambda({images}, fits), Type(), {}};
+    CHECK(tryRule(d, "centre-tap-in-producer", fits));
+    // A constant pad would need a constant (value, pixel) pair: refused.
+    Expr constant = pipeline(images, images, true);
+    Definition c{"f", Expr::lambda({images}, constant), Type(), {}};
+    CHECK_FALSE(tryRule(c, "centre-tap-in-producer", constant));
+    // The producer reads another image: its centre tap is not the pointwise stage's pixel.
+    Expr elsewhere = pipeline(images, other, false);
+    Definition e{"f", Expr::lambda({images, other}, elsewhere), Type(), {}};
+    CHECK_FALSE(tryRule(e, "centre-tap-in-producer", elsewhere));
   }
   SUBCASE("overlapped-tiling-fusion-with-input: no producer stage on the window") {
     Expr g = lam("w", [](Expr w) { return nestedWindowSum(w, 1); });

@@ -38,12 +38,13 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
   // pipeline-fused-private-pointwise needs pointwise stages after the stencils (unsharp mask),
   // pipeline-fused-private-chain a stage read twice (Canny's gradients),
   // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
-  // stencils (Harris).
-  REQUIRE(skipped.size() == 4);
+  // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too.
+  REQUIRE(skipped.size() == 5);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
   CHECK(skipped[3].rfind("pipeline-fused-sliding-window-tuples: ", 0) == 0);
+  CHECK(skipped[4].rfind("pipeline-fused-sliding-window-pointwise: ", 0) == 0);
   REQUIRE(target.structures.size() == 4);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -83,6 +84,15 @@ TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
   std::set<std::string> families;
   for (const ExploreTarget::Structure& s : target.structures) families.insert(s.family);
   REQUIRE(families.count("pipeline-fused-private-pointwise"));
+  // The sliding window over (value, pixel) pairs is a structure of its own, fusion=8.
+  REQUIRE(families.count("pipeline-fused-sliding-window-pointwise"));
+  CHECK(pipelineFusionStrategies().at(7) == "pipeline-fused-sliding-window-pointwise");
+  for (const ExploreTarget::Structure& s : target.structures) {
+    if (s.family != "pipeline-fused-sliding-window-pointwise") continue;
+    CHECK(s.fixedParameters.at("fusion") == 8);
+    ExploreTarget rebuilt = pipelineStructureTarget(unsharp, sizes, s.fixedParameters);
+    CHECK(printDefinition(rebuilt.parametric) == printDefinition(s.parametric));
+  }
   SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 9, 2);
   int fusedPoints = 0;
   for (size_t j = 0; j < sampled.points.size(); ++j) {

@@ -64,7 +64,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-fused-private-chain",
                                                  "pipeline-fused-private-tuples",
                                                  "pipeline-fused-sliding-window",
-                                                 "pipeline-fused-sliding-window-tuples"};
+                                                 "pipeline-fused-sliding-window-tuples",
+                                                 "pipeline-fused-sliding-window-pointwise"};
   return names;
 }
 
