@@ -212,6 +212,9 @@ class Generator {
   // Whole program.
   std::vector<std::string> helperFunctions_;
   std::set<std::string> emittedUserFuns_;
+  // > 0 while the body of a lambda applied lane-wise by vectorize is generated: its params are
+  // vectors of this width, so a user function it calls is called in its vectorised form.
+  int64_t laneWidth_ = 0;
   std::vector<std::string> kernelSources_;
 };
 

@@ -103,6 +103,7 @@ std::string Generator::genScalar(const Expr& e) {
       return genScalar(f.body());
     }
     case Op::Apply:
+      return genCall(e.funs()[0], args, laneWidth_, e);
     case Op::ToGlobal:
     case Op::ToLocal:
     case Op::ToPrivate:

@@ -2,7 +2,9 @@
 // temporaries first; a user function is emitted once per vector width as a static OpenCL
 // function (uf_<name>, uf_<name>_vN for its vectorised form: OpenCL arithmetic on vectors is
 // element-wise, so the same text serves both) that the program's text places before the
-// kernels, and called.
+// kernels, and called. A lambda applied lane-wise (vectorize) is inlined with vector params,
+// and the user functions its body calls are called in their vectorised forms, scalar
+// arguments broadcast.
 #include "codegen/generator.h"
 
 namespace weft::opencl {
@@ -19,9 +21,26 @@ std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int
       emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
       bind(f.params()[i], variableView(name, t));
     }
-    return genScalar(f.body());
+    // Under vectorize the body's params are vectors (its types are the lanes'): the user
+    // functions it calls are called in their vectorised forms.
+    const int64_t outer = laneWidth_;
+    if (vectorWidth > 0) laneWidth_ = vectorWidth;
+    std::string body = genScalar(f.body());
+    laneWidth_ = outer;
+    return body;
   }
   (void)at;
+  if (laneWidth_ > 0 && vectorWidth == laneWidth_) {
+    // Inside a lane-wise lambda an argument may be a scalar (a literal, a value from outside):
+    // broadcast, which leaves a vector of the width as it is.
+    for (size_t i = 0; i < values.size() && i < f.params().size(); ++i) {
+      const Type& p = f.params()[i].paramType();
+      if (p.isScalar()) {
+        values[i] = "(" + cTypeName(Type::vector(p.scalarKind(), vectorWidth)) + ")(" +
+                    values[i] + ")";
+      }
+    }
+  }
   return callUserFun(f, values, vectorWidth);
 }
 

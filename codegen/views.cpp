@@ -7,6 +7,9 @@
 // Likewise its border-read recorder records the indices of clamp and mirror pads that may
 // leave the array, or reads those its caller proved inside (codegen's interior fast path)
 // directly. Every resolution function takes the context; nothing is kept per thread.
+// A vector read (asVector) whose lanes are consecutive elements but for such clamps (a clamp-
+// padded row's taps near its ends) is one vloadN under the condition that every clamped index
+// is inside, the lanes one by one otherwise: `(inside) ? vloadN(..) : (floatN)(lane, ..)`.
 //
 // Resolution follows LIFT's view printer (CGO'17, section 5.3): an index stack walked from the
 // consumer towards memory, where each layout step rewrites the top indices. Every index is an
@@ -20,6 +23,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -322,6 +328,70 @@ std::string indexedElement(const std::string& name, const Arith& offset, Address
 // An element of an array of vectors (View::vectorStorage = w): `name[offset / w]` for a whole
 // vector, `.sK` for a lane (the lane and offset % w must be constants). The element is an
 // lvalue like a variable, not memory that vloadN/vstoreN address.
+// A vector read whose lanes are consecutive elements but for the clamps of clamp or mirror pads
+// (a row's taps at its ends): the lanes as resolved (`lanes`), and, when the pads' border reads
+// assumed inside make them consecutive, those lanes (`unclamped`) and the condition, in C,
+// under which every such read is inside (`inside`).
+struct ClampedVectorRead {
+  std::vector<ResolvedElement> lanes, unclamped;
+  std::optional<std::string> inside;
+};
+
+ClampedVectorRead clampedVectorRead(
+    ViewContext& context, const std::function<std::vector<ResolvedElement>()>& resolveLanes,
+    const std::function<bool(const std::vector<ResolvedElement>&)>& areContiguous) {
+  ClampedVectorRead read;
+  // The reads an enclosing recorder (the interior fast path's) assumes inside stay assumed;
+  // those seen here are its too.
+  BorderReadRecorder* const enclosing = context.borderReads;
+  BorderReadRecorder recorded;
+  if (enclosing) recorded.assumedInside = enclosing->assumedInside;
+  {
+    BorderReadScope scope(context, recorded);
+    read.lanes = resolveLanes();
+  }
+  if (enclosing) {
+    enclosing->seen.insert(enclosing->seen.end(), recorded.seen.begin(), recorded.seen.end());
+  }
+  if (recorded.seen.empty() || areContiguous(read.lanes)) return read;
+  BorderReadRecorder assume;
+  assume.assumedInside = recorded.assumedInside;
+  for (const BorderRead& border : recorded.seen) assume.assumedInside.insert(border.key());
+  {
+    BorderReadScope scope(context, assume);
+    read.unclamped = resolveLanes();
+  }
+  if (!areContiguous(read.unclamped)) return read;
+  // index >= 0 and index <= length - 1 for each read, as `variable part + constant >= 0`: of
+  // those with the same variable part only the least constant is needed.
+  std::vector<Arith> variableParts;
+  std::map<Arith, int64_t> leastConstant;
+  auto require = [&](const Arith& nonNegative) {
+    const int64_t constant = nonNegative.isConstant()               ? *nonNegative.constant()
+                             : nonNegative.kind() == ArithKind::Sum ? nonNegative.sumConstant()
+                                                                    : 0;
+    const Arith variable = nonNegative - Arith(constant);
+    auto [it, inserted] = leastConstant.emplace(variable, constant);
+    if (inserted) variableParts.push_back(variable);
+    it->second = std::min(it->second, constant);
+  };
+  for (const BorderRead& border : recorded.seen) {
+    if (border.checkLow) require(border.index);
+    if (border.checkHigh) require(border.length - 1 - border.index);
+  }
+  std::string inside;
+  for (const Arith& variable : variableParts) {
+    const Arith condition = variable + Arith(leastConstant.at(variable));
+    if (condition.isConstant()) {
+      if (*condition.constant() < 0) return read;  // never inside
+      continue;
+    }
+    inside += (inside.empty() ? "" : " && ") + condition.toC() + " >= 0";
+  }
+  read.inside = inside.empty() ? "1" : inside;
+  return read;
+}
+
 ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, const Type& type,
                                      const std::optional<Arith>& lane) {
   const Arith width(view.vectorStorage);
@@ -585,22 +655,48 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         return resolveChild(context, view, indices, path, std::nullopt);
       }
       int64_t w = *width.constant();
-      std::vector<ResolvedElement> lanes;
-      for (int64_t t = 0; t < w; ++t) {
-        std::vector<Arith> laneIndices = indices;
-        laneIndices.insert(laneIndices.begin(), k * width + t);
-        std::vector<int> pathCopy = path;
-        lanes.push_back(resolve(context, *view.children[0], laneIndices, pathCopy, std::nullopt));
-      }
+      auto resolveLanes = [&] {
+        std::vector<ResolvedElement> resolved;
+        for (int64_t t = 0; t < w; ++t) {
+          std::vector<Arith> laneIndices = indices;
+          laneIndices.insert(laneIndices.begin(), k * width + t);
+          std::vector<int> pathCopy = path;
+          resolved.push_back(
+              resolve(context, *view.children[0], laneIndices, pathCopy, std::nullopt));
+        }
+        return resolved;
+      };
       // A guarded lane is stored on its own (its guard is not the vector's).
-      bool contiguous = true;
-      for (int64_t t = 0; t < w && contiguous; ++t) {
-        contiguous = lanes[t].isMemory && lanes[t].vectorWidth == 0 &&
-                     lanes[t].writeGuards.empty() &&
-                     lanes[t].base == lanes[0].base && lanes[t].offset - lanes[0].offset == t;
-      }
+      auto areContiguous = [w](const std::vector<ResolvedElement>& ls) {
+        bool contiguous = true;
+        for (int64_t t = 0; t < w && contiguous; ++t) {
+          contiguous = ls[t].isMemory && ls[t].vectorWidth == 0 && ls[t].writeGuards.empty() &&
+                       ls[t].base == ls[0].base && ls[t].offset - ls[0].offset == t;
+        }
+        return contiguous;
+      };
+      std::optional<ClampedVectorRead> clamped =
+          clampedVectorRead(context, resolveLanes, areContiguous);
+      std::vector<ResolvedElement> lanes = std::move(clamped->lanes);
+      const bool contiguous = areContiguous(lanes);
       ResolvedElement result;
       result.vectorWidth = static_cast<int>(w);
+      if (!contiguous && clamped && clamped->inside) {
+        // Consecutive elements but for the clamps of a pad at the array's ends: one vector
+        // read where every lane lies inside, the lanes one by one at the ends.
+        const ResolvedElement& first = clamped->unclamped[0];
+        std::string text = "(" + cTypeName(view.type.arrayElement()) + ")(";
+        for (int64_t t = 0; t < w; ++t) text += (t ? ", " : "") + lanes[t].expression;
+        result.expression = "((" + *clamped->inside + ") ? vload" + std::to_string(w) + "(0, " +
+                            first.base + " + " + first.offset.toC() + ") : " + text + "))";
+        for (ResolvedElement& laneElement : lanes) {
+          for (ResolvedElement::ArrayUse& use : laneElement.arrays) {
+            result.arrays.push_back(std::move(use));
+          }
+        }
+        result.arrays.push_back({first.base, false});
+        return result;
+      }
       if (contiguous) {
         result.isMemory = true;
         result.base = lanes[0].base;

@@ -1,5 +1,6 @@
 // The second half of the algorithmic rules: partial reduction, map/reduce interchange, overlapped
-// slide tiling in 1D and 2D, padding for tiling, vectorization and reorder-with-stride.
+// slide tiling in 1D and 2D, padding for tiling, vectorization (of a map over one array or over
+// zipped arrays, such as a stencil row's taps) and reorder-with-stride.
 //
 // Each rule rewrites one node into an equal computation (checked against the interpreter by
 // tests/rewrite/property_rules_algorithmic_2.cpp). Where equality needs a condition on sizes
@@ -249,6 +250,71 @@ std::optional<Expr> vectorizeMap(const RuleApplication& application) {
                       asVector(v, xs)));
 }
 
+// `e` with every projection p._i of the param `p` replaced by lanes[i] (user functions
+// untouched; the callers check that p is used through projections only).
+Expr withProjectionsReplaced(const Expr& e, const Expr& p, const std::vector<Expr>& lanes) {
+  if (e.isLambda()) return e.withBody(withProjectionsReplaced(e.body(), p, lanes));
+  if (!e.isPrim()) return e;
+  if (e.isPrim(Op::Get) && isParamNode(e.args()[0], p)) {
+    return lanes.at(static_cast<size_t>(*e.nats()[0].constant()));
+  }
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(withProjectionsReplaced(f, p, lanes));
+  for (const Expr& x : e.args()) args.push_back(withProjectionsReplaced(x, p, lanes));
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// map(f, zip(x0, .., xn)) => asScalar(map(l -> vectorize(v, f', l._0, .., l._n),
+//                                          zip(asVector(v, x0), .., asVector(v, xn))))
+// for zipped arrays of numbers and f giving a number from the tuple's components only
+// (projections t._i, each a constant i): f' = (a0, .., an) -> f with t._i := ai, applied lane
+// by lane. A stencil's taps written as zip(crop(0, n - 1, row), crop(1, n - 2, row), ..)
+// become n overlapping vector reads of the row.
+std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
+  const Expr& node = application.node;
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const Expr& f = node.funs()[0];
+  if (!isUnaryLambda(f)) return std::nullopt;
+  const std::optional<int64_t> width = givenVectorWidth(application);
+  if (!width) return std::nullopt;
+  auto numeric = [](const Type& t) { return t.isScalar() && t.scalarKind() != ScalarKind::Bool; };
+  if (!numeric(application.typeOf(f))) return std::nullopt;
+  const std::vector<Expr>& xs = node.args()[0].args();
+  for (const Expr& x : xs) {
+    const Type type = application.typeOf(x);
+    if (!type.isArray() || !numeric(type.arrayElement())) return std::nullopt;
+    // A constant length v does not divide cannot be vectorised (asVector's condition).
+    std::optional<int64_t> length = type.arrayLength().constant();
+    if (length && *length % *width != 0) return std::nullopt;
+  }
+  // The tuple is read through constant projections only.
+  const Expr& t = f.params()[0];
+  int projections = 0;
+  bool constantIndices = true;
+  forEachNode(f.body(), [&](const Expr& e) {
+    if (!e.isPrim(Op::Get) || !isParamNode(e.args()[0], t)) return;
+    ++projections;
+    std::optional<int64_t> i = e.nats()[0].constant();
+    constantIndices = constantIndices && i && *i >= 0 && *i < static_cast<int64_t>(xs.size());
+  });
+  if (!constantIndices || projections != paramUses(f.body(), t)) return std::nullopt;
+  std::vector<Expr> lanes;
+  for (size_t i = 0; i < xs.size(); ++i) lanes.push_back(Expr::param("a" + std::to_string(i)));
+  const Expr laneFunction = Expr::lambda(lanes, withProjectionsReplaced(f.body(), t, lanes));
+  const Arith v(*width);
+  std::vector<Expr> vectors;
+  for (const Expr& x : xs) vectors.push_back(asVector(v, x));
+  return asScalar(map(lam("lanes",
+                          [&](Expr l) {
+                            std::vector<Expr> components;
+                            for (size_t i = 0; i < xs.size(); ++i) {
+                              components.push_back(get(Arith(static_cast<int64_t>(i)), l));
+                            }
+                            return vectorize(v, laneFunction, std::move(components));
+                          }),
+                      zip(std::move(vectors))));
+}
+
 // map(f, xs) => reorder(stride(n/s), map(f, reorder(stride(s), xs)))   for s | n
 std::optional<Expr> reorderWithStride(const RuleApplication& application) {
   const Expr& node = application.node;
@@ -304,6 +370,13 @@ void addAlgorithmicRules2(std::vector<Rule>& rules) {
                        RuleFamily::Vectorization,
                        {"v"},
                        vectorizeMap});
+  rules.push_back(Rule{"vectorize-zip",
+                       "map(f) ∘ zip(x0, .., xn) => asScalar ∘ map(l -> vectorize(v, f', l._0, "
+                       ".., l._n)) ∘ zip(asVector(v, x0), .., asVector(v, xn))   [numbers; f "
+                       "reads the tuple's components only; v given]",
+                       RuleFamily::Vectorization,
+                       {"v"},
+                       vectorizeZipMap});
   rules.push_back(Rule{"reorder-with-stride",
                        "map(f) => reorder(stride(n/s)) ∘ map(f) ∘ reorder(stride(s))   [s | n]",
                        RuleFamily::Coalescing,

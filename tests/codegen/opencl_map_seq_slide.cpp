@@ -2,7 +2,10 @@
 // default OpenCL device against the interpreter, sizes symbolic and specialised: a window of
 // scalars over a 1-D array in one work-item, a window of rows walked down column strips (a work-
 // item per strip, the line buffering of an image pipeline), a window of the rows of a 1x3 stencil
-// (the producer itself reads windows), and a window of one element; output counts that the
+// (the producer itself reads windows), a window of whole rows computed as vectors (line
+// buffering along rows: a ring of rows in a private array, vector stores into it and loads
+// from it, the clamp-padded row's taps as guarded vector reads), and a window of one element;
+// output counts that the
 // window size divides and that leave a remainder. Where every use of the window
 // has a constant index (the taps unrolled), it lives in registers: no private array is declared
 // for it, and each producer value is computed once per work-item (one producer call per window
@@ -111,4 +114,57 @@ def one(xs: [float]N): [float]N =
   join(mapSeqSlide(1, w -> mapSeqUnroll(v -> v + 1.0f, w), x -> x * x, xs))
 )",
             {{"N", 7}});
+}
+
+TEST_CASE("a window of whole rows computed as vectors: line buffering along rows") {
+  // A 5x5 separable blur over C planes, strips of 4 rows a work-item: each row of the 1x5 blur
+  // computed once, 8 pixels at a time (its taps as overlapping vectors of the clamp-padded
+  // row), into a ring of 5 whole rows; the 5x1 blur of each output row read from the ring as
+  // vectors too. The ring is a private array the vectors are stored into and loaded from, so
+  // its rows' length must be known: the sizes are specialised (symbolic, code generation says
+  // so).
+  const std::string text = (R"(
+fun gauss5(a: float, b: float, c: float, d: float, e: float): float =
+  (a + 4.0f * b + 6.0f * c + 4.0f * d + e) / 16.0f
+def blur5(input: [[[float]W]H]C): [[[float]W]H]C =
+  mapGlb(1, plane ->
+    join(mapGlb(0, strip ->
+      mapSeqSlide(5,
+        w -> asScalar(mapSeq(
+               lanes -> vectorize(8, (a, b, c, d, e) -> gauss5(a, b, c, d, e),
+                                  lanes._0, lanes._1, lanes._2, lanes._3, lanes._4),
+               zip(asVector(8, join(crop(0, 4, w))), asVector(8, join(crop(1, 3, w))),
+                   asVector(8, join(crop(2, 2, w))), asVector(8, join(crop(3, 1, w))),
+                   asVector(8, join(crop(4, 0, w)))))),
+        row -> let(p -> asScalar(mapSeq(
+                          lanes -> vectorize(8, (a, b, c, d, e) -> gauss5(a, b, c, d, e),
+                                             lanes._0, lanes._1, lanes._2, lanes._3, lanes._4),
+                          zip(asVector(8, crop(0, 4, p)), asVector(8, crop(1, 3, p)),
+                              asVector(8, crop(2, 2, p)), asVector(8, crop(3, 1, p)),
+                              asVector(8, crop(4, 0, p))))),
+                   pad(2, 2, clamp, row)),
+        strip),
+      slideStrict(8, 4, pad2D(0, 0, 2, 2, clamp, plane)))),
+  input)
+)");
+  const Definition definition = parseProgram(text, "map_seq_slide.weft").definitions.back();
+  const ArithBinding sizes = {{"W", 32}, {"H", 12}, {"C", 2}};
+  std::mt19937_64 rng(23);
+  const std::vector<Value> inputs = {
+      testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
+  const Value expected = interpret(definition, inputs, sizes);
+  CodegenOptions options;
+  options.specialize = sizes;
+  const CompiledProgram compiled = generateOpenCL(definition, options);
+  CAPTURE(compiled.source);
+  const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
+  CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
+                "max difference " << maxAbsDifference(run.output, expected));
+  CHECK(windowArray(compiled.source));
+  CHECK(compiled.source.find("vstore8(uf_gauss5_v8(") != std::string::npos);
+  // The row's taps: one vector read where the clamps stay inside, lanes one by one at the ends.
+  CHECK(compiled.source.find(") ? vload8(0, in_input") != std::string::npos);
+  CHECK_THROWS_WITH_AS(generateOpenCL(definition, CodegenOptions{}),
+                       doctest::Contains("a private array needs a size known at compile time"),
+                       std::exception);
 }

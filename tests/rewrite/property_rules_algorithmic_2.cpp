@@ -358,6 +358,97 @@ TEST_CASE("vectorize preserves maps of scalar functions") {
   CHECK(applications >= 50);
 }
 
+TEST_CASE("vectorize-zip preserves maps over zipped arrays, a stencil's taps included") {
+  int applications = 0;
+  CHECK(rc::check("vectorize-zip", [&](uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const int widths[] = {2, 3, 4, 8, 16};
+    const int v = widths[pick(rng, 0, 4)];
+    const int n = pick(rng, 2, 5);  // zipped arrays
+    const int length = v * pick(rng, 1, 3);
+    const ScalarKind kind = pick(rng, 0, 1) == 0 ? ScalarKind::Int : ScalarKind::Float;
+    const Type scalar = Type::scalar(kind);
+    // The element function: a user function of the n components, or a sum of unary functions
+    // of them (a component possibly read twice, another not at all).
+    const bool user = pick(rng, 0, 1) == 1;
+    std::vector<Expr> unary;
+    for (int i = 0; i < n; ++i) unary.push_back(randomUnary(rng, kind));
+    std::vector<std::pair<std::string, Type>> params;
+    for (int i = 0; i < n; ++i) params.push_back({"p" + std::to_string(i), scalar});
+    const Expr taps = userFun("taps", params, scalar, [&](const std::vector<Expr>& p) {
+      Expr sum = p[0];
+      for (int i = 1; i < n; ++i) {
+        sum = sum + p[static_cast<size_t>(i)] *
+                        (kind == ScalarKind::Float ? lit(0.5f * static_cast<float>(i)) : lit(i + 1));
+      }
+      return sum;
+    });
+    const int skipped = pick(rng, 0, n - 1);
+    Expr f = lam("t", [&](Expr t) {
+      std::vector<Expr> components;
+      for (int i = 0; i < n; ++i) components.push_back(get(Arith(int64_t(i)), t));
+      if (user) return apply(taps, components);
+      Expr sum = apply(unary[0], {components[0]});
+      for (int i = 1; i < n; ++i) {
+        if (i != skipped) {
+          sum = sum + apply(unary[static_cast<size_t>(i)], {components[static_cast<size_t>(i)]});
+        }
+      }
+      return sum;
+    });
+    // The arrays: n parameters, or the taps of one row, crop(i, n - 1 - i, row).
+    const bool stencil = pick(rng, 0, 1) == 1;
+    Expr target;
+    Definition original =
+        stencil ? definition("p", {{"row", arrayOf(scalar, length + n - 1)}},
+                             [&](const auto& p) {
+                               std::vector<Expr> crops;
+                               for (int i = 0; i < n; ++i) crops.push_back(crop(i, n - 1 - i, p[0]));
+                               target = map(f, zip(crops));
+                               return target;
+                             })
+                : [&] {
+                    std::vector<std::pair<std::string, Type>> arrays;
+                    for (int i = 0; i < n; ++i) {
+                      arrays.push_back({"x" + std::to_string(i), arrayOf(scalar, length)});
+                    }
+                    return definition("p", arrays, [&](const auto& p) {
+                      target = map(f, zip(std::vector<Expr>(p.begin(), p.end())));
+                      return target;
+                    });
+                  }();
+    Definition rewritten = rewriteAt(original, "vectorize-zip", target, {{"v", Arith(v)}});
+    RC_TAG(stencil ? "a row's taps" : "zipped parameters");
+    checkSameResult(original, rewritten, rng);
+    ++applications;
+  }));
+  MESSAGE("vectorize-zip: " << applications << " applications");
+  CHECK(applications >= 50);
+}
+
+TEST_CASE("vectorize-zip refuses a tuple used whole, and lengths the width does not divide") {
+  Expr target;
+  Definition whole = definition(
+      "p", {{"a", arrayOf(Type::floatType(), 8)}, {"b", arrayOf(Type::floatType(), 8)}},
+      [&](const auto& p) {
+        // t handed whole to another function: its components are not known projections.
+        Expr sum = lam("u", [](Expr u) { return get(0, u) + get(1, u); });
+        target = map(lam("t", [&](Expr t) { return apply(sum, {t}); }), zip(p[0], p[1]));
+        return target;
+      });
+  const Rule& rule = ruleNamed("vectorize-zip");
+  RewriteContext context;
+  CHECK_FALSE(applyAt(whole, rule, positionOf(whole, target), {{"v", Arith(4)}}, context));
+  Definition odd = definition(
+      "p", {{"a", arrayOf(Type::floatType(), 6)}, {"b", arrayOf(Type::floatType(), 6)}},
+      [&](const auto& p) {
+        target = map(lam("t", [](Expr t) { return get(0, t) + get(1, t); }), zip(p[0], p[1]));
+        return target;
+      });
+  CHECK_FALSE(applyAt(odd, rule, positionOf(odd, target), {{"v", Arith(4)}}, context));
+  CHECK(applyAt(odd, rule, positionOf(odd, target), {{"v", Arith(3)}}, context));
+}
+
 TEST_CASE("vectorize needs a given constant width") {
   Expr target;
   Definition d = definition("p", {{"xs", arrayOf(Type::floatType(), 8)}}, [&](const auto& p) {
