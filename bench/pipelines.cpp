@@ -39,6 +39,9 @@
 //                           per work-item in memory order, V-wide vectors, the last rows of
 //                           the horizontal stage in a ring in private memory (Halide's
 //                           schedules' shape)
+//   weft low-level          --low-level: weft programs written low-level by hand (the line-
+//                           buffered unsharp mask, the shape the rewrites should reach),
+//                           compiled as written; not weft's in the targets
 //   copy                    clEnqueueCopyBuffer of a 256 MiB buffer and a float4 copy kernel:
 //                           the bandwidth floor; every variant's GB/s is the pipeline's input +
 //                           output bytes over its time
@@ -128,6 +131,10 @@ struct Options {
   std::vector<std::string> handShapes = {"8,8,16", "16,4,16", "16,16,16"};
   // V,TY of the line-buffered kernels of blur and unsharp mask (those dividing the image).
   std::vector<std::string> lineBufferedShapes = {"16,16", "16,48", "16,64"};
+  // PIPELINE=FILE: weft programs written low-level by hand (FILE relative to the source tree),
+  // measured beside the pipeline's variants as "weft low-level" rows (not explored, so not
+  // weft's in the targets).
+  std::vector<std::string> lowLevel = {"unsharp=examples/lowlevel/unsharp_line_buffered.weft"};
   // The variants exploration chose: `weft explore` of each pipeline at full size with this many
   // samples into `explored` (0: explore nothing, read what `explored` holds), then the fastest
   // recorded variant of each structure re-measured here beside the peers.
@@ -748,6 +755,32 @@ std::vector<Measured> runExploredVariants(host::Context& context, host::ProgramC
   return results;
 }
 
+// The --low-level programs of the pipeline, compiled as written with its sizes fixed.
+std::vector<Measured> runLowLevel(host::Context& context, const Options& o, const Pipeline& pipe) {
+  host::ProgramCache cache;
+  std::vector<Measured> results;
+  for (const std::string& entry : o.lowLevel) {
+    const size_t equals = entry.find('=');
+    if (equals == std::string::npos) throw std::invalid_argument("--low-level wants PIPELINE=FILE");
+    if (entry.substr(0, equals) != pipe.name) continue;
+    const std::string file = entry.substr(equals + 1);
+    const std::string name = "weft low-level " + file + " local=1x1";
+    results.push_back(tryVariant(name, "lowlevel-weft", [&] {
+      const Definition program =
+          parseFile(std::string(WEFT_SOURCE_DIR) + "/" + file).definitions.back();
+      CodegenOptions codegen;
+      codegen.specialize = pipe.sizes();
+      // One work-item per work-group: a line buffer holds whole rows in private memory, and
+      // PoCL keeps every work-item's private memory of a work-group on its thread's stack
+      // (with the implementation's work-group size the kernel overflows it and crashes).
+      return runCompiled(context, cache, name, "lowlevel-weft",
+                         withLocalSize(generateOpenCL(program, codegen), 1, 1, pipe.sizes()),
+                         pipe, o.repeats, o.minTimeMs);
+    }));
+  }
+  return results;
+}
+
 std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
                                       const Pipeline& pipe, const std::string& fingerprint) {
   host::ProgramCache cache;
@@ -1169,6 +1202,7 @@ int runBench(const Options& o) {
     if (name == "blur" || name == "unsharp") {
       for (Measured& m : runLineBuffered(context, o, pipe)) all.push_back(std::move(m));
     }
+    for (Measured& m : runLowLevel(context, o, pipe)) all.push_back(std::move(m));
     for (Measured& m : peerResults(peers, name)) all.push_back(std::move(m));
 
     fmt::print("{} {}x{}x{} ({:.0f} MB in + out):\n", name, pipe.width, pipe.height,
@@ -1195,7 +1229,7 @@ int runBench(const Options& o) {
         if (m.comparisonFlips) v["comparison_flips_tolerated"] = m.comparisonFlips;
         v["worst_relative_error"] = m.agreement.worstRelative;
         if (!m.note.empty()) v["schedule"] = m.note;
-        if (isWeft(m.kind) || m.kind.rfind("hand-", 0) == 0) {
+        if (isWeft(m.kind) || m.kind == "lowlevel-weft" || m.kind.rfind("hand-", 0) == 0) {
           allWeftCorrect = allWeftCorrect && m.agreement.mismatches == 0;
         }
       } else {
@@ -1280,6 +1314,10 @@ int main(int argc, char** argv) {
                  "local size)");
   app.add_option("--max-tiles", options.maxTiles, "tiles measured per strategy and pipeline (2)");
   app.add_option("--hand", options.handShapes, "V,TY,LOCALX of blur's hand-written kernels");
+  app.add_option("--low-level", options.lowLevel,
+                 "PIPELINE=FILE: a weft program written low-level by hand (FILE relative to the "
+                 "source tree), measured beside the pipeline's variants, not counted as weft's "
+                 "in the targets (default unsharp=examples/lowlevel/unsharp_line_buffered.weft)");
   app.add_option("--line-buffered", options.lineBufferedShapes,
                  "V,TY of the hand-written line-buffered kernels of blur and unsharp mask (a "
                  "work-item per TY whole rows, V-wide float vectors along them; default 16,16 "

@@ -11,7 +11,8 @@
 // Lets and applications bind views; a function that only rearranges its argument writes the
 // argument through the inverse view. A tuple expression's scalar components are evaluated into
 // temporaries before any is stored (a reduce's tuple accumulator may swap them); a tuple
-// computed by anything else (a user function) cannot be stored. Every read and write notes the
+// computed by anything else (a user function) cannot be stored; a zip of computed arrays is
+// written array by array into the components of its destination. Every read and write notes the
 // buffers it reaches (kernel_text.cpp).
 #include "codegen/generator.h"
 #include "codegen/tuple_memory.h"
@@ -112,6 +113,25 @@ void Generator::genWrite(const Expr& e, const ViewPtr& dest) {
     case Op::ToPrivate:
       genApplyWrite(e.funs()[0], e.args(), dest, e);
       return;
+    case Op::Zip: {
+      // Each zipped array written into its component of the destination's elements (tuples
+      // are stored as a structure of arrays), with no temporary for the computed ones. A zip
+      // of views only is copied element by element below.
+      bool computed = false;
+      for (const Expr& x : e.args()) computed = computed || computes(x);
+      if (!computed) {
+        copy(genView(e), dest, type, e);
+        return;
+      }
+      for (size_t k = 0; k < e.args().size(); ++k) {
+        const Type component = typeOf(e.args()[k]);
+        genWrite(e.args()[k],
+                 mapView(dest, component.arrayElement(), [k](const ViewPtr& element) {
+                   return getView(element, static_cast<int>(k));
+                 }));
+      }
+      return;
+    }
     default:
       if (ViewPtr through = inverseLayout(e, dest)) {
         genWrite(e.args()[0], through);

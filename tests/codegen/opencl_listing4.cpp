@@ -3,7 +3,8 @@
 // host/program_runner.h, against the reference interpreter on the same random inputs within
 // 1e-4 absolute + 1e-4 relative: the paper's four-kernel convolution (Listing 4, fixed
 // tuning parameters; also against examples/conv.weft) and the low-level stencil of Listing 1
-// (sizes left symbolic and specialised). Two variants of the convolution that the paper's
+// (sizes left symbolic and specialised), and the line-buffered unsharp mask against
+// examples/pipelines/unsharp.weft (sizes specialised: its ring is a private array). Two variants of the convolution that the paper's
 // exploration also produces are derived from the file's text and run the same way: the
 // partial convolution's reduction and its maps over κ and σ unrolled (section 5.1,
 // Unrolling), and scalar code (v = 1: no asVector, a product instead of dot). Label opencl:
@@ -163,5 +164,28 @@ TEST_CASE("the low-level stencil (Listing 1) on OpenCL matches the interpreter")
     host::RunResult fixedRun = run(fixed, inputs, bound);
     CHECK_MESSAGE(approximatelyEqual(fixedRun.output, expected, 1e-4, 1e-4),
                   "specialised: max difference " << maxAbsDifference(fixedRun.output, expected));
+  }
+}
+
+TEST_CASE("the line-buffered unsharp mask on OpenCL equals the pipeline's program") {
+  // examples/lowlevel/unsharp_line_buffered.weft (strips of 48 rows, float16 vectors) against
+  // examples/pipelines/unsharp.weft in the interpreter, at sizes its strips and vectors fit.
+  const Definition lowLevel =
+      parseFile("examples/lowlevel/unsharp_line_buffered.weft").definitions.back();
+  const Definition pipeline = parseFile("examples/pipelines/unsharp.weft").definitions.back();
+  std::mt19937_64 rng(31);
+  for (ArithBinding sizes : std::vector<ArithBinding>{{{"W", 32}, {"H", 48}, {"C", 1}},
+                                                      {{"W", 48}, {"H", 96}, {"C", 2}}}) {
+    CAPTURE(sizes.at("W"));
+    CAPTURE(sizes.at("H"));
+    std::vector<Value> inputs = randomInputs(pipeline, sizes, rng, true);
+    const Value expected = interpret(pipeline, inputs, sizes);
+    CodegenOptions options;
+    options.specialize = sizes;
+    const CompiledProgram fixed = generateOpenCL(lowLevel, options);
+    CAPTURE(fixed.source);
+    host::RunResult fixedRun = run(fixed, inputs, sizes);
+    CHECK_MESSAGE(approximatelyEqual(fixedRun.output, expected, 1e-4, 1e-4),
+                  "max difference " << maxAbsDifference(fixedRun.output, expected));
   }
 }

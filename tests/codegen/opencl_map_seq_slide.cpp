@@ -168,3 +168,56 @@ def blur5(input: [[[float]W]H]C): [[[float]W]H]C =
                        doctest::Contains("a private array needs a size known at compile time"),
                        std::exception);
 }
+
+TEST_CASE("a window of whole rows of (value, pixel) pairs: the zip written into the ring") {
+  // Unsharp mask line-buffered: each row gives the 1x5 blur and the input pixel as a pair of
+  // rows (zip), stored into the ring's two component arrays directly (no temporary in global
+  // memory); the output row is the mask of the pixel, the 5x1 blur and its sharpening.
+  const std::string text = (R"(
+fun gauss5(a: float, b: float, c: float, d: float, e: float): float =
+  (a + 4.0f * b + 6.0f * c + 4.0f * d + e) / 16.0f
+fun sharpen(pixel: float, blurred: float): float = pixel * 4.0f - blurred * 3.0f
+fun mask(pixel: float, blurred: float, sharpened: float): float =
+  abs(pixel - blurred) < 0.001f ? pixel : sharpened
+def unsharp(input: [[[float]W]H]C): [[[float]W]H]C =
+  mapGlb(1, plane ->
+    join(mapGlb(0, strip ->
+      mapSeqSlide(5,
+        w -> asScalar(mapSeq(
+               lanes -> vectorize(8,
+                 (a, b, c, d, e, p) -> mask(p, gauss5(a, b, c, d, e), sharpen(p, gauss5(a, b, c, d, e))),
+                 lanes._0, lanes._1, lanes._2, lanes._3, lanes._4, lanes._5),
+               zip(asVector(8, map(q -> q._0, join(crop(0, 4, w)))),
+                   asVector(8, map(q -> q._0, join(crop(1, 3, w)))),
+                   asVector(8, map(q -> q._0, join(crop(2, 2, w)))),
+                   asVector(8, map(q -> q._0, join(crop(3, 1, w)))),
+                   asVector(8, map(q -> q._0, join(crop(4, 0, w)))),
+                   asVector(8, map(q -> q._1, join(crop(2, 2, w))))))),
+        row -> let(p -> zip(asScalar(mapSeq(
+                          lanes -> vectorize(8, (a, b, c, d, e) -> gauss5(a, b, c, d, e),
+                                             lanes._0, lanes._1, lanes._2, lanes._3, lanes._4),
+                          zip(asVector(8, crop(0, 4, p)), asVector(8, crop(1, 3, p)),
+                              asVector(8, crop(2, 2, p)), asVector(8, crop(3, 1, p)),
+                              asVector(8, crop(4, 0, p))))),
+                        crop(2, 2, p)),
+                   pad(2, 2, clamp, row)),
+        strip),
+      slideStrict(8, 4, pad2D(0, 0, 2, 2, clamp, plane)))),
+  input)
+)");
+  const Definition definition = parseProgram(text, "map_seq_slide.weft").definitions.back();
+  const ArithBinding sizes = {{"W", 24}, {"H", 8}, {"C", 2}};
+  std::mt19937_64 rng(29);
+  const std::vector<Value> inputs = {
+      testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
+  const Value expected = interpret(definition, inputs, sizes);
+  CodegenOptions options;
+  options.specialize = sizes;
+  const CompiledProgram compiled = generateOpenCL(definition, options);
+  CAPTURE(compiled.source);
+  const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
+  CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
+                "max difference " << maxAbsDifference(run.output, expected));
+  CHECK(compiled.buffers.size() == 2);  // the input and the output: no temporary
+  CHECK(compiled.source.find("vstore8(uf_gauss5_v8(") != std::string::npos);
+}
