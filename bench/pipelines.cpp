@@ -561,17 +561,21 @@ Measured timeHand(HandRun& run, const std::string& name, const std::string& kind
   return m;
 }
 
+// The buffers of a hand-written variant: the image, a temporary and the output.
+HandRun handRun(host::Context& context, const Options& o, const Pipeline& pipe) {
+  const size_t bytes = sizeof(float) * pipe.input.data.size();
+  return HandRun{context,
+                 pipe,
+                 o.repeats,
+                 o.minTimeMs,
+                 context.createBuffer(std::span<const float>(pipe.input.data)),
+                 context.createBuffer(bytes),
+                 context.createBuffer(bytes)};
+}
+
 std::vector<Measured> runHand(host::Context& context, const Options& o, const Pipeline& pipe) {
-  const Image& image = pipe.input;
-  const int w = image.width, h = image.height;
-  const size_t bytes = sizeof(float) * image.data.size();
-  HandRun run{context,
-              pipe,
-              o.repeats,
-              o.minTimeMs,
-              context.createBuffer(std::span<const float>(image.data)),
-              context.createBuffer(bytes),
-              context.createBuffer(bytes)};
+  const int w = pipe.input.width, h = pipe.input.height;
+  HandRun run = handRun(context, o, pipe);
   std::vector<Measured> results;
   for (const std::string& shape : o.handShapes) {
     const std::vector<int> p = parseInts(shape);  // V, TY, local x
@@ -612,16 +616,8 @@ std::vector<Measured> runHand(host::Context& context, const Options& o, const Pi
 // --line-buffered that divides the image (V its width, TY its height).
 std::vector<Measured> runLineBuffered(host::Context& context, const Options& o,
                                       const Pipeline& pipe) {
-  const Image& image = pipe.input;
-  const int w = image.width, h = image.height;
-  const size_t bytes = sizeof(float) * image.data.size();
-  HandRun run{context,
-              pipe,
-              o.repeats,
-              o.minTimeMs,
-              context.createBuffer(std::span<const float>(image.data)),
-              context.createBuffer(bytes),
-              context.createBuffer(bytes)};
+  const int w = pipe.input.width, h = pipe.input.height;
+  HandRun run = handRun(context, o, pipe);
   std::vector<Measured> results;
   for (const std::string& shape : o.lineBufferedShapes) {
     const std::vector<int> p = parseInts(shape);  // V, TY

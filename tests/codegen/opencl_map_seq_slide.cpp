@@ -50,6 +50,25 @@ bool windowArray(const std::string& source) {
   return std::regex_search(source, std::regex(R"(float win[0-9]+\[)"));
 }
 
+// `definition` (one image parameter) generated with its sizes specialised (a ring of whole
+// rows is a private array of their length) and run against the interpreter on random inputs
+// (seed `seed`); the compiled program.
+CompiledProgram checkSpecialisedRun(const Definition& definition, const ArithBinding& sizes,
+                                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::vector<Value> inputs = {
+      testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
+  const Value expected = interpret(definition, inputs, sizes);
+  CodegenOptions options;
+  options.specialize = sizes;
+  const CompiledProgram compiled = generateOpenCL(definition, options);
+  CAPTURE(compiled.source);
+  const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
+  CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
+                "max difference " << maxAbsDifference(run.output, expected));
+  return compiled;
+}
+
 }  // namespace
 
 TEST_CASE("a window of scalars over a 1-D array") {
@@ -148,18 +167,8 @@ def blur5(input: [[[float]W]H]C): [[[float]W]H]C =
   input)
 )");
   const Definition definition = parseProgram(text, "map_seq_slide.weft").definitions.back();
-  const ArithBinding sizes = {{"W", 32}, {"H", 12}, {"C", 2}};
-  std::mt19937_64 rng(23);
-  const std::vector<Value> inputs = {
-      testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
-  const Value expected = interpret(definition, inputs, sizes);
-  CodegenOptions options;
-  options.specialize = sizes;
-  const CompiledProgram compiled = generateOpenCL(definition, options);
-  CAPTURE(compiled.source);
-  const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
-  CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
-                "max difference " << maxAbsDifference(run.output, expected));
+  const CompiledProgram compiled =
+      checkSpecialisedRun(definition, {{"W", 32}, {"H", 12}, {"C", 2}}, 23);
   CHECK(windowArray(compiled.source));
   CHECK(compiled.source.find("vstore8(uf_gauss5_v8(") != std::string::npos);
   // The row's taps: one vector read where the clamps stay inside, lanes one by one at the ends.
@@ -205,19 +214,9 @@ def unsharp(input: [[[float]W]H]C): [[[float]W]H]C =
       slideStrict(8, 4, pad2D(0, 0, 2, 2, clamp, plane)))),
   input)
 )");
-  const Definition definition = parseProgram(text, "map_seq_slide.weft").definitions.back();
-  const ArithBinding sizes = {{"W", 24}, {"H", 8}, {"C", 2}};
-  std::mt19937_64 rng(29);
-  const std::vector<Value> inputs = {
-      testing::randomValue(definition.function.params()[0].paramType(), sizes, rng, {true})};
-  const Value expected = interpret(definition, inputs, sizes);
-  CodegenOptions options;
-  options.specialize = sizes;
-  const CompiledProgram compiled = generateOpenCL(definition, options);
-  CAPTURE(compiled.source);
-  const host::RunResult run = host::runProgram(context(), compiled, inputs, sizes);
-  CHECK_MESSAGE(approximatelyEqual(run.output, expected, 1e-5, 1e-5),
-                "max difference " << maxAbsDifference(run.output, expected));
+  const CompiledProgram compiled =
+      checkSpecialisedRun(parseProgram(text, "map_seq_slide.weft").definitions.back(),
+                          {{"W", 24}, {"H", 8}, {"C", 2}}, 29);
   CHECK(compiled.buffers.size() == 2);  // the input and the output: no temporary
   CHECK(compiled.source.find("vstore8(uf_gauss5_v8(") != std::string::npos);
 }

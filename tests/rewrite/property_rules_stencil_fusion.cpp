@@ -508,36 +508,7 @@ TEST_CASE("map2d-fusion preserves the interpreter's result") {
   });
 }
 
-TEST_CASE("zip-centre-tap preserves the interpreter's result") {
-  checkRuleOverRandomPrograms("zip-centre-tap", [](std::mt19937_64& rng) {
-    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 5);
-    Expr input = Expr::param("input", image(width, height));
-    // One or two levels of centred windows: slide2D(s1, s2, 1, 1, pad2D(l, r, t, b, B, ..)).
-    const int levels = uniformInt(rng, 1, 2);
-    Expr windows = input;
-    for (int level = 0; level < levels; ++level) {
-      const int s1 = uniformInt(rng, 1, 3), s2 = uniformInt(rng, 1, 3);
-      const int t = uniformInt(rng, 0, s1 - 1), l = uniformInt(rng, 0, s2 - 1);
-      const int pick = uniformInt(rng, 0, 2);
-      Expr padded = pick == 2 ? pad2DConstant(l, s2 - 1 - l, t, s1 - 1 - t, 0.0, windows)
-                              : pad2D(l, s2 - 1 - l, t, s1 - 1 - t,
-                                      pick == 0 ? Boundary::Clamp : Boundary::Mirror, windows);
-      windows = slide2D(s1, s2, 1, 1, padded);
-    }
-    Expr g0 = intFunction(rng);
-    Expr g = lam("w", [&](Expr w) { return map(g0, nestedWindowSum(w, levels)); });
-    const int form = uniformInt(rng, 0, 1);
-    Expr stage = form == 0 ? map(lam("row", [](Expr row) { return join(row); }),
-                                 map(lam("row", [&](Expr row) { return map(g, row); }), windows))
-                           : map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
-    const int c = uniformInt(rng, 1, 4);
-    Expr h = lam("p", [&](Expr p) { return get(0, p) * lit(c) - readOnce(rng, get(1, p)); });
-    Expr target = map(lam("row", [&](Expr row) { return map(h, zip(get(0, row), get(1, row))); }),
-                      zip(input, stage));
-    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
-    return checkRewrite(d, "zip-centre-tap", target, rng);
-  });
-}
+namespace {
 
 // An image's chain of 1 or 2 levels of centred windows, slide2D(s1, s2, 1, 1, pad2D(l, r, t,
 // b, B, ..)) with t + b = s1 - 1 and l + r = s2 - 1, any boundary.
@@ -564,6 +535,29 @@ Expr randomJoinedStage(std::mt19937_64& rng, const Expr& windows, int levels) {
                map(lam("row", [&](Expr row) { return map(g, row); }), windows));
   }
   return map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
+}
+
+}  // namespace
+
+TEST_CASE("zip-centre-tap preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("zip-centre-tap", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 5);
+    Expr input = Expr::param("input", image(width, height));
+    const int levels = uniformInt(rng, 1, 2);
+    Expr windows = randomCentredWindows(rng, input, levels);
+    Expr g0 = intFunction(rng);
+    Expr g = lam("w", [&](Expr w) { return map(g0, nestedWindowSum(w, levels)); });
+    const int form = uniformInt(rng, 0, 1);
+    Expr stage = form == 0 ? map(lam("row", [](Expr row) { return join(row); }),
+                                 map(lam("row", [&](Expr row) { return map(g, row); }), windows))
+                           : map(lam("row", [&](Expr row) { return join(map(g, row)); }), windows);
+    const int c = uniformInt(rng, 1, 4);
+    Expr h = lam("p", [&](Expr p) { return get(0, p) * lit(c) - readOnce(rng, get(1, p)); });
+    Expr target = map(lam("row", [&](Expr row) { return map(h, zip(get(0, row), get(1, row))); }),
+                      zip(input, stage));
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return checkRewrite(d, "zip-centre-tap", target, rng);
+  });
 }
 
 TEST_CASE("centre-tap-in-producer preserves the interpreter's result") {
