@@ -83,35 +83,21 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   const Arith firstVar = Arith::var(first, VarKind::ThreadIndex, 0, index.varHi());
   const Arith lastVar = Arith::var(last, VarKind::ThreadIndex, 0, index.varHi());
   std::set<std::string> keys;
-  // The conditions, as `variable part + constant >= 0`: of those with the same variable
-  // part only the one with the least constant is needed (x - 2 >= 0 implies x - 1 >= 0).
-  std::vector<Arith> variableParts;
-  std::map<Arith, int64_t> leastConstant;
-  auto require = [&](const Arith& nonNegative) {
-    const int64_t constant = nonNegative.isConstant()               ? *nonNegative.constant()
-                             : nonNegative.kind() == ArithKind::Sum ? nonNegative.sumConstant()
-                                                                    : 0;
-    const Arith variable = nonNegative - Arith(constant);
-    auto [it, inserted] = leastConstant.emplace(variable, constant);
-    if (inserted) variableParts.push_back(variable);
-    it->second = std::min(it->second, constant);
-  };
+  NonNegativeConditions required;
   if (!allocatesShared) {
     for (const BorderRead& read : recorder.seen) {
       std::optional<std::pair<Arith, Arith>> bounds =
           groupBounds(read.index, index.varName(), firstVar, lastVar);
       if (!bounds) continue;
       keys.insert(read.key());
-      if (read.checkLow && !proveNonNegative(bounds->first)) require(bounds->first);
+      if (read.checkLow && !proveNonNegative(bounds->first)) required.require(bounds->first);
       if (read.checkHigh && !proveLess(bounds->second, read.length)) {
-        require(read.length - 1 - bounds->second);
+        required.require(read.length - 1 - bounds->second);
       }
     }
   }
   std::vector<std::string> conditions;
-  for (const Arith& variable : variableParts) {
-    conditions.push_back(c(variable + Arith(leastConstant.at(variable))) + " >= 0");
-  }
+  for (const Arith& condition : required.conditions()) conditions.push_back(c(condition) + " >= 0");
   if (keys.empty()) {
     emitGeneral(0);
     return;

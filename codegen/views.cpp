@@ -362,26 +362,14 @@ ClampedVectorRead clampedVectorRead(
     read.unclamped = resolveLanes();
   }
   if (!areContiguous(read.unclamped)) return read;
-  // index >= 0 and index <= length - 1 for each read, as `variable part + constant >= 0`: of
-  // those with the same variable part only the least constant is needed.
-  std::vector<Arith> variableParts;
-  std::map<Arith, int64_t> leastConstant;
-  auto require = [&](const Arith& nonNegative) {
-    const int64_t constant = nonNegative.isConstant()               ? *nonNegative.constant()
-                             : nonNegative.kind() == ArithKind::Sum ? nonNegative.sumConstant()
-                                                                    : 0;
-    const Arith variable = nonNegative - Arith(constant);
-    auto [it, inserted] = leastConstant.emplace(variable, constant);
-    if (inserted) variableParts.push_back(variable);
-    it->second = std::min(it->second, constant);
-  };
+  // index >= 0 and index <= length - 1 for each read.
+  NonNegativeConditions required;
   for (const BorderRead& border : recorded.seen) {
-    if (border.checkLow) require(border.index);
-    if (border.checkHigh) require(border.length - 1 - border.index);
+    if (border.checkLow) required.require(border.index);
+    if (border.checkHigh) required.require(border.length - 1 - border.index);
   }
   std::string inside;
-  for (const Arith& variable : variableParts) {
-    const Arith condition = variable + Arith(leastConstant.at(variable));
+  for (const Arith& condition : required.conditions()) {
     if (condition.isConstant()) {
       if (*condition.constant() < 0) return read;  // never inside
       continue;
@@ -675,19 +663,18 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         }
         return contiguous;
       };
-      std::optional<ClampedVectorRead> clamped =
-          clampedVectorRead(context, resolveLanes, areContiguous);
-      std::vector<ResolvedElement> lanes = std::move(clamped->lanes);
+      ClampedVectorRead clamped = clampedVectorRead(context, resolveLanes, areContiguous);
+      std::vector<ResolvedElement> lanes = std::move(clamped.lanes);
       const bool contiguous = areContiguous(lanes);
       ResolvedElement result;
       result.vectorWidth = static_cast<int>(w);
-      if (!contiguous && clamped && clamped->inside) {
+      if (!contiguous && clamped.inside) {
         // Consecutive elements but for the clamps of a pad at the array's ends: one vector
         // read where every lane lies inside, the lanes one by one at the ends.
-        const ResolvedElement& first = clamped->unclamped[0];
+        const ResolvedElement& first = clamped.unclamped[0];
         std::string text = "(" + cTypeName(view.type.arrayElement()) + ")(";
         for (int64_t t = 0; t < w; ++t) text += (t ? ", " : "") + lanes[t].expression;
-        result.expression = "((" + *clamped->inside + ") ? vload" + std::to_string(w) + "(0, " +
+        result.expression = "((" + *clamped.inside + ") ? vload" + std::to_string(w) + "(0, " +
                             first.base + " + " + first.offset.toC() + ") : " + text + "))";
         for (ResolvedElement& laneElement : lanes) {
           for (ResolvedElement::ArrayUse& use : laneElement.arrays) {
@@ -796,6 +783,24 @@ ViewPtr scalarView(std::string cExpression, Type type) {
   v.name = std::move(cExpression);
   v.type = std::move(type);
   return make(std::move(v));
+}
+
+void NonNegativeConditions::require(const Arith& nonNegative) {
+  const int64_t constant = nonNegative.isConstant()               ? *nonNegative.constant()
+                           : nonNegative.kind() == ArithKind::Sum ? nonNegative.sumConstant()
+                                                                  : 0;
+  const Arith variable = nonNegative - Arith(constant);
+  auto [it, inserted] = leastConstant_.emplace(variable, constant);
+  if (inserted) variableParts_.push_back(variable);
+  it->second = std::min(it->second, constant);
+}
+
+std::vector<Arith> NonNegativeConditions::conditions() const {
+  std::vector<Arith> result;
+  for (const Arith& variable : variableParts_) {
+    result.push_back(variable + Arith(leastConstant_.at(variable)));
+  }
+  return result;
 }
 
 ViewPtr accessView(ViewPtr array, Arith index) {

@@ -14,7 +14,9 @@
 // that.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -182,6 +184,20 @@ struct BorderRead {
 struct BorderReadRecorder {
   std::vector<BorderRead> seen;
   std::set<std::string> assumedInside;
+};
+
+// Conditions `x >= 0` kept as a variable part plus a constant: of those with the same
+// variable part only the one with the least constant is needed (x - 2 >= 0 implies
+// x - 1 >= 0). The interior fast path and guarded vector reads state their checks this way.
+class NonNegativeConditions {
+ public:
+  void require(const Arith& nonNegative);
+  // Each variable part plus its least constant, in the order the parts were first required.
+  std::vector<Arith> conditions() const;
+
+ private:
+  std::vector<Arith> variableParts_;
+  std::map<Arith, int64_t> leastConstant_;
 };
 
 // What resolution consults and records, passed to resolveElement explicitly: one per code

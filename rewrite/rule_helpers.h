@@ -417,4 +417,30 @@ inline std::optional<ConvMap2D> matchConvMap2D(const Expr& node) {
   return ConvMap2D{k, init, kernel, ks, node.args()[0]};
 }
 
+// e with every get(i, tuple(a0, .., an)) folded to ai (bottom-up; user functions untouched).
+inline Expr foldTupleGets(const Expr& e) {
+  if (e.isLambda()) return e.withBody(foldTupleGets(e.body()));
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(foldTupleGets(f));
+  for (const Expr& x : e.args()) args.push_back(foldTupleGets(x));
+  if (e.isPrim(Op::Get) && args[0].isPrim(Op::Tuple)) {
+    std::optional<int64_t> index = e.nats()[0].constant();
+    if (index && *index >= 0 && *index < static_cast<int64_t>(args[0].args().size())) {
+      return args[0].args()[static_cast<size_t>(*index)];
+    }
+  }
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// The element function `f` of a map over zip(x0, .., x(n-1)) (n >= 2: its param is the tuple)
+// or over one array (n == 1: its param is the element) applied to the components: the param
+// replaced by tuple(components) and the projections folded, so no tuple is left where f only
+// projects.
+inline Expr appliedToComponents(const Expr& f, const std::vector<Expr>& components) {
+  const Expr argument = components.size() == 1 ? components[0] : tuple(components);
+  if (!isUnaryLambda(f)) return apply(f, {argument});
+  return foldTupleGets(substituteParams(f.body(), {{f.params()[0], argument}}));
+}
+
 }  // namespace weft::rewrite

@@ -250,20 +250,6 @@ std::optional<Expr> vectorizeMap(const RuleApplication& application) {
                       asVector(v, xs)));
 }
 
-// `e` with every projection p._i of the param `p` replaced by lanes[i] (user functions
-// untouched; the callers check that p is used through projections only).
-Expr withProjectionsReplaced(const Expr& e, const Expr& p, const std::vector<Expr>& lanes) {
-  if (e.isLambda()) return e.withBody(withProjectionsReplaced(e.body(), p, lanes));
-  if (!e.isPrim()) return e;
-  if (e.isPrim(Op::Get) && isParamNode(e.args()[0], p)) {
-    return lanes.at(static_cast<size_t>(*e.nats()[0].constant()));
-  }
-  std::vector<Expr> funs, args;
-  for (const Expr& f : e.funs()) funs.push_back(withProjectionsReplaced(f, p, lanes));
-  for (const Expr& x : e.args()) args.push_back(withProjectionsReplaced(x, p, lanes));
-  return e.withChildren(e.nats(), funs, args);
-}
-
 // map(f, zip(x0, .., xn)) => asScalar(map(l -> vectorize(v, f', l._0, .., l._n),
 //                                          zip(asVector(v, x0), .., asVector(v, xn))))
 // for zipped arrays of numbers and f giving a number from the tuple's components only
@@ -280,6 +266,7 @@ std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
   auto numeric = [](const Type& t) { return t.isScalar() && t.scalarKind() != ScalarKind::Bool; };
   if (!numeric(application.typeOf(f))) return std::nullopt;
   const std::vector<Expr>& xs = node.args()[0].args();
+  if (xs.size() < 2) return std::nullopt;  // the element of a zip of one array is no tuple
   for (const Expr& x : xs) {
     const Type type = application.typeOf(x);
     if (!type.isArray() || !numeric(type.arrayElement())) return std::nullopt;
@@ -300,7 +287,7 @@ std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
   if (!constantIndices || projections != paramUses(f.body(), t)) return std::nullopt;
   std::vector<Expr> lanes;
   for (size_t i = 0; i < xs.size(); ++i) lanes.push_back(Expr::param("a" + std::to_string(i)));
-  const Expr laneFunction = Expr::lambda(lanes, withProjectionsReplaced(f.body(), t, lanes));
+  const Expr laneFunction = Expr::lambda(lanes, appliedToComponents(f, lanes));
   const Arith v(*width);
   std::vector<Expr> vectors;
   for (const Expr& x : xs) vectors.push_back(asVector(v, x));
