@@ -79,6 +79,16 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
                        p.fmaHalfWidthLanesPerCycle, std::max(1, p.nativeFloatVectorWidth / 2),
                        p.fmaLatencyCycles, p.vectorLoadsPerCycle);
   }
+  if (p.conflictFreeStoreStreams > 0 || p.conflictingStoreCycles > 0) {
+    out << indent
+        << (p.conflictingStoreCycles > 0
+                ? fmt::format("stores into {} streams 4 KiB apart without cache conflicts, {} "
+                              "cycles lost per store past that (probe)\n",
+                              p.conflictFreeStoreStreams, p.conflictingStoreCycles)
+                : fmt::format("stores into up to {} streams 4 KiB apart without cache conflicts "
+                              "(probe)\n",
+                              p.conflictFreeStoreStreams));
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +30,18 @@ constexpr int kLatencySteps = 8;
 // Each kernel runs long enough to time (about 20 ms), the best of this many rounds.
 constexpr double kTargetSeconds = 0.02;
 constexpr int kRuns = 5;
+// The store-stream kernels: the stream counts tried, the streams' distance in floats (17 times
+// 4 KiB: in the same set of a cache whose sets span 4 KiB, in different sets of larger spans)
+// and the distance one 64-byte line further (different sets), the floats each stream's stores
+// walk over (4 KiB, so that every kernel's data stays within the second-level cache), and how
+// much slower the aliased streams must be to count as conflicting (twice: a few aliased streams
+// short of the ways already slow the stores a little, as the set also holds other lines).
+constexpr std::array<int, 6> kStoreStreams = {4, 8, 12, 16, 24, 32};
+constexpr int kAliasedStrideFloats = 17 * 1024;
+constexpr int kPaddedStrideFloats = kAliasedStrideFloats + 16;
+constexpr int kStreamFloats = 1024;
+constexpr int kStoresPerStep = 8;
+constexpr double kConflictRatio = 2.0;
 
 std::string vectorType(int width) { return width == 1 ? "float" : fmt::format("float{}", width); }
 
@@ -95,6 +108,27 @@ std::string loadKernel(const std::string& name, int width, int chains, int round
   return text;
 }
 
+// A kernel whose work-item stores, per step, kStoresPerStep floats two apart into each of
+// `streams` streams `stride` floats apart, stream after stream for each float (a convolution
+// work-item's pixel-by-pixel stores of its channels); each step moves 16 floats on, within
+// kStreamFloats. The stores two floats apart are not merged into vector stores by the compiler.
+std::string storeKernel(const std::string& name, int streams, int stride) {
+  std::string text = fmt::format(
+      "__kernel void {}(__global float* out, int iterations) {{\n"
+      "  __global float* base = out + get_global_id(0) * {};\n"
+      "  for (int i = 0; i < iterations; ++i) {{\n"
+      "    const int offset = (i * {}) & {};\n"
+      "    const float v = (float)i;\n"
+      "    for (int j = 0; j < {}; ++j) {{\n",
+      name, streams * stride + kStreamFloats, 2 * kStoresPerStep, kStreamFloats - 1,
+      kStoresPerStep);
+  for (int s = 0; s < streams; ++s) {
+    text += fmt::format("      base[{} + offset + 2 * j] = v + {}.0f;\n", s * stride, s);
+  }
+  text += "    }\n  }\n}\n";
+  return text;
+}
+
 // Seconds of one run of the kernel with `iterations`, one work-item per compute unit; its
 // arguments other than the iteration count (the last) are set by `setArguments`.
 double runSeconds(Context& context, const Kernel& kernel,
@@ -128,10 +162,14 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   const int width = std::max(1, profile.nativeFloatVectorWidth);
   const int half = std::max(1, width / 2);
   const int units = std::max(1, profile.computeUnits);
-  const std::string source = fmaKernel("fmaFull", width, kChains, kRounds) +
+  std::string source = fmaKernel("fmaFull", width, kChains, kRounds) +
                              fmaKernel("fmaHalf", half, kChains, kRounds) +
                              fmaKernel("fmaChain", width, 1, kLatencySteps) +
                              loadKernel("vectorLoads", width, kChains, kRounds);
+  for (const int streams : kStoreStreams) {
+    source += storeKernel(fmt::format("storesAliased{}", streams), streams, kAliasedStrideFloats);
+    source += storeKernel(fmt::format("storesPadded{}", streams), streams, kPaddedStrideFloats);
+  }
   const Program program = context.build(source);
   const Buffer out = context.createBuffer(static_cast<std::size_t>(units) * sizeof(float));
   const std::vector<float> ones(static_cast<std::size_t>(kLoadBufferVectors * width), 1.0f);
@@ -146,11 +184,24 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
     k.setArg(0, out);
     k.setArg(1, in);
   };
+  const Buffer streamsOut = context.createBuffer(
+      static_cast<std::size_t>(units) *
+      static_cast<std::size_t>(kStoreStreams.back() * kPaddedStrideFloats + kStreamFloats) *
+      sizeof(float));
+  const auto storeArguments = [&](Kernel& k) { k.setArg(0, streamsOut); };
   std::vector<TimedKernel> kernels = {
       {Kernel(program, "fmaFull"), fmaArguments, double{kChains} * kRounds * width},
       {Kernel(program, "fmaHalf"), fmaArguments, double{kChains} * kRounds * half},
       {Kernel(program, "fmaChain"), fmaArguments, double{kLatencySteps}},
       {Kernel(program, "vectorLoads"), loadArguments, double{kChains} * kRounds}};
+  const std::size_t firstStoreKernel = kernels.size();
+  for (const int streams : kStoreStreams) {
+    const double stores = double{kStoresPerStep} * streams;
+    kernels.push_back({Kernel(program, fmt::format("storesAliased{}", streams)), storeArguments,
+                       stores});
+    kernels.push_back({Kernel(program, fmt::format("storesPadded{}", streams)), storeArguments,
+                       stores});
+  }
   // Calibration (which also wakes the cores up to their working clock), then kRuns rounds over
   // all kernels, so that a slow moment of the machine does not fall on one kernel's every run.
   for (TimedKernel& k : kernels) {
@@ -174,6 +225,32 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   facts.fmaHalfWidthLanesPerCycle = perCycle(kernels[1]);
   facts.fmaLatencyCycles = 1.0 / perCycle(kernels[2]);
   facts.vectorLoadsPerCycle = perCycle(kernels[3]);
+  // Store streams: the most streams before the first count whose aliased stores are
+  // kConflictRatio times slower than the padded ones, and the cycles per store lost at the largest
+  // count tried up to twice that (the first conflicting count when none is).
+  std::vector<double> aliasedCycles, paddedCycles;
+  for (std::size_t i = 0; i < kStoreStreams.size(); ++i) {
+    aliasedCycles.push_back(1.0 / perCycle(kernels[firstStoreKernel + 2 * i]));
+    paddedCycles.push_back(1.0 / perCycle(kernels[firstStoreKernel + 2 * i + 1]));
+  }
+  std::size_t firstConflict = kStoreStreams.size();
+  for (std::size_t i = 0; i < kStoreStreams.size(); ++i) {
+    if (aliasedCycles[i] > kConflictRatio * paddedCycles[i]) {
+      firstConflict = i;
+      break;
+    }
+  }
+  if (firstConflict == kStoreStreams.size()) {
+    facts.conflictFreeStoreStreams = kStoreStreams.back();
+  } else {
+    const int freeStreams = firstConflict == 0 ? 0 : kStoreStreams[firstConflict - 1];
+    std::size_t measured = firstConflict;
+    for (std::size_t i = firstConflict; i < kStoreStreams.size(); ++i) {
+      if (kStoreStreams[i] <= 2 * std::max(freeStreams, 1)) measured = i;
+    }
+    facts.conflictFreeStoreStreams = freeStreams;
+    facts.conflictingStoreCycles = std::max(0.0, aliasedCycles[measured] - paddedCycles[measured]);
+  }
   // A CPU retires at most a few FMA instructions and loads per cycle, even at a turbo clock far
   // above the nominal one; more means the kernels were not run as written.
   const double instructionsPerCycle =
@@ -198,9 +275,12 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   profile.fmaHalfWidthLanesPerCycle = tenth(facts.fmaHalfWidthLanesPerCycle);
   profile.fmaLatencyCycles = tenth(facts.fmaLatencyCycles);
   profile.vectorLoadsPerCycle = tenth(facts.vectorLoadsPerCycle);
+  profile.conflictFreeStoreStreams = facts.conflictFreeStoreStreams;
+  profile.conflictingStoreCycles = tenth(facts.conflictingStoreCycles);
   profile.source +=
-      "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles and vectorLoadsPerCycle "
-      "measured by the arithmetic probe (host/arithmetic_probe.h)";
+      "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle, "
+      "conflictFreeStoreStreams and conflictingStoreCycles measured by the arithmetic probe "
+      "(host/arithmetic_probe.h)";
   return profile;
 }
 

@@ -14,7 +14,15 @@
 //     many lanes; one whose pipes are the whole vector, Zen 5 or Intel Skylake-SP, half as many);
 //   - FMA latency: one float<W> chain, each fma waiting for the previous one;
 //   - vector loads: float<W> loads from a 4 KiB buffer (in the first-level cache) OR-ed into 12
-//     integer accumulators (integer ORs have more ports than loads, so the loads bound it).
+//     integer accumulators (integer ORs have more ports than loads, so the loads bound it);
+//   - store streams: scalar stores into S streams 17 x 4 KiB apart, each step one store to every
+//     stream (as a convolution work-item stores its κ output channels pixel by pixel into planes
+//     of the output), against the same with the streams one 64-byte line further apart each.
+//     Streams a multiple of 4 KiB apart fall into the same set of a first-level cache (its size
+//     over its ways is 4 KiB on the x86 cores weft targets: Intel's and AMD's optimization
+//     manuals); past the set's ways each store misses the cache. S in {4, 8, 12, 16, 24, 32}:
+//     the most streams that do not make the stores twice as slow, and the cycles a store loses
+//     past them.
 // Every rate is per compute unit and per cycle of the profile's clock (maxClockMHz, the nominal
 // clock): a turbo clock shows as more per cycle, consistently in every rate, which the cost
 // model multiplies by the same clock.
@@ -30,6 +38,8 @@ struct ArithmeticFacts {
   double fmaHalfWidthLanesPerCycle = 0;  // float<W/2> FMAs
   double fmaLatencyCycles = 0;           // from an FMA to the next one using its result
   double vectorLoadsPerCycle = 0;        // float<W> loads from the first-level cache
+  double conflictFreeStoreStreams = 0;   // store streams 4 KiB-multiples apart without conflicts
+  double conflictingStoreCycles = 0;     // cycles a store loses past them (0: none up to 32)
   double seconds = 0;                    // the probe's own time, its build included
 };
 

@@ -252,6 +252,10 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   }
   if (p.fmaLatencyCycles > 0) json["fmaLatencyCycles"] = p.fmaLatencyCycles;
   if (p.vectorLoadsPerCycle > 0) json["vectorLoadsPerCycle"] = p.vectorLoadsPerCycle;
+  if (p.conflictFreeStoreStreams > 0) {
+    json["conflictFreeStoreStreams"] = p.conflictFreeStoreStreams;
+  }
+  if (p.conflictingStoreCycles > 0) json["conflictingStoreCycles"] = p.conflictingStoreCycles;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   json["fingerprint"] = p.fingerprint;
@@ -339,6 +343,8 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   rate("fmaHalfWidthLanesPerCycle", &p.fmaHalfWidthLanesPerCycle);
   rate("fmaLatencyCycles", &p.fmaLatencyCycles);
   rate("vectorLoadsPerCycle", &p.vectorLoadsPerCycle);
+  rate("conflictFreeStoreStreams", &p.conflictFreeStoreStreams);
+  rate("conflictingStoreCycles", &p.conflictingStoreCycles);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
   p.fingerprint = r.string("fingerprint", &empty);

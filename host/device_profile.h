@@ -82,6 +82,12 @@ struct DeviceProfile {
   double fmaHalfWidthLanesPerCycle = 0;
   double fmaLatencyCycles = 0;
   double vectorLoadsPerCycle = 0;
+  // A CPU core's store streams: how many streams of stores a multiple of 4 KiB apart (the
+  // planes of an output whose plane is such a multiple) it keeps without first-level cache
+  // conflicts, and the cycles each store loses past that. 0 and 0: unknown (the cost model
+  // then counts no conflicts). Measured by the arithmetic probe; optional in the JSON.
+  double conflictFreeStoreStreams = 0;
+  double conflictingStoreCycles = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,

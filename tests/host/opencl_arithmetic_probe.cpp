@@ -1,7 +1,8 @@
 // The arithmetic probe (host/arithmetic_probe.h) on the default device (label opencl): its
 // rates are within what any CPU can have, with room for a turbo clock up to twice the nominal
 // one (half to eight FMA instructions and loads per cycle, no more lanes at half width than at
-// full width, a latency of one to a few tens of cycles), the profile it fills names them as
+// full width, a latency of one to a few tens of cycles, store streams up to 32 and a conflict
+// costing cycles, not thousands), the profile it fills names them as
 // measured and survives a JSON round trip, and a device that is not a CPU is left alone. A
 // profile without a clock is refused.
 #include "host/arithmetic_probe.h"
@@ -45,6 +46,15 @@ TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the 
   CHECK(facts.vectorLoadsPerCycle >= 0.5);
   CHECK(facts.vectorLoadsPerCycle <= 8);
   CHECK(facts.seconds < 10);
+  // A first-level cache has a few ways to a few tens; past them a store loses cycles, not
+  // thousands. 32 streams without conflicts means none seen (and no cycles lost).
+  MESSAGE(facts.conflictFreeStoreStreams << " store streams without conflicts, "
+                                         << facts.conflictingStoreCycles << " cycles past them");
+  CHECK(facts.conflictFreeStoreStreams >= 0);
+  CHECK(facts.conflictFreeStoreStreams <= 32);
+  CHECK(facts.conflictingStoreCycles >= 0);
+  CHECK(facts.conflictingStoreCycles < 1000);
+  CHECK((facts.conflictFreeStoreStreams == 32) == (facts.conflictingStoreCycles == 0));
 
   const DeviceProfile probed = withProbedArithmetic(context(), queried);
   CHECK(probed.fmaLanesPerCycle > 0);

@@ -278,6 +278,31 @@ TEST_CASE("a window row's unrolled taps load each input value once") {
   CHECK(narrowRow->seconds < narrow->seconds);
 }
 
+TEST_CASE("output planes 4 KiB-multiples apart conflict past the probe's store streams") {
+  host::DeviceProfile probed = host::loadProfile("pocl-cpu");
+  probed.conflictFreeStoreStreams = 12;
+  probed.conflictingStoreCycles = 8;
+  const host::DeviceProfile unknown = host::loadProfile("pocl-cpu");
+  REQUIRE(unknown.conflictingStoreCycles == 0);
+  const ConvLayer conv1_1 = parseConvLayer("vgg16:0");  // 224 x 224 x 4 bytes = 49 x 4 KiB
+  const ConvLayer conv2_1 = parseConvLayer("vgg16:5");  // 112 x 112 x 4 bytes: 12.25 x 4 KiB
+  // κ 16 stores into 16 planes, more than 12: every one of the 64 x 224 x 224 stores loses
+  // 8 cycles over 2 compute units at the profile's clock.
+  const double extra = 64.0 * 224 * 224 * 8 / 2 / (probed.maxClockMHz * 1e6);
+  std::optional<CostPrediction> wide = predictLayerVariantCost(conv1_1, vectorPoint(16, 8, 7), probed);
+  REQUIRE(wide);
+  CHECK(wide->seconds == doctest::Approx(cost(conv1_1, vectorPoint(16, 8, 7), unknown) + extra));
+  CHECK(wide->kernels.back().limit == "conflicting output stores");
+  // κ 8 stays within the streams; other planes do not alias; an unknown profile counts nothing.
+  CHECK(cost(conv1_1, vectorPoint(8, 8, 7), probed) ==
+        doctest::Approx(cost(conv1_1, vectorPoint(8, 8, 7), unknown)));
+  CHECK(cost(conv2_1, vectorPoint(16, 8, 7), probed) ==
+        doctest::Approx(cost(conv2_1, vectorPoint(16, 8, 7), unknown)));
+  // So on conv1_1 (3 input channels, few FMAs per output) κ 8 comes first, as measured.
+  CHECK(cost(conv1_1, vectorPoint(8, 8, 7), probed) < cost(conv1_1, vectorPoint(16, 8, 7), probed));
+  CHECK(cost(conv1_1, vectorPoint(8, 8, 7), unknown) > cost(conv1_1, vectorPoint(16, 8, 7), unknown));
+}
+
 TEST_CASE("work-groups that leave a compute unit idle cost more") {
   const host::DeviceProfile pocl = host::loadProfile("pocl-cpu");  // 2 compute units
   const ConvLayer tiny = parseConvLayer("8,14,14,16,3,1,1");

@@ -20,6 +20,10 @@
 //    floats = 24 float16 registers, is that budget); explicit vectors are needed (PoCL does not
 //    vectorize a scalar reduction: ≈ 3.7 GFLOP/s); a separate pad kernel costs 4–7 ms on
 //    conv1_2 (3.3 M padded elements: ≈ 6 cycles per element on 2 cores at 2.6 GHz).
+//  - The profile's store streams (conflictFreeStoreStreams, conflictingStoreCycles: measured by
+//    the arithmetic probe): a vector work-item's κ output planes, 4 KiB-multiples apart, conflict
+//    in the first-level cache past that many streams (measured with 224×224 output planes on an
+//    8-way cache: κ 16 slower than κ 8 at the same σ, though it issues half the FMAs).
 //  - Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016): the
 //    Winograd family's (m+2)² products over the channels per m×m output tile.
 //  - The LIFT direct-convolution paper (section 4.2): conv-direct's four kernels (pad, partial
@@ -53,6 +57,8 @@ struct CoreModel {
   double gpuLanes = 1;  // a GPU compute unit's FP32 lanes (4 schedulers × the warp width)
   const host::DeviceProfile* device = nullptr;  // for what a compute unit holds (GPU)
   double stepLatencyCycles = 200;               // a lone GPU work-item's cycles per window element
+  double conflictFreeStoreStreams = 0;  // store streams 4 KiB-multiples apart, no conflicts (profile)
+  double conflictingStoreCycles = 0;    // cycles a store loses past them (profile; 0: unknown)
 };
 
 CoreModel coreModel(const host::DeviceProfile& device) {
@@ -68,6 +74,8 @@ CoreModel coreModel(const host::DeviceProfile& device) {
   }
   if (device.fmaLatencyCycles > 0) core.fmaLatency = device.fmaLatencyCycles;
   if (device.vectorLoadsPerCycle > 0) core.loadsPerCycle = device.vectorLoadsPerCycle;
+  core.conflictFreeStoreStreams = device.conflictFreeStoreStreams;
+  core.conflictingStoreCycles = device.conflictingStoreCycles;
   core.registerBudget = std::max<int64_t>(1, device.registersPerWorkItem / core.nativeLanes);
   core.cpu = device.deviceType == "cpu";
   if (!core.cpu) {
@@ -200,7 +208,22 @@ CostPrediction vectorFamilyCost(const ConvLayer& layer, int64_t kappa, int64_t s
         core));
   }
   double seconds = cycles / core.cores / core.gpuLanes / core.clockHz;
-  if (!core.cpu) {
+  if (core.cpu) {
+    // A work-item stores its κ channels pixel by pixel into κ planes of the output. When a
+    // plane's bytes are a multiple of 4 KiB, those stores fall into one set of the first-level
+    // cache, and past the streams the probe found free of conflicts every store loses the
+    // probe's cycles (the stores of the partial sums of a split alike).
+    const int64_t planeBytes = outH * outW * static_cast<int64_t>(sizeof(float));
+    if (core.conflictingStoreCycles > 0 && planeBytes % 4096 == 0 &&
+        static_cast<double>(kappa) > core.conflictFreeStoreStreams) {
+      const double stores = static_cast<double>(layer.M) * static_cast<double>(outH) *
+                            static_cast<double>(outW) * static_cast<double>(split);
+      const double storeSeconds =
+          stores * core.conflictingStoreCycles / core.cores / core.clockHz;
+      if (storeSeconds > seconds) limit = "conflicting output stores";
+      seconds += storeSeconds;
+    }
+  } else {
     // Too few work-items to hide memory latency: each work-item's steps run one after the
     // other at about 200 cycles each (measured on an H200: conv5_1 with κ 4, σ 2, about three
     // warps per SM, 0.475 ms for 4608 steps), in as many rounds as the device needs to hold
