@@ -43,5 +43,6 @@ void addStencilTupleRules(std::vector<Rule>& rules);   // rules_stencil_tuples.c
 void addWinogradRules(std::vector<Rule>& rules);       // rules_winograd.cpp
 void addWorkgroupTilingRules(std::vector<Rule>& rules);  // rules_workgroup_tiling.cpp
 void addSlidingWindowRules(std::vector<Rule>& rules);    // rules_sliding_window.cpp
+void addStencilRowRules(std::vector<Rule>& rules);       // rules_stencil_rows.cpp
 
 }  // namespace weft::rewrite

@@ -316,6 +316,7 @@ const std::vector<Rule>& ruleLibrary() {
     addWinogradRules(all);
     addWorkgroupTilingRules(all);
     addSlidingWindowRules(all);
+    addStencilRowRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

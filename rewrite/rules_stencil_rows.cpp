@@ -1,0 +1,238 @@
+// Stencils as shifted rows: a stencil whose window function reads single taps of its window
+// (the taps idiom, zip(crop(0, n - 1, w), .., crop(n - 1, 0, w)), and the centre-tap picks of
+// the fusion rules) computes, along a row, the same as that function applied once to the row's
+// shifted copies. Then a row of the stencil is one map over zipped crops of whole rows, which
+// vectorize-zip turns into overlapping vector reads, and a vertical stencil reads whole rows of
+// its window, which a sliding window keeps (line buffering along rows, as Halide's CPU
+// schedules compute blurs).
+//
+//  window-taps-as-shifted-rows
+//    map(f, S(n, 1, r))                       => split(1, F(r))
+//    map2D(f, slide2D(s1, s2, 1, 1, y))       => map(rows -> split(1, F(rows)), S(s1, 1, y))
+//    map(row -> join(map(f, row)), slide2D(..)) and map(row -> join(row), map2D(f, slide2D(..)))
+//                                             => map(rows -> F(rows), S(s1, 1, y))
+//   S: slide or slideStrict (the same as the original's outer slide), steps 1, sizes constant;
+//   f = w -> E(w), E built only from taps of the window w, zip and map(g, ·) with g not
+//   mentioning w, so that E(w) is a one-element array. A tap is one element of the window:
+//     1-D window [T]n:         crop(a, b, w)                                   (a + b + 1 = n)
+//     2-D window [[T]s2]s1:    crop(a, b, join(w))    element (a / s2, a % s2)  (a + b + 1 = s1·s2)
+//                              join(map(t -> crop(c, d, t), crop(a, b, w)))  element (a, c)
+//   or, in the crop forms, one of the window's elements mapped by h: crop(a, b, map(h, w)),
+//   crop(a, b, join(map2D(h, w))) (h not mentioning w).
+//   F replaces each tap by the row of all windows' taps: crop(a, b, r) for a 1-D window;
+//   crop(j, s2 - 1 - j, join(crop(i, s1 - 1 - i, rows))) for element (i, j) of a 2-D window,
+//   rows being the s1 rows the windows of one output row span; a mapped tap by map(h) of it.
+//
+// Why it holds (the interpreter is the reference, ir/interp.cpp): window k of slide(n, 1, r) is
+// r[k .. k + n - 1], so its tap a is r[k + a], which is element k of crop(a, n - 1 - a, r): a
+// tap of every window along the row is the crop. zip and map(g, ·) act element by element on
+// equally long arrays, so applying them to the one-element taps of window k gives element k of
+// applying them to the crops; a crop of a mapped window is the map of the crop. A 2-D window's rows are rows i .. i + s1 - 1 of y (element (i, j)
+// of window (k, l) is y[k + i][l + j]): tap (i, j) of the windows of output row k is the crop
+// of row i of the k-th window of S(s1, 1, y). The results keep the original's shapes: split(1)
+// gives each window's one-element array back, and a joined stage drops it. slideStrict of step 1
+// covers any input exactly, so S(s1, 1, y) has the original's output rows. Checked against the
+// interpreter on random stencils by tests/rewrite/property_rules_stencil_rows.cpp.
+//
+//  pad2d-one-axis   pad2D(0, 0, t, b, B, x) => pad(t, b, B, x)
+//                   pad2D(l, r, 0, 0, B, x) => map(row -> pad(l, r, B, row), x)
+//   A 2-D pad along one axis is a pad of the rows or of each row (a pad of width 0 is the
+//   identity, and transpose ∘ map(pad) ∘ transpose pads the outer dimension): the rows a
+//   stencil over whole rows reads, and the form pad-map-interchange and the vector reads of
+//   clamped rows take.
+#include <functional>
+#include <optional>
+
+#include "ir/builders.h"
+#include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
+
+namespace weft::rewrite {
+
+namespace {
+
+// The window's shape: s1 rows of s2 (a 1-D window is one row of n that is not nested).
+struct WindowShape {
+  int64_t rows = 1, columns = 1;
+  bool oneDimensional = false;
+};
+
+// One tap: element (i, j) of the window, read through `g` when the window's elements are
+// mapped by g before the pick (crop(a, b, join(map2D(g, w))), crop(a, b, map(g, w))).
+struct Tap {
+  int64_t i = 0, j = 0;
+  std::optional<Expr> g;
+};
+
+// `x` is the window w, or map(g, w) (1-D) / map2D(g, w) (2-D) with g not mentioning w: sets
+// `g` and returns true.
+bool isWindowOrMapped(const Expr& x, const Expr& w, bool oneDimensional, std::optional<Expr>& g) {
+  if (isParamNode(x, w)) return true;
+  if (!x.isPrim(Op::Map) || !isParamNode(x.args()[0], w) || mentionsParam(x.funs()[0], w)) {
+    return false;
+  }
+  if (oneDimensional) {
+    g = x.funs()[0];
+    return true;
+  }
+  std::optional<Expr> element = rowMapElement(x.funs()[0]);
+  if (!element) return false;
+  g = *element;
+  return true;
+}
+
+// The tap `e` reads from the window `w`, or nullopt when it is not one element of it.
+std::optional<Tap> tapOf(const Expr& e, const Expr& w, const WindowShape& shape) {
+  if (e.isPrim(Op::Crop)) {
+    const std::optional<int64_t> a = e.nats()[0].constant(), b = e.nats()[1].constant();
+    if (!a || !b || *a < 0 || *b < 0) return std::nullopt;
+    const Expr& x = e.args()[0];
+    Tap tap;
+    if (shape.oneDimensional) {
+      if (!isWindowOrMapped(x, w, true, tap.g) || *a + *b + 1 != shape.columns) {
+        return std::nullopt;
+      }
+      tap.j = *a;
+      return tap;
+    }
+    // crop(a, b, join(w)): the window's elements row by row.
+    if (!x.isPrim(Op::Join) || !isWindowOrMapped(x.args()[0], w, false, tap.g)) {
+      return std::nullopt;
+    }
+    if (*a + *b + 1 != shape.rows * shape.columns) return std::nullopt;
+    tap.i = *a / shape.columns;
+    tap.j = *a % shape.columns;
+    return tap;
+  }
+  // join(map(t -> crop(c, d, t), crop(a, b, w))): row a, column c.
+  if (shape.oneDimensional || !e.isPrim(Op::Join)) return std::nullopt;
+  const Expr& picked = e.args()[0];
+  if (!picked.isPrim(Op::Map) || !isUnaryLambda(picked.funs()[0])) return std::nullopt;
+  const Expr& column = picked.funs()[0];
+  const Expr& columnCrop = column.body();
+  if (!columnCrop.isPrim(Op::Crop) || !isParamNode(columnCrop.args()[0], column.params()[0])) {
+    return std::nullopt;
+  }
+  const Expr& rowCrop = picked.args()[0];
+  if (!rowCrop.isPrim(Op::Crop) || !isParamNode(rowCrop.args()[0], w)) return std::nullopt;
+  const std::optional<int64_t> a = rowCrop.nats()[0].constant(), b = rowCrop.nats()[1].constant();
+  const std::optional<int64_t> c = columnCrop.nats()[0].constant(),
+                               d = columnCrop.nats()[1].constant();
+  if (!a || !b || !c || !d || *a < 0 || *b < 0 || *c < 0 || *d < 0) return std::nullopt;
+  if (*a + *b + 1 != shape.rows || *c + *d + 1 != shape.columns) return std::nullopt;
+  return Tap{*a, *c, std::nullopt};
+}
+
+// E(w) with every tap replaced by the row of all windows' taps (`rowOf(i)` is row i of the
+// windows' rows), or nullopt when E reads w other than through taps.
+std::optional<Expr> lifted(const Expr& e, const Expr& w, const WindowShape& shape,
+                           const std::function<Expr(int64_t)>& rowOf) {
+  if (std::optional<Tap> tap = tapOf(e, w, shape)) {
+    Expr row = crop(Arith(tap->j), Arith(shape.columns - 1 - tap->j), rowOf(tap->i));
+    return tap->g ? map(*tap->g, std::move(row)) : row;
+  }
+  if (e.isPrim(Op::Zip)) {
+    std::vector<Expr> arrays;
+    for (const Expr& x : e.args()) {
+      std::optional<Expr> l = lifted(x, w, shape, rowOf);
+      if (!l) return std::nullopt;
+      arrays.push_back(std::move(*l));
+    }
+    return zip(std::move(arrays));
+  }
+  if (e.isPrim(Op::Map) && !mentionsParam(e.funs()[0], w)) {
+    std::optional<Expr> l = lifted(e.args()[0], w, shape, rowOf);
+    if (!l) return std::nullopt;
+    return map(e.funs()[0], std::move(*l));
+  }
+  return std::nullopt;
+}
+
+// The slide or slideStrict `e` with step 1 and a constant size, as (op, size).
+std::optional<std::pair<Op, int64_t>> unitStepSlide(const Expr& e) {
+  if (!e.isPrim(Op::Slide) && !e.isPrim(Op::SlideStrict)) return std::nullopt;
+  const std::optional<int64_t> size = e.nats()[0].constant();
+  if (!size || *size < 1 || e.nats()[1].constant() != 1) return std::nullopt;
+  return std::make_pair(e.primOp(), *size);
+}
+
+std::optional<Expr> windowTapsAsShiftedRows(const RuleApplication& application) {
+  const Expr& node = application.node;
+  if (!node.isPrim(Op::Map)) return std::nullopt;
+  // 1-D: map(f, S(n, 1, r)).
+  if (std::optional<std::pair<Op, int64_t>> slid = unitStepSlide(node.args()[0])) {
+    const Expr& f = node.funs()[0];
+    if (!isUnaryLambda(f)) return std::nullopt;
+    const Expr& r = node.args()[0].args()[0];
+    const WindowShape shape{1, slid->second, true};
+    std::optional<Expr> row =
+        lifted(f.body(), f.params()[0], shape, [&](int64_t) { return r; });
+    if (!row) return std::nullopt;
+    return split(Arith(1), std::move(*row));
+  }
+  // 2-D: a per-pixel stage over slide2D windows of step 1.
+  std::optional<PixelStage> stage = matchPixelStage(node, application.typeOf);
+  if (!stage || !isUnaryLambda(stage->f)) return std::nullopt;
+  std::optional<Slide2DExpansion> windows = matchSlide2D(stage->x);
+  if (!windows || windows->step1.constant() != 1 || windows->step2.constant() != 1) {
+    return std::nullopt;
+  }
+  const std::optional<int64_t> s1 = windows->size1.constant(), s2 = windows->size2.constant();
+  if (!s1 || !s2 || *s1 < 1 || *s2 < 1) return std::nullopt;
+  const WindowShape shape{*s1, *s2, false};
+  const Expr& w = stage->f.params()[0];
+  const Expr& body = stage->f.body();
+  // The lambda over the s1 rows the windows of one output row span; tried once first, so that
+  // nothing is built for a window function that reads its window otherwise.
+  std::optional<Expr> lambda;
+  bool refused = false;
+  lambda = lam("rows", [&](Expr rows) {
+    std::optional<Expr> row = lifted(body, w, shape, [&](int64_t i) {
+      return join(crop(Arith(i), Arith(*s1 - 1 - i), rows));
+    });
+    if (!row) {
+      refused = true;
+      return rows;
+    }
+    return stage->joined ? std::move(*row) : split(Arith(1), std::move(*row));
+  });
+  if (refused) return std::nullopt;
+  return map(std::move(*lambda),
+             Expr::prim(windows->outerOp, {windows->size1, Arith(1)}, {}, {windows->x}));
+}
+
+// pad2D(0, 0, t, b, B, x) => pad(t, b, B, x);  pad2D(l, r, 0, 0, B, x) => map(row -> pad(l, r,
+// B, row), x): a 2-D pad along one axis only (the other pad is of width 0, an identity).
+std::optional<Expr> pad2DOneAxis(const RuleApplication& application) {
+  std::optional<Pad2DExpansion> p = matchPad2DExpansion(application.node);
+  if (!p) return std::nullopt;
+  auto zero = [](const Arith& a) { return a.constant() == 0; };
+  if (zero(p->left) && zero(p->right)) return pad(p->top, p->bottom, p->columnBoundary, p->x);
+  if (zero(p->top) && zero(p->bottom)) {
+    return map(lam("row", [&](Expr row) { return pad(p->left, p->right, p->rowBoundary, row); }),
+               p->x);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void addStencilRowRules(std::vector<Rule>& rules) {
+  rules.push_back(Rule{
+      "window-taps-as-shifted-rows",
+      "map(f) ∘ slide(n, 1) => split(1) ∘ F;  map2D(f) ∘ slide2D(s1, s2, 1, 1) => map(rows -> "
+      "split(1, F(rows))) ∘ slide(s1, 1)   [f reads its window through single taps, zip and "
+      "map only; F: each tap replaced by the crop of the row holding it for every window; a "
+      "joined stage without the split]",
+      RuleFamily::Fusion,
+      {},
+      windowTapsAsShiftedRows});
+  rules.push_back(Rule{"pad2d-one-axis",
+                       "pad2D(0, 0, t, b, B) => pad(t, b, B);  pad2D(l, r, 0, 0, B) => map(pad(l, "
+                       "r, B))",
+                       RuleFamily::Simplification,
+                       {},
+                       pad2DOneAxis});
+}
+
+}  // namespace weft::rewrite
