@@ -337,6 +337,10 @@ Measured runCompiled(host::Context& context, host::ProgramCache& cache, const st
 
 // Sets the local size lx × ly (1 beyond) on the kernels that have none and whose global sizes
 // it divides; with `only`, just on the kernels it flags (one flag per kernel).
+// Private values per work-item past which a kernel with an open local size is launched one
+// work-item per work-group (the bench runs variants in its own process; see below).
+constexpr int64_t kLargePrivateScalars = 4096;
+
 CompiledProgram withLocalSize(CompiledProgram program, int lx, int ly, const ArithBinding& sizes,
                               const std::vector<bool>& only = {}) {
   for (size_t index = 0; index < program.kernels.size(); ++index) {
@@ -832,7 +836,11 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       }
       rewrite::RewriteContext rewriting;
       rewrite::StrategyResult fused;
-      const rewrite::RuleArguments factors{{"theta1", Arith(t[0])}, {"theta2", Arith(t[1])}};
+      // The two numbers are the strategy's two factors in order (theta1, theta2 for the tiled
+      // ones; theta, v for pipeline-line-buffered-pointwise).
+      const std::string first = strategy->factors.size() == 2 ? strategy->factors[0] : "theta1";
+      const std::string second = strategy->factors.size() == 2 ? strategy->factors[1] : "theta2";
+      const rewrite::RuleArguments factors{{first, Arith(t[0])}, {second, Arith(t[1])}};
       const std::string rewriteStopped = probeGeneration(
           [&] {
             rewrite::RewriteContext probe;
@@ -868,7 +876,7 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       ++tried;
       fmt::print("  {} {}: tiles {}\n", pipe.name, strategyName, spec);
       const std::string name =
-          fmt::format("weft {} theta1={} theta2={}", strategyName, t[0], t[1]);
+          fmt::format("weft {} {}={} {}={}", strategyName, first, t[0], second, t[1]);
       const std::string stopped = probeGeneration(
           [&] { compileToOpenCL(*fused.definition, codegen); }, size_t(3) << 30,
           180);
@@ -882,6 +890,16 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       } catch (const std::exception& error) {
         results.push_back({name, kind, {}, {}, std::string("failed: ") + error.what()});
         continue;
+      }
+      // PoCL keeps a work-group's private memory on its thread's stack: a kernel with large
+      // private arrays (a ring of whole rows) crashes the process in the implementation's
+      // work-group size or in a large LOCALX. Such kernels run one work-item per work-group.
+      {
+        std::vector<bool> large(program.kernels.size(), false);
+        for (size_t k = 0; k < large.size(); ++k) {
+          large[k] = program.kernels[k].privateScalars > kLargePrivateScalars;
+        }
+        program = withLocalSize(std::move(program), 1, 1, sizes, large);
       }
       // The LOCALX of --tiles on the fused kernel only, and (a second variant, where that sets
       // more kernels) on every kernel whose local size is open and whose global size it divides:
@@ -1306,8 +1324,10 @@ int main(int argc, char** argv) {
   app.add_option("--strategies", options.strategies, "fusion strategies by name")
       ->delimiter(',');
   app.add_option("--tiles", options.tiles,
-                 "THETA1,THETA2[,LOCALX] tiles of the strategies (LOCALX: the fused kernel's "
-                 "local size)");
+                 "THETA1,THETA2[,LOCALX] tiles of the strategies: the strategy's two factors in "
+                 "order (theta, v for pipeline-line-buffered-pointwise; LOCALX: the fused "
+                 "kernel's local size; kernels with large private arrays run one work-item per "
+                 "work-group)");
   app.add_option("--max-tiles", options.maxTiles, "tiles measured per strategy and pipeline (2)");
   app.add_option("--hand", options.handShapes, "V,TY,LOCALX of blur's hand-written kernels");
   app.add_option("--low-level", options.lowLevel,

@@ -18,7 +18,8 @@
 //     2-D window [[T]s2]s1:    crop(a, b, join(w))    element (a / s2, a % s2)  (a + b + 1 = s1·s2)
 //                              join(map(t -> crop(c, d, t), crop(a, b, w)))  element (a, c)
 //   or, in the crop forms, one of the window's elements mapped by h: crop(a, b, map(h, w)),
-//   crop(a, b, join(map2D(h, w))) (h not mentioning w).
+//   crop(a, b, join(map2D(h, w))) (h not mentioning w). A let binding a view of the window
+//   (let(v -> B, join(w)), the taps idiom's form) is read as B with v replaced by that view.
 //   F replaces each tap by the row of all windows' taps: crop(a, b, r) for a 1-D window;
 //   crop(j, s2 - 1 - j, join(crop(i, s1 - 1 - i, rows))) for element (i, j) of a 2-D window,
 //   rows being the s1 rows the windows of one output row span; a mapped tap by map(h) of it.
@@ -40,6 +41,14 @@
 //   identity, and transpose ∘ map(pad) ∘ transpose pads the outer dimension): the rows a
 //   stencil over whole rows reads, and the form pad-map-interchange and the vector reads of
 //   clamped rows take.
+//
+//  zip-map-flatten   map(f, zip(x0, .., map(g, zip(y0, .., ym)), .., xn))
+//                      => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), ..)), zip(x0, .., y0, .., ym, .., xn))
+//   A zipped array computed element by element from zipped arrays of the same length is
+//   computed inside the outer map instead (element k of the map is g of the ys' elements k):
+//   one element function over all the rows, which vectorize-zip turns into one lane function
+//   (a row of the unsharp mask: the blur of five ring rows and the sharpening together). g is
+//   evaluated where f reads its component (twice if f reads it twice).
 #include <functional>
 #include <optional>
 
@@ -145,6 +154,12 @@ std::optional<Expr> lifted(const Expr& e, const Expr& w, const WindowShape& shap
     if (!l) return std::nullopt;
     return map(e.funs()[0], std::move(*l));
   }
+  // let(v -> B, x) with x a view of the window (the taps idiom binds join(w) once): B with v
+  // replaced by x, whose taps are then the window's.
+  if (e.isPrim(Op::Let) && isUnaryLambda(e.funs()[0]) && mentionsParam(e.args()[0], w)) {
+    const Expr& f = e.funs()[0];
+    return lifted(substituteParams(f.body(), {{f.params()[0], e.args()[0]}}), w, shape, rowOf);
+  }
   return std::nullopt;
 }
 
@@ -215,6 +230,52 @@ std::optional<Expr> pad2DOneAxis(const RuleApplication& application) {
   return std::nullopt;
 }
 
+// map(f, zip(x0, .., map(g, zip(y0, .., ym)), .., xn))
+//   => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), .., t._(n+m))), zip(x0, .., y0, .., ym, .., xn))
+// at the first component that is a map over a zip (g a one-parameter lambda).
+std::optional<Expr> zipMapFlatten(const RuleApplication& application) {
+  const Expr& node = application.node;
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
+  const Expr& f = node.funs()[0];
+  if (!isUnaryLambda(f)) return std::nullopt;
+  const std::vector<Expr>& xs = node.args()[0].args();
+  if (xs.size() < 2) return std::nullopt;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Expr& inner = xs[i];
+    if (!inner.isPrim(Op::Map) || !inner.args()[0].isPrim(Op::Zip) ||
+        !isUnaryLambda(inner.funs()[0]) || inner.args()[0].args().size() < 2) {
+      continue;
+    }
+    const Expr& g = inner.funs()[0];
+    const std::vector<Expr>& ys = inner.args()[0].args();
+    std::vector<Expr> arrays(xs.begin(), xs.begin() + static_cast<long>(i));
+    arrays.insert(arrays.end(), ys.begin(), ys.end());
+    arrays.insert(arrays.end(), xs.begin() + static_cast<long>(i) + 1, xs.end());
+    const int64_t shift = static_cast<int64_t>(ys.size()) - 1;
+    return map(lam("t",
+                   [&](Expr t) {
+                     std::vector<Expr> components;
+                     for (size_t k = 0; k < xs.size(); ++k) {
+                       const int64_t index = static_cast<int64_t>(k);
+                       if (k < i) {
+                         components.push_back(get(Arith(index), t));
+                       } else if (k > i) {
+                         components.push_back(get(Arith(index + shift), t));
+                       } else {
+                         std::vector<Expr> inputs;
+                         for (size_t j = 0; j < ys.size(); ++j) {
+                           inputs.push_back(get(Arith(index + static_cast<int64_t>(j)), t));
+                         }
+                         components.push_back(appliedToComponents(g, inputs));
+                       }
+                     }
+                     return appliedToComponents(f, components);
+                   }),
+               zip(std::move(arrays)));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void addStencilRowRules(std::vector<Rule>& rules) {
@@ -233,6 +294,12 @@ void addStencilRowRules(std::vector<Rule>& rules) {
                        RuleFamily::Simplification,
                        {},
                        pad2DOneAxis});
+  rules.push_back(Rule{"zip-map-flatten",
+                       "map(f) ∘ zip(.., map(g) ∘ zip(y0, .., ym), ..) => map(t -> f(.., g(t._i, "
+                       ".., t._(i+m)), ..)) ∘ zip(.., y0, .., ym, ..)",
+                       RuleFamily::Fusion,
+                       {},
+                       zipMapFlatten});
 }
 
 }  // namespace weft::rewrite

@@ -864,6 +864,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedSlidingWindowStrategy(),
       pipelineFusedSlidingWindowTuplesStrategy(),
       pipelineFusedSlidingWindowPointwiseStrategy(),
+      pipelineLineBufferedPointwiseStrategy(),
   };
   return strategies;
 }

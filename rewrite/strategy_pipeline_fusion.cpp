@@ -17,6 +17,7 @@
 
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
+#include "rewrite/rule_helpers.h"
 #include "typecheck/typecheck.h"
 
 namespace weft::rewrite {
@@ -495,6 +496,146 @@ NamedStrategy pipelineFusedSlidingWindowPointwiseStrategy() {
       "unrolled; one kernel",
       {"theta1", "theta2"},
       pipelineFusedSlidingWindowPointwise};
+}
+
+namespace {
+
+// A map whose function is `row -> join(row)` (a joined stage's rows).
+bool joinsRows(const Expr& node) {
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return false;
+  const Expr& body = node.funs()[0].body();
+  return body.isPrim(Op::Join) && isParamNode(body.args()[0], node.funs()[0].params()[0]);
+}
+
+// A slide or slideStrict of size more than 1 and step 1 over a computing map: the consumer's
+// windows of the producer's rows.
+bool windowsOfComputedRows(const Expr& node) {
+  if (!node.isPrim(Op::Slide) && !node.isPrim(Op::SlideStrict)) return false;
+  const std::optional<int64_t> size = node.nats()[0].constant();
+  return size && *size > 1 && node.nats()[1].constant() == 1 && computingMap(node.args()[0]);
+}
+
+// A lambda whose body is a slide or slideStrict of its param (the strips' windows).
+bool slidesItsParam(const Expr& f) {
+  if (!isUnaryLambda(f)) return false;
+  const Expr& body = f.body();
+  return (body.isPrim(Op::Slide) || body.isPrim(Op::SlideStrict)) &&
+         isParamNode(body.args()[0], f.params()[0]);
+}
+
+// map(f, join(map(strip -> slide(.., strip), ..))): the consumer over the strips' windows.
+bool mapOverJoinedStripWindows(const Expr& node) {
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Join)) return false;
+  const Expr& strips = node.args()[0].args()[0];
+  return strips.isPrim(Op::Map) && slidesItsParam(strips.funs()[0]);
+}
+
+// A slideStrict over a computing map whose windows are longer than one (the strips of the
+// producer's rows, not a one-row window of a view).
+bool stripsOfComputedRows(const Expr& node) {
+  if (!node.isPrim(Op::SlideStrict) || !computingMap(node.args()[0])) return false;
+  const std::optional<int64_t> size = node.nats()[0].constant();
+  return !size || *size > 1;
+}
+
+// map(f, map(g, x)) where f or g reads a strip's windows (slidesItsParam, or a map over them):
+// the strips' consumer, windows and producer brought into one function per strip.
+bool mapOverStripMap(const Expr& node) {
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Map)) return false;
+  bool strips = false;
+  for (const Expr& f : {node.funs()[0], node.args()[0].funs()[0]}) {
+    forEachNode(f, [&](const Expr& e) {
+      strips = strips || ((e.isPrim(Op::SlideStrict) || e.isPrim(Op::Slide)) &&
+                          e.args()[0].isParam() && e.nats()[0].constant() > 1);
+    });
+  }
+  return strips;
+}
+
+// A map over a zip of arrays none of which is already a vector view (vectorize-zip once per
+// row map).
+bool mapOverScalarZip(const Expr& node) {
+  if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return false;
+  for (const Expr& x : node.args()[0].args()) {
+    if (x.isPrim(Op::AsVector)) return false;
+  }
+  return true;
+}
+
+// A computing map whose function walks a strip (holds a mapSeqSlide).
+bool mapOverStrips(const Expr& node) {
+  if (!computingMap(node)) return false;
+  bool walks = false;
+  forEachNode(node.funs()[0], [&](const Expr& e) { walks = walks || e.isPrim(Op::MapSeqSlide); });
+  return walks;
+}
+
+}  // namespace
+
+Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
+  const std::string name = "pipeline-line-buffered-pointwise";
+  RuleArguments strip, vector;
+  for (const auto& [factor, value] : arguments) {
+    if (factor == "theta") {
+      strip.push_back({factor, value});
+    } else if (factor == "v") {
+      vector.push_back({factor, value});
+    } else {
+      throw std::invalid_argument(name + " takes theta and v, not " + factor);
+    }
+  }
+  if (vector.empty()) {
+    throw std::invalid_argument(name + " needs the vector width v (2, 4, 8 or 16)");
+  }
+  return named(
+      name,
+      seqAll({
+          mergePointwiseStages(),
+          orFail(topDown(ruleFor("centre-tap-in-producer")),
+                 "no pointwise stage over the input and a stencil over a stencil of it"),
+          repeat(topDown(ruleFor("let-inline")), 100),
+          repeat(topDown(ruleFor("pad2d-one-axis")), 100),
+          orFail(topDown(ruleFor("window-taps-as-shifted-rows")),
+                 "no stencil whose window function reads single taps"),
+          repeat(topDown(ruleFor("window-taps-as-shifted-rows")), 10),
+          repeat(topDownWhere(ruleFor("map-fusion"), joinsRows), 10),
+          repeat(topDown(ruleFor("join-split-id")), 10),
+          orFail(topDown(ruleFor("pad-map-interchange")),
+                 "the consumer's rows are not a clamp-padded computed array"),
+          orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
+                 "no windows of computed rows to cut into strips"),
+          orFail(topDownWhere(ruleFor("map-join-interchange"), mapOverJoinedStripWindows),
+                 "map-join-interchange on the strips' windows"),
+          orFail(topDownWhere(ruleFor("slide-map-fusion"), stripsOfComputedRows),
+                 "slide-map-fusion on the strips of the producer's rows"),
+          repeat(topDownWhere(ruleFor("map-fusion"), mapOverStripMap), 10),
+          orFail(topDown(ruleFor("sliding-window")), "sliding-window down a strip"),
+          repeat(topDown(ruleFor("zip-map-flatten")), 10),
+          orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
+                 "vectorize-zip on a row"),
+          repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10),
+          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMap, dim(1)),
+                 "map-to-mapglb on the planes"),
+          orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
+                 "map-to-mapglb on the strips"),
+          restSequential(),
+      }));
+}
+
+NamedStrategy pipelineLineBufferedPointwiseStrategy() {
+  return NamedStrategy{
+      "pipeline-line-buffered-pointwise",
+      "unsharp mask line-buffered along whole rows (Halide's CPU shape): the pointwise stages "
+      "merged and the planes' maps fused as in pipeline-fused-private-pointwise, the first "
+      "stencil carrying its input pixel (centre-tap-in-producer), each stencil's taps as crops "
+      "of whole rows (pad2d-one-axis, window-taps-as-shifted-rows), the consumer's clamp pad "
+      "moved below the producer (pad-map-interchange), its windows of rows cut into strips of "
+      "theta rows with their halo (slide-tiling), each strip walked down with the last 5 rows "
+      "of (value, pixel) pairs in private memory (sliding-window), the rows' maps over zipped "
+      "crops as float<v> lanes (zip-map-flatten, vectorize-zip); planes and strips as global "
+      "work-items (mapGlb 1/0), the rest sequential; one kernel",
+      {"theta", "v"},
+      pipelineLineBufferedPointwise};
 }
 
 NamedStrategy pipelineFusedSlidingWindowTuplesStrategy() {

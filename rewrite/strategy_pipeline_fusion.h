@@ -121,4 +121,20 @@ NamedStrategy pipelineFusedSlidingWindowPointwiseStrategy();
 // Its entry for the strategy library (name pipeline-fused-private-tuples, factors theta1, theta2).
 NamedStrategy pipelineFusedPrivateTuplesStrategy();
 
+// pipeline-line-buffered-pointwise: unsharp mask computed along whole rows, the way Halide's
+// CPU schedules line-buffer it (examples/lowlevel/unsharp_line_buffered.weft is the same
+// program written by hand). Steps 1 to 5 of pipeline-fused-private-pointwise and
+// centre-tap-in-producer as pipeline-fused-sliding-window-pointwise; pad2d-one-axis and
+// window-taps-as-shifted-rows (rules_stencil_rows.cpp): both stencils become maps over zipped
+// crops of whole rows; pad-map-interchange moves the consumer's vertical clamp pad below the
+// producer's map over rows; slide-tiling cuts the consumer's windows of rows into strips of
+// theta rows (halo included; theta - 4 divides H for a 5-row window), map-join-interchange,
+// slide-map-fusion and map-fusion give one function per strip, and sliding-window walks down it
+// with the last 5 rows of pairs in private memory; zip-map-flatten and vectorize-zip (width v,
+// which must divide W) make each row one loop of float<v> lane functions over overlapping
+// vector reads; mapGlb 1/0 on planes and strips, everything else sequential. Fails (naming the
+// step) on a program without that shape.
+Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments);
+NamedStrategy pipelineLineBufferedPointwiseStrategy();
+
 }  // namespace weft::rewrite

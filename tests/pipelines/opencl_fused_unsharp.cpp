@@ -79,6 +79,43 @@ TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels a
   }
 }
 
+TEST_CASE("unsharp mask line-buffered along whole rows: equals the unfused kernels on OpenCL") {
+  const Definition unfused = loadPipeline("unsharp");
+  struct Strips {
+    int theta, v, width, height;
+  };
+  // Strips of theta rows with their halo (theta - 4 divides H), rows of float<v> (v divides W),
+  // one strip, several, and images narrower than the clamped border reads of a vector.
+  const std::vector<Strips> cases = {{6, 4, 12, 8}, {12, 4, 8, 8}, {8, 8, 16, 12},
+                                     {7, 16, 32, 9}};
+  for (const Strips& c : cases) {
+    CAPTURE(c.theta);
+    CAPTURE(c.v);
+    CAPTURE(c.width);
+    CAPTURE(c.height);
+    const rewrite::NamedStrategy* strategy =
+        rewrite::findStrategy("pipeline-line-buffered-pointwise");
+    REQUIRE(strategy != nullptr);
+    rewrite::RewriteContext rewriting;
+    rewrite::StrategyResult rewritten =
+        strategy->make({{"theta", Arith(c.theta)}, {"v", Arith(c.v)}})(loadPipeline("unsharp"),
+                                                                       rewriting);
+    REQUIRE_MESSAGE(rewritten.success(), rewritten.failure);
+    const Image image = blockyImage(c.width, c.height, 3, 7);
+    const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+    // The ring of rows is a private array: sizes specialised, one work-item per work-group.
+    const host::RunResult result = run(*rewritten.definition, image, true, 1, true, 1);
+    CHECK(result.kernels.size() == 1);
+    const std::vector<float> got = flattenToFloats(result.output);
+    CHECK(got == expected);
+    const UnsharpResult reference = unsharpReference(image);
+    const Agreement agreement = compareFloats(got, reference.output.data, c.width, c.height,
+                                              reference.scale, reference.fragile);
+    CHECK_MESSAGE(agreement.mismatches == 0,
+                  agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+  }
+}
+
 TEST_CASE("full size: unfused vs fused unsharp mask at 4256x2832x3" * doctest::skip()) {
   const Image image = randomImage(4256, 2832, 3, 11);
   const UnsharpResult reference = unsharpReference(image);

@@ -8,6 +8,9 @@
 // a work-item per tile and plane, and no local memory. pipeline-fused-sliding-window-pointwise
 // (the first stencil carrying the input pixel, each work-item walking down its tile) passes
 // the same comparisons and is one kernel with a mapSeqSlide and no private tile.
+// pipeline-line-buffered-pointwise (strips of whole rows, float<v> lanes) equals the unfused
+// program on six strip heights and widths, and at full size is one kernel of a work-item per
+// strip and plane with one walk, both rows' maps vectorised and nothing unrolled.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -100,6 +103,60 @@ TEST_CASE("the sliding-window unsharp mask is one kernel walking down its tiles"
   CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
   CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 32 / 8);
   CHECK(evaluate(compiled.kernels[0].globalSize[2], {}) == 3);
+}
+
+TEST_CASE("unsharp mask line-buffered along whole rows equals the unfused program") {
+  const Definition unsharp = loadPipeline("unsharp");
+  struct Strips {
+    int theta, v;  // strips of theta rows with their halo (theta - 4 output rows), float<v>
+    int width, height;
+  };
+  const std::vector<Strips> cases = {{5, 2, 4, 5},   {6, 4, 8, 6},  {9, 4, 12, 10},
+                                     {12, 8, 16, 16}, {7, 2, 6, 9}, {36, 4, 8, 32}};
+  int compared = 0;
+  for (const Strips& c : cases) {
+    CAPTURE(c.theta);
+    CAPTURE(c.v);
+    RewriteContext context;
+    const Definition program = fusedUnsharp({{"theta", Arith(c.theta)}, {"v", Arith(c.v)}},
+                                            context, pipelineLineBufferedPointwise);
+    for (uint64_t seed : {1, 2}) {
+      const Image image = seed == 1 ? randomImage(c.width, c.height, 3, seed)
+                                    : blockyImage(c.width, c.height, 3, seed);
+      const std::vector<float> unfused = flattenToFloats(interpretOnImage(unsharp, image));
+      const std::vector<float> got = flattenToFloats(interpretOnImage(program, image));
+      REQUIRE(got.size() == unfused.size());
+      CHECK(got == unfused);
+      ++compared;
+    }
+  }
+  CHECK(compared == 12);
+}
+
+TEST_CASE("the line-buffered unsharp mask walks strips of whole rows in float<v> lanes") {
+  RewriteContext context;
+  const Definition program = fusedUnsharp({{"theta", Arith(52)}, {"v", Arith(16)}}, context,
+                                          pipelineLineBufferedPointwise);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  // Planes and strips as work-items, one walk down each strip, both rows' maps vectorised, no
+  // unrolled loop and no 2-D tile.
+  CHECK(countPrims(body, Op::MapGlb) == 2);
+  CHECK(countPrims(body, Op::MapSeqSlide) == 1);
+  CHECK(countPrims(body, Op::Vectorize) == 2);
+  CHECK(countPrims(body, Op::MapSeqUnroll) == 0);
+  CHECK(countPrims(body, Op::ToPrivate) + countPrims(body, Op::ToLocal) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 4256}, {"H", 2832}, {"C", 3}};
+  const CompiledProgram compiled = compileToOpenCL(program, options);
+  CHECK(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("vload16") != std::string::npos);
+  // The ring: 5 rows of 4256 (value, pixel) pairs.
+  CHECK(compiled.kernels[0].privateScalars >= 5 * 4256 * 2);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 2832 / 48);
+  CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 3);
+  // Without a vector width the strategy does not start.
+  CHECK_THROWS_AS(pipelineLineBufferedPointwise({{"theta", Arith(52)}}), std::invalid_argument);
 }
 
 TEST_CASE("the fused unsharp mask is one kernel with the producer's tile in private memory") {

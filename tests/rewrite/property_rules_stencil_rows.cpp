@@ -10,7 +10,8 @@
 // components over them, sometimes twice. The rule is applied through the engine (re-type-
 // checked), both programs run in the interpreter on the same random inputs and must agree
 // exactly: 100 rapidcheck cases for each generator, at least 50 applications; pad2d-one-axis
-// likewise on pads of random images along one axis. Unit tests: what
+// likewise on pads of random images along one axis, and zip-map-flatten on maps over zips with
+// a map over a zip among the components (read once or twice). Unit tests: what
 // the rule refuses (a window summed by a reduce, step 2, a symbolic window size), and the
 // unsharp mask's first stage, whose rows become one map over five zipped crops of the padded
 // row.
@@ -148,7 +149,17 @@ TEST_CASE("window-taps-as-shifted-rows preserves the interpreter's result (2-D s
                                   crop(i, s1 - 1 - i, nbh))));
         }
       }
-      return bodyOverTaps(rng, std::move(taps));
+      Expr body = bodyOverTaps(rng, std::move(taps));
+      // Sometimes through the taps idiom's let: the joined window bound once.
+      if (chance(rng, 3)) {
+        Expr joined = join(nbh);
+        body = let(lam("j", [&](Expr j) {
+                     return map(lam("t", [](Expr t) { return get(0, t) + get(1, t); }),
+                                zip(crop(0, s1 * s2 - 1, j), crop(s1 * s2 - 1, 0, j)));
+                   }),
+                   joined);
+      }
+      return body;
     });
     Expr target;
     switch (uniformInt(rng, 0, 2)) {
@@ -185,6 +196,37 @@ TEST_CASE("pad2d-one-axis preserves the interpreter's result") {
   Expr both = pad2D(1, 1, 1, 0, Boundary::Clamp, input);
   Definition d{"f", Expr::lambda({input}, both), Type(), {}};
   CHECK_FALSE(testing::tryRuleAt(d, "pad2d-one-axis", both).has_value());
+}
+
+TEST_CASE("zip-map-flatten preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("zip-map-flatten", [](std::mt19937_64& rng) {
+    const int n = uniformInt(rng, 1, 6);
+    const int outer = uniformInt(rng, 1, 3), inner = uniformInt(rng, 2, 3);
+    std::vector<Expr> inputs;
+    auto input = [&]() {
+      inputs.push_back(Expr::param("x" + std::to_string(inputs.size()), arrayOf(kInt, n)));
+      return inputs.back();
+    };
+    std::vector<Expr> ys;
+    for (int k = 0; k < inner; ++k) ys.push_back(input());
+    Expr computed = mapOfTerm(rng, ys.size(), zip(ys));
+    std::vector<Expr> xs;
+    const int at = uniformInt(rng, 0, outer);
+    for (int k = 0; k <= outer; ++k) xs.push_back(k == at ? computed : input());
+    // f reads the computed component once or twice.
+    Expr target = map(lam("t",
+                          [&](Expr t) {
+                            Expr sum = randomTerm(rng, ScalarKind::Int, get(at, t));
+                            for (int k = 0; k <= outer; ++k) {
+                              sum = sum + randomTerm(rng, ScalarKind::Int, get(k, t));
+                            }
+                            return sum;
+                          }),
+                      zip(xs));
+    Definition d{"f", Expr::lambda(inputs, target), Type(), {}};
+    return testing::checkRewriteWhereRunnable(d, testing::ruleNamed("zip-map-flatten"), target,
+                                              rng);
+  });
 }
 
 TEST_CASE("window-taps-as-shifted-rows refuses what it cannot take") {
