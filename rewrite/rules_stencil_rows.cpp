@@ -28,12 +28,13 @@
 // r[k .. k + n - 1], so its tap a is r[k + a], which is element k of crop(a, n - 1 - a, r): a
 // tap of every window along the row is the crop. zip and map(g, ·) act element by element on
 // equally long arrays, so applying them to the one-element taps of window k gives element k of
-// applying them to the crops; a crop of a mapped window is the map of the crop. A 2-D window's rows are rows i .. i + s1 - 1 of y (element (i, j)
-// of window (k, l) is y[k + i][l + j]): tap (i, j) of the windows of output row k is the crop
-// of row i of the k-th window of S(s1, 1, y). The results keep the original's shapes: split(1)
-// gives each window's one-element array back, and a joined stage drops it. slideStrict of step 1
-// covers any input exactly, so S(s1, 1, y) has the original's output rows. Checked against the
-// interpreter on random stencils by tests/rewrite/property_rules_stencil_rows.cpp.
+// applying them to the crops; a crop of a mapped window is the map of the crop. A 2-D window's
+// rows are rows i .. i + s1 - 1 of y (element (i, j) of window (k, l) is y[k + i][l + j]): tap
+// (i, j) of the windows of output row k is the crop of row i of the k-th window of
+// S(s1, 1, y). The results keep the original's shapes: split(1) gives each window's
+// one-element array back, and a joined stage drops it. slideStrict of step 1 covers any input
+// exactly, so S(s1, 1, y) has the original's output rows. Checked against the interpreter on
+// random stencils by tests/rewrite/property_rules_stencil_rows.cpp.
 //
 //  pad2d-one-axis   pad2D(0, 0, t, b, B, x) => pad(t, b, B, x)
 //                   pad2D(l, r, 0, 0, B, x) => map(row -> pad(l, r, B, row), x)
@@ -43,7 +44,8 @@
 //   clamped rows take.
 //
 //  zip-map-flatten   map(f, zip(x0, .., map(g, zip(y0, .., ym)), .., xn))
-//                      => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), ..)), zip(x0, .., y0, .., ym, .., xn))
+//                      => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), ..)),
+//                             zip(x0, .., y0, .., ym, .., xn))
 //   A zipped array computed element by element from zipped arrays of the same length is
 //   computed inside the outer map instead (element k of the map is g of the ys' elements k):
 //   one element function over all the rows, which vectorize-zip turns into one lane function
@@ -231,7 +233,8 @@ std::optional<Expr> pad2DOneAxis(const RuleApplication& application) {
 }
 
 // map(f, zip(x0, .., map(g, zip(y0, .., ym)), .., xn))
-//   => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), .., t._(n+m))), zip(x0, .., y0, .., ym, .., xn))
+//   => map(t -> f((t._0, .., g((t._i, .., t._(i+m))), .., t._(n+m))),
+//          zip(x0, .., y0, .., ym, .., xn))
 // at the first component that is a map over a zip (g a one-parameter lambda).
 std::optional<Expr> zipMapFlatten(const RuleApplication& application) {
   const Expr& node = application.node;

@@ -2,16 +2,18 @@
 // strategy_pipeline_fusion.h) on OpenCL: one kernel in which every work-item computes a tile
 // of blurx with its halo in private memory, then blury on it, sharpen and mask (the input
 // pixel read as the centre tap of the window), and by pipeline-fused-sliding-window-pointwise
-// (the first stencil carrying the input pixel, each work-item walking down its tile). On small 3-channel images (borders included,
-// two tile sizes, sizes specialised and symbolic, explicit local sizes, canary regions
-// around the output) the output equals the unfused program's four kernels exactly and the C++
-// reference of tests/support/pipeline_reference.h (threshold ties counted apart, the tolerance
-// not loosened). The last test case runs the issue's full size, 4256×2832×3: skipped unless
-// asked for (`test_pipelines_opencl_fused_unsharp --no-skip -tc='*4256*'`; it needs about 7 GB
-// for the interpreter values runProgram takes and returns, and over 20 s), it checks the
-// fused and the unfused outputs against the reference at every pixel and prints both kernel
-// times (best of 5 cl_event sums) and their ratio. Label opencl: skipped where no OpenCL
-// platform exists.
+// (the first stencil carrying the input pixel, each work-item walking down its tile). On small
+// 3-channel images (borders included, two tile sizes, sizes specialised and symbolic, explicit
+// local sizes, canary regions around the output) the output equals the unfused program's four
+// kernels exactly and the C++ reference of tests/support/pipeline_reference.h (threshold ties
+// counted apart, the tolerance not loosened). pipeline-line-buffered-pointwise (strips of whole
+// rows, float<v> lanes) likewise on four strip heights and vector widths, sizes specialised
+// (its ring of rows is a private array), one work-item per work-group. The last test case runs
+// the issue's full size, 4256×2832×3: skipped unless asked for
+// (`test_pipelines_opencl_fused_unsharp --no-skip -tc='*4256*'`; it needs about 7 GB for the
+// interpreter values runProgram takes and returns, and over 20 s), it checks the fused and the
+// unfused outputs against the reference at every pixel and prints both kernel times (best of 5
+// cl_event sums) and their ratio. Label opencl: skipped where no OpenCL platform exists.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -40,6 +42,22 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
                        localX);
 }
 
+// `fused` run on `image` is one kernel whose output equals `unfused`'s exactly and the C++
+// reference (threshold ties counted apart).
+void checkOneKernelAgainstUnfused(const Definition& fused, const Definition& unfused,
+                                  const Image& image, bool specialise, int localX) {
+  const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+  const host::RunResult result = run(fused, image, specialise, 1, true, localX);
+  CHECK(result.kernels.size() == 1);
+  const std::vector<float> got = flattenToFloats(result.output);
+  CHECK(got == expected);
+  const UnsharpResult reference = unsharpReference(image);
+  const Agreement agreement = compareFloats(got, reference.output.data, image.width,
+                                            image.height, reference.scale, reference.fragile);
+  CHECK_MESSAGE(agreement.mismatches == 0,
+                agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+}
+
 }  // namespace
 
 TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels and the reference") {
@@ -64,16 +82,7 @@ TEST_CASE("fused unsharp mask: one kernel on OpenCL equals the unfused kernels a
       CAPTURE(seed);
       const Image image =
           seed == 5 ? blockyImage(t.width, t.height, 3, 5) : randomImage(t.width, t.height, 3, 6);
-      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
-      const host::RunResult result = run(fused, image, specialise, 1, true, t.localX);
-      CHECK(result.kernels.size() == 1);
-      const std::vector<float> got = flattenToFloats(result.output);
-      CHECK(got == expected);
-      const UnsharpResult reference = unsharpReference(image);
-      const Agreement agreement = compareFloats(got, reference.output.data, t.width, t.height,
-                                                reference.scale, reference.fragile);
-      CHECK_MESSAGE(agreement.mismatches == 0,
-                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+      checkOneKernelAgainstUnfused(fused, unfused, image, specialise, t.localX);
     }
   }
   }
@@ -101,18 +110,9 @@ TEST_CASE("unsharp mask line-buffered along whole rows: equals the unfused kerne
         strategy->make({{"theta", Arith(c.theta)}, {"v", Arith(c.v)}})(loadPipeline("unsharp"),
                                                                        rewriting);
     REQUIRE_MESSAGE(rewritten.success(), rewritten.failure);
-    const Image image = blockyImage(c.width, c.height, 3, 7);
-    const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
     // The ring of rows is a private array: sizes specialised, one work-item per work-group.
-    const host::RunResult result = run(*rewritten.definition, image, true, 1, true, 1);
-    CHECK(result.kernels.size() == 1);
-    const std::vector<float> got = flattenToFloats(result.output);
-    CHECK(got == expected);
-    const UnsharpResult reference = unsharpReference(image);
-    const Agreement agreement = compareFloats(got, reference.output.data, c.width, c.height,
-                                              reference.scale, reference.fragile);
-    CHECK_MESSAGE(agreement.mismatches == 0,
-                  agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+    checkOneKernelAgainstUnfused(*rewritten.definition, unfused,
+                                 blockyImage(c.width, c.height, 3, 7), true, 1);
   }
 }
 

@@ -1,20 +1,19 @@
-// Property tests of window-taps-as-shifted-rows (rewrite/rules_stencil_rows.cpp) against the
-// interpreter.
+// Property tests of window-taps-as-shifted-rows, pad2d-one-axis and zip-map-flatten
+// (rewrite/rules_stencil_rows.cpp) against the interpreter.
 //
-// A generator builds random stencils over int data with random concrete sizes: a 1-D slide
-// (or slideStrict) of step 1 over a row (the input, a computed row or a clamp-padded one), or
-// a slide2D of steps 1 over an image (the input or its clamp-padded form) in the three stage
-// forms (map2D, its rows joined, and join(map(f, row)) per row). The window function picks one
-// to four random taps (crops of the window or of the joined 2-D window, sometimes of the window
-// mapped by a random term, or a row's crop of a column's crop), zips them when there are several, and maps a random int term of their
-// components over them, sometimes twice. The rule is applied through the engine (re-type-
-// checked), both programs run in the interpreter on the same random inputs and must agree
+// A generator builds random stencils over int data with random concrete sizes: a 1-D slide (or
+// slideStrict) of step 1 over a row (the input, a computed row or a clamp-padded one), or a slide2D
+// of steps 1 over an image (the input or its clamp-padded form) in the three stage forms (map2D,
+// its rows joined, and join(map(f, row)) per row). The window function picks one to four random
+// taps (crops of the window or of the joined 2-D window, sometimes of the window mapped by a random
+// term, or a row's crop of a column's crop), zips them when there are several, and maps a random
+// int term of their components over them, sometimes twice. The rule is applied through the engine
+// (re-type-checked), both programs run in the interpreter on the same random inputs and must agree
 // exactly: 100 rapidcheck cases for each generator, at least 50 applications; pad2d-one-axis
-// likewise on pads of random images along one axis, and zip-map-flatten on maps over zips with
-// a map over a zip among the components (read once or twice). Unit tests: what
-// the rule refuses (a window summed by a reduce, step 2, a symbolic window size), and the
-// unsharp mask's first stage, whose rows become one map over five zipped crops of the padded
-// row.
+// likewise on pads of random images along one axis, and zip-map-flatten on maps over zips with a
+// map over a zip among the components (read once or twice). Unit tests: what the rule refuses (a
+// window summed by a reduce, step 2, a symbolic window size), and the unsharp mask's first stage,
+// whose rows become one map over five zipped crops of the padded row.
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -289,6 +288,7 @@ TEST_CASE("window-taps-as-shifted-rows: the unsharp mask's horizontal blur, row 
   CHECK(printed.find("slide(1, 1,") != std::string::npos);
   CHECK(printed.find("nbh") == std::string::npos);
   std::mt19937_64 rng(7);
-  const Value plane = weft::testing::randomValue(original.function.params()[0].paramType(), {}, rng);
+  const Value plane =
+      weft::testing::randomValue(original.function.params()[0].paramType(), {}, rng);
   CHECK(interpret(original, {plane}, {}) == interpret(*rewritten, {plane}, {}));
 }
