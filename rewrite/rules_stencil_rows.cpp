@@ -165,23 +165,23 @@ std::optional<Expr> lifted(const Expr& e, const Expr& w, const WindowShape& shap
   return std::nullopt;
 }
 
-// The slide or slideStrict `e` with step 1 and a constant size, as (op, size).
-std::optional<std::pair<Op, int64_t>> unitStepSlide(const Expr& e) {
+// The size of the slide or slideStrict `e` with step 1 and a constant size.
+std::optional<int64_t> unitStepSlideSize(const Expr& e) {
   if (!e.isPrim(Op::Slide) && !e.isPrim(Op::SlideStrict)) return std::nullopt;
   const std::optional<int64_t> size = e.nats()[0].constant();
   if (!size || *size < 1 || e.nats()[1].constant() != 1) return std::nullopt;
-  return std::make_pair(e.primOp(), *size);
+  return size;
 }
 
 std::optional<Expr> windowTapsAsShiftedRows(const RuleApplication& application) {
   const Expr& node = application.node;
   if (!node.isPrim(Op::Map)) return std::nullopt;
   // 1-D: map(f, S(n, 1, r)).
-  if (std::optional<std::pair<Op, int64_t>> slid = unitStepSlide(node.args()[0])) {
+  if (std::optional<int64_t> size = unitStepSlideSize(node.args()[0])) {
     const Expr& f = node.funs()[0];
     if (!isUnaryLambda(f)) return std::nullopt;
     const Expr& r = node.args()[0].args()[0];
-    const WindowShape shape{1, slid->second, true};
+    const WindowShape shape{1, *size, true};
     std::optional<Expr> row =
         lifted(f.body(), f.params()[0], shape, [&](int64_t) { return r; });
     if (!row) return std::nullopt;
@@ -199,22 +199,15 @@ std::optional<Expr> windowTapsAsShiftedRows(const RuleApplication& application) 
   const WindowShape shape{*s1, *s2, false};
   const Expr& w = stage->f.params()[0];
   const Expr& body = stage->f.body();
-  // The lambda over the s1 rows the windows of one output row span; tried once first, so that
-  // nothing is built for a window function that reads its window otherwise.
-  std::optional<Expr> lambda;
-  bool refused = false;
-  lambda = lam("rows", [&](Expr rows) {
-    std::optional<Expr> row = lifted(body, w, shape, [&](int64_t i) {
-      return join(crop(Arith(i), Arith(*s1 - 1 - i), rows));
-    });
-    if (!row) {
-      refused = true;
-      return rows;
-    }
-    return stage->joined ? std::move(*row) : split(Arith(1), std::move(*row));
+  // The function of the s1 rows the windows of one output row span.
+  const Expr rows = Expr::param("rows");
+  std::optional<Expr> row = lifted(body, w, shape, [&](int64_t i) {
+    return join(crop(Arith(i), Arith(*s1 - 1 - i), rows));
   });
-  if (refused) return std::nullopt;
-  return map(std::move(*lambda),
+  if (!row) return std::nullopt;
+  Expr rowFunction =
+      Expr::lambda({rows}, stage->joined ? std::move(*row) : split(Arith(1), std::move(*row)));
+  return map(std::move(rowFunction),
              Expr::prim(windows->outerOp, {windows->size1, Arith(1)}, {}, {windows->x}));
 }
 
