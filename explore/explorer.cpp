@@ -476,12 +476,18 @@ Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions
 
 host::DeviceProfile explorationProfile(const ExploreOptions& options) {
   if (!options.profile.empty()) return host::loadProfile(options.profile);
-  ChildOutcome outcome = runInChild(
-      [&](int fd) {
-        host::Device device = host::selectDevice(options.device);
-        writeAll(fd, host::profileToJson(host::queryProfile(device)).dump() + "\n");
-      },
-      after(60.0));
+  auto queryInChild = [&] {
+    return runInChild(
+        [&](int fd) {
+          host::Device device = host::selectDevice(options.device);
+          writeAll(fd, host::profileToJson(host::queryProfile(device)).dump() + "\n");
+        },
+        after(60.0));
+  };
+  ChildOutcome outcome = queryInChild();
+  // A child killed by a signal (the OOM killer, a stray kill, a driver's crash) is queried once
+  // more: a passing cause must not end an exploration, and a crash that repeats is reported.
+  if (outcome.signaled) outcome = queryInChild();
   const nlohmann::ordered_json profile =
       nlohmann::ordered_json::parse(outcome.data, nullptr, false);
   if (outcome.timedOut || outcome.signaled || !profile.is_object() || !profile.contains("name")) {

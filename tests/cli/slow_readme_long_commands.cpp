@@ -23,7 +23,8 @@
 //     (in CTest's listing of the build's tests);
 //     scripts/main.sh runs to its end in tests/cli/slow_readme_main_job.cpp.
 // A benchmark that was not built (CLBlast, Halide or clang missing: scripts/setup-bench.sh) is
-// reported and left out. Label slow: about two minutes on 2 cores.
+// reported and left out. Label slow: about five minutes on 2 cores (its limit is set apart in
+// tests/CMakeLists.txt).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
