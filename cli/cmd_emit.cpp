@@ -517,12 +517,28 @@ void emitFilePoint(const EmitOptions& options) {
   checkSizeValues(definition, sizes);
   std::map<std::string, int64_t> given = parseParams(options.params);
   // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
-  // tile sizes are the parameters then.
+  // tile sizes are the parameters then, and vector_width=V the width of one that vectorises.
   std::optional<explore::ExploreTarget> fused;
   if (given.count("fusion")) {
-    fused = explore::pipelineStructureTarget(definition, sizes, {{"fusion", given.at("fusion")}});
+    std::map<std::string, int64_t> structure = {{"fusion", given.at("fusion")}};
+    if (given.count("vector_width")) structure["vector_width"] = given.at("vector_width");
+    fused = explore::pipelineStructureTarget(definition, sizes, structure);
     given.erase("fusion");
+    given.erase("vector_width");
     for (const std::string& name : mentionedSizeNames(fused->parametric)) known.insert(name);
+    // weft explore records a tuning parameter by its stem where that is unambiguous (theta for
+    // theta1): a recorded point is accepted as written.
+    std::map<std::string, int64_t> named;
+    for (const auto& [name, value] : given) {
+      std::vector<std::string> matches;
+      for (const std::string& candidate : known) {
+        if (!known.count(name) && !sizes.count(candidate) && stemOf(candidate) == name) {
+          matches.push_back(candidate);
+        }
+      }
+      named[matches.size() == 1 ? matches.front() : name] = value;
+    }
+    given = std::move(named);
   }
   std::vector<std::string> unknown, twice, missing;
   for (const auto& [name, value] : given) {
@@ -755,8 +771,11 @@ void registerEmit(CLI::App& app) {
                    "by name with or without the numeric suffix; or vector_kappa, vector_sigma, "
                    "rows (register-blocked vector); or winograd_m, winograd_kappa, "
                    "winograd_sigma, rows (Winograd); or tiled_rk, tiled_rp, tk, th, tw, tc "
-                   "(work-group tiled, tiled_staged=0 for no local memory); local_kK_dD=.. sets "
-                   "the local size of kernel K in dimension D where the program leaves it open)")
+                   "(work-group tiled, tiled_staged=0 for no local memory); FILE: fusion=N "
+                   "picks an image pipeline's fusion structure as weft explore records it, with "
+                   "vector_width=V for one that vectorises, and its tile sizes by name; "
+                   "local_kK_dD=.. sets the local size of kernel K in dimension D where the "
+                   "program leaves it open)")
       ->allow_extra_args(false);
   command->add_option("--layer", options->layer,
                       "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");

@@ -64,6 +64,11 @@ struct KernelPlan {
   // with its LocalBuffer arguments, the local memory a work-group needs. Analysis only: not
   // serialised.
   int64_t staticLocalBytes = 0;
+  // The scalars of each private array of constant size the kernel declares (counted in
+  // privateScalars), one entry per array, so that a parameter space can tell an array no
+  // register file holds (a line buffer's ring of whole rows) from a tile that is unrolled into
+  // registers. Analysis only: not serialised.
+  std::vector<int64_t> privateArrayScalars;
 };
 
 struct CompiledProgram {

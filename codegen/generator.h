@@ -160,6 +160,7 @@ class Generator {
   // private arrays, the accumulators of the reductions that are live at once (nested reduces
   // add up), and twice the widest vector a temporary holds.
   int64_t privateArrayScalars_ = 0;
+  std::vector<int64_t> privateArraySizes_;  // KernelPlan::privateArrayScalars
   Arith symbolicPrivateScalars_ = Arith(0);  // CodegenOptions::symbolicPrivateArrays
   int64_t liveAccumulatorScalars_ = 0;
   int64_t maxLiveAccumulatorScalars_ = 0;

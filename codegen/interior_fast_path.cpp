@@ -115,6 +115,7 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   const int64_t privateScalars = privateArrayScalars_, live = liveAccumulatorScalars_,
                 maxLive = maxLiveAccumulatorScalars_, widest = widestVector_;
   const Arith symbolicScalars = symbolicPrivateScalars_;
+  const size_t arraysBefore = privateArraySizes_.size();
   {
     BorderReadRecorder assume;
     assume.assumedInside = keys;
@@ -128,6 +129,7 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   maxLiveAccumulatorScalars_ = maxLive;
   widestVector_ = widest;
   symbolicPrivateScalars_ = symbolicScalars;
+  privateArraySizes_.resize(arraysBefore);
   --emitter_.indent;
   emitter_.line("} else {");
   ++emitter_.indent;

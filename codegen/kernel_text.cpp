@@ -22,6 +22,8 @@ void Generator::finishKernel() {
   plan.name = kernelName_;
   plan.privateScalars = privateArrayScalars_ + maxLiveAccumulatorScalars_ + 2 * widestVector_;
   plan.privateScalarsExpr = Arith(plan.privateScalars) + symbolicPrivateScalars_;
+  plan.privateArrayScalars = std::move(privateArraySizes_);
+  privateArraySizes_.clear();
   symbolicPrivateScalars_ = Arith(0);
   privateArrayScalars_ = liveAccumulatorScalars_ = maxLiveAccumulatorScalars_ = 0;
   widestVector_ = 0;

@@ -74,6 +74,7 @@ ViewPtr Generator::allocate(const Type& type, AddressSpace space, const Expr& at
     }
     std::string name = fresh(privateStem);
     privateArrayScalars_ += *count.constant();
+    privateArraySizes_.push_back(*count.constant());
     // An array of vectors is declared as one (floatN name[n]): its elements are read and
     // written whole, with no vloadN/vstoreN through a pointer, so that once every index is
     // a constant promotePrivateArrays turns them into vector variables (registers).

@@ -2,6 +2,7 @@
 #include "explore/launch_parameters.h"
 
 #include <algorithm>
+#include <vector>
 #include <map>
 
 namespace weft::explore {
@@ -56,6 +57,9 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
     if (std::optional<Constraint> registers = registerFileConstraint(kernel, groupSize, device)) {
       constraints.push_back(*registers);
     }
+    if (std::optional<Constraint> memory = privateMemoryConstraint(kernel, groupSize, device)) {
+      constraints.push_back(*memory);
+    }
     if (groupSize.isVar()) continue;  // one dimension: its domain already respects the limit
     Constraint limit;
     limit.relation = Relation::LessEqual;
@@ -73,12 +77,49 @@ std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const
   if (device.registersPerWorkGroup <= 0) return std::nullopt;
   Constraint limit;
   limit.relation = Relation::LessEqual;
-  limit.lhs = groupSize * (kernel.privateScalarsExpr + Arith(kRegistersBesidePrivateValues));
+  limit.lhs = groupSize * (registerResidentPrivateScalars(kernel, device) +
+                           Arith(kRegistersBesidePrivateValues));
   limit.rhs = Arith(device.registersPerWorkGroup);
   limit.origin = "kernel " + kernel.name + " registers per work-group";
   limit.reason = "work-items per group x (private values + " +
                  std::to_string(kRegistersBesidePrivateValues) +
                  ") at most the registers a work-group shares on " + device.name;
+  return limit;
+}
+
+std::int64_t memoryResidentPrivateScalars(const KernelPlan& kernel,
+                                          const host::DeviceProfile& device) {
+  std::vector<std::int64_t> sizes = kernel.privateArrayScalars;
+  std::sort(sizes.begin(), sizes.end());
+  std::int64_t inRegisters = 0, inMemory = 0;
+  for (std::int64_t size : sizes) {
+    if (inMemory == 0 && inRegisters + size <= device.registersPerWorkItem) {
+      inRegisters += size;
+    } else {
+      inMemory += size;
+    }
+  }
+  return inMemory;
+}
+
+Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::DeviceProfile& device) {
+  const std::int64_t memory = memoryResidentPrivateScalars(kernel, device);
+  return memory == 0 ? kernel.privateScalarsExpr : kernel.privateScalarsExpr - Arith(memory);
+}
+
+std::optional<Constraint> privateMemoryConstraint(const KernelPlan& kernel, const Arith& groupSize,
+                                                  const host::DeviceProfile& device) {
+  const std::int64_t memory = memoryResidentPrivateScalars(kernel, device);
+  if (memory == 0) return std::nullopt;
+  Constraint limit;
+  limit.relation = Relation::LessEqual;
+  limit.lhs = groupSize * Arith(memory * 4);
+  limit.rhs = Arith(kPrivateMemoryBytesPerWorkGroup);
+  limit.origin = "kernel " + kernel.name + " private memory per work-group";
+  limit.reason = "work-items per group x " + std::to_string(memory * 4) +
+                 " bytes of private arrays beyond the registers (" + device.name +
+                 ") at most " + std::to_string(kPrivateMemoryBytesPerWorkGroup >> 20) +
+                 " MiB: PoCL keeps them on the work-group's thread stack";
   return limit;
 }
 

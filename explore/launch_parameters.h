@@ -57,4 +57,30 @@ inline constexpr std::int64_t kRegistersBesidePrivateValues = 16;
 std::optional<Constraint> registerFileConstraint(const KernelPlan& kernel, const Arith& groupSize,
                                                  const host::DeviceProfile& device);
 
+// The scalars of the kernel's private arrays that no register file holds: its arrays of
+// constant size, smallest first, fill the profile's registers per work-item, and those past
+// them (a line buffer's ring of whole rows) are counted here. Their sizes do not follow the
+// parameters, so no point of the space could keep them in registers: they live in memory, on a
+// CPU the stack of the thread running the work-group (L1 and L2 caches), on a GPU its
+// per-thread local memory. Arrays whose size follows the parameters (a fused tile) stay in the
+// register estimate, so that the register budget bounds them.
+std::int64_t memoryResidentPrivateScalars(const KernelPlan& kernel,
+                                          const host::DeviceProfile& device);
+
+// The kernel's private values held in registers: KernelPlan::privateScalarsExpr less its
+// memory-resident arrays (memoryResidentPrivateScalars).
+Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::DeviceProfile& device);
+
+// Bytes of memory-resident private arrays a work-group may hold. PoCL runs a work-group on one
+// thread and keeps its work-items' private arrays on that thread's stack, 8 MiB by default on
+// Linux (`ulimit -s`; pocl issue #1525: work-group context data exhausting the stack); half of
+// it leaves room for the rest. A GPU spills such arrays to per-thread local memory (up to 512
+// KiB per thread on NVIDIA), so the bound is no tighter than that there.
+inline constexpr std::int64_t kPrivateMemoryBytesPerWorkGroup = std::int64_t{4} << 20;
+
+// `groupSize` x the kernel's memory-resident private bytes at most
+// kPrivateMemoryBytesPerWorkGroup; nothing where the kernel has none.
+std::optional<Constraint> privateMemoryConstraint(const KernelPlan& kernel, const Arith& groupSize,
+                                                  const host::DeviceProfile& device);
+
 }  // namespace weft::explore

@@ -415,6 +415,9 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
       if (std::optional<Constraint> registers = registerFileConstraint(kernel, groupSize, device)) {
         addConstraint(space, *registers, ConstraintSource::Hardware, substitution);
       }
+      if (std::optional<Constraint> memory = privateMemoryConstraint(kernel, groupSize, device)) {
+        addConstraint(space, *memory, ConstraintSource::Hardware, substitution);
+      }
       for (int d = 0; d < kernel.dimensions; ++d) {
         const std::string dim = std::to_string(d);
         addConstraint(
@@ -443,8 +446,10 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     // The register estimate of code generation (KernelPlan::privateScalars) against the
     // profile's budget: more spills to memory (DESIGN: ~28 float16 accumulators halve the speed
     // on the CPU; Mali has 64 registers per work-item at full occupancy).
+    // Private arrays no register file holds (explore/launch_parameters.h) are bounded per
+    // work-group instead.
     addConstraint(space,
-                  makeConstraint(Relation::LessEqual, kernel.privateScalarsExpr,
+                  makeConstraint(Relation::LessEqual, registerResidentPrivateScalars(kernel, device),
                                  Arith(int64_t{device.registersPerWorkItem}),
                                  k + " private values per work-item",
                                  "at most the registers per work-item" + dev),

@@ -6,12 +6,17 @@
 // private tiles small enough to build and run in time) and each structure has ok variants;
 // `weft emit FILE --db --pick fastest` rebuilds the picked structure and writes the drop-in,
 // whose manifest names the fusion; `--fusion none` explores the program as written only, and a
-// strategy that does not exist is a clear error. Label opencl: needs an OpenCL device.
+// strategy that does not exist is a clear error. The unsharp mask line-buffered along whole rows
+// (fusion=9) is explored with the device's vector width recorded as vector_width, its variants
+// ok and rebuilt by `weft emit --params` (on a device whose preferred float width is 1, a clear
+// error says the strategy needs a vector width). Label opencl: needs an OpenCL device.
 #include <doctest/doctest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tests/support/run_weft.h"
 
@@ -24,10 +29,12 @@ using weft::testing::TempDir;
 
 namespace {
 
-std::string blurFile() {
+std::string pipelineFile(const std::string& name) {
   const char* root = std::getenv("WEFT_SOURCE_DIR");
-  return std::string(root ? root : ".") + "/examples/pipelines/blur.weft";
+  return std::string(root ? root : ".") + "/examples/pipelines/" + name + ".weft";
 }
+
+std::string blurFile() { return pipelineFile("blur"); }
 
 }  // namespace
 
@@ -82,4 +89,47 @@ TEST_CASE("--fusion none explores the program as written; an unknown strategy is
                       dir.file("b.db"), "--fusion", "pipeline-fused-nowhere"});
   CHECK(bad.exitCode != 0);
   CHECK(contains(bad.output, "pipeline-fused-nowhere"));
+}
+
+TEST_CASE("unsharp mask line-buffered is explored with the device's vector width") {
+  if (!haveOpenCLDevice()) return;
+  TempDir dir("weft_cli_explore_line_buffered");
+  const std::string db = dir.file("results.db");
+  const std::vector<std::string> sizes = {"--size", "C=3", "--size", "W=64", "--size", "H=40"};
+  std::vector<std::string> args = {"explore", pipelineFile("unsharp")};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  args.insert(args.end(), {"--fusion", "pipeline-line-buffered-pointwise", "--samples", "4",
+                           "--seed", "2", "--db", db, "--min-time", "1", "--json", "--quiet"});
+  auto run = runWeft(args);
+  CAPTURE(run.output);
+  if (run.exitCode != 0 && contains(run.output, "needs a vector width")) {
+    MESSAGE("the device's preferred float vector width is 1: line buffering not explored");
+    return;
+  }
+  REQUIRE(run.exitCode == 0);
+  std::vector<nlohmann::json> lines = jsonLines(run.output);
+  REQUIRE(lines.size() >= 2);
+  std::optional<nlohmann::json> lineBuffered;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    CAPTURE(lines[i].dump());
+    CHECK(lines[i]["status"] == "ok");
+    const nlohmann::json& parameters = lines[i]["parameters"];
+    if (parameters.contains("fusion") && parameters["fusion"] == 9) {
+      CHECK(parameters["vector_width"].get<int64_t>() >= 2);
+      if (lines[i]["status"] == "ok") lineBuffered = parameters;
+    }
+  }
+  REQUIRE(lineBuffered.has_value());
+
+  // The recorded parameters rebuild the structure: fusion, vector width and strip height.
+  std::string params;
+  for (const auto& [name, value] : lineBuffered->items()) {
+    params += (params.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
+  }
+  std::vector<std::string> emit = {"emit", pipelineFile("unsharp")};
+  emit.insert(emit.end(), sizes.begin(), sizes.end());
+  emit.insert(emit.end(), {"--params", params, "--out", dir.file("dropin")});
+  auto emitted = runWeft(emit);
+  CAPTURE(emitted.output);
+  CHECK(emitted.exitCode == 0);
 }

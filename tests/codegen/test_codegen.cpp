@@ -6,6 +6,8 @@
 // tests/codegen/opencl_*.cpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -324,6 +326,20 @@ TEST_CASE("each kernel estimates the private values a work-item keeps") {
       "def rows(xs: [[float]6]N) = mapGlb(0, m -> reduceSeq(mapSeq(z -> id(z), fill(6, 0.0f)), "
       "(acc, x) -> mapSeq(p -> p._0 + p._1, zip(acc, x)), m), map(r -> split(6, r), xs))");
   CHECK(withArray.kernels.at(0).privateScalars >= 6);
+  // Each private array of constant size is listed with its scalars (a parameter space tells
+  // arrays no register file holds from the rest by them).
+  const std::vector<int64_t>& arrays = withArray.kernels.at(0).privateArrayScalars;
+  CHECK(std::count(arrays.begin(), arrays.end(), int64_t{6}) >= 1);
+  CHECK(compile("def sums(xs: [[float]8]N) = mapGlb(0, row -> reduceSeq(0.0f, (a, x) -> a + x, "
+                "row), xs)")
+            .kernels.at(0)
+            .privateArrayScalars.empty());
+  CompiledProgram row = compile(R"(
+def f(xs: [[float]1000]N) =
+  mapGlb(0, row -> let(t -> reduceSeq(0.0f, (a, x) -> a + x, t),
+                       toPrivate(y -> mapSeq(x -> x * 2.0f, y), row)), xs)
+)");
+  CHECK(row.kernels.at(0).privateArrayScalars == std::vector<int64_t>{1000});
 }
 
 TEST_CASE("a user function named directly in a map over an earlier kernel's temporary gets it as an argument") {

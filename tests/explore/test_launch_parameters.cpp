@@ -2,9 +2,12 @@
 // local-size parameters in the space (bounded by the device, dividing the global size), the
 // sampler finds exactly the valid ones (brute force over the box), samples respect the device's
 // work-group limits (the register file a work-group shares included, where the profile has
-// one), and compileVariant applies the sampled local sizes to the kernels.
+// one), and compileVariant applies the sampled local sizes to the kernels. Private arrays past
+// the register budget (a line buffer's ring) count against a per-work-group bound, not the
+// registers.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <set>
 
 #include "explore/launch_parameters.h"
@@ -189,4 +192,36 @@ TEST_CASE("where work-items share a register file, local size x registers stays 
   for (const SpaceConstraint& c : unlimited.constraints) {
     CHECK(c.constraint.origin.find("registers per work-group") == std::string::npos);
   }
+}
+
+TEST_CASE("private arrays beyond the registers are bounded per work-group, not by the registers") {
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");  // 384 registers per work-item
+  KernelPlan kernel;
+  kernel.name = "ring";
+  // A ring of 5 rows of 4256 pairs (two arrays), a small tile, and 40 other private values.
+  kernel.privateArrayScalars = {21280, 21280, 64};
+  kernel.privateScalars = 21280 + 21280 + 64 + 40;
+  kernel.privateScalarsExpr = Arith(kernel.privateScalars);
+  CHECK(memoryResidentPrivateScalars(kernel, cpu) == 42560);
+  CHECK(registerResidentPrivateScalars(kernel, cpu).constant() == std::optional<int64_t>(104));
+
+  const Arith group = Arith::var("g", VarKind::Tuning, Arith(1), Arith(4096));
+  std::optional<Constraint> memory = privateMemoryConstraint(kernel, group, cpu);
+  REQUIRE(memory.has_value());
+  // 170240 bytes per work-item: 24 fit in 4 MiB, 25 do not.
+  CHECK(memory->evaluate({{"g", 24}}) == std::optional<bool>(true));
+  CHECK(memory->evaluate({{"g", 25}}) == std::optional<bool>(false));
+
+  // Arrays within the registers (a fused tile unrolled into registers) stay in the estimate.
+  kernel.privateArrayScalars = {300};
+  kernel.privateScalarsExpr = Arith(int64_t{340});
+  CHECK(memoryResidentPrivateScalars(kernel, cpu) == 0);
+  CHECK(registerResidentPrivateScalars(kernel, cpu).constant() == std::optional<int64_t>(340));
+  CHECK_FALSE(privateMemoryConstraint(kernel, group, cpu).has_value());
+
+  // Arrays that fit one by one but not together: the smallest fill the registers first.
+  kernel.privateArrayScalars = {320, 320};
+  CHECK(memoryResidentPrivateScalars(kernel, cpu) == 320);
+  kernel.privateArrayScalars = {320, 100, 320};
+  CHECK(memoryResidentPrivateScalars(kernel, cpu) == 640);
 }

@@ -4,6 +4,9 @@
 // rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
 // structure and says why the others were skipped; bad fusion numbers and names are errors.
 // Harris gets pipeline-fused-private-tuples as fusion=5, sampled and rebuilt from its record.
+// Unsharp mask line-buffered along whole rows is fusion=9 where a vector width is given (fixed
+// as vector_width, rebuilt from it), sampled although its ring of rows is beyond the register
+// budget (memory-resident, bounded per work-group instead), and not applied without a width.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -38,13 +41,15 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
   // pipeline-fused-private-pointwise needs pointwise stages after the stencils (unsharp mask),
   // pipeline-fused-private-chain a stage read twice (Canny's gradients),
   // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
-  // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too.
-  REQUIRE(skipped.size() == 5);
+  // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too, and
+  // pipeline-line-buffered-pointwise a vector width (none given here).
+  REQUIRE(skipped.size() == 6);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
   CHECK(skipped[3].rfind("pipeline-fused-sliding-window-tuples: ", 0) == 0);
   CHECK(skipped[4].rfind("pipeline-fused-sliding-window-pointwise: ", 0) == 0);
+  CHECK(skipped[5].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
   REQUIRE(target.structures.size() == 4);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -100,6 +105,42 @@ TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
     if (target.structures[structure].family == "pipeline-fused-private-pointwise") ++fusedPoints;
   }
   CHECK(fusedPoints >= 2);
+}
+
+TEST_CASE("unsharp mask line-buffered: fusion=9 with the vector width fixed, its strips sampled") {
+  const Definition unsharp = loadExample("pipelines/unsharp.weft");
+  const ArithBinding sizes = {{"C", 3}, {"W", 96}, {"H", 64}};
+  PipelineTargetOptions options;
+  options.strategies = {"pipeline-line-buffered-pointwise"};
+  options.vectorWidth = 16;
+  ExploreTarget target = pipelineTarget(unsharp, sizes, options);
+  REQUIRE(target.structures.size() == 2);
+  CHECK(pipelineFusionStrategies().at(8) == "pipeline-line-buffered-pointwise");
+  const ExploreTarget::Structure& lineBuffered = target.structures[1];
+  CHECK(lineBuffered.family == "pipeline-line-buffered-pointwise");
+  CHECK(lineBuffered.fixedParameters ==
+        std::map<std::string, int64_t>{{"fusion", 9}, {"vector_width", 16}});
+  ExploreTarget rebuilt = pipelineStructureTarget(unsharp, sizes, lineBuffered.fixedParameters);
+  CHECK(printDefinition(rebuilt.parametric) == printDefinition(lineBuffered.parametric));
+  // Without the width the recorded structure cannot be rebuilt.
+  CHECK_THROWS_AS(pipelineStructureTarget(unsharp, sizes, {{"fusion", 9}}), std::invalid_argument);
+
+  // The ring holds 5 rows of (value, pixel) pairs, 2 x 480 floats: past pocl-cpu's 384
+  // registers, so it is bounded per work-group, and the strips' heights are sampled.
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 8, 4);
+  int linePoints = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
+    if (target.structures[structure].family == "pipeline-line-buffered-pointwise") ++linePoints;
+  }
+  CHECK(linePoints >= 2);
+
+  PipelineTargetOptions noWidth = options;
+  noWidth.vectorWidth = 1;  // a GPU profile's preferred float width
+  std::vector<std::string> skipped;
+  CHECK(pipelineTarget(unsharp, sizes, noWidth, &skipped).structures.size() == 1);  // unfused
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
 }
 
 TEST_CASE("Harris: the tuple fusions apply as fusion=5 and 7, their tiles sampled and rebuilt") {

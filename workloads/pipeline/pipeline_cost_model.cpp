@@ -7,9 +7,12 @@
 //  - Lanes in use: a fused tile's row of theta2 pixels is unrolled in the work-item and the
 //    OpenCL compiler vectorises along it (rewrite/strategy_pipeline_fusion.h); other kernels
 //    are vectorised across the work-items of a group along dimension 0 (PoCL's work-group
-//    vectoriser, GPUs' warps). Measured on PoCL (AVX-512, bench/results/pipelines-explore.db):
+//    vectoriser, GPUs' warps); a structure that vectorises explicitly (its fixed parameter
+//    vector_width) uses that many lanes. Measured on PoCL (AVX-512, bench/results/pipelines-explore.db):
 //    blur's fused tiles 1-4 pixels wide ran 3-15x slower than 16-32 wide.
 //  - Spilling: private values beyond the profile's registers per work-item live in the stack
+//    (arrays no register file holds, a line buffer's ring, are not counted: they are meant to
+//    live in the cache, explore/launch_parameters.h)
 //    (L1 on a CPU). kSpillSlope is fitted to Harris's private-tuples tiles on PoCL (AVX-512, 384
 //    registers; bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040
 //    values 34-44 ms, 1740 values 77 ms.
@@ -26,6 +29,7 @@
 #include <memory>
 #include <mutex>
 
+#include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "typecheck/flop_count.h"
 
@@ -35,6 +39,7 @@ namespace {
 
 constexpr const char* kFusionParameter = "fusion";
 constexpr const char* kTileWidthParameter = "theta2";
+constexpr const char* kVectorWidthParameter = "vector_width";
 constexpr double kSpillSlope = 0.3;
 constexpr double kCpuBytesPerCycle = 4;
 constexpr double kGpuBytesPerCycle = 16;
@@ -65,7 +70,8 @@ struct KernelFacts {
 
 KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
                         const ArithBinding& binding,
-                        const std::map<std::string, int64_t>& parameters) {
+                        const std::map<std::string, int64_t>& parameters,
+                        const host::DeviceProfile& device) {
   const KernelPlan& kernel = program.kernels.at(index);
   KernelFacts facts;
   double groupSize = 1;
@@ -91,7 +97,8 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
     groupSize *= local;
   }
   facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
-  facts.privateValues = static_cast<double>(evaluate(kernel.privateScalarsExpr, binding));
+  facts.privateValues =
+      static_cast<double>(evaluate(registerResidentPrivateScalars(kernel, device), binding));
   for (const KernelArg& arg : kernel.args) {
     if (arg.kind != KernelArg::Kind::Buffer || arg.buffer < 0) continue;
     const BufferPlan& buffer = program.buffers.at(static_cast<size_t>(arg.buffer));
@@ -128,7 +135,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     const CompiledProgram& program = *structure.program;
     std::optional<KernelFacts> main;
     for (size_t k = 0; k < program.kernels.size(); ++k) {
-      const KernelFacts facts = kernelFacts(program, k, binding, parameters);
+      const KernelFacts facts = kernelFacts(program, k, binding, parameters, device);
       out.bytes += facts.bytes;
       if (!main || facts.privateValues > main->privateValues ||
           (facts.privateValues == main->privateValues && facts.workItems > main->workItems)) {
@@ -138,7 +145,10 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     out.kernels = static_cast<int>(program.kernels.size());
 
     const int64_t tileWidth = parameterOr(parameters, kTileWidthParameter, 0);
-    const double width = tileWidth > 0 ? static_cast<double>(tileWidth) : main->localWidth;
+    const int64_t vectorWidth = parameterOr(parameters, kVectorWidthParameter, 0);
+    const double width = vectorWidth > 0 ? static_cast<double>(vectorWidth)
+                         : tileWidth > 0  ? static_cast<double>(tileWidth)
+                                          : main->localWidth;
     out.laneUse = std::min(width, nativeLanes) / nativeLanes;
     out.spillFactor = 1 + kSpillSlope * std::max(0.0, main->privateValues / registers - 1);
     if (main->workGroups > 0) {

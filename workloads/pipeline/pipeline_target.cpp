@@ -17,25 +17,45 @@ namespace weft::explore {
 namespace {
 
 constexpr const char* kFusionParameter = "fusion";
+constexpr const char* kVectorWidthParameter = "vector_width";
 
-// The structure of strategy number `fusion` (1-based), or an error text.
+// Whether a strategy vectorises with a width it must be given (its factor v): a vector type's
+// width is part of the program, so it is a fixed parameter of the structure, not sampled.
+bool takesVectorWidth(const rewrite::NamedStrategy& strategy) {
+  return std::find(strategy.factors.begin(), strategy.factors.end(), "v") !=
+         strategy.factors.end();
+}
+
+// The structure of strategy number `fusion` (1-based), or why it does not apply (without the
+// strategy's name). A strategy that takes
+// a vector width gets `vectorWidth` (0: none known, the strategy does not apply).
 std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definition& definition,
                                                                    const ArithBinding& sizes,
-                                                                   int fusion) {
+                                                                   int fusion,
+                                                                   int64_t vectorWidth) {
   const std::string& name = pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1));
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
-  if (!strategy) return name + ": no such strategy";
+  if (!strategy) return std::string("no such strategy");
+  std::map<std::string, int64_t> fixed = {{kFusionParameter, fusion}};
+  rewrite::RuleArguments factors;
+  if (takesVectorWidth(*strategy)) {
+    if (vectorWidth < 2) {
+      return "needs a vector width of 2 or more (the device's preferred float vector width; " +
+             std::to_string(vectorWidth) + " here)";
+    }
+    factors.push_back({"v", Arith(vectorWidth)});
+    fixed[kVectorWidthParameter] = vectorWidth;
+  }
   rewrite::RewriteContext context;
   rewrite::StrategyResult fused;
   try {
-    fused = strategy->make({})(definition, context);
+    fused = strategy->make(factors)(definition, context);
   } catch (const std::exception& e) {
-    return name + ": " + e.what();
+    return std::string(e.what());
   }
   if (!fused.success()) return fused.failure;
   ExploreTarget one = programTarget(*fused.definition, sizes);
-  return ExploreTarget::Structure{
-      one.parametric, one.switches, {{kFusionParameter, fusion}}, name, name};
+  return ExploreTarget::Structure{one.parametric, one.switches, fixed, name, name};
 }
 
 // Images up to this many pixels (the product of the sizes) have the reference run checked
@@ -65,7 +85,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-fused-private-tuples",
                                                  "pipeline-fused-sliding-window",
                                                  "pipeline-fused-sliding-window-tuples",
-                                                 "pipeline-fused-sliding-window-pointwise"};
+                                                 "pipeline-fused-sliding-window-pointwise",
+                                                 "pipeline-line-buffered-pointwise"};
   return names;
 }
 
@@ -89,7 +110,8 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
             options.strategies.end()) {
       continue;
     }
-    auto structure = fusedStructure(definition, sizes, static_cast<int>(i + 1));
+    auto structure =
+        fusedStructure(definition, sizes, static_cast<int>(i + 1), options.vectorWidth);
     if (auto* why = std::get_if<std::string>(&structure)) {
       if (notApplied) notApplied->push_back(all[i] + ": " + *why);
       continue;
@@ -118,9 +140,13 @@ ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithB
     throw std::invalid_argument("fusion = " + std::to_string(fusion) + " names no strategy (0 to " +
                                 std::to_string(pipelineFusionStrategies().size()) + ")");
   }
-  auto structure = fusedStructure(definition, sizes, static_cast<int>(fusion));
+  auto width = fixed.find(kVectorWidthParameter);
+  auto structure = fusedStructure(definition, sizes, static_cast<int>(fusion),
+                                  width == fixed.end() ? 0 : width->second);
   if (auto* why = std::get_if<std::string>(&structure)) {
-    throw std::invalid_argument("the recorded fusion does not apply: " + *why);
+    throw std::invalid_argument("the recorded fusion does not apply: " +
+                                pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1)) +
+                                ": " + *why);
   }
   const ExploreTarget::Structure& s = std::get<ExploreTarget::Structure>(structure);
   adoptStructure(target, s);

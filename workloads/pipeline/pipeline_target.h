@@ -4,7 +4,9 @@
 // computed per tile of the consumer, in local or private memory), each an alternative
 // structure of one ExploreTarget whose tile sizes are tuning parameters. A variant's recorded
 // parameters name its structure with "fusion" (the index into pipelineFusionStrategies(),
-// 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it.
+// 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it. A strategy that
+// vectorises explicitly (pipeline-line-buffered-pointwise) takes the device's vector width,
+// recorded as the fixed parameter "vector_width".
 //
 // The reference is the program as written, default-lowered and run on the device: full-size
 // images are too large for the interpreter, and the unfused lowering is itself tested against
@@ -26,6 +28,9 @@ struct PipelineTargetOptions {
   // Strategies to try (names from pipelineFusionStrategies()); empty: all of them.
   std::vector<std::string> strategies;
   bool includeUnfused = true;
+  // The float vector width of strategies that vectorise explicitly (the device profile's
+  // preferred width); 0: such strategies do not apply.
+  int64_t vectorWidth = 0;
 };
 
 // The program `definition` at `sizes` with its fusion alternatives. Strategies that do not

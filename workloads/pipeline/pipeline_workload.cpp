@@ -95,6 +95,7 @@ class PipelineWorkload final : public Workload {
     if (fusion != "none") {
       PipelineTargetOptions options;
       if (fusion != "auto") options.strategies = commaSeparated(fusion);
+      if (device) options.vectorWidth = device->preferredFloatVectorWidth;
       std::vector<std::string> notApplied;
       ExploreTarget fused = pipelineTarget(definition, request.sizes, options, &notApplied);
       if (fusion != "auto" && !notApplied.empty()) {
@@ -139,7 +140,10 @@ class PipelineWorkload final : public Workload {
   std::vector<std::string> structuralParameters(
       const std::map<std::string, int64_t>& recorded) const override {
     if (recorded.count(kRewriteParameter)) return {kRewriteParameter};
-    if (recorded.count("fusion")) return {"fusion"};
+    if (recorded.count("fusion")) {
+      if (recorded.count("vector_width")) return {"fusion", "vector_width"};
+      return {"fusion"};
+    }
     return {};
   }
 
