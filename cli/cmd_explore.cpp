@@ -489,7 +489,8 @@ void registerExplore(CLI::App& app) {
   command
       ->add_option("--timeout", options->timeout,
                    "cap in seconds on each phase of a variant (default 120); the warm-up run "
-                   "is also cut off at 10x the best time + 5 s")
+                   "is also cut off at 10x the best time + 5 s + 5x the variant's build time "
+                   "(for what the device compiles at a first launch)")
       ->type_name("SECONDS");
   command
       ->add_option("--time-limit", options->timeLimit,

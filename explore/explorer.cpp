@@ -5,6 +5,7 @@
 // come.
 #include "explore/explorer.h"
 
+#include <fmt/core.h>
 #include <sys/resource.h>
 #include <csignal>
 #include <unistd.h>
@@ -890,6 +891,15 @@ std::vector<size_t> pointFamilies(const Preparation& prep) {
   return familyOfEachPoint(prep.target, prep.spaceStructure, prep.pointSpace, prep.points.size());
 }
 
+double warmUpDeadlineSeconds(const ExploreOptions& options, std::optional<uint64_t> bestNs,
+                             double buildSeconds) {
+  const double cap = options.timeoutSeconds;
+  if (!bestNs) return cap;
+  return std::min(cap, options.slowdownCutoff * static_cast<double>(*bestNs) * 1e-9 +
+                           options.marginSeconds +
+                           options.firstLaunchCompileFactor * std::max(0.0, buildSeconds));
+}
+
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
   const auto start = Clock::now();
   ResultsDb db(options.db);
@@ -1098,6 +1108,11 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     const double cap = options.timeoutSeconds;
     std::optional<uint64_t> best = progress.bestNs;
     std::string phase = "generation";
+    double buildSeconds = 0;  // the variant's uncached build, once it is built
+    // Wall-clock time from "built" to "warm": the warm-up run with whatever the implementation
+    // compiles at a first launch (its event times do not show that).
+    std::optional<Clock::time_point> builtAt;
+    std::optional<double> warmUpWallSeconds;
     Json result;
     auto onLine = [&](const std::string& line) -> std::optional<Clock::time_point> {
       Json message = Json::parse(line, nullptr, false);
@@ -1111,12 +1126,18 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
         phase = "warm-up run";
         // No build beside the runs: pre-builds wait until this variant's process ends.
         if (!options.buildWhileTiming) prebuilds.pause();
-        if (!best) return after(cap);
-        return after(std::min(cap, options.slowdownCutoff * static_cast<double>(*best) * 1e-9 +
-                                       options.marginSeconds));
+        // The child's build is a cache hit when a pre-build built the same source: the
+        // pre-build's time is then the uncached one.
+        const double childBuild = static_cast<double>(message.value("ns", uint64_t{0})) * 1e-9;
+        buildSeconds = std::max(childBuild, prebuilt.buildMs.value_or(0.0) * 1e-3);
+        builtAt = Clock::now();
+        return after(warmUpDeadlineSeconds(options, best, buildSeconds));
       }
       if (event == "warm") {
         phase = "timed runs";
+        if (builtAt) {
+          warmUpWallSeconds = std::chrono::duration<double>(Clock::now() - *builtAt).count();
+        }
         double warm = static_cast<double>(message.value("ns", uint64_t{0})) * 1e-9;
         double measured = std::max(static_cast<double>(options.measurement.minMeasuredNs) * 1e-9,
                                    options.measurement.minRepeats * warm);
@@ -1175,6 +1196,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                    {"childSeconds", outcome.seconds},
                    {"generateMs", result.value("generateMs", 0.0)},
                    {"timedOnce", result.value("timedOnce", false)}};
+      if (warmUpWallSeconds) details["warmUpWallSeconds"] = *warmUpWallSeconds;
       if (result.contains("preparationNs")) details["preparationNs"] = result["preparationNs"];
       if (result.contains("allBuffersBytes"))
         details["allBuffersBytes"] = result["allBuffersBytes"];
@@ -1226,10 +1248,15 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     } else {
       if (outcome.timedOut) {
         record.status = VariantStatus::Timeout;
-        record.message = "killed after " + std::to_string(outcome.seconds) + " s in the " + phase +
-                         (best ? " (cut-off " + std::to_string(options.slowdownCutoff) +
-                                     " x best + " + std::to_string(options.marginSeconds) + " s)"
-                               : std::string(" (cap ") + std::to_string(cap) + " s)");
+        const bool cutOff = best && phase == "warm-up run" &&
+                            warmUpDeadlineSeconds(options, best, buildSeconds) < cap;
+        record.message =
+            "killed after " + fmt::format("{:.2f}", outcome.seconds) + " s in the " + phase +
+            (cutOff ? fmt::format(
+                          " (cut-off {:g} x best {:.2f} ms + {:g} s + {:g} x build {:.2f} s)",
+                          options.slowdownCutoff, static_cast<double>(*best) * 1e-6,
+                          options.marginSeconds, options.firstLaunchCompileFactor, buildSeconds)
+                    : fmt::format(" (cap {:g} s)", cap));
       } else if (outcome.signaled) {
         record.status = VariantStatus::Crashed;
         record.message =
@@ -1240,7 +1267,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
                          std::to_string(outcome.exitCode) + " in the " + phase +
                          (result.is_object() ? ": " + result.value("message", "") : "");
       }
-      record.details = Json{{"phase", phase}, {"childSeconds", outcome.seconds}}.dump();
+      Json details{{"phase", phase}, {"childSeconds", outcome.seconds}};
+      if (phase == "warm-up run") details["uncachedBuildSeconds"] = buildSeconds;
+      record.details = details.dump();
     }
     // The cost model's prediction and the order the variant was measured in.
     {

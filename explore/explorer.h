@@ -11,8 +11,10 @@
 // result).
 //
 // Deadlines. The explorer enforces a deadline per phase: code generation and the build get the
-// absolute cap (--timeout); the warm-up run gets min(cap, k × best median so far + margin), the
-// cut-off of variants far slower than the best (k = 10 by default); the timed runs get min(cap,
+// absolute cap (--timeout); the warm-up run gets min(cap, k × best median so far + margin + c ×
+// the variant's uncached build time), the cut-off of variants far slower than the best (k = 10
+// by default; c = firstLaunchCompileFactor allows for the compile an implementation does at a
+// program's first launch); the timed runs get min(cap,
 // margin + 4 × max(minimum measured time, minimum repeats × warm-up time)). A measuring child
 // past its deadline is killed (status timeout); one that dies from a signal or exits without a
 // result is recorded as crashed. A generator that dies while generating makes that variant
@@ -219,6 +221,14 @@ struct ExploreOptions {
   double timeLimitSeconds = 0;
   double slowdownCutoff = 10;  // k: a warm-up run slower than k × best + margin is cut off
   double marginSeconds = 5;
+  // The warm-up run is a program's first launch, and an implementation may compile then what
+  // its build left: PoCL compiles each kernel's work-group function for its local size at the
+  // first launch, after clBuildProgram, and its program cache can hold a built program (a
+  // pre-build's) whose work-group functions are not compiled yet. The cut-off allows this many
+  // times the variant's uncached build time (the pre-build's, else the measuring child's) on
+  // top of k × best + margin (PoCL's first launches of Winograd kernels took up to about 3.7
+  // times their build).
+  double firstLaunchCompileFactor = 5;
   // A variant whose warm-up run is slower than this many times the best time so far is timed by
   // one run (MeasurementOptions::timeOnceAboveNs); 0 times every variant fully.
   double timeOnceFactor = 10;
@@ -314,6 +324,13 @@ host::DeviceProfile explorationProfile(const ExploreOptions& options);
 // Queries the device and runs the reference (in a child), builds the space and samples it.
 // Throws std::runtime_error (SpaceError, UnsatisfiableSpace, ...) when that fails.
 Preparation prepareExploration(const ExploreTarget& target, const ExploreOptions& options);
+
+// How long, in seconds from its "built" event, a variant's warm-up run may take: the cap
+// (options.timeoutSeconds) while no variant has a time (bestNs empty), else slowdownCutoff ×
+// best + marginSeconds + firstLaunchCompileFactor × buildSeconds (its uncached build), never
+// past the cap.
+double warmUpDeadlineSeconds(const ExploreOptions& options, std::optional<uint64_t> bestNs,
+                             double buildSeconds);
 
 // Runs every sampled point not yet in options.db. Throws ResultsDbError for a bad database.
 ExploreSummary runExploration(const Preparation& preparation, const ExploreOptions& options);

@@ -371,7 +371,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
     measurement.message = e.what();
     return measurement;
   }
-  emit(events, "built");
+  emit(events, "built", static_cast<uint64_t>(measurement.buildMs.value_or(0.0) * 1e6));
   if (options.stopAfterBuild) {
     measurement.status = VariantStatus::Ok;
     measurement.message = "built (not run: stopAfterBuild)";

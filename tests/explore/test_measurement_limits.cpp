@@ -3,13 +3,16 @@
 // numbers in the Values' order, the same as flattening randomInputs' Values, for floats (uniform
 // and small integers), ints, bools, vectors and nested arrays; a tuple input has no flat form.
 // And a variant whose buffers do not fit the device (a buffer past the largest allocation, or
-// all of them past the memory) is recorded invalid at generation, never allocated.
+// all of them past the memory) is recorded invalid at generation, never allocated. And the
+// warm-up run's deadline: the cap until a variant has a time, then k × best + margin plus an
+// allowance for the compile at first launch that grows with the variant's build time.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "codegen/compile_pipeline.h"
+#include "explore/explorer.h"
 #include "explore/measurement.h"
 #include "ir/parser.h"
 
@@ -82,4 +85,25 @@ TEST_CASE("a variant whose buffers do not fit the device is invalid before it is
   CHECK(variant.measurement.message.find("does not fit the device") != std::string::npos);
   options.deviceMemoryBytes = 0;
   CHECK(generateVariant(dot, {}, data, options).program);
+}
+
+TEST_CASE("the warm-up deadline allows for the compile at first launch") {
+  ExploreOptions options;
+  options.timeoutSeconds = 120;
+  options.slowdownCutoff = 10;
+  options.marginSeconds = 5;
+  options.firstLaunchCompileFactor = 4;
+  // No time yet: the cap, whatever the build.
+  CHECK(warmUpDeadlineSeconds(options, std::nullopt, 0.0) == doctest::Approx(120));
+  CHECK(warmUpDeadlineSeconds(options, std::nullopt, 3.0) == doctest::Approx(120));
+  // Best 12.9 ms: 10 x 0.0129 + 5 = 5.129 s for a cached build, 4 x 1.5 s more for a build
+  // of 1.5 s (a Winograd kernel's work-group functions compiled at its first launch).
+  const uint64_t best = 12'900'000;
+  CHECK(warmUpDeadlineSeconds(options, best, 0.0) == doctest::Approx(5.129));
+  CHECK(warmUpDeadlineSeconds(options, best, 1.5) == doctest::Approx(11.129));
+  CHECK(warmUpDeadlineSeconds(options, best, -1.0) == doctest::Approx(5.129));
+  // Never past the cap.
+  CHECK(warmUpDeadlineSeconds(options, best, 60.0) == doctest::Approx(120));
+  options.firstLaunchCompileFactor = 0;
+  CHECK(warmUpDeadlineSeconds(options, best, 1.5) == doctest::Approx(5.129));
 }
