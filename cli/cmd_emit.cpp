@@ -519,12 +519,15 @@ void emitFilePoint(const EmitOptions& options) {
   // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
   // tile sizes are the parameters then, and vector_width=V the width of one that vectorises.
   std::optional<explore::ExploreTarget> fused;
-  if (given.count("fusion")) {
-    std::map<std::string, int64_t> structure = {{"fusion", given.at("fusion")}};
-    if (given.count("vector_width")) structure["vector_width"] = given.at("vector_width");
+  if (given.count(explore::kFusionParameter)) {
+    std::map<std::string, int64_t> structure = {
+        {explore::kFusionParameter, given.at(explore::kFusionParameter)}};
+    if (given.count(explore::kVectorWidthParameter)) {
+      structure[explore::kVectorWidthParameter] = given.at(explore::kVectorWidthParameter);
+    }
     fused = explore::pipelineStructureTarget(definition, sizes, structure);
-    given.erase("fusion");
-    given.erase("vector_width");
+    given.erase(explore::kFusionParameter);
+    given.erase(explore::kVectorWidthParameter);
     for (const std::string& name : mentionedSizeNames(fused->parametric)) known.insert(name);
     // weft explore records a tuning parameter by its stem where that is unambiguous (theta for
     // theta1): a recorded point is accepted as written.

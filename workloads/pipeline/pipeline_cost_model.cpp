@@ -32,14 +32,13 @@
 #include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "typecheck/flop_count.h"
+#include "workloads/pipeline/pipeline_target.h"
 
 namespace weft::explore {
 
 namespace {
 
-constexpr const char* kFusionParameter = "fusion";
 constexpr const char* kTileWidthParameter = "theta2";
-constexpr const char* kVectorWidthParameter = "vector_width";
 constexpr double kSpillSlope = 0.3;
 constexpr double kCpuBytesPerCycle = 4;
 constexpr double kGpuBytesPerCycle = 16;

@@ -16,9 +16,6 @@ namespace weft::explore {
 
 namespace {
 
-constexpr const char* kFusionParameter = "fusion";
-constexpr const char* kVectorWidthParameter = "vector_width";
-
 // Whether a strategy vectorises with a width it must be given (its factor v): a vector type's
 // width is part of the program, so it is a fixed parameter of the structure, not sampled.
 bool takesVectorWidth(const rewrite::NamedStrategy& strategy) {

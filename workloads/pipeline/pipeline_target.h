@@ -21,6 +21,12 @@
 
 namespace weft::explore {
 
+// The recorded parameters that name a structure: its index into pipelineFusionStrategies()
+// (0 = unfused) and, for a strategy that vectorises explicitly, the vector width it was built
+// with.
+inline constexpr const char* kFusionParameter = "fusion";
+inline constexpr const char* kVectorWidthParameter = "vector_width";
+
 // The structures explored besides the program as written, in "fusion" order (1, 2, ...).
 const std::vector<std::string>& pipelineFusionStrategies();
 

@@ -140,9 +140,9 @@ class PipelineWorkload final : public Workload {
   std::vector<std::string> structuralParameters(
       const std::map<std::string, int64_t>& recorded) const override {
     if (recorded.count(kRewriteParameter)) return {kRewriteParameter};
-    if (recorded.count("fusion")) {
-      if (recorded.count("vector_width")) return {"fusion", "vector_width"};
-      return {"fusion"};
+    if (recorded.count(kFusionParameter)) {
+      if (recorded.count(kVectorWidthParameter)) return {kFusionParameter, kVectorWidthParameter};
+      return {kFusionParameter};
     }
     return {};
   }
