@@ -713,8 +713,12 @@ void explorePipeline(const Options& o, const Pipeline& pipe) {
   fmt::print("{}: {}\n", pipe.name, command);
   std::fflush(stdout);
   const int status = std::system(command.c_str());
-  if (status != 0) {
-    throw std::runtime_error(fmt::format("weft explore of {} failed (status {})", pipe.name, status));
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string how = status == -1 ? "could not be started"
+                            : WIFSIGNALED(status)
+                                ? fmt::format("was killed by signal {}", WTERMSIG(status))
+                                : fmt::format("exited with status {}", WEXITSTATUS(status));
+    throw std::runtime_error(fmt::format("weft explore of {} {}", pipe.name, how));
   }
 }
 
