@@ -539,10 +539,10 @@ void registerExplore(CLI::App& app) {
                    "pipeline-fused-private-pointwise, pipeline-fused-private-chain, "
                    "pipeline-fused-private-tuples, pipeline-fused-sliding-window, "
                    "pipeline-fused-sliding-window-tuples, "
-                   "pipeline-fused-sliding-window-pointwise and "
-                   "pipeline-line-buffered-pointwise, each a structure whose tile sizes "
-                   "are sampled; recorded as fusion=1 to 9, the last with the device's vector "
-                   "width as vector_width; 0 is the program as "
+                   "pipeline-fused-sliding-window-pointwise, "
+                   "pipeline-line-buffered-pointwise and pipeline-line-buffered, each a "
+                   "structure whose tile sizes are sampled; recorded as fusion=1 to 10, the "
+                   "last two with the device's vector width as vector_width; 0 is the program as "
                    "written), none, or a comma-separated list of strategy names")
       ->type_name("auto|none|NAME,...");
   command

@@ -865,6 +865,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedSlidingWindowTuplesStrategy(),
       pipelineFusedSlidingWindowPointwiseStrategy(),
       pipelineLineBufferedPointwiseStrategy(),
+      pipelineLineBufferedStrategy(),
   };
   return strategies;
 }

@@ -570,10 +570,9 @@ bool mapOverStrips(const Expr& node) {
   return walks;
 }
 
-}  // namespace
-
-Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
-  const std::string name = "pipeline-line-buffered-pointwise";
+// The strip height and vector width of a line-buffered strategy, or std::invalid_argument.
+std::pair<RuleArguments, RuleArguments> stripAndVectorArguments(const std::string& name,
+                                                                const RuleArguments& arguments) {
   RuleArguments strip, vector;
   for (const auto& [factor, value] : arguments) {
     if (factor == "theta") {
@@ -587,39 +586,80 @@ Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
   if (vector.empty()) {
     throw std::invalid_argument(name + " needs the vector width v (2, 4, 8 or 16)");
   }
-  return named(
-      name,
-      seqAll({
-          mergePointwiseStages(),
-          orFail(topDown(ruleFor("centre-tap-in-producer")),
-                 "no pointwise stage over the input and a stencil over a stencil of it"),
-          repeat(topDown(ruleFor("let-inline")), 100),
-          repeat(topDown(ruleFor("pad2d-one-axis")), 100),
-          orFail(topDown(ruleFor("window-taps-as-shifted-rows")),
-                 "no stencil whose window function reads single taps"),
-          repeat(topDown(ruleFor("window-taps-as-shifted-rows")), 10),
-          repeat(topDownWhere(ruleFor("map-fusion"), joinsRows), 10),
-          repeat(topDown(ruleFor("join-split-id")), 10),
-          orFail(topDown(ruleFor("pad-map-interchange")),
-                 "the consumer's rows are not a clamp-padded computed array"),
-          orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
-                 "no windows of computed rows to cut into strips"),
-          orFail(topDownWhere(ruleFor("map-join-interchange"), mapOverJoinedStripWindows),
-                 "map-join-interchange on the strips' windows"),
-          orFail(topDownWhere(ruleFor("slide-map-fusion"), stripsOfComputedRows),
-                 "slide-map-fusion on the strips of the producer's rows"),
-          repeat(topDownWhere(ruleFor("map-fusion"), mapOverStripMap), 10),
-          orFail(topDown(ruleFor("sliding-window")), "sliding-window down a strip"),
-          repeat(topDown(ruleFor("zip-map-flatten")), 10),
-          orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
-                 "vectorize-zip on a row"),
-          repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMap, dim(1)),
-                 "map-to-mapglb on the planes"),
-          orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
-                 "map-to-mapglb on the strips"),
-          restSequential(),
-      }));
+  return {strip, vector};
+}
+
+// The steps the line-buffered strategies share, from two stencils (let-bound) over whole rows
+// to one walk per strip of theta rows in float<v> lanes: each stencil's taps as crops of whole
+// rows, the consumer's clamp pad below the producer, its windows of rows cut into strips,
+// producer and consumer fused per strip, the walk down the strip, the rows' maps vectorised.
+std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector) {
+  return {
+      repeat(topDown(ruleFor("let-inline")), 100),
+      repeat(topDown(ruleFor("pad2d-one-axis")), 100),
+      orFail(topDown(ruleFor("window-taps-as-shifted-rows")),
+             "no stencil whose window function reads single taps"),
+      repeat(topDown(ruleFor("window-taps-as-shifted-rows")), 10),
+      repeat(topDownWhere(ruleFor("map-fusion"), joinsRows), 10),
+      repeat(topDown(ruleFor("join-split-id")), 10),
+      orFail(topDown(ruleFor("pad-map-interchange")),
+             "the consumer's rows are not a clamp-padded computed array"),
+      orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
+             "no windows of computed rows to cut into strips"),
+      orFail(topDownWhere(ruleFor("map-join-interchange"), mapOverJoinedStripWindows),
+             "map-join-interchange on the strips' windows"),
+      orFail(topDownWhere(ruleFor("slide-map-fusion"), stripsOfComputedRows),
+             "slide-map-fusion on the strips of the producer's rows"),
+      repeat(topDownWhere(ruleFor("map-fusion"), mapOverStripMap), 10),
+      orFail(topDown(ruleFor("sliding-window")), "sliding-window down a strip"),
+      repeat(topDown(ruleFor("zip-map-flatten")), 10),
+      orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
+             "vectorize-zip on a row"),
+      repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10),
+  };
+}
+
+}  // namespace
+
+Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
+  const std::string name = "pipeline-line-buffered-pointwise";
+  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
+  std::vector<Strategy> steps = {
+      mergePointwiseStages(),
+      orFail(topDown(ruleFor("centre-tap-in-producer")),
+             "no pointwise stage over the input and a stencil over a stencil of it"),
+  };
+  for (Strategy& step : lineBufferedSteps(strip, vector)) steps.push_back(std::move(step));
+  steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMap, dim(1)),
+                         "map-to-mapglb on the planes"));
+  steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
+                         "map-to-mapglb on the strips"));
+  steps.push_back(restSequential());
+  return named(name, seqAll(steps));
+}
+
+Strategy pipelineLineBuffered(const RuleArguments& arguments) {
+  const std::string name = "pipeline-line-buffered";
+  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
+  std::vector<Strategy> steps = lineBufferedSteps(strip, vector);
+  steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
+                         "map-to-mapglb on the strips"));
+  steps.push_back(restSequential());
+  return named(name, seqAll(steps));
+}
+
+NamedStrategy pipelineLineBufferedStrategy() {
+  return NamedStrategy{
+      "pipeline-line-buffered",
+      "a stencil over a stencil of one image (blur) line-buffered along whole rows (Halide's CPU "
+      "shape): each stencil's taps as crops of whole rows (pad2d-one-axis, "
+      "window-taps-as-shifted-rows), the consumer's clamp pad moved below the producer "
+      "(pad-map-interchange), its windows of rows cut into strips of theta rows with their halo "
+      "(slide-tiling), each strip walked down with the producer's last rows in private memory "
+      "(sliding-window), the rows' maps over zipped crops as float<v> lanes (zip-map-flatten, "
+      "vectorize-zip); strips as global work-items (mapGlb 0), the rest sequential; one kernel",
+      {"theta", "v"},
+      pipelineLineBuffered};
 }
 
 NamedStrategy pipelineLineBufferedPointwiseStrategy() {

@@ -137,4 +137,11 @@ NamedStrategy pipelineFusedPrivateTuplesStrategy();
 Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments);
 NamedStrategy pipelineLineBufferedPointwiseStrategy();
 
+// pipeline-line-buffered: the same walk for a stencil over a stencil of one image with nothing
+// after them (blur): the steps of pipeline-line-buffered-pointwise from let-inline to
+// vectorize-zip (the producer's last rows of values in private memory), then mapGlb 0 on the
+// strips, everything else sequential. Fails (naming the step) on a program without that shape.
+Strategy pipelineLineBuffered(const RuleArguments& arguments);
+NamedStrategy pipelineLineBufferedStrategy();
+
 }  // namespace weft::rewrite

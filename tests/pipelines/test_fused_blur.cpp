@@ -6,7 +6,9 @@
 // buffer holding the producer's tile with its halo and a barrier; private: the tile a private
 // array of the work-item, no local memory, no barrier) where the unfused program is two; the
 // tiles' constraints name the tuning variables; and a program that is not a stencil over a
-// stencil is refused by both.
+// stencil is refused by both. pipeline-line-buffered (strips of whole rows walked down in
+// float<v> lanes) equals the unfused program and the reference on six strip heights and widths,
+// and at full size is one kernel of a work-item per strip with one walk and vectorised rows.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -157,6 +159,67 @@ TEST_CASE("the privately fused blur is one kernel with the producer's tile in pr
   // A work-item per tile: (H / (theta1 - 2)) x (W / theta2) work-items.
   CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 64 / 4);
   CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 64 / 4);
+}
+
+TEST_CASE("blur line-buffered along whole rows equals the unfused blur and the reference") {
+  const Definition blur = loadPipeline("blur");
+  struct Strips {
+    int theta, v;  // strips of theta rows with their halo (theta - 2 output rows), float<v>
+    int width, height;
+  };
+  const std::vector<Strips> cases = {{3, 2, 4, 5},    {4, 4, 8, 6}, {7, 4, 12, 10},
+                                     {10, 8, 16, 16}, {5, 2, 6, 9}, {34, 4, 8, 32}};
+  int compared = 0;
+  for (const Strips& c : cases) {
+    CAPTURE(c.theta);
+    CAPTURE(c.v);
+    RewriteContext context;
+    StrategyResult result =
+        pipelineLineBuffered({{"theta", Arith(c.theta)}, {"v", Arith(c.v)}})(blur, context);
+    REQUIRE_MESSAGE(result.success(), result.failure);
+    for (uint64_t seed : {1, 2}) {
+      const Image image = seed == 1 ? randomImage(c.width, c.height, 1, seed)
+                                    : blockyImage(c.width, c.height, 1, seed);
+      const std::vector<float> unfused = flattenToFloats(interpretOnImage(blur, image));
+      const std::vector<float> got = flattenToFloats(interpretOnImage(*result.definition, image));
+      REQUIRE(got.size() == unfused.size());
+      CHECK(got == unfused);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
+      CHECK(agreement.mismatches == 0);
+      ++compared;
+    }
+  }
+  CHECK(compared == 12);
+}
+
+TEST_CASE("the line-buffered blur walks strips of whole rows in float<v> lanes") {
+  const Definition blur = loadPipeline("blur");
+  RewriteContext context;
+  StrategyResult result =
+      pipelineLineBuffered({{"theta", Arith(66)}, {"v", Arith(16)}})(blur, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  const Expr& body = result.definition->function.body();
+  CAPTURE(printDefinition(*result.definition));
+  // Strips as work-items, one walk down each strip, both rows' maps vectorised, no unrolled
+  // loop and no 2-D tile.
+  CHECK(countPrims(body, Op::MapGlb) == 1);
+  CHECK(countPrims(body, Op::MapSeqSlide) == 1);
+  CHECK(countPrims(body, Op::Vectorize) == 2);
+  CHECK(countPrims(body, Op::MapSeqUnroll) == 0);
+  CHECK(countPrims(body, Op::ToPrivate) + countPrims(body, Op::ToLocal) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 4096}, {"H", 4096}};
+  const CompiledProgram compiled = compileToOpenCL(*result.definition, options);
+  CHECK(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("vload16") != std::string::npos);
+  // The ring: 3 rows of 4096 values of the producer.
+  CHECK(compiled.kernels[0].privateScalars >= 3 * 4096);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 4096 / 64);
+  // A program with a pointwise stage after the stencils is the other strategy's.
+  CHECK_FALSE(pipelineLineBuffered({{"theta", Arith(12)}, {"v", Arith(4)}})(loadPipeline("unsharp"),
+                                                                            context)
+                  .success());
+  CHECK_THROWS_AS(pipelineLineBuffered({{"theta", Arith(66)}}), std::invalid_argument);
 }
 
 TEST_CASE("pipeline-fused-local refuses a single stencil stage") {

@@ -83,7 +83,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-fused-sliding-window",
                                                  "pipeline-fused-sliding-window-tuples",
                                                  "pipeline-fused-sliding-window-pointwise",
-                                                 "pipeline-line-buffered-pointwise"};
+                                                 "pipeline-line-buffered-pointwise",
+                                                 "pipeline-line-buffered"};
   return names;
 }
 

@@ -5,8 +5,8 @@
 // structure of one ExploreTarget whose tile sizes are tuning parameters. A variant's recorded
 // parameters name its structure with "fusion" (the index into pipelineFusionStrategies(),
 // 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it. A strategy that
-// vectorises explicitly (pipeline-line-buffered-pointwise) takes the device's vector width,
-// recorded as the fixed parameter "vector_width".
+// vectorises explicitly (pipeline-line-buffered-pointwise, pipeline-line-buffered) takes the
+// device's vector width, recorded as the fixed parameter "vector_width".
 //
 // The reference is the program as written, default-lowered and run on the device: full-size
 // images are too large for the interpreter, and the unfused lowering is itself tested against
