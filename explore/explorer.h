@@ -219,7 +219,9 @@ struct ExploreOptions {
   // limit); the preparation is not counted. The variant running then finishes and is recorded;
   // the rest stay for a later run of the same command.
   double timeLimitSeconds = 0;
-  double slowdownCutoff = 10;  // k: a warm-up run slower than k × best + margin is cut off
+  // k: a warm-up run slower than k × best + margin (+ the first-launch allowance below) is cut
+  // off.
+  double slowdownCutoff = 10;
   double marginSeconds = 5;
   // The warm-up run is a program's first launch, and an implementation may compile then what
   // its build left: PoCL compiles each kernel's work-group function for its local size at the
