@@ -866,6 +866,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedSlidingWindowPointwiseStrategy(),
       pipelineLineBufferedPointwiseStrategy(),
       pipelineLineBufferedStrategy(),
+      pipelineFusedInlinedStrategy(),
   };
   return strategies;
 }

@@ -648,6 +648,68 @@ Strategy pipelineLineBuffered(const RuleArguments& arguments) {
   return named(name, seqAll(steps));
 }
 
+namespace {
+
+// map-to-mapglb dim 1 on the program's one stencil, then dim 0 on its inner map: the body,
+// past layout maps (row -> join(row)), must be a 2D nest of computing maps (rows of windows)
+// over a view of the input. Anything else (stages left apart, lets) is refused: the kernel
+// would not be one stencil.
+Strategy globalNest() {
+  return [](const Definition& definition, RewriteContext& context) {
+    const Expr& body = definition.function.body();
+    Position position;
+    Expr node = body;
+    while (node.isPrim(Op::Map) && !computingMap(node)) {
+      position.push_back(1);  // the map's array
+      node = node.args()[0];
+    }
+    if (!computingMap(node) || !node.funs()[0].isLambda() || !computingMap(node.funs()[0].body()) ||
+        !isViewExpression(node.args()[0])) {
+      return failWith("the fused program is not one stencil over a view of the input");
+    }
+    const Rule& toGlobalMap = ruleFor("map-to-mapglb");
+    std::optional<Definition> rows = applyAt(definition, toGlobalMap, position, dim(1), context);
+    if (!rows) return failWith("map-to-mapglb dim 1 did not apply to the rows");
+    Position inner = position;
+    inner.push_back(0);  // the mapGlb's function
+    inner.push_back(0);  // its body
+    std::optional<Definition> pixels = applyAt(*rows, toGlobalMap, inner, dim(0), context);
+    if (!pixels) return failWith("map-to-mapglb dim 0 did not apply to a row's pixels");
+    return StrategyResult::ok(*pixels);
+  };
+}
+
+}  // namespace
+
+Strategy pipelineFusedInlined(const RuleArguments& arguments) {
+  const std::string name = "pipeline-fused-inlined";
+  if (!arguments.empty()) {
+    throw std::invalid_argument(name + " takes no factors, not " + arguments.front().first);
+  }
+  return named(name, seqAll({
+                         repeat(topDown(ruleFor("let-inline")), 100),
+                         repeat(topDown(ruleFor("pad2d-map2d-interchange")), 100),
+                         orFail(topDown(ruleFor("slide2d-map2d-fusion")),
+                                "no stencil stage over the windows of another stencil stage"),
+                         orFail(topDown(ruleFor("map2d-fusion")), "map2d-fusion of the two stages"),
+                         orFail(globalNest(), "the fused stencil's rows and pixels as work-items"),
+                         insideKernel(ruleFor("map-to-mapseq-unroll"), computingMap),
+                         restSequential(),
+                     }));
+}
+
+NamedStrategy pipelineFusedInlinedStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-inlined",
+      "two 2D stencil stages as one stencil (Halide's compute_inline): lets inlined, the "
+      "consumer's clamp pad moved below the producer (pad2d-map2d-interchange), the producer "
+      "recomputed inside each consumer window (slide2d-map2d-fusion, map2d-fusion: no "
+      "intermediate image, each producer value computed once per window that reads it); a "
+      "work-item per pixel (mapGlb 1/0), the window's loops unrolled; one kernel",
+      {},
+      pipelineFusedInlined};
+}
+
 NamedStrategy pipelineLineBufferedStrategy() {
   return NamedStrategy{
       "pipeline-line-buffered",

@@ -144,4 +144,16 @@ NamedStrategy pipelineLineBufferedPointwiseStrategy();
 Strategy pipelineLineBuffered(const RuleArguments& arguments);
 NamedStrategy pipelineLineBufferedStrategy();
 
+// pipeline-fused-inlined: two stencil stages as one stencil, the producer recomputed inside
+// every consumer window (Halide's compute_inline; for blur 9 reads and no intermediate image,
+// against 6 reads and an intermediate for the separable stages). let-inline,
+// pad2d-map2d-interchange, slide2d-map2d-fusion and map2d-fusion as the first steps of
+// pipeline-fused-private-pointwise; then the fused stencil's rows and pixels as work-items
+// (mapGlb 1/0: the OpenCL compiler vectorises neighbouring pixels of a work-group), the
+// window's loops unrolled, the rest sequential. Takes no factors: only the local size is
+// open. Fails unless the result is one stencil over a view of the input (not Harris, whose
+// other stages would stay apart).
+Strategy pipelineFusedInlined(const RuleArguments& arguments);
+NamedStrategy pipelineFusedInlinedStrategy();
+
 }  // namespace weft::rewrite

@@ -1,9 +1,10 @@
 // `weft explore FILE --size ...` on an image pipeline (issue 9): the blur pipeline of
 // examples/pipelines/ at 32×32 is explored as written (fusion=0) and by the fusion strategies
 // that apply to it (fusion=1 pipeline-fused-private, fusion=2 pipeline-fused-local, fusion=6
-// pipeline-fused-sliding-window, their tile sizes sampled); every variant is verified against the program as written run on the device
-// and comes out ok (no wrong answer, crash or timeout: the register budget keeps the unrolled
-// private tiles small enough to build and run in time) and each structure has ok variants;
+// pipeline-fused-sliding-window, their tile sizes sampled; fusion=11 pipeline-fused-inlined,
+// its local size sampled); every variant is verified against the program as written run on the
+// device and comes out ok (no wrong answer, crash or timeout: the register budget keeps the
+// unrolled private tiles small enough to build and run in time) and each structure has ok variants;
 // `weft emit FILE --db --pick fastest` rebuilds the picked structure and writes the drop-in,
 // whose manifest names the fusion; `--fusion none` explores the program as written only, and a
 // strategy that does not exist is a clear error. The unsharp mask line-buffered along whole rows
@@ -42,11 +43,11 @@ TEST_CASE("weft explore explores a pipeline as written and fused, weft emit expo
   if (!haveOpenCLDevice()) return;
   TempDir dir("weft_cli_explore_pipeline");
   const std::string db = dir.file("results.db");
-  // 10 samples: the candidates' cheap half (5) gives each of the five structures one
-  // (explore/explorer.h selectCandidates: the families take turns); the fifth, fusion=10
-  // (line-buffered), is there when the device has a float vector width of 2 or more.
-  auto run = runWeft({"explore", blurFile(), "--size", "W=32", "--size", "H=32", "--samples",
-                      "10", "--seed", "3", "--db", db, "--min-time", "2", "--json", "--quiet"});
+  // 12 samples: the candidates' cheap half (6) gives each of the six structures one
+  // (explore/explorer.h selectCandidates: the families take turns); fusion=10
+  // (line-buffered) is there when the device has a float vector width of 2 or more.
+  auto run = runWeft({"explore", blurFile(), "--size", "W=32", "--size", "H=32", "--samples", "12",
+                      "--seed", "3", "--db", db, "--min-time", "2", "--json", "--quiet"});
   CAPTURE(run.output);
   REQUIRE(run.exitCode == 0);
   std::vector<nlohmann::json> lines = jsonLines(run.output);
@@ -58,11 +59,12 @@ TEST_CASE("weft explore explores a pipeline as written and fused, weft emit expo
     REQUIRE(lines[i]["parameters"].contains("fusion"));
     if (lines[i]["status"] == "ok") ++okPerFusion[lines[i]["parameters"]["fusion"].get<int64_t>()];
   }
-  CHECK(lines.back()["sampled"] == 10);
+  CHECK(lines.back()["sampled"] == 12);
   CHECK(okPerFusion[0] >= 1);
   CHECK(okPerFusion[1] >= 1);
   CHECK(okPerFusion[2] >= 1);
   CHECK(okPerFusion[6] >= 1);
+  CHECK(okPerFusion[11] >= 1);
 
   const std::string out = dir.file("dropin");
   auto emitted = runWeft({"emit", blurFile(), "--size", "W=32", "--size", "H=32", "--db", db,

@@ -3,7 +3,8 @@
 // a tile of blurx with its halo into local memory and then blury on it (local), or every
 // work-item computes its tile of blurx with its halo in private memory and then blury
 // (private), or every work-item walks down its tile computing each blurx row once and keeping
-// the last three in registers for blury (sliding window). On small images (borders included,
+// the last three in registers for blury (sliding window), or every work-item computes one pixel
+// with blurx recomputed inside its window (inlined). On small images (borders included,
 // several tile sizes, sizes symbolic and specialised, explicit local sizes for the private
 // kernel, canary regions around the output) the output equals the unfused program's two
 // kernels (exactly on PoCL: checkSameAsUnfused) and the C++ reference of
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "codegen/compile_pipeline.h"
+#include "rewrite/strategy_pipeline_fusion.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
 using namespace weft;
@@ -139,6 +141,39 @@ TEST_CASE("blur fused with a sliding window: one kernel equals the unfused kerne
   checkTilesAgainstUnfused(kSlidingWindow, tilings, 7);
 }
 
+TEST_CASE(
+    "blur inlined: one kernel of a work-item per pixel equals the unfused kernels and the "
+    "reference") {
+  rewrite::RewriteContext rewriting;
+  const rewrite::StrategyResult inlined =
+      rewrite::pipelineFusedInlined({})(loadPipeline("blur"), rewriting);
+  REQUIRE_MESSAGE(inlined.success(), inlined.failure);
+  const Definition unfused = loadPipeline("blur");
+  struct Case {
+    int width, height, localX;  // localX 0: the implementation's local size
+  };
+  // Work-groups inside the image, at its left or right border, or as wide as it.
+  for (const Case& c : std::vector<Case>{
+           {32, 32, 16}, {48, 7, 8}, {5, 9, 0}, {64, 3, 64}, {20, 12, 4}, {1, 6, 1}}) {
+    CAPTURE(c.width);
+    CAPTURE(c.height);
+    CAPTURE(c.localX);
+    for (bool specialise : {false, true}) {
+      CAPTURE(specialise);
+      const Image image = specialise ? blockyImage(c.width, c.height, 1, 21)
+                                     : randomImage(c.width, c.height, 1, 22);
+      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+      const host::RunResult result = run(*inlined.definition, image, specialise, 1, true, c.localX);
+      CHECK(result.kernels.size() == 1);
+      const std::vector<float> got = flattenToFloats(result.output);
+      checkSameAsUnfused(got, expected, c.width, c.height);
+      const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
+      CHECK_MESSAGE(agreement.mismatches == 0,
+                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+    }
+  }
+}
+
 TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
   const int size = 4096;
   const Image image = randomImage(size, size, 1, 11);
@@ -169,6 +204,16 @@ TEST_CASE("measurement: unfused vs fused blur at 4096x4096" * doctest::skip()) {
             << t.theta1 - 2 << "x" << t.theta2 << " outputs per work-item (theta1=" << t.theta1
             << ", theta2=" << t.theta2 << "), local " << t.localX
             << "x1, best of 5: " << milliseconds(fused.totalNanoseconds));
+    CHECK(flattenToFloats(fused.output) == expected);
+  }
+  rewrite::RewriteContext rewriting;
+  const rewrite::StrategyResult inlined =
+      rewrite::pipelineFusedInlined({})(loadPipeline("blur"), rewriting);
+  REQUIRE(inlined.success());
+  for (int localX : {16, 64, 256, 1024}) {
+    const host::RunResult fused = run(*inlined.definition, image, true, 5, false, localX);
+    MESSAGE("inlined blur 4096x4096, local "
+            << localX << "x1, best of 5: " << milliseconds(fused.totalNanoseconds));
     CHECK(flattenToFloats(fused.output) == expected);
   }
 }

@@ -9,15 +9,18 @@
 // stencil is refused by both. pipeline-line-buffered (strips of whole rows walked down in
 // float<v> lanes) equals the unfused program and the reference on six strip heights and widths,
 // and at full size is one kernel of a work-item per strip with one walk and vectorised rows.
+// pipeline-fused-inlined (blurx recomputed inside each window of blury) equals the unfused
+// program and the reference, and is one kernel of a work-item per pixel; Harris is refused.
 #include <doctest/doctest.h>
 
 #include <array>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
+#include "codegen/compile_pipeline.h"
 #include "codegen/lowering.h"
 #include "ir/interp.h"
 #include "ir/parser.h"
@@ -220,6 +223,43 @@ TEST_CASE("the line-buffered blur walks strips of whole rows in float<v> lanes")
                                                                             context)
                   .success());
   CHECK_THROWS_AS(pipelineLineBuffered({{"theta", Arith(66)}}), std::invalid_argument);
+}
+
+TEST_CASE("blur inlined is one stencil of a work-item per pixel equal to the unfused blur") {
+  const Definition blur = loadPipeline("blur");
+  RewriteContext context;
+  StrategyResult result = pipelineFusedInlined({})(blur, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  for (const auto& [width, height] : std::vector<std::pair<int, int>>{{7, 5}, {1, 4}, {16, 3}}) {
+    for (uint64_t seed : {1, 2}) {
+      const Image image =
+          seed == 1 ? randomImage(width, height, 1, seed) : blockyImage(width, height, 1, seed);
+      const std::vector<float> got = flattenToFloats(interpretOnImage(*result.definition, image));
+      CHECK(got == flattenToFloats(interpretOnImage(blur, image)));
+      CHECK(compareFloats(got, blurReference(image).data, width, height).mismatches == 0);
+    }
+  }
+  // Rows and pixels as work-items, the window's taps unrolled: no tile, no walk, no lets.
+  const Expr& body = result.definition->function.body();
+  CAPTURE(printDefinition(*result.definition));
+  CHECK(countPrims(body, Op::MapGlb) == 2);
+  CHECK(countPrims(body, Op::MapSeqSlide) + countPrims(body, Op::ToPrivate) +
+            countPrims(body, Op::ToLocal) ==
+        0);
+  CodegenOptions options;
+  options.specialize = {{"W", 4096}, {"H", 4096}};
+  const CompiledProgram compiled = compileToOpenCL(*result.definition, options);
+  REQUIRE(compiled.kernels.size() == 1);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 4096);
+  CHECK(evaluate(compiled.kernels[0].globalSize[1], {}) == 4096);
+  CHECK(compiled.source.find(" for (") == std::string::npos);
+  // Harris's other stages would stay apart, and unsharp mask has no stencil over a stencil
+  // without its pointwise stages: refused, naming why.
+  StrategyResult harris = pipelineFusedInlined({})(loadPipeline("harris"), context);
+  CHECK_FALSE(harris.success());
+  CHECK(harris.failure.find("not one stencil") != std::string::npos);
+  CHECK_FALSE(pipelineFusedInlined({})(loadPipeline("unsharp"), context).success());
+  CHECK_THROWS_AS(pipelineFusedInlined({{"theta", Arith(3)}}), std::invalid_argument);
 }
 
 TEST_CASE("pipeline-fused-local refuses a single stencil stage") {

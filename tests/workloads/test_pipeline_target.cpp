@@ -1,8 +1,8 @@
-// Tests of explore::pipelineTarget (workloads/pipeline/pipeline_target.h): the blur pipeline explored over
-// its fusion choices has the unfused program and three fusion strategies as structures, each
-// family sampled, every point naming its structure with "fusion"; recorded fixed parameters
-// rebuild the same structure; a program no fusion strategy applies to keeps only the unfused
-// structure and says why the others were skipped; bad fusion numbers and names are errors.
+// Tests of explore::pipelineTarget (workloads/pipeline/pipeline_target.h): the blur pipeline
+// explored over its fusion choices has the unfused program and four fusion strategies as
+// structures, each family sampled, every point naming its structure with "fusion"; recorded fixed
+// parameters rebuild the same structure; a program no fusion strategy applies to keeps only the
+// unfused structure and says why the others were skipped; bad fusion numbers and names are errors.
 // Harris gets pipeline-fused-private-tuples as fusion=5, sampled and rebuilt from its record.
 // Unsharp mask line-buffered along whole rows is fusion=9 where a vector width is given (fixed
 // as vector_width, rebuilt from it), sampled although its ring of rows is beyond the register
@@ -33,7 +33,7 @@ Definition loadExample(const std::string& relative) {
 
 }  // namespace
 
-TEST_CASE("blur: the unfused program and its three fusions are structures, all sampled") {
+TEST_CASE("blur: the unfused program and its four fusions are structures, all sampled") {
   const Definition blur = loadExample("pipelines/blur.weft");
   const ArithBinding sizes = {{"W", 256}, {"H", 256}};
   std::vector<std::string> skipped;
@@ -52,10 +52,11 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
   CHECK(skipped[4].rfind("pipeline-fused-sliding-window-pointwise: ", 0) == 0);
   CHECK(skipped[5].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
   CHECK(skipped[6].rfind("pipeline-line-buffered: needs a vector width", 0) == 0);
-  REQUIRE(target.structures.size() == 4);
+  REQUIRE(target.structures.size() == 5);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
-  const std::vector<int64_t> fusions = {0, 1, 2, 6};  // pipeline-fused-sliding-window is 6th
+  // pipeline-fused-sliding-window is the 6th strategy, pipeline-fused-inlined the 11th.
+  const std::vector<int64_t> fusions = {0, 1, 2, 6, 11};
   for (size_t i = 0; i < target.structures.size(); ++i) {
     const ExploreTarget::Structure& s = target.structures[i];
     families.insert(s.family);
@@ -66,8 +67,8 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
     CHECK(rebuilt.fixedParameters == s.fixedParameters);
   }
   CHECK(families == std::set<std::string>{"unfused", "pipeline-fused-private",
-                                          "pipeline-fused-local",
-                                          "pipeline-fused-sliding-window"});
+                                          "pipeline-fused-local", "pipeline-fused-sliding-window",
+                                          "pipeline-fused-inlined"});
   CHECK(pipelineFusionStrategies().at(5) == "pipeline-fused-sliding-window");
 
   SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 16, 5);
@@ -80,6 +81,7 @@ TEST_CASE("blur: the unfused program and its three fusions are structures, all s
   CHECK(perFamily["pipeline-fused-private"] >= 4);
   CHECK(perFamily["pipeline-fused-local"] >= 4);
   CHECK(perFamily["pipeline-fused-sliding-window"] >= 4);
+  CHECK(perFamily["pipeline-fused-inlined"] >= 1);  // local sizes only, like the unfused one
 }
 
 TEST_CASE("unsharp mask: the pointwise fusion applies, its tiles sampled") {
@@ -152,9 +154,9 @@ TEST_CASE("blur line-buffered: fusion=10 with the vector width fixed, its strips
   options.vectorWidth = 16;
   std::vector<std::string> skipped;
   ExploreTarget target = pipelineTarget(blur, sizes, options, &skipped);
-  // The four structures of the test above and the line-buffered one; unsharp mask's
+  // The five structures of the test above and the line-buffered one; unsharp mask's
   // line buffering still does not apply (no pointwise stage).
-  REQUIRE(target.structures.size() == 5);
+  REQUIRE(target.structures.size() == 6);
   CHECK(skipped.size() == 6);
   CHECK(pipelineFusionStrategies().at(9) == "pipeline-line-buffered");
   const ExploreTarget::Structure& lineBuffered = target.structures[4];

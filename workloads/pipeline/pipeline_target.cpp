@@ -84,7 +84,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-fused-sliding-window-tuples",
                                                  "pipeline-fused-sliding-window-pointwise",
                                                  "pipeline-line-buffered-pointwise",
-                                                 "pipeline-line-buffered"};
+                                                 "pipeline-line-buffered",
+                                                 "pipeline-fused-inlined"};
   return names;
 }
 
