@@ -540,11 +540,12 @@ void registerExplore(CLI::App& app) {
                    "pipeline-fused-private-tuples, pipeline-fused-sliding-window, "
                    "pipeline-fused-sliding-window-tuples, "
                    "pipeline-fused-sliding-window-pointwise, "
-                   "pipeline-line-buffered-pointwise, pipeline-line-buffered and "
-                   "pipeline-fused-inlined, each a structure whose tile sizes (if any) and local "
-                   "sizes are sampled; recorded as fusion=1 to 11, 9 and 10 with the device's "
-                   "vector width as vector_width; 0 is the program as written), none, or a "
-                   "comma-separated list of strategy names")
+                   "pipeline-line-buffered-pointwise, pipeline-line-buffered, "
+                   "pipeline-fused-inlined and pipeline-inlined-rows, each a structure whose "
+                   "tile sizes or strip heights and local sizes are sampled; recorded as "
+                   "fusion=1 to 12, 9, 10 and 12 with the device's vector width as "
+                   "vector_width; 0 is the program as written), none, or a comma-separated list "
+                   "of strategy names")
       ->type_name("auto|none|NAME,...");
   command
       ->add_option("--search", options->search,

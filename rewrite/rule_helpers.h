@@ -56,6 +56,26 @@ inline Expr joinDeep(int depth, Expr x) {
   return x;
 }
 
+// `e` with every lambda's params replaced by new ones (same names and types); user functions
+// are declared outside and left alone.
+inline Expr withFreshBinders(const Expr& e) {
+  if (e.isLambda()) {
+    std::vector<Expr> params;
+    std::vector<std::pair<Expr, Expr>> renaming;
+    for (const Expr& p : e.params()) {
+      Expr fresh = Expr::param(p.paramName(), p.paramType());
+      renaming.push_back({p, fresh});
+      params.push_back(fresh);
+    }
+    return Expr::lambda(params, withFreshBinders(substituteParams(e.body(), renaming)));
+  }
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) funs.push_back(withFreshBinders(f));
+  for (const Expr& x : e.args()) args.push_back(withFreshBinders(x));
+  return e.withChildren(e.nats(), funs, args);
+}
+
 // f(x): f's body with its param replaced by x when x is a param or f reads it at most once
 // (nothing is computed twice), else let(f, x); a user function becomes a call.
 inline Expr call(const Expr& f, const Expr& x) {

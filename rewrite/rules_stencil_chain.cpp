@@ -107,26 +107,6 @@ Expr pixelwise(const Expr& element, Expr source, bool boxed) {
 
 // ---- fresh copies and substitution ----------------------------------------------------------
 
-// `e` with every lambda's params replaced by new ones (same names and types); user functions
-// are declared outside and left alone.
-Expr withFreshBinders(const Expr& e) {
-  if (e.isLambda()) {
-    std::vector<Expr> params;
-    std::vector<std::pair<Expr, Expr>> renaming;
-    for (const Expr& p : e.params()) {
-      Expr fresh = Expr::param(p.paramName(), p.paramType());
-      renaming.push_back({p, fresh});
-      params.push_back(fresh);
-    }
-    return Expr::lambda(params, withFreshBinders(substituteParams(e.body(), renaming)));
-  }
-  if (!e.isPrim()) return e;
-  std::vector<Expr> funs, args;
-  for (const Expr& f : e.funs()) funs.push_back(withFreshBinders(f));
-  for (const Expr& x : e.args()) args.push_back(withFreshBinders(x));
-  return e.withChildren(e.nats(), funs, args);
-}
-
 // `e` with each occurrence of `param` replaced by its own fresh copy of `value`.
 Expr substituteCopies(const Expr& e, const Expr& param, const Expr& value) {
   if (isParamNode(e, param)) return withFreshBinders(value);

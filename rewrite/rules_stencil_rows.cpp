@@ -51,6 +51,18 @@
 //   one element function over all the rows, which vectorize-zip turns into one lane function
 //   (a row of the unsharp mask: the blur of five ring rows and the sharpening together). g is
 //   evaluated where f reads its component (twice if f reads it twice).
+//  window-rows-inline
+//    map(x -> C(x), S(n, t, map(P, z)))
+//      => map(w -> C[join(crop(i, n - 1 - i, x)) := P(join(crop(i, n - 1 - i, w)))], S(n, t, z))
+//   S: slide or slideStrict, n constant; C reads its window x only by whole elements,
+//   join(crop(i, n - 1 - i, x)) (element i of a window of arrays; also under crop(0, 0, .)), and
+//   z's elements are arrays. The producer P is recomputed for every element of every window
+//   that reads it (Halide's compute_inline of a stage over rows), a fresh copy per read, so
+//   that zip-map-flatten and vectorize-zip see its map beside the consumer's: no producer row
+//   is stored. Why it holds: window k of S(n, t, map(P, z)) is map(P, window k of S(n, t, z))
+//   (a slide takes elements, which map computes one by one), and element i of map(P, w) is
+//   P of element i of w; crop(i, n - 1 - i, .) is the one-element array holding element i, and
+//   join of a one-element array of arrays is that array.
 #include <functional>
 #include <optional>
 
@@ -272,6 +284,74 @@ std::optional<Expr> zipMapFlatten(const RuleApplication& application) {
   return std::nullopt;
 }
 
+// `e` with every read of element i of the window `x` (join(crop(i, n - 1 - i, x)), or that
+// under crop(0, 0, .)) replaced by `element(i)`; nullopt when `e` reads x any other way.
+std::optional<Expr> withWindowElementsReplaced(const Expr& e, const Expr& x, int64_t n,
+                                               const std::function<Expr(int64_t)>& element) {
+  auto elementIndex = [&](const Expr& read) -> std::optional<int64_t> {
+    if (!read.isPrim(Op::Join) || !read.args()[0].isPrim(Op::Crop)) return std::nullopt;
+    const Expr& picked = read.args()[0];
+    const std::optional<int64_t> a = picked.nats()[0].constant(), b = picked.nats()[1].constant();
+    if (!a || !b || *a < 0 || *b < 0 || *a + *b + 1 != n) return std::nullopt;
+    if (!isParamNode(picked.args()[0], x)) return std::nullopt;
+    return *a;
+  };
+  if (e.isPrim(Op::Crop) && e.nats()[0].constant() == 0 && e.nats()[1].constant() == 0) {
+    if (std::optional<int64_t> i = elementIndex(e.args()[0])) return element(*i);
+  }
+  if (std::optional<int64_t> i = elementIndex(e)) return element(*i);
+  if (isParamNode(e, x)) return std::nullopt;
+  if (e.isLambda()) {
+    std::optional<Expr> body = withWindowElementsReplaced(e.body(), x, n, element);
+    if (!body) return std::nullopt;
+    return e.withBody(std::move(*body));
+  }
+  if (!e.isPrim()) return e;
+  std::vector<Expr> funs, args;
+  for (const Expr& f : e.funs()) {
+    std::optional<Expr> g = withWindowElementsReplaced(f, x, n, element);
+    if (!g) return std::nullopt;
+    funs.push_back(std::move(*g));
+  }
+  for (const Expr& arg : e.args()) {
+    std::optional<Expr> y = withWindowElementsReplaced(arg, x, n, element);
+    if (!y) return std::nullopt;
+    args.push_back(std::move(*y));
+  }
+  return e.withChildren(e.nats(), funs, args);
+}
+
+// map(x -> C(x), S(n, t, map(P, z))) => map(w -> C[element i of x := P(element i of w)],
+// S(n, t, z)), a fresh copy of P per read.
+std::optional<Expr> windowRowsInline(const RuleApplication& application) {
+  const Expr& node = application.node;
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& windows = node.args()[0];
+  if (!windows.isPrim(Op::Slide) && !windows.isPrim(Op::SlideStrict)) return std::nullopt;
+  const std::optional<int64_t> n = windows.nats()[0].constant();
+  const Expr& produced = windows.args()[0];
+  if (!n || !produced.isPrim(Op::Map) || !isUnaryLambda(produced.funs()[0])) return std::nullopt;
+  const Expr& z = produced.args()[0];
+  const Type zType = application.typeOf(z);
+  if (!zType.isArray() || !zType.arrayElement().isArray()) return std::nullopt;
+  const Expr& consumer = node.funs()[0];
+  const Expr& x = consumer.params()[0];
+  const Expr& producer = produced.funs()[0];
+  if (!mentionsParam(consumer.body(), x)) return std::nullopt;
+  std::optional<Expr> result;
+  Expr function = lam("window", [&](Expr w) {
+    result = withWindowElementsReplaced(consumer.body(), x, *n, [&](int64_t i) {
+      const Expr copy = withFreshBinders(producer);
+      // The argument is a view of the window (nothing computed), so it may be read many times.
+      return substituteParams(copy.body(),
+                              {{copy.params()[0], join(crop(Arith(i), Arith(*n - 1 - i), w))}});
+    });
+    return result ? *result : w;
+  });
+  if (!result) return std::nullopt;
+  return map(std::move(function), windows.withChildren(windows.nats(), {}, {z}));
+}
+
 }  // namespace
 
 void addStencilRowRules(std::vector<Rule>& rules) {
@@ -290,6 +370,13 @@ void addStencilRowRules(std::vector<Rule>& rules) {
                        RuleFamily::Simplification,
                        {},
                        pad2DOneAxis});
+  rules.push_back(Rule{"window-rows-inline",
+                       "map(x -> C(x)) ∘ S(n, t) ∘ map(P) => map(w -> C[join(crop(i, n-1-i, x)) "
+                       ":= P(join(crop(i, n-1-i, w)))]) ∘ S(n, t)   [S slide or slideStrict; C "
+                       "reads its window only by whole elements; P recomputed per read]",
+                       RuleFamily::Fusion,
+                       {},
+                       windowRowsInline});
   rules.push_back(Rule{"zip-map-flatten",
                        "map(f) ∘ zip(.., map(g) ∘ zip(y0, .., ym), ..) => map(t -> f(.., g(t._i, "
                        ".., t._(i+m)), ..)) ∘ zip(.., y0, .., ym, ..)",

@@ -867,6 +867,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineLineBufferedPointwiseStrategy(),
       pipelineLineBufferedStrategy(),
       pipelineFusedInlinedStrategy(),
+      pipelineInlinedRowsStrategy(),
   };
   return strategies;
 }

@@ -570,17 +570,20 @@ bool mapOverStrips(const Expr& node) {
   return walks;
 }
 
-// The strip height and vector width of a line-buffered strategy, or std::invalid_argument.
-std::pair<RuleArguments, RuleArguments> stripAndVectorArguments(const std::string& name,
-                                                                const RuleArguments& arguments) {
+// The strip height and vector width of a strategy along whole rows, or std::invalid_argument:
+// the strip height is the strategy's factor `stripFactor`, given to its tiling rule as
+// `ruleFactor`; the width is v.
+std::pair<RuleArguments, RuleArguments> stripAndVectorArguments(
+    const std::string& name, const RuleArguments& arguments,
+    const std::string& stripFactor = "theta", const std::string& ruleFactor = "theta") {
   RuleArguments strip, vector;
   for (const auto& [factor, value] : arguments) {
-    if (factor == "theta") {
-      strip.push_back({factor, value});
+    if (factor == stripFactor) {
+      strip.push_back({ruleFactor, value});
     } else if (factor == "v") {
       vector.push_back({factor, value});
     } else {
-      throw std::invalid_argument(name + " takes theta and v, not " + factor);
+      throw std::invalid_argument(name + " takes " + stripFactor + " and v, not " + factor);
     }
   }
   if (vector.empty()) {
@@ -708,6 +711,64 @@ NamedStrategy pipelineFusedInlinedStrategy() {
       "work-item per pixel (mapGlb 1/0), the window's loops unrolled; one kernel",
       {},
       pipelineFusedInlined};
+}
+
+namespace {
+
+// A map over the windows (size more than 1) of a slide or slideStrict: a stencil's rows.
+bool mapOverRowWindows(const Expr& node) {
+  if (!computingMap(node)) return false;
+  const Expr& windows = node.args()[0];
+  if (!windows.isPrim(Op::Slide) && !windows.isPrim(Op::SlideStrict)) return false;
+  const std::optional<int64_t> size = windows.nats()[0].constant();
+  return size && *size > 1;
+}
+
+// A computing map over a split array (the strips split-join made).
+bool mapOverStripsOfRows(const Expr& node) {
+  return computingMap(node) && node.args()[0].isPrim(Op::Split);
+}
+
+}  // namespace
+
+Strategy pipelineInlinedRows(const RuleArguments& arguments) {
+  const std::string name = "pipeline-inlined-rows";
+  // The strip height is split-join's factor n.
+  const auto [strip, vector] = stripAndVectorArguments(name, arguments, "rows", "n");
+  // The first steps of the line-buffered strategies: both stencils over whole rows, the
+  // consumer's clamp pad below the producer.
+  std::vector<Strategy> steps = lineBufferedSteps({}, vector);
+  steps.resize(7);
+  const std::vector<Strategy> rest = {
+      orFail(topDownWhere(ruleFor("window-rows-inline"), mapOverRowWindows),
+             "window-rows-inline: the consumer does not read whole rows of the producer"),
+      repeat(topDown(ruleFor("zip-map-flatten")), 10),
+      orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
+             "vectorize-zip on a row"),
+      orFail(topDownWhere(ruleFor("split-join"), mapOverRowWindows, strip),
+             "split-join on the output rows"),
+      orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStripsOfRows, dim(0)),
+             "map-to-mapglb on the strips"),
+      restSequential(),
+  };
+  steps.insert(steps.end(), rest.begin(), rest.end());
+  return named(name, seqAll(steps));
+}
+
+NamedStrategy pipelineInlinedRowsStrategy() {
+  return NamedStrategy{
+      "pipeline-inlined-rows",
+      "a stencil over a stencil of one image (blur) along whole rows with the producer inlined "
+      "(Halide's CPU schedule of blur: compute_inline, vectorised along x, strips of rows in "
+      "parallel): each stencil's taps as crops of whole rows (pad2d-one-axis, "
+      "window-taps-as-shifted-rows), the consumer's clamp pad moved below the producer "
+      "(pad-map-interchange), the producer's rows recomputed where the consumer reads them "
+      "(window-rows-inline: no intermediate row is stored), one element function over the "
+      "zipped crops of the input's rows (zip-map-flatten) in float<v> lanes (vectorize-zip), "
+      "the output rows cut into strips of `rows` (split-join), strips as global work-items "
+      "(mapGlb 0), the rest sequential; one kernel",
+      {"rows", "v"},
+      pipelineInlinedRows};
 }
 
 NamedStrategy pipelineLineBufferedStrategy() {

@@ -156,4 +156,17 @@ NamedStrategy pipelineLineBufferedStrategy();
 Strategy pipelineFusedInlined(const RuleArguments& arguments);
 NamedStrategy pipelineFusedInlinedStrategy();
 
+// pipeline-inlined-rows: blur computed along whole rows with the producer inlined, Halide's CPU
+// schedule of it (compute_inline, vectorised along x, strips of rows in parallel). The steps of
+// pipeline-line-buffered from let-inline to pad-map-interchange (both stencils as maps over
+// zipped crops of whole rows, the consumer's clamp pad below the producer); window-rows-inline
+// (rules_stencil_rows.cpp): the producer's rows recomputed where the consumer reads them, so no
+// row is stored; zip-map-flatten: one element function over the nine zipped crops of three
+// input rows; vectorize-zip (width v, which must divide W); split-join cuts the output rows into
+// strips of `rows` (a tuning variable when not given), mapGlb 0 on the strips, the rest
+// sequential. Each input row is read three times (from cache) and each output written once.
+// Fails (naming the step) on a program without that shape.
+Strategy pipelineInlinedRows(const RuleArguments& arguments);
+NamedStrategy pipelineInlinedRowsStrategy();
+
 }  // namespace weft::rewrite

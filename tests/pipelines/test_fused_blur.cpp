@@ -11,6 +11,9 @@
 // and at full size is one kernel of a work-item per strip with one walk and vectorised rows.
 // pipeline-fused-inlined (blurx recomputed inside each window of blury) equals the unfused
 // program and the reference, and is one kernel of a work-item per pixel; Harris is refused.
+// pipeline-inlined-rows (blurx's rows recomputed where blury reads them, float<v> lanes, strips
+// of rows as work-items) equals the unfused program and the reference on six strip heights and
+// widths, and stores no row.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -260,6 +263,67 @@ TEST_CASE("blur inlined is one stencil of a work-item per pixel equal to the unf
   CHECK(harris.failure.find("not one stencil") != std::string::npos);
   CHECK_FALSE(pipelineFusedInlined({})(loadPipeline("unsharp"), context).success());
   CHECK_THROWS_AS(pipelineFusedInlined({{"theta", Arith(3)}}), std::invalid_argument);
+}
+
+TEST_CASE("blur inlined along whole rows equals the unfused blur and the reference") {
+  const Definition blur = loadPipeline("blur");
+  struct Strips {
+    int rows, v;  // output rows per work-item, float<v>
+    int width, height;
+  };
+  const std::vector<Strips> cases = {{1, 2, 4, 5},    {2, 4, 8, 6}, {5, 4, 12, 10},
+                                     {16, 8, 16, 16}, {3, 2, 6, 9}, {32, 4, 8, 32}};
+  int compared = 0;
+  for (const Strips& c : cases) {
+    CAPTURE(c.rows);
+    CAPTURE(c.v);
+    RewriteContext context;
+    StrategyResult result =
+        pipelineInlinedRows({{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(blur, context);
+    REQUIRE_MESSAGE(result.success(), result.failure);
+    for (uint64_t seed : {1, 2}) {
+      const Image image = seed == 1 ? randomImage(c.width, c.height, 1, seed)
+                                    : blockyImage(c.width, c.height, 1, seed);
+      const std::vector<float> got = flattenToFloats(interpretOnImage(*result.definition, image));
+      CHECK(got == flattenToFloats(interpretOnImage(blur, image)));
+      CHECK(compareFloats(got, blurReference(image).data, c.width, c.height).mismatches == 0);
+      ++compared;
+    }
+  }
+  CHECK(compared == 12);
+}
+
+TEST_CASE("the row-inlined blur is strips of whole rows of one lane function, nothing stored") {
+  const Definition blur = loadPipeline("blur");
+  RewriteContext context;
+  StrategyResult result =
+      pipelineInlinedRows({{"rows", Arith(64)}, {"v", Arith(16)}})(blur, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  const Expr& body = result.definition->function.body();
+  CAPTURE(printDefinition(*result.definition));
+  // Strips as work-items, one vectorised lane function reading the nine taps, no walk, no
+  // private or local copy, no let (no producer row is stored).
+  CHECK(countPrims(body, Op::MapGlb) == 1);
+  CHECK(countPrims(body, Op::Vectorize) == 1);
+  CHECK(countPrims(body, Op::MapSeqSlide) + countPrims(body, Op::ToPrivate) +
+            countPrims(body, Op::ToLocal) + countPrims(body, Op::Let) ==
+        0);
+  CodegenOptions options;
+  options.specialize = {{"W", 4096}, {"H", 4096}};
+  const CompiledProgram compiled = compileToOpenCL(*result.definition, options);
+  REQUIRE(compiled.kernels.size() == 1);
+  CHECK(compiled.source.find("vload16") != std::string::npos);
+  CHECK(compiled.kernels[0].privateScalars < 64);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 4096 / 64);
+  // With the strip height open it is a tuning variable.
+  RewriteContext openContext;
+  REQUIRE(pipelineInlinedRows({{"v", Arith(4)}})(blur, openContext).success());
+  CHECK(openContext.tuningVariables().size() == 1);
+  // Unsharp mask's pointwise stages are not blur's shape; a vector width is needed.
+  CHECK_FALSE(pipelineInlinedRows({{"v", Arith(4)}})(loadPipeline("unsharp"), context).success());
+  CHECK_THROWS_AS(pipelineInlinedRows({{"rows", Arith(8)}}), std::invalid_argument);
+  CHECK_THROWS_AS(pipelineInlinedRows({{"theta", Arith(8)}, {"v", Arith(4)}}),
+                  std::invalid_argument);
 }
 
 TEST_CASE("pipeline-fused-local refuses a single stencil stage") {

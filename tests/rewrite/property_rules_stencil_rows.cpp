@@ -1,5 +1,5 @@
-// Property tests of window-taps-as-shifted-rows, pad2d-one-axis and zip-map-flatten
-// (rewrite/rules_stencil_rows.cpp) against the interpreter.
+// Property tests of window-taps-as-shifted-rows, pad2d-one-axis, zip-map-flatten and
+// window-rows-inline (rewrite/rules_stencil_rows.cpp) against the interpreter.
 //
 // A generator builds random stencils over int data with random concrete sizes: a 1-D slide (or
 // slideStrict) of step 1 over a row (the input, a computed row or a clamp-padded one), or a slide2D
@@ -11,9 +11,11 @@
 // (re-type-checked), both programs run in the interpreter on the same random inputs and must agree
 // exactly: 100 rapidcheck cases for each generator, at least 50 applications; pad2d-one-axis
 // likewise on pads of random images along one axis, and zip-map-flatten on maps over zips with a
-// map over a zip among the components (read once or twice). Unit tests: what the rule refuses (a
-// window summed by a reduce, step 2, a symbolic window size), and the unsharp mask's first stage,
-// whose rows become one map over five zipped crops of the padded row.
+// map over a zip among the components (read once or twice), and window-rows-inline on maps over
+// slide or slideStrict windows (sizes 1 to 3, steps 1 or 2) of computed rows whose function reads
+// one to three whole rows of its window (refused when it reads the window otherwise). Unit tests:
+// what the rule refuses (a window summed by a reduce, step 2, a symbolic window size), and the
+// unsharp mask's first stage, whose rows become one map over five zipped crops of the padded row.
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -226,6 +228,60 @@ TEST_CASE("zip-map-flatten preserves the interpreter's result") {
     return testing::checkRewriteWhereRunnable(d, testing::ruleNamed("zip-map-flatten"), target,
                                               rng);
   });
+}
+
+TEST_CASE("window-rows-inline preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("window-rows-inline", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 5), height = uniformInt(rng, 1, 6);
+    Expr input = Expr::param("input", arrayOf(arrayOf(kInt, width), height));
+    // z: the rows as given, clamp-padded along each row, or padded above and below.
+    Expr z = input;
+    switch (uniformInt(rng, 0, 2)) {
+      case 1:
+        z = map(lam("row", [](Expr row) { return pad(1, 1, Boundary::Clamp, row); }), z);
+        break;
+      case 2:
+        z = pad(uniformInt(rng, 0, 2), uniformInt(rng, 0, 2), Boundary::Clamp, z);
+        break;
+      default:
+        break;
+    }
+    // P: a row computed from a row, element by element or from two of its shifted crops.
+    Expr producer = lam("row", [&](Expr row) {
+      if (chance(rng, 2)) {
+        return map(lam("x", [&](Expr x) { return randomTerm(rng, ScalarKind::Int, x) + lit(3); }),
+                   row);
+      }
+      return mapOfTerm(rng, 2, zip(crop(0, 1, row), crop(1, 0, row)));
+    });
+    const int n = uniformInt(rng, 1, 3), step = uniformInt(rng, 1, 2);
+    Expr produced = map(producer, z);
+    Expr windows = chance(rng, 2) ? slide(n, step, produced) : slideStrict(n, step, produced);
+    // C: a map over one to three rows of the window (the same row possibly twice), each read
+    // as join(crop(i, n - 1 - i, x)), sometimes under crop(0, 0, .).
+    Expr consumer = lam("x", [&](Expr x) {
+      std::vector<Expr> rows;
+      const int count = uniformInt(rng, 1, 3);
+      for (int k = 0; k < count; ++k) {
+        const int i = uniformInt(rng, 0, n - 1);
+        Expr row = join(crop(i, n - 1 - i, x));
+        rows.push_back(chance(rng, 3) ? crop(0, 0, row) : row);
+      }
+      const size_t arity = rows.size();
+      return mapOfTerm(rng, arity, arity == 1 ? std::move(rows[0]) : zip(std::move(rows)));
+    });
+    Expr target = map(consumer, windows);
+    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+    return testing::checkRewriteWhereRunnable(d, testing::ruleNamed("window-rows-inline"), target,
+                                              rng);
+  });
+  // A consumer that reads its window other than by whole elements is refused.
+  Expr input = Expr::param("input", arrayOf(arrayOf(kInt, 4), 5));
+  Expr produced =
+      map(lam("row", [](Expr row) { return map(lam("x", [](Expr x) { return x; }), row); }), input);
+  Expr whole = map(lam("x", [](Expr x) { return join(x); }), slide(2, 1, produced));
+  Definition d{"f", Expr::lambda({input}, whole), Type(), {}};
+  CHECK_FALSE(testing::tryRuleAt(d, "window-rows-inline", whole).has_value());
 }
 
 TEST_CASE("window-taps-as-shifted-rows refuses what it cannot take") {

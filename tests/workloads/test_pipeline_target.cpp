@@ -42,9 +42,9 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   // pipeline-fused-private-chain a stage read twice (Canny's gradients),
   // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
   // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too, and
-  // pipeline-line-buffered-pointwise and pipeline-line-buffered a vector width (none given
-  // here).
-  REQUIRE(skipped.size() == 7);
+  // pipeline-line-buffered-pointwise, pipeline-line-buffered and pipeline-inlined-rows a
+  // vector width (none given here).
+  REQUIRE(skipped.size() == 8);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
@@ -52,6 +52,7 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   CHECK(skipped[4].rfind("pipeline-fused-sliding-window-pointwise: ", 0) == 0);
   CHECK(skipped[5].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
   CHECK(skipped[6].rfind("pipeline-line-buffered: needs a vector width", 0) == 0);
+  CHECK(skipped[7].rfind("pipeline-inlined-rows: needs a vector width", 0) == 0);
   REQUIRE(target.structures.size() == 5);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -147,16 +148,18 @@ TEST_CASE("unsharp mask line-buffered: fusion=9 with the vector width fixed, its
   CHECK(skipped[0].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
 }
 
-TEST_CASE("blur line-buffered: fusion=10 with the vector width fixed, its strips sampled") {
+TEST_CASE(
+    "blur line-buffered and row-inlined: fusion=10 and 12 with the vector width fixed, "
+    "their strips sampled") {
   const Definition blur = loadExample("pipelines/blur.weft");
   const ArithBinding sizes = {{"W", 256}, {"H", 256}};
   PipelineTargetOptions options;
   options.vectorWidth = 16;
   std::vector<std::string> skipped;
   ExploreTarget target = pipelineTarget(blur, sizes, options, &skipped);
-  // The five structures of the test above and the line-buffered one; unsharp mask's
-  // line buffering still does not apply (no pointwise stage).
-  REQUIRE(target.structures.size() == 6);
+  // The five structures of the test above, the line-buffered one and the row-inlined one;
+  // unsharp mask's line buffering still does not apply (no pointwise stage).
+  REQUIRE(target.structures.size() == 7);
   CHECK(skipped.size() == 6);
   CHECK(pipelineFusionStrategies().at(9) == "pipeline-line-buffered");
   const ExploreTarget::Structure& lineBuffered = target.structures[4];
@@ -166,16 +169,26 @@ TEST_CASE("blur line-buffered: fusion=10 with the vector width fixed, its strips
   ExploreTarget rebuilt = pipelineStructureTarget(blur, sizes, lineBuffered.fixedParameters);
   CHECK(printDefinition(rebuilt.parametric) == printDefinition(lineBuffered.parametric));
   CHECK_THROWS_AS(pipelineStructureTarget(blur, sizes, {{"fusion", 10}}), std::invalid_argument);
+  CHECK(pipelineFusionStrategies().at(11) == "pipeline-inlined-rows");
+  const ExploreTarget::Structure& inlinedRows = target.structures[6];
+  CHECK(inlinedRows.family == "pipeline-inlined-rows");
+  CHECK(inlinedRows.fixedParameters ==
+        std::map<std::string, int64_t>{{"fusion", 12}, {"vector_width", 16}});
+  CHECK(printDefinition(
+            pipelineStructureTarget(blur, sizes, inlinedRows.fixedParameters).parametric) ==
+        printDefinition(inlinedRows.parametric));
 
   // The ring of 3 rows of 256 floats fits pocl-cpu's 384 registers per work-item less the
   // rest only in part; either way the strips' heights are sampled.
   SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 20, 4);
-  int linePoints = 0;
+  int linePoints = 0, inlinedPoints = 0;
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
     if (target.structures[structure].family == "pipeline-line-buffered") ++linePoints;
+    if (target.structures[structure].family == "pipeline-inlined-rows") ++inlinedPoints;
   }
   CHECK(linePoints >= 2);
+  CHECK(inlinedPoints >= 2);  // the strip heights
 }
 
 TEST_CASE("Harris: the tuple fusions apply as fusion=5 and 7, their tiles sampled and rebuilt") {

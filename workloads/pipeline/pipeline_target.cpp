@@ -85,7 +85,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-fused-sliding-window-pointwise",
                                                  "pipeline-line-buffered-pointwise",
                                                  "pipeline-line-buffered",
-                                                 "pipeline-fused-inlined"};
+                                                 "pipeline-fused-inlined",
+                                                 "pipeline-inlined-rows"};
   return names;
 }
 
