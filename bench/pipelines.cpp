@@ -867,7 +867,13 @@ std::vector<Measured> runWeftVariants(host::Context& context, const Options& o,
       } catch (const std::exception& error) {
         fused = rewrite::StrategyResult::fail(error.what());
       }
-      if (!fused.success()) {  // the strategy does not apply to this pipeline at all
+      if (!fused.success()) {
+        // A vector width the rules refuse (v = 18) fails this tile only; otherwise the strategy
+        // does not apply to this pipeline at all.
+        if (second == "v") {
+          if (firstFailure.empty()) firstFailure = fmt::format("tiles {}: {}", spec, fused.failure);
+          continue;
+        }
         firstFailure = fused.failure;
         break;
       }
