@@ -72,6 +72,31 @@ TEST_CASE("blur: halo recomputation, lanes and the unfused program's memory traf
                               device) == doctest::Approx(tall18->seconds));
 }
 
+TEST_CASE("blur along whole rows: strips that leave cores idle stream at their share") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-inlined-rows"};
+  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  device.computeUnits = 2;
+  const auto predict = pipelineCostPredictor(target.structures, sizes);
+  // One strip of all 4096 rows runs on one of the two units; 512 strips of 8 keep both busy.
+  const auto oneStrip =
+      predict({{"fusion", 12}, {"vector_width", 16}, {"chunk", 4096}, {"local_k0_d0", 1}}, device);
+  const auto strips =
+      predict({{"fusion", 12}, {"vector_width", 16}, {"chunk", 8}, {"local_k0_d0", 4}}, device);
+  REQUIRE(oneStrip);
+  REQUIRE(strips);
+  CHECK(oneStrip->balanceFactor == doctest::Approx(2.0));
+  CHECK(strips->balanceFactor == doctest::Approx(1.0));
+  CHECK(oneStrip->bytes == doctest::Approx(strips->bytes));
+  CHECK(oneStrip->memorySeconds == doctest::Approx(2 * strips->memorySeconds));
+  CHECK(oneStrip->seconds > 1.5 * strips->seconds);
+  CHECK(strips->laneUse == 1.0);
+}
+
 TEST_CASE("Harris: a private tile beyond the registers spills, the sliding window's rows do not") {
   const Definition harris = loadExample("pipelines/harris.weft");
   const ArithBinding sizes = {{"W", 4256}, {"H", 2832}};

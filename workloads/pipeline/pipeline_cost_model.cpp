@@ -156,8 +156,11 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     out.computeSeconds = static_cast<double>(out.flops) /
                          (units * cyclesPerSecond * lanesPerCycle * out.laneUse) *
                          out.spillFactor * out.balanceFactor;
-    out.memorySeconds =
-        out.bytes / (units * cyclesPerSecond * (cpu ? kCpuBytesPerCycle : kGpuBytesPerCycle));
+    // Bandwidth comes with the units that stream: a last round of work-groups that leaves
+    // units idle (one strip of a row-walking kernel on two cores) reads at their share.
+    out.memorySeconds = out.bytes /
+                        (units * cyclesPerSecond * (cpu ? kCpuBytesPerCycle : kGpuBytesPerCycle)) *
+                        out.balanceFactor;
     out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
     out.seconds = std::max(out.computeSeconds, out.memorySeconds) + out.launchSeconds;
     return out;

@@ -12,7 +12,8 @@
 //     window's rows) exceed the profile's registers, and the imbalance of the last round of
 //     work-groups over the compute units;
 //   - memory: every kernel reads and writes its global buffers once (the unfused program's
-//     intermediate images count, the fused ones do not have them);
+//     intermediate images count, the fused ones do not have them), at the bandwidth of the
+//     units its work-groups keep busy (the same balance factor);
 //   - a launch overhead per kernel;
 // the time is the larger of compute and memory plus the launches. It ranks, it does not
 // promise: the rates are nominal (see pipeline_cost_model.cpp for their sources).
@@ -35,7 +36,7 @@ namespace weft::explore {
 struct PipelineCostPrediction {
   double seconds = 0;         // max(compute, memory) + launches
   double computeSeconds = 0;  // flops over the lanes in use, spill and balance included
-  double memorySeconds = 0;   // the kernels' global buffers read or written once each
+  double memorySeconds = 0;   // the kernels' global buffers read or written once, balance included
   double launchSeconds = 0;
   int64_t flops = 0;
   double bytes = 0;
