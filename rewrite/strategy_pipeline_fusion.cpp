@@ -592,11 +592,10 @@ std::pair<RuleArguments, RuleArguments> stripAndVectorArguments(
   return {strip, vector};
 }
 
-// The steps the line-buffered strategies share, from two stencils (let-bound) over whole rows
-// to one walk per strip of theta rows in float<v> lanes: each stencil's taps as crops of whole
-// rows, the consumer's clamp pad below the producer, its windows of rows cut into strips,
-// producer and consumer fused per strip, the walk down the strip, the rows' maps vectorised.
-std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector) {
+// The steps every strategy along whole rows starts with, from two stencils (let-bound) to
+// maps over zipped crops of whole rows: each stencil's taps as crops of whole rows, the
+// consumer's clamp pad moved below the producer's map over rows.
+std::vector<Strategy> stencilsAsRowsSteps() {
   return {
       repeat(topDown(ruleFor("let-inline")), 100),
       repeat(topDown(ruleFor("pad2d-one-axis")), 100),
@@ -607,6 +606,16 @@ std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleAr
       repeat(topDown(ruleFor("join-split-id")), 10),
       orFail(topDown(ruleFor("pad-map-interchange")),
              "the consumer's rows are not a clamp-padded computed array"),
+  };
+}
+
+// The steps the line-buffered strategies share, from two stencils (let-bound) over whole rows
+// to one walk per strip of theta rows in float<v> lanes: stencilsAsRowsSteps, the consumer's
+// windows of rows cut into strips, producer and consumer fused per strip, the walk down the
+// strip, the rows' maps vectorised.
+std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector) {
+  std::vector<Strategy> steps = stencilsAsRowsSteps();
+  const std::vector<Strategy> walk = {
       orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
              "no windows of computed rows to cut into strips"),
       orFail(topDownWhere(ruleFor("map-join-interchange"), mapOverJoinedStripWindows),
@@ -620,6 +629,8 @@ std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleAr
              "vectorize-zip on a row"),
       repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10),
   };
+  steps.insert(steps.end(), walk.begin(), walk.end());
+  return steps;
 }
 
 }  // namespace
@@ -735,10 +746,7 @@ Strategy pipelineInlinedRows(const RuleArguments& arguments) {
   const std::string name = "pipeline-inlined-rows";
   // The strip height is split-join's factor n.
   const auto [strip, vector] = stripAndVectorArguments(name, arguments, "rows", "n");
-  // The first steps of the line-buffered strategies: both stencils over whole rows, the
-  // consumer's clamp pad below the producer.
-  std::vector<Strategy> steps = lineBufferedSteps({}, vector);
-  steps.resize(7);
+  std::vector<Strategy> steps = stencilsAsRowsSteps();
   const std::vector<Strategy> rest = {
       orFail(topDownWhere(ruleFor("window-rows-inline"), mapOverRowWindows),
              "window-rows-inline: the consumer does not read whole rows of the producer"),
