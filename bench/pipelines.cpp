@@ -28,7 +28,8 @@
 //                           applicable" with the reason
 //   weft explored           with --explored DB: the fastest ok variant of each structure (as
 //                           written, each fusion strategy) recorded there for the pipeline at
-//                           these sizes on this device, rebuilt from its record and re-measured;
+//                           these sizes on this device (--explored-per-structure K: the K
+//                           fastest), rebuilt from its record and re-measured;
 //                           --explore N first runs `weft explore FILE --samples N` into DB (a
 //                           process of its own), so that the rows are what exploration chose on
 //                           the machine at hand
@@ -146,6 +147,9 @@ struct Options {
   // recorded variant of each structure re-measured here beside the peers.
   size_t exploreSamples = 0;
   std::string explored;
+  // How many of each structure's fastest recorded variants are re-measured (a recorded median
+  // is one noisy measurement: the variant recorded second may be the faster one here).
+  size_t exploredPerStructure = 1;
   std::string weft = WEFT_BINARY_PATH;
 };
 
@@ -731,15 +735,20 @@ std::vector<Measured> runExploredVariants(host::Context& context, host::ProgramC
   std::vector<Measured> results;
   const std::string program = explore::programTarget(original, pipe.sizes()).program;
   const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(o.explored);
-  std::map<std::string, explore::VariantRecord> fastestOf;  // by structure
+  std::map<std::string, std::vector<explore::VariantRecord>> fastestOf;  // by structure
   size_t explored = 0;
   for (const explore::VariantRecord& v : snapshot.variants) {
     if (v.key.program != program || v.key.device != fingerprint) continue;
     ++explored;
     if (v.status != explore::VariantStatus::Ok || !v.medianNs) continue;
-    const std::string structure = v.strategy.empty() ? "as written" : v.strategy;
-    auto [it, fresh] = fastestOf.emplace(structure, v);
-    if (!fresh && *v.medianNs < *it->second.medianNs) it->second = v;
+    fastestOf[v.strategy.empty() ? "as written" : v.strategy].push_back(v);
+  }
+  for (auto& [structure, records] : fastestOf) {
+    std::stable_sort(records.begin(), records.end(),
+                     [](const explore::VariantRecord& a, const explore::VariantRecord& b) {
+                       return *a.medianNs < *b.medianNs;
+                     });
+    records.resize(std::min(records.size(), std::max<size_t>(o.exploredPerStructure, 1)));
   }
   if (fastestOf.empty()) {
     results.push_back({"weft explored", "weft-explored", {}, {},
@@ -748,19 +757,24 @@ std::vector<Measured> runExploredVariants(host::Context& context, host::ProgramC
                                    o.explored, program, explored)});
     return results;
   }
-  for (const auto& [structure, record] : fastestOf) {
-    const bool unfused =
-        nlohmann::json::parse(record.key.parameters).value("fusion", int64_t{0}) == 0;
-    const std::string name =
-        fmt::format("weft explored {} {} (recorded {:.2f} ms, fastest of its structure among {} "
-                    "explored)",
-                    structure, record.key.parameters, *record.medianNs / 1e6, explored);
-    const std::string kind = unfused ? "weft-unfused" : "weft-explored";
-    results.push_back(tryVariant(name, kind, [&] {
-      const CompiledProgram compiled =
-          explore::compileProgramVariant(original, pipe.sizes(), record);
-      return runCompiled(context, cache, name, kind, compiled, pipe, o.repeats, o.minTimeMs);
-    }));
+  for (const auto& [structure, records] : fastestOf) {
+    for (size_t rank = 0; rank < records.size(); ++rank) {
+      const explore::VariantRecord& record = records[rank];
+      const bool unfused =
+          nlohmann::json::parse(record.key.parameters).value("fusion", int64_t{0}) == 0;
+      const std::string which =
+          rank == 0 ? std::string("fastest") : fmt::format("number {} by speed", rank + 1);
+      const std::string name = fmt::format(
+          "weft explored {} {} (recorded {:.2f} ms, {} of its structure among {} "
+          "explored)",
+          structure, record.key.parameters, *record.medianNs / 1e6, which, explored);
+      const std::string kind = unfused ? "weft-unfused" : "weft-explored";
+      results.push_back(tryVariant(name, kind, [&] {
+        const CompiledProgram compiled =
+            explore::compileProgramVariant(original, pipe.sizes(), record);
+        return runCompiled(context, cache, name, kind, compiled, pipe, o.repeats, o.minTimeMs);
+      }));
+    }
   }
   return results;
 }
@@ -1417,6 +1431,9 @@ int main(int argc, char** argv) {
   app.add_option("--explore", options.exploreSamples,
                  "first run `weft explore FILE --samples N` of each pipeline into --explored "
                  "(which then must be given; a re-run resumes)");
+  app.add_option("--explored-per-structure", options.exploredPerStructure,
+                 "re-measure this many of each structure's fastest recorded variants (default 1; "
+                 "a recorded median is one noisy measurement)");
   app.add_option("--weft", options.weft, "the weft binary --explore runs");
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_pipelines", [&] {
     for (const std::string& p : options.pipelines) {
