@@ -145,7 +145,11 @@ int main(int argc, char** argv) {
       if (!parsed) continue;
       const std::optional<Definition> definition = pipelineDefinition(parsed->first);
       if (!definition) continue;
-      const ExploreTarget target = pipelineTarget(*definition, parsed->second, {});
+      // The structures weft explore builds on this profile (the vectorising ones take its
+      // preferred float width).
+      PipelineTargetOptions targetOptions;
+      targetOptions.vectorWidth = profile.preferredFloatVectorWidth;
+      const ExploreTarget target = pipelineTarget(*definition, parsed->second, targetOptions);
       const auto predictor = pipelineCostPredictor(target.structures, parsed->second);
       // By structure, then "all".
       std::map<std::string, std::vector<const VariantRecord*>> byStructure;
