@@ -125,6 +125,7 @@ struct Options {
   std::vector<std::string> strategies = {"pipeline-fused-local", "pipeline-fused-private",
                                          "pipeline-fused-private-pointwise",
                                          "pipeline-fused-private-chain",
+                                         "pipeline-fused-private-chain-pairs",
                                          "pipeline-fused-private-tuples",
                                          "pipeline-fused-sliding-window",
                                          "pipeline-fused-sliding-window-tuples",

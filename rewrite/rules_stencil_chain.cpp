@@ -24,6 +24,15 @@
 //  boxed-stage-fusion         S(g, S_boxed(f, x)) => S_boxed(v -> map(g, f(v)), x)   (S flat)
 //                                                 => S_boxed(v -> join(map(g, f(v))), x) (boxed)
 //
+//  let-tuple-fusion           let(a -> let(b -> B, map(g, X)), map(f, X))
+//                               => let(t -> B[a := P0(t), b := P1(t)], map(pair(f, g), X))
+//                             two stages that map the same array X (magnitude and direction
+//                             over zip2D(gx, gy)) as one stage giving pairs; pair(f, g) is
+//                             r -> map(pair(f', g'), Y(r)) when f = r -> map(f', Y(r)) and g =
+//                             r -> map(g', Y(r)) over the same Y(r) (pairs per pixel, not pairs
+//                             of rows), else x -> (f(x), g(x)); Pk maps p -> p._k over as many
+//                             levels as were paired (a fresh copy per use); g must not read a
+//
 // Why they hold (the interpreter is the reference, ir/interp.cpp): weft expressions have no
 // effects, so a let-bound value may be substituted for its param any number of times (only
 // the work is repeated); copies get fresh bound params so that every binder stays unique, as
@@ -31,6 +40,8 @@
 // of f(W[i][j]) and g(W[i][j]), so h of it is h of the pair computed from the one window; in
 // the boxed form f(w), g(w) are one-element arrays and zip, then map(h), keep it so. Element
 // (i, j) of a boxed stage is f(x[i][j])[0], so g of it is the only element of map(g, f(x[i][j])).
+// Element i of map(pair(f, g), X) is (f(X[i]), g(X[i])) (or, paired deeper, the array of pairs
+// of f's and g's elements over the same Y), so its components are map(f, X) and map(g, X).
 // Each rule is checked against the interpreter on random programs by
 // tests/rewrite/property_rules_stencil_chain.cpp.
 #include <optional>
@@ -180,6 +191,53 @@ std::optional<Expr> boxedStageFusion(const RuleApplication& a) {
   return pixelwise(composed, inner->source, true);
 }
 
+// map(f, X) and map(g, X) (the same X) as one map giving pairs, paired as deep as both
+// functions map the same array (see the top of the file); `levels` counts the map levels
+// paired. nullopt when the two are not maps over the same array.
+std::optional<Expr> pairedMaps(const Expr& p, const Expr& q, int& levels) {
+  if (!p.isPrim(Op::Map) || !q.isPrim(Op::Map) || !(p.args()[0] == q.args()[0])) {
+    return std::nullopt;
+  }
+  const Expr& f = p.funs()[0];
+  const Expr& g = q.funs()[0];
+  if (!isUnaryLambda(f) || !isUnaryLambda(g)) return std::nullopt;
+  const Expr& x = f.params()[0];
+  const Expr gBody = substituteParams(g.body(), {{g.params()[0], x}});
+  int inner = 0;
+  std::optional<Expr> deeper = pairedMaps(f.body(), gBody, inner);
+  levels += 1 + (deeper ? inner : 0);
+  return map(Expr::lambda({x}, deeper ? std::move(*deeper) : tuple(f.body(), gBody)), p.args()[0]);
+}
+
+// Component k of every pair `levels` map levels down in t.
+Expr pairComponent(int64_t k, int levels, const Expr& t) {
+  if (levels == 0) return get(Arith(k), t);
+  return map(lam("p", [&](Expr p) { return pairComponent(k, levels - 1, p); }), t);
+}
+
+// let(a -> let(b -> B, map(g, X)), map(f, X))
+//   => let(t -> B[a := P0(t), b := P1(t)], map(pair(f, g), X))
+std::optional<Expr> letTupleFusion(const RuleApplication& application) {
+  const Expr& outer = application.node;
+  if (!outer.isPrim(Op::Let) || !isUnaryLambda(outer.funs()[0])) return std::nullopt;
+  const Expr& aBinder = outer.funs()[0];
+  const Expr& inner = aBinder.body();
+  if (!inner.isPrim(Op::Let) || !isUnaryLambda(inner.funs()[0])) return std::nullopt;
+  const Expr& bBinder = inner.funs()[0];
+  const Expr& a = aBinder.params()[0];
+  const Expr& b = bBinder.params()[0];
+  const Expr& aValue = outer.args()[0];
+  const Expr& bValue = inner.args()[0];
+  if (mentionsParam(bValue, a)) return std::nullopt;
+  int levels = 0;
+  std::optional<Expr> paired = pairedMaps(aValue, bValue, levels);
+  if (!paired) return std::nullopt;
+  const Expr t = Expr::param("pairs");
+  Expr body = substituteCopies(bBinder.body(), a, pairComponent(0, levels, t));
+  body = substituteCopies(body, b, pairComponent(1, levels, t));
+  return let(Expr::lambda({t}, std::move(body)), std::move(*paired));
+}
+
 }  // namespace
 
 void addStencilChainRules(std::vector<Rule>& rules) {
@@ -196,6 +254,14 @@ void addStencilChainRules(std::vector<Rule>& rules) {
                        RuleFamily::Fusion,
                        {},
                        horizontalStencilFusion});
+  rules.push_back(Rule{"let-tuple-fusion",
+                       "let(a -> let(b -> B, map(g, X)), map(f, X)) => let(t -> B[a := P0(t), b "
+                       ":= P1(t)], map(pair(f, g), X))   [two stages over the same array as one "
+                       "giving pairs, paired per element as deep as both map the same array; g "
+                       "does not read a]",
+                       RuleFamily::Fusion,
+                       {},
+                       letTupleFusion});
   rules.push_back(Rule{"boxed-stage-fusion",
                        "map2D(g) ∘ map(join) ∘ map2D(f) => map(join) ∘ map2D(v -> map(g, f(v)))   "
                        "[f giving [T]1; also g boxed: join(map(g, f(v)))]",

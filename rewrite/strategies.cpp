@@ -868,6 +868,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineLineBufferedStrategy(),
       pipelineFusedInlinedStrategy(),
       pipelineInlinedRowsStrategy(),
+      pipelineFusedPrivateChainPairsStrategy(),
   };
   return strategies;
 }

@@ -177,21 +177,47 @@ RuleArguments dimension(int d) { return RuleArguments{{"dim", Arith(d)}}; }
 
 }  // namespace
 
-Strategy pipelineFusedPrivateChain(const RuleArguments& arguments) {
-  const RuleArguments tiles = tileFactors(arguments);
-  // map-to-mapglb and compute-to-private located on the tiles' maps only.
-  const Strategy steps = inOrder({
-      repeat(topDown(chainRule("let-inline-recompute")), 100),
+namespace {
+
+// A let whose binder is not named `name`.
+NodePredicate letNotBinding(const std::string& name) {
+  return [name](const Expr& node) {
+    return node.isPrim(Op::Let) && node.funs()[0].isLambda() &&
+           node.funs()[0].params()[0].paramName() != name;
+  };
+}
+
+// A let whose function's body binds `name` further in (a stage the let named `name` reads).
+NodePredicate letAround(const std::string& name) {
+  return [name](const Expr& node) {
+    if (!node.isPrim(Op::Let) || !node.funs()[0].isLambda()) return false;
+    bool binds = false;
+    forEachNode(node.funs()[0].body(), [&](const Expr& e) {
+      binds = binds || (e.isPrim(Op::Let) && e.funs()[0].isLambda() &&
+                        e.funs()[0].params()[0].paramName() == name);
+    });
+    return binds;
+  };
+}
+
+// The chain's steps after the stages read twice are recomputed; `firstSteps` before them.
+Strategy chainSteps(const RuleArguments& tiles, std::vector<Strategy> firstSteps,
+                    NodePredicate recomputed) {
+  std::vector<Strategy> steps = std::move(firstSteps);
+  const std::vector<Strategy> rest = {
+      repeat(topDownWhere(chainRule("let-inline-recompute"), recomputed), 100),
+      // Stages read once by the pairs (the Sobel derivatives after let-tuple-fusion) inlined.
+      repeat(topDownWhere(chainRule("let-inline"), letAround("pairs")), 100),
       onceOrMore(chainRule("horizontal-stencil-fusion"), {},
                  "no pointwise stage over two stencil stages of the same windows"),
       repeat(topDown(chainRule("pad2d-map2d-interchange")), 100),
       required(topDownWhere(chainRule("overlapped-tiling-fusion"), overImageWindows, tiles),
                "no stencil stage over the windows of another stencil stage"),
       repeat(topDownWhere(chainRule("overlapped-tiling-fusion"), overImageWindows, tiles), 100),
-      tryS(seq(topDownWhere(chainRule("let-inline"), letReadByOneStage),
-               seq(topDown(chainRule("boxed-stage-fusion")),
-                   repeat(topDownWhere(chainRule("map-to-mapseq-unroll"), mapOverWindowResult),
-                          100)))),
+      tryS(seq(
+          topDownWhere(chainRule("let-inline"), letReadByOneStage),
+          seq(topDown(chainRule("boxed-stage-fusion")),
+              repeat(topDownWhere(chainRule("map-to-mapseq-unroll"), mapOverWindowResult), 100)))),
       required(topDownWhere(chainRule("map-to-mapglb"), mapBinding("tileRow"), dimension(1)),
                "map-to-mapglb on the tile rows"),
       repeat(topDownWhere(chainRule("map-to-mapglb"), mapBinding("tileRow"), dimension(1)), 100),
@@ -203,12 +229,48 @@ Strategy pipelineFusedPrivateChain(const RuleArguments& arguments) {
       repeat(topDownWhere(chainRule("compute-to-private"), mapOverParam("tile")), 100),
       inWorkItems(chainRule("map-to-mapseq-unroll"), unrollable),
       inWorkItems(chainRule("reduce-to-reduceseq"), anyReduce),
-  });
-  return [steps](const Definition& d, RewriteContext& c) {
+  };
+  steps.insert(steps.end(), rest.begin(), rest.end());
+  return inOrder(steps);
+}
+
+Strategy namedChain(const std::string& name, Strategy steps) {
+  return [name, steps](const Definition& d, RewriteContext& c) {
     StrategyResult r = steps(d, c);
-    if (!r.success()) r.failure = "pipeline-fused-private-chain: " + r.failure;
+    if (!r.success()) r.failure = name + ": " + r.failure;
     return r;
   };
+}
+
+}  // namespace
+
+Strategy pipelineFusedPrivateChain(const RuleArguments& arguments) {
+  // map-to-mapglb and compute-to-private located on the tiles' maps only.
+  return namedChain("pipeline-fused-private-chain",
+                    chainSteps(tileFactors(arguments), {},
+                               [](const Expr& node) { return node.isPrim(Op::Let); }));
+}
+
+Strategy pipelineFusedPrivateChainPairs(const RuleArguments& arguments) {
+  // The two stages over the same array as one stage of pairs, bound to `pairs`, which stays a
+  // let (stored, read by the suppression) while the stages below are recomputed per reader.
+  return namedChain("pipeline-fused-private-chain-pairs",
+                    chainSteps(tileFactors(arguments),
+                               {required(topDown(chainRule("let-tuple-fusion")),
+                                         "no two stages over the same array")},
+                               letNotBinding("pairs")));
+}
+
+NamedStrategy pipelineFusedPrivateChainPairsStrategy() {
+  return NamedStrategy{
+      "pipeline-fused-private-chain-pairs",
+      "pipeline-fused-private-chain with the two pointwise stages over the same array (Canny's "
+      "magnitude and direction over the Sobel pair) first made one stage giving pairs "
+      "(let-tuple-fusion): one kernel computes the Gaussian's tile, the Sobel pair and both "
+      "results, stored as a structure of arrays, instead of two kernels each recomputing the "
+      "Gaussian and Sobel",
+      {"theta1", "theta2"},
+      pipelineFusedPrivateChainPairs};
 }
 
 NamedStrategy pipelineFusedPrivateChainStrategy() {

@@ -47,4 +47,13 @@ Strategy pipelineFusedPrivateChain(const RuleArguments& arguments);
 // Its entry for the strategy library (name pipeline-fused-private-chain).
 NamedStrategy pipelineFusedPrivateChainStrategy();
 
+// pipeline-fused-private-chain-pairs: let-tuple-fusion first (Canny's magnitude and direction,
+// two pointwise stages over zip2D(gx, gy), as one stage giving (magnitude, direction) per
+// pixel, bound to `pairs`), then the chain's steps with every let but `pairs` recomputed per
+// reader: kernel A computes the Gaussian's tile, the Sobel pair and both results once, stored
+// as a structure of arrays (codegen/tuple_memory.h); kernel B (suppression and threshold)
+// reads the two components. Two kernels where the chain has three.
+Strategy pipelineFusedPrivateChainPairs(const RuleArguments& arguments);
+NamedStrategy pipelineFusedPrivateChainPairsStrategy();
+
 }  // namespace weft::rewrite

@@ -1,17 +1,19 @@
 // Canny fused by the pipeline-fused-private-chain strategy (rewrite/strategy_pipeline_chain.h)
 // on OpenCL: three kernels (magnitude, direction, each by overlapped tiling with the Gaussian's
 // tile in private memory per work-item; suppression and threshold as one) instead of the
-// unfused program's seven. On small images (borders included, several tile sizes, widths and
-// heights that are not multiples of the tiles' outputs where the constraints allow: 9, 15;
-// sizes specialised, canary regions around the output and temporaries) the labels equal the
-// unfused kernels' exactly and the C++ reference of tests/support/pipeline_reference.h (labels
-// that hang on a near tie counted apart; nothing else loosened). One case generates the fused
-// program with symbolic sizes (W and H left open, fixed at launch). The last case runs the
-// issue's full size, 4096×4096: skipped unless asked for (`test_pipelines_opencl_fused_canny
+// unfused program's seven; pipeline-fused-private-chain-pairs two (magnitude and direction as
+// pairs from one Gaussian tile, then suppression and threshold). On small images (borders included,
+// several tile sizes, widths and heights that are not multiples of the tiles' outputs where the
+// constraints allow: 9, 15; sizes specialised, canary regions around the output and temporaries)
+// the labels equal the unfused kernels' exactly and the C++ reference of
+// tests/support/pipeline_reference.h (labels that hang on a near tie counted apart; nothing else
+// loosened). One case generates the fused program with symbolic sizes (W and H left open, fixed at
+// launch). The last case runs the issue's full size, 4096×4096: skipped unless asked for
+// (`test_pipelines_opencl_fused_canny
 // --no-skip -tc='*4096*'`; WEFT_CANNY_TILES="theta1,theta2,localX" picks one tiling), it checks
-// fused and unfused labels against the reference at every pixel and prints both kernel times
-// (best of 5 cl_event sums) and their ratio. Label opencl: skipped where no OpenCL platform
-// exists.
+// fused (both strategies) and unfused labels against the reference at every pixel and prints the
+// kernel times (best of 5 cl_event sums) and their ratio. Label opencl: skipped where no OpenCL
+// platform exists.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -40,10 +42,12 @@ Definition loadCanny() {
       .definitions.back();
 }
 
-Definition fusedCanny(int theta1, int theta2) {
+Definition fusedCanny(int theta1, int theta2, bool pairs = false) {
   rewrite::RewriteContext rewriting;
-  rewrite::StrategyResult result = rewrite::pipelineFusedPrivateChain(
-      {{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}})(loadCanny(), rewriting);
+  const rewrite::RuleArguments tiles{{"theta1", Arith(theta1)}, {"theta2", Arith(theta2)}};
+  rewrite::StrategyResult result =
+      pairs ? rewrite::pipelineFusedPrivateChainPairs(tiles)(loadCanny(), rewriting)
+            : rewrite::pipelineFusedPrivateChain(tiles)(loadCanny(), rewriting);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
@@ -109,6 +113,29 @@ TEST_CASE("fused Canny: three kernels on OpenCL equal the unfused kernels and th
   }
 }
 
+TEST_CASE(
+    "Canny with magnitude and direction as pairs: two kernels on OpenCL equal the "
+    "unfused kernels and the reference") {
+  const Definition unfused = loadCanny();
+  for (const SmallTiling& t : smallFusedTilings()) {
+    CAPTURE(t.theta1);
+    CAPTURE(t.theta2);
+    const Definition fused = fusedCanny(t.theta1, t.theta2, /*pairs=*/true);
+    for (const bool specialise : {true, false}) {
+      CAPTURE(specialise);
+      const Image image = specialise ? blockyImage(t.width, t.height, 1, 15)
+                                     : randomImage(t.width, t.height, 1, 16);
+      const std::vector<int32_t> expected = flattenToInts(run(unfused, image, true).output);
+      const host::RunResult result = run(fused, image, specialise);
+      CHECK(result.kernels.size() == 2);
+      const std::vector<int32_t> got = flattenToInts(result.output);
+      CHECK(got == expected);
+      checkAgainstReference(got, image,
+                            "pairs " + std::to_string(t.width) + "x" + std::to_string(t.height));
+    }
+  }
+}
+
 TEST_CASE("fused Canny with symbolic sizes equals the unfused kernels") {
   const Definition unfused = loadCanny();
   const Definition fused = fusedCanny(6, 10);
@@ -137,22 +164,25 @@ TEST_CASE("full size: unfused vs fused Canny at 4096x4096" * doctest::skip()) {
     Tiling t{};
     if (std::sscanf(chosen, "%d,%d,%d", &t.theta1, &t.theta2, &t.localX) == 3) tilings = {t};
   }
-  for (const Tiling& t : tilings) {
+  for (const auto& [t, pairs] : [&] {
+         std::vector<std::pair<Tiling, bool>> both;
+         for (const Tiling& t : tilings) both.insert(both.end(), {{t, false}, {t, true}});
+         return both;
+       }()) {
     const host::RunResult fused =
-        run(fusedCanny(t.theta1, t.theta2), image, true, 5, false, t.localX);
+        run(fusedCanny(t.theta1, t.theta2, pairs), image, true, 5, false, t.localX);
     std::string perKernel;
     for (const auto& kernel : fused.kernels) {
       perKernel += (perKernel.empty() ? "" : ", ") + milliseconds(kernel.nanoseconds);
     }
-    MESSAGE("fused Canny 4096x4096, " << fused.kernels.size() << " kernels (" << perKernel
-                                      << "), tile " << t.theta1 - 2 << "x" << t.theta2 - 2
-                                      << " outputs per work-item (theta1=" << t.theta1
-                                      << ", theta2=" << t.theta2 << "), local " << t.localX
-                                      << "x1x1, best of 5: "
-                                      << milliseconds(fused.totalNanoseconds) << " ("
-                                      << static_cast<double>(unfused.totalNanoseconds) /
-                                             static_cast<double>(fused.totalNanoseconds)
-                                      << "x faster than unfused)");
+    MESSAGE((pairs ? "fused Canny (pairs) 4096x4096, " : "fused Canny 4096x4096, ")
+            << fused.kernels.size() << " kernels (" << perKernel << "), tile " << t.theta1 - 2
+            << "x" << t.theta2 - 2 << " outputs per work-item (theta1=" << t.theta1
+            << ", theta2=" << t.theta2 << "), local " << t.localX
+            << "x1x1, best of 5: " << milliseconds(fused.totalNanoseconds) << " ("
+            << static_cast<double>(unfused.totalNanoseconds) /
+                   static_cast<double>(fused.totalNanoseconds)
+            << "x faster than unfused)");
     const std::vector<int32_t> labels = flattenToInts(fused.output);
     size_t differ = 0;
     for (size_t i = 0; i < labels.size(); ++i) differ += labels[i] != unfusedLabels[i] ? 1 : 0;

@@ -8,7 +8,8 @@
 // Structure: three kernels (the unfused program seven): magnitude and direction each by
 // overlapped tiling with the Gaussian's tile in private memory (no local memory, no barrier),
 // suppression and threshold as one, reading the temporaries in image order over W x H
-// work-items.
+// work-items. pipeline-fused-private-chain-pairs equals both the same way and is two kernels:
+// (magnitude, direction) pairs from one Gaussian tile, stored as one float and one int array.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -37,9 +38,10 @@ Definition loadCanny() {
       .definitions.back();
 }
 
-Definition fusedCanny(const RuleArguments& factors) {
+Definition fusedCanny(const RuleArguments& factors, bool pairs = false) {
   RewriteContext context;
-  StrategyResult result = pipelineFusedPrivateChain(factors)(loadCanny(), context);
+  StrategyResult result = pairs ? pipelineFusedPrivateChainPairs(factors)(loadCanny(), context)
+                                : pipelineFusedPrivateChain(factors)(loadCanny(), context);
   REQUIRE_MESSAGE(result.success(), result.failure);
   return *result.definition;
 }
@@ -61,37 +63,40 @@ int count(const Expr& e, Op op) {
 
 TEST_CASE("fused Canny equals the unfused program and the reference") {
   const Definition canny = loadCanny();
-  struct Tiling {
-    int theta1, theta2;  // the Gaussian's tile with its halo: theta1 - 2 rows of results
-    int width, height;
-  };
-  const std::vector<Tiling> tilings = {{3, 3, 5, 7},    {4, 5, 9, 6},   {6, 4, 10, 12},
-                                       {10, 6, 16, 16}, {5, 12, 20, 9}, {7, 3, 11, 15}};
-  int compared = 0;
-  size_t tieFlips = 0;
-  for (const Tiling& t : tilings) {
-    CAPTURE(t.theta1);
-    CAPTURE(t.theta2);
-    CAPTURE(t.width);
-    CAPTURE(t.height);
-    const Definition program =
-        fusedCanny({{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}});
-    for (uint64_t seed : {1, 2, 3}) {
-      const Image image = seed == 2 ? blockyImage(t.width, t.height, 1, seed)
-                                    : randomImage(t.width, t.height, 1, seed);
-      const std::vector<int32_t> unfused = run(canny, image);
-      const std::vector<int32_t> got = run(program, image);
-      CHECK(got == unfused);
-      const CannyResult expected = cannyReference(image);
-      const Agreement agreement =
-          compareInts(got, expected.labels.data, t.width, expected.labelFragile);
-      CHECK_MESSAGE(agreement.mismatches == 0, agreement.firstMismatch);
-      tieFlips += agreement.tieFlips;
-      ++compared;
+  for (const bool pairs : {false, true}) {
+    CAPTURE(pairs);
+    struct Tiling {
+      int theta1, theta2;  // the Gaussian's tile with its halo: theta1 - 2 rows of results
+      int width, height;
+    };
+    const std::vector<Tiling> tilings = {{3, 3, 5, 7},    {4, 5, 9, 6},   {6, 4, 10, 12},
+                                         {10, 6, 16, 16}, {5, 12, 20, 9}, {7, 3, 11, 15}};
+    int compared = 0;
+    size_t tieFlips = 0;
+    for (const Tiling& t : tilings) {
+      CAPTURE(t.theta1);
+      CAPTURE(t.theta2);
+      CAPTURE(t.width);
+      CAPTURE(t.height);
+      const Definition program =
+          fusedCanny({{"theta1", Arith(t.theta1)}, {"theta2", Arith(t.theta2)}}, pairs);
+      for (uint64_t seed : {1, 2, 3}) {
+        const Image image = seed == 2 ? blockyImage(t.width, t.height, 1, seed)
+                                      : randomImage(t.width, t.height, 1, seed);
+        const std::vector<int32_t> unfused = run(canny, image);
+        const std::vector<int32_t> got = run(program, image);
+        CHECK(got == unfused);
+        const CannyResult expected = cannyReference(image);
+        const Agreement agreement =
+            compareInts(got, expected.labels.data, t.width, expected.labelFragile);
+        CHECK_MESSAGE(agreement.mismatches == 0, agreement.firstMismatch);
+        tieFlips += agreement.tieFlips;
+        ++compared;
+      }
     }
+    MESSAGE("labels on a near tie that differ from the reference: " << tieFlips);
+    CHECK(compared == 18);
   }
-  MESSAGE("labels on a near tie that differ from the reference: " << tieFlips);
-  CHECK(compared == 18);
 }
 
 TEST_CASE("fused Canny is three kernels, magnitude and direction by overlapped tiling") {
@@ -114,6 +119,35 @@ TEST_CASE("fused Canny is three kernels, magnitude and direction by overlapped t
   for (const auto& kernel : compiled.kernels) tiled += kernel.privateScalars >= 60 ? 1 : 0;
   CHECK(tiled == 2);
   CHECK(compileToOpenCL(canny, options).kernels.size() == 7);
+}
+
+TEST_CASE("Canny with magnitude and direction as pairs is two kernels, the pairs stored once") {
+  const Definition program =
+      fusedCanny({{"theta1", Arith(6)}, {"theta2", Arith(10)}}, /*pairs=*/true);
+  const Expr& body = program.function.body();
+  CAPTURE(printDefinition(program));
+  // One Gaussian tile (one kernel A), no local memory.
+  CHECK(count(body, Op::ToPrivate) == 1);
+  CHECK(count(body, Op::ToLocal) == 0);
+  CodegenOptions options;
+  options.specialize = {{"W", 32}, {"H", 16}};
+  const CompiledProgram compiled = compileToOpenCL(program, options);
+  CAPTURE(compiled.source);
+  CHECK(compiled.kernels.size() == 2);
+  CHECK(compiled.source.find("barrier(") == std::string::npos);
+  // The pairs as a structure of arrays: one float and one int temporary of W x H.
+  int floats = 0, ints = 0;
+  for (const auto& buffer : compiled.buffers) {
+    if (buffer.role != BufferPlan::Role::Temporary) continue;
+    floats += buffer.element == ScalarKind::Float;
+    ints += buffer.element == ScalarKind::Int;
+  }
+  CHECK(floats == 1);
+  CHECK(ints == 1);
+  // Tile sizes left open: theta1 and theta2 once (the chain has a pair per kernel A).
+  RewriteContext context;
+  REQUIRE(pipelineFusedPrivateChainPairs({})(loadCanny(), context).success());
+  CHECK(context.tuningVariables().size() == 2);
 }
 
 TEST_CASE("the suppression kernel reads magnitude and direction in image order, in 2D") {

@@ -1,5 +1,7 @@
 // Property tests of the stencil-chain rules (rewrite/rules_stencil_chain.cpp) against the
-// interpreter: let-inline-recompute, horizontal-stencil-fusion and boxed-stage-fusion.
+// interpreter: let-inline-recompute, horizontal-stencil-fusion, boxed-stage-fusion and
+// let-tuple-fusion (two stages over the same image, or over two images' zipped rows, per pixel
+// or per row, read by a body that reads both or one of them).
 //
 // For each rule a generator builds a random well-typed left side over int data with random
 // concrete sizes: element functions are random scalar terms (tests/support/rule_check.h's
@@ -179,6 +181,60 @@ TEST_CASE("boxed-stage-fusion preserves the interpreter's result") {
   });
 }
 
+TEST_CASE("let-tuple-fusion preserves the interpreter's result") {
+  checkRuleOverRandomPrograms("let-tuple-fusion", [](std::mt19937_64& rng) {
+    const int width = uniformInt(rng, 1, 4), height = uniformInt(rng, 1, 4);
+    Expr input = Expr::param("input", image(width, height));
+    Expr other = Expr::param("other", image(width, height));
+    // X: the image, or the rows of two images zipped (as magnitude and direction read gx, gy).
+    const bool zipped = chance(rng, 2);
+    auto source = [&]() { return zipped ? zip(input, other) : input; };
+    // A stage over X: per pixel (a map over each row, or over each row's zip), or per row (an
+    // element function of the whole row, which pairs rows, not pixels).
+    const int shape = uniformInt(rng, 0, 2);
+    auto stage = [&]() {
+      if (shape == 2) {
+        return map(lam("r",
+                       [&](Expr r) {
+                         Expr row = zipped ? get(0, r) : r;
+                         return reduce(lit(0),
+                                       lam2("acc", "v", [](Expr acc, Expr v) { return acc + v; }),
+                                       map(intFunction(rng), row));
+                       }),
+                   source());
+      }
+      return map(lam("r",
+                     [&](Expr r) {
+                       if (!zipped) return map(intFunction(rng), r);
+                       return map(lam("p",
+                                      [&](Expr p) {
+                                        return randomTerm(rng, ScalarKind::Int, get(0, p)) +
+                                               randomTerm(rng, ScalarKind::Int, get(1, p));
+                                      }),
+                                  zip(get(0, r), get(1, r)));
+                     }),
+                 source());
+    };
+    Expr aValue = stage();
+    Expr bValue = stage();
+    // B reads both (once or twice each), or only one of them.
+    const int reads = uniformInt(rng, 0, 2);
+    Expr target = let(lam("a",
+                          [&](Expr a) {
+                            return let(lam("b",
+                                           [&](Expr b) {
+                                             if (reads == 0) return zip(a, b);
+                                             if (reads == 1) return zip(b, zip(a, a));
+                                             return zip(b, b);
+                                           }),
+                                       bValue);
+                          }),
+                      aValue);
+    Definition d{"f", Expr::lambda({input, other}, target), Type(), {}};
+    return checkRewrite(d, "let-tuple-fusion", target, rng);
+  });
+}
+
 TEST_CASE("the stencil-chain rules refuse what they must not rewrite") {
   std::mt19937_64 rng(7);
   Expr input = Expr::param("input", image(4, 3));
@@ -221,4 +277,32 @@ TEST_CASE("the stencil-chain rules refuse what they must not rewrite") {
           "horizontal-stencil-fusion");
   // boxed-stage-fusion: the inner stage flat.
   refuses(stageOf(rng, plus1, false, stageOf(rng, plus1, false, input)), "boxed-stage-fusion");
+}
+
+TEST_CASE("let-tuple-fusion refuses stages over different arrays and a stage reading the other") {
+  Expr input = Expr::param("input", image(4, 3));
+  Expr other = Expr::param("other", image(4, 3));
+  auto plus = [](int k) { return lam("x", [k](Expr x) { return x + lit(k); }); };
+  auto perPixel = [](const Expr& f, Expr x) {
+    return map(lam("r", [&](Expr r) { return map(f, r); }), std::move(x));
+  };
+  auto refuses = [&](const Expr& target) {
+    Definition d{"f", Expr::lambda({input, other}, target), Type(), {}};
+    typecheck(d);
+    CHECK_FALSE(tryChainRule(d, "let-tuple-fusion", target).has_value());
+  };
+  auto both = [](Expr a, Expr b) { return zip(std::move(a), std::move(b)); };
+  refuses(let(lam("a",
+                  [&](Expr a) {
+                    return let(lam("b", [&](Expr b) { return both(a, b); }),
+                               perPixel(plus(2), other));
+                  }),
+              perPixel(plus(1), input)));
+  refuses(let(lam("a",
+                  [&](Expr a) {
+                    return let(
+                        lam("b", [&](Expr b) { return both(a, b); }),
+                        map(lam("r", [&](Expr r) { return zip(r, join(crop(0, 2, a))); }), input));
+                  }),
+              perPixel(plus(1), input)));
 }

@@ -43,8 +43,9 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
   // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too, and
   // pipeline-line-buffered-pointwise, pipeline-line-buffered and pipeline-inlined-rows a
-  // vector width (none given here).
-  REQUIRE(skipped.size() == 8);
+  // vector width (none given here), pipeline-fused-private-chain-pairs two stages over the same
+  // array (Canny's magnitude and direction).
+  REQUIRE(skipped.size() == 9);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
@@ -53,6 +54,7 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   CHECK(skipped[5].rfind("pipeline-line-buffered-pointwise: needs a vector width", 0) == 0);
   CHECK(skipped[6].rfind("pipeline-line-buffered: needs a vector width", 0) == 0);
   CHECK(skipped[7].rfind("pipeline-inlined-rows: needs a vector width", 0) == 0);
+  CHECK(skipped[8].rfind("pipeline-fused-private-chain-pairs: ", 0) == 0);
   REQUIRE(target.structures.size() == 5);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -160,7 +162,7 @@ TEST_CASE(
   // The five structures of the test above, the line-buffered one and the row-inlined one;
   // unsharp mask's line buffering still does not apply (no pointwise stage).
   REQUIRE(target.structures.size() == 7);
-  CHECK(skipped.size() == 6);
+  CHECK(skipped.size() == 7);
   CHECK(pipelineFusionStrategies().at(9) == "pipeline-line-buffered");
   const ExploreTarget::Structure& lineBuffered = target.structures[4];
   CHECK(lineBuffered.family == "pipeline-line-buffered");
@@ -189,6 +191,28 @@ TEST_CASE(
   }
   CHECK(linePoints >= 2);
   CHECK(inlinedPoints >= 2);  // the strip heights
+}
+
+TEST_CASE("Canny: the chain and the chain of pairs apply as fusion=4 and 13, rebuilt and sampled") {
+  const Definition canny = loadExample("pipelines/canny.weft");
+  const ArithBinding sizes = {{"W", 64}, {"H", 48}};
+  PipelineTargetOptions options;
+  options.strategies = {"pipeline-fused-private-chain", "pipeline-fused-private-chain-pairs"};
+  ExploreTarget target = pipelineTarget(canny, sizes, options);
+  REQUIRE(target.structures.size() == 3);
+  CHECK(pipelineFusionStrategies().at(12) == "pipeline-fused-private-chain-pairs");
+  const ExploreTarget::Structure& pairs = target.structures[2];
+  CHECK(pairs.family == "pipeline-fused-private-chain-pairs");
+  CHECK(pairs.fixedParameters == std::map<std::string, int64_t>{{"fusion", 13}});
+  CHECK(printDefinition(pipelineStructureTarget(canny, sizes, pairs.fixedParameters).parametric) ==
+        printDefinition(pairs.parametric));
+  SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 3);
+  int pairPoints = 0;
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
+    if (target.structures[structure].family == "pipeline-fused-private-chain-pairs") ++pairPoints;
+  }
+  CHECK(pairPoints >= 2);
 }
 
 TEST_CASE("Harris: the tuple fusions apply as fusion=5 and 7, their tiles sampled and rebuilt") {

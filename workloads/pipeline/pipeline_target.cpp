@@ -86,7 +86,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-line-buffered-pointwise",
                                                  "pipeline-line-buffered",
                                                  "pipeline-fused-inlined",
-                                                 "pipeline-inlined-rows"};
+                                                 "pipeline-inlined-rows",
+                                                 "pipeline-fused-private-chain-pairs"};
   return names;
 }
 
