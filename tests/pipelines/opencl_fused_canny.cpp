@@ -175,7 +175,7 @@ TEST_CASE("full size: unfused vs fused Canny at 4096x4096" * doctest::skip()) {
     for (const auto& kernel : fused.kernels) {
       perKernel += (perKernel.empty() ? "" : ", ") + milliseconds(kernel.nanoseconds);
     }
-    MESSAGE((pairs ? "fused Canny (pairs) 4096x4096, " : "fused Canny 4096x4096, ")
+    MESSAGE(std::string(pairs ? "fused Canny (pairs) 4096x4096, " : "fused Canny 4096x4096, ")
             << fused.kernels.size() << " kernels (" << perKernel << "), tile " << t.theta1 - 2
             << "x" << t.theta2 - 2 << " outputs per work-item (theta1=" << t.theta1
             << ", theta2=" << t.theta2 << "), local " << t.localX
