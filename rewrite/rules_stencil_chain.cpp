@@ -232,6 +232,7 @@ std::optional<Expr> letTupleFusion(const RuleApplication& application) {
   int levels = 0;
   std::optional<Expr> paired = pairedMaps(aValue, bValue, levels);
   if (!paired) return std::nullopt;
+  // Named pairs: pipeline-fused-private-chain-pairs finds the let by its binder's name.
   const Expr t = Expr::param("pairs");
   Expr body = substituteCopies(bBinder.body(), a, pairComponent(0, levels, t));
   body = substituteCopies(body, b, pairComponent(1, levels, t));

@@ -1,5 +1,6 @@
-// The pipeline-fused-private-chain strategy of strategy_pipeline_chain.h. Steps are located by
-// predicates: lets by how often their value is read, the tiles' maps by the binder names
+// The pipeline-fused-private-chain strategies of strategy_pipeline_chain.h. Steps are located by
+// predicates: lets by how often their value is read (and the let of pairs by the binder name
+// let-tuple-fusion gives it, pairs), the tiles' maps by the binder names
 // overlapped-tiling-fusion gives them (tileRow, tile), the work-items' code by its position
 // under a mapGlb's function. Rules come from the rule library; the stencil-fusion and
 // stencil-chain groups are looked up in their own lists when the library does not hold them.
@@ -163,11 +164,10 @@ bool mapOverWindowResult(const Expr& node) {
 bool unrollable(const Expr& node) { return computes(node) && !viewFunction(node.funs()[0]); }
 bool anyReduce(const Expr& node) { return node.isPrim(Op::Reduce); }
 
-RuleArguments tileFactors(const RuleArguments& arguments) {
+RuleArguments tileFactors(const std::string& strategy, const RuleArguments& arguments) {
   for (const auto& [name, value] : arguments) {
     if (name != "theta1" && name != "theta2") {
-      throw std::invalid_argument("pipeline-fused-private-chain takes theta1 and theta2, not " +
-                                  name);
+      throw std::invalid_argument(strategy + " takes theta1 and theta2, not " + name);
     }
   }
   return arguments;
@@ -247,7 +247,7 @@ Strategy namedChain(const std::string& name, Strategy steps) {
 Strategy pipelineFusedPrivateChain(const RuleArguments& arguments) {
   // map-to-mapglb and compute-to-private located on the tiles' maps only.
   return namedChain("pipeline-fused-private-chain",
-                    chainSteps(tileFactors(arguments), {},
+                    chainSteps(tileFactors("pipeline-fused-private-chain", arguments), {},
                                [](const Expr& node) { return node.isPrim(Op::Let); }));
 }
 
@@ -255,7 +255,7 @@ Strategy pipelineFusedPrivateChainPairs(const RuleArguments& arguments) {
   // The two stages over the same array as one stage of pairs, bound to `pairs`, which stays a
   // let (stored, read by the suppression) while the stages below are recomputed per reader.
   return namedChain("pipeline-fused-private-chain-pairs",
-                    chainSteps(tileFactors(arguments),
+                    chainSteps(tileFactors("pipeline-fused-private-chain-pairs", arguments),
                                {required(topDown(chainRule("let-tuple-fusion")),
                                          "no two stages over the same array")},
                                letNotBinding("pairs")));
