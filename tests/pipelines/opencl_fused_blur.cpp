@@ -4,7 +4,9 @@
 // work-item computes its tile of blurx with its halo in private memory and then blury
 // (private), or every work-item walks down its tile computing each blurx row once and keeping
 // the last three in registers for blury (sliding window), or every work-item computes one pixel
-// with blurx recomputed inside its window (inlined). On small images (borders included,
+// with blurx recomputed inside its window (inlined), or every work-item computes a strip of whole
+// rows in float<v> lanes with blurx's rows recomputed where blury reads them (row-inlined). On
+// small images (borders included,
 // several tile sizes, sizes symbolic and specialised, explicit local sizes for the private
 // kernel, canary regions around the output) the output equals the unfused program's two
 // kernels (exactly on PoCL: checkSameAsUnfused) and the C++ reference of
@@ -82,29 +84,37 @@ struct WorkItemTiling {
   int theta1, theta2, width, height, localX;
 };
 
+// `fused` (one kernel) on a blocky image (sizes specialised, seed) and a random one (symbolic,
+// seed + 1) of width x height, in work-groups of localX x 1 (0: the implementation's), equals
+// the unfused kernels and the C++ reference.
+void checkOneKernelAgainstUnfused(const Definition& fused, int width, int height, int localX,
+                                  uint64_t seed) {
+  const Definition unfused = loadPipeline("blur");
+  for (bool specialise : {false, true}) {
+    CAPTURE(specialise);
+    const Image image =
+        specialise ? blockyImage(width, height, 1, seed) : randomImage(width, height, 1, seed + 1);
+    const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
+    const host::RunResult result = run(fused, image, specialise, 1, true, localX);
+    CHECK(result.kernels.size() == 1);
+    const std::vector<float> got = flattenToFloats(result.output);
+    checkSameAsUnfused(got, expected, width, height);
+    const Agreement agreement = compareFloats(got, blurReference(image).data, width, height);
+    CHECK_MESSAGE(agreement.mismatches == 0,
+                  agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
+  }
+}
+
 // `strategy`'s kernel for each tiling, on a blocky image (specialised sizes) and a random one
 // (symbolic), equals the unfused kernels and the C++ reference.
 void checkTilesAgainstUnfused(const char* strategy, const std::vector<WorkItemTiling>& tilings,
                               uint64_t seed) {
-  const Definition unfused = loadPipeline("blur");
   for (const WorkItemTiling& t : tilings) {
     CAPTURE(t.theta1);
     CAPTURE(t.theta2);
     CAPTURE(t.localX);
-    const Definition fused = fusedPipeline("blur", strategy, t.theta1, t.theta2);
-    for (bool specialise : {false, true}) {
-      CAPTURE(specialise);
-      const Image image = specialise ? blockyImage(t.width, t.height, 1, seed)
-                                     : randomImage(t.width, t.height, 1, seed + 1);
-      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
-      const host::RunResult result = run(fused, image, specialise, 1, true, t.localX);
-      CHECK(result.kernels.size() == 1);
-      const std::vector<float> got = flattenToFloats(result.output);
-      checkSameAsUnfused(got, expected, t.width, t.height);
-      const Agreement agreement = compareFloats(got, blurReference(image).data, t.width, t.height);
-      CHECK_MESSAGE(agreement.mismatches == 0,
-                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
-    }
+    checkOneKernelAgainstUnfused(fusedPipeline("blur", strategy, t.theta1, t.theta2), t.width,
+                                 t.height, t.localX, seed);
   }
 }
 
@@ -148,7 +158,6 @@ TEST_CASE(
   const rewrite::StrategyResult inlined =
       rewrite::pipelineFusedInlined({})(loadPipeline("blur"), rewriting);
   REQUIRE_MESSAGE(inlined.success(), inlined.failure);
-  const Definition unfused = loadPipeline("blur");
   struct Case {
     int width, height, localX;  // localX 0: the implementation's local size
   };
@@ -158,19 +167,28 @@ TEST_CASE(
     CAPTURE(c.width);
     CAPTURE(c.height);
     CAPTURE(c.localX);
-    for (bool specialise : {false, true}) {
-      CAPTURE(specialise);
-      const Image image = specialise ? blockyImage(c.width, c.height, 1, 21)
-                                     : randomImage(c.width, c.height, 1, 22);
-      const std::vector<float> expected = flattenToFloats(run(unfused, image, true).output);
-      const host::RunResult result = run(*inlined.definition, image, specialise, 1, true, c.localX);
-      CHECK(result.kernels.size() == 1);
-      const std::vector<float> got = flattenToFloats(result.output);
-      checkSameAsUnfused(got, expected, c.width, c.height);
-      const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
-      CHECK_MESSAGE(agreement.mismatches == 0,
-                    agreement.mismatches << " pixels differ, first " << agreement.firstMismatch);
-    }
+    checkOneKernelAgainstUnfused(*inlined.definition, c.width, c.height, c.localX, 21);
+  }
+}
+
+TEST_CASE(
+    "blur inlined along whole rows: one kernel of strips equals the unfused kernels and "
+    "the reference") {
+  struct Case {
+    int rows, v, width, height, localX;  // localX 0: the implementation's local size
+  };
+  for (const Case& c : std::vector<Case>{{4, 4, 32, 32, 2},
+                                         {1, 2, 6, 5, 0},
+                                         {7, 8, 16, 7, 1},
+                                         {3, 16, 48, 9, 3},
+                                         {16, 4, 8, 32, 1}}) {
+    CAPTURE(c.rows);
+    CAPTURE(c.v);
+    rewrite::RewriteContext rewriting;
+    const rewrite::StrategyResult inlined = rewrite::pipelineInlinedRows(
+        {{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
+    REQUIRE_MESSAGE(inlined.success(), inlined.failure);
+    checkOneKernelAgainstUnfused(*inlined.definition, c.width, c.height, c.localX, 31);
   }
 }
 
