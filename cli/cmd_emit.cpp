@@ -154,7 +154,9 @@ std::vector<int64_t> checkedPoint(const explore::ParameterSpace& space,
   std::vector<std::string> unknown;
   for (const auto& [name, value] : given) {
     if (reserved.count(name)) continue;
-    if (isLocalSizeName(name) && space.indexOf(name) < 0) continue;  // see extraLocalSizes
+    if ((isLocalSizeName(name) || isCodegenChoiceParameter(name)) && space.indexOf(name) < 0) {
+      continue;  // see extraLocalSizes and extraCodegenChoices
+    }
     auto found = aliases.find(name);
     if (found == aliases.end()) {
       unknown.push_back(name);
@@ -223,6 +225,22 @@ std::map<std::string, int64_t> extraLocalSizes(const explore::ParameterSpace& sp
   std::map<std::string, int64_t> extra;
   for (const auto& [name, value] : given) {
     if (isLocalSizeName(name) && space.indexOf(name) < 0) extra[name] = value;
+  }
+  return extra;
+}
+
+// streaming_stores given where the space has no such parameter (no device profile, or no
+// aligned vector store): 0 or 1, applied by compileVariant.
+std::map<std::string, int64_t> extraCodegenChoices(const explore::ParameterSpace& space,
+                                                   const std::map<std::string, int64_t>& given) {
+  std::map<std::string, int64_t> extra;
+  for (const auto& [name, value] : given) {
+    if (!isCodegenChoiceParameter(name) || space.indexOf(name) >= 0) continue;
+    if (value != 0 && value != 1) {
+      throw std::runtime_error("--params " + name + "=" + std::to_string(value) +
+                               ": a code generation choice is 0 or 1");
+    }
+    extra[name] = value;
   }
   return extra;
 }
@@ -477,6 +495,8 @@ void emitLayerPoint(const EmitOptions& options) {
   ArithBinding binding = space.binding(values);
   std::map<std::string, int64_t> local = extraLocalSizes(space, given);
   binding.insert(local.begin(), local.end());
+  const std::map<std::string, int64_t> choices = extraCodegenChoices(space, given);
+  binding.insert(choices.begin(), choices.end());
   CompiledProgram compiled = compileVariant(target.parametric, binding);
   checkLocalSizes(compiled, local, binding);
 
@@ -545,7 +565,9 @@ void emitFilePoint(const EmitOptions& options) {
   }
   std::vector<std::string> unknown, twice, missing;
   for (const auto& [name, value] : given) {
-    if (!known.count(name) && !isLocalSizeName(name)) unknown.push_back(name);
+    if (!known.count(name) && !isLocalSizeName(name) && !isCodegenChoiceParameter(name)) {
+      unknown.push_back(name);
+    }
     if (sizes.count(name)) twice.push_back(name);
   }
   if (!unknown.empty()) {
@@ -574,6 +596,8 @@ void emitFilePoint(const EmitOptions& options) {
   ArithBinding binding = space.binding(values);
   std::map<std::string, int64_t> local = extraLocalSizes(space, given);
   binding.insert(local.begin(), local.end());
+  const std::map<std::string, int64_t> choices = extraCodegenChoices(space, given);
+  binding.insert(choices.begin(), choices.end());
   CompiledProgram compiled = compileVariant(parametric, binding);
   checkLocalSizes(compiled, local, binding);
 
@@ -778,7 +802,9 @@ void registerEmit(CLI::App& app) {
                    "picks an image pipeline's fusion structure as weft explore records it, with "
                    "vector_width=V for one that vectorises, and its tile sizes by name; "
                    "local_kK_dD=.. sets the local size of kernel K in dimension D where the "
-                   "program leaves it open)")
+                   "program leaves it open; any program: streaming_stores=1 makes aligned "
+                   "vector stores to global memory non-temporal (devices whose compiler takes "
+                   "__builtin_nontemporal_store, e.g. PoCL))")
       ->allow_extra_args(false);
   command->add_option("--layer", options->layer,
                       "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");

@@ -40,7 +40,17 @@ struct CodegenOptions {
   // symbolic length, so the source does not compile, and counted in
   // KernelPlan::privateScalarsExpr instead of failing.
   bool symbolicPrivateArrays = false;
+  // Vector stores to global memory at offsets that are multiples of their width are
+  // non-temporal (clang's __builtin_nontemporal_store, which CPU compilers such as PoCL's turn
+  // into streaming stores): a large output written once then bypasses the caches and is not
+  // read for ownership first, a third less memory traffic for a stream that reads as much as
+  // it writes. Only for devices whose OpenCL compiler accepts the builtin
+  // (DeviceProfile::nontemporalStores); the parameter kStreamingStoresParameter of a point.
+  bool streamingStores = false;
 };
+
+// The point parameter (0 or 1) that sets streamingStores in compileToOpenCL.
+inline constexpr const char* kStreamingStoresParameter = "streaming_stores";
 
 // Generates OpenCL C for a low-level definition (type-checks it first).
 CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions& options = {});

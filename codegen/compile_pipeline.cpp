@@ -26,8 +26,10 @@ CompiledProgram compileToOpenCL(const Definition& definition, const ArithBinding
                                 const CompilePipelineOptions& options) {
   // A program without a point is generated as it stands (no substitution pass over it).
   const Definition instance = point.empty() ? definition : instantiate(definition, point);
+  CodegenOptions codegen = options.codegen;
+  applyCodegenParameters(codegen, point);
   CompiledProgram program =
-      generateOpenCL(options.lower ? lowerDefault(instance) : instance, options.codegen);
+      generateOpenCL(options.lower ? lowerDefault(instance) : instance, codegen);
   if (!point.empty()) applyLocalSizeParameters(program, point);
   return program;
 }
@@ -43,6 +45,16 @@ CompiledProgram compileVariant(const Definition& parametric, const ArithBinding&
   options.codegen.specialize = binding;
   return compileToOpenCL(parametric, binding, options);
 }
+
+void applyCodegenParameters(CodegenOptions& codegen, const ArithBinding& point) {
+  auto on = [&point](const char* name) {
+    auto found = point.find(name);
+    return found != point.end() && found->second != 0;
+  };
+  if (on(kStreamingStoresParameter)) codegen.streamingStores = true;
+}
+
+bool isCodegenChoiceParameter(const std::string& name) { return name == kStreamingStoresParameter; }
 
 std::string localSizeParameterName(int kernelIndex, int dimension) {
   return "local_k" + std::to_string(kernelIndex) + "_d" + std::to_string(dimension);

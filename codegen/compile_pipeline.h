@@ -7,7 +7,8 @@
 //   2. lowerDefault     maps and reduces that rewrite rules left high-level become mapGlb /
 //                       mapSeq / reduceSeq (codegen/lowering.h);
 //   3. generateOpenCL   kernels, buffers and launches, with the sizes in
-//                       CodegenOptions::specialize fixed (codegen/codegen.h);
+//                       CodegenOptions::specialize fixed and the code generation choice the
+//                       point makes (streaming_stores) on (codegen/codegen.h);
 //   4. local sizes      kernels that leave their local size open take the point's
 //                       `local_k<kernel>_d<dimension>` values (the explorer samples them as
 //                       tuning parameters, explore/launch_parameters.h).
@@ -44,6 +45,12 @@ CompiledProgram compileToOpenCL(const Definition& definition, const CodegenOptio
 // The instantiated program with every entry of `binding` (sizes and tuning values) both
 // substituted and specialised: what the explorer's verification and `weft emit` build.
 CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
+
+// Step 3's choice: `streaming_stores` set to 1 in `point` turns on
+// CodegenOptions::streamingStores (absent or 0 leaves it as it is).
+void applyCodegenParameters(CodegenOptions& codegen, const ArithBinding& point);
+// Whether `name` is such a parameter.
+bool isCodegenChoiceParameter(const std::string& name);
 
 // "local_k1_d0": the name of the tuning parameter holding kernel 1's (launch order) local size
 // in dimension 0.

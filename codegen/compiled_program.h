@@ -79,6 +79,10 @@ struct CompiledProgram {
   int outputBuffer = -1;
   Type outputType;                    // the definition's result type
   std::vector<Arith> openSizes;       // size variables passed as kernel arguments
+  // Vector stores to global memory at offsets that are multiples of their width, counted
+  // whether or not CodegenOptions::streamingStores is on (the explorer offers that choice only
+  // where there are such stores; not serialised).
+  int alignedVectorStoreSites = 0;
 
   // The kernels that depend only on the inputs `inputIndices` (definition parameter indices,
   // e.g. the weights): every buffer they read is one of those inputs or is written only by

@@ -324,8 +324,20 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
   if (target.isMemory) noteBuffer(target.base, /*written=*/true);
   if (target.isMemory && target.vectorWidth > 0) {
     emitter_.named.note(target);
+    const std::string address = target.base + " + " + c(target.offset);
+    // CodegenOptions::streamingStores: a non-temporal store needs the vector's own alignment,
+    // which a buffer's start has (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 128 bytes) and an
+    // offset that is a multiple of the width keeps.
+    const bool alignedGlobal = target.space == AddressSpace::Global &&
+                               proveDivides(Arith(target.vectorWidth), target.offset);
+    if (alignedGlobal) ++program_.alignedVectorStoreSites;
+    if (options_.streamingStores && alignedGlobal) {
+      emitStore(target, "__builtin_nontemporal_store(" + value + ", (global " + cTypeName(type) +
+                            "*)(" + address + "));");
+      return;
+    }
     emitStore(target, "vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
-                          target.base + " + " + c(target.offset) + ");");
+                          address + ");");
     return;
   }
   if (target.isVariable && value == target.expression && target.writeGuards.empty()) {

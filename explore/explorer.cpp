@@ -214,6 +214,7 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
   spaceOptions.powerOfTwo = target.powerOfTwo;
+  spaceOptions.codegenChoices = target.codegenChoices;
   spaceOptions.device = profile;
   SampledTarget out;
   if (target.structures.empty()) {
@@ -740,6 +741,7 @@ Preparation prepareAllShards(const ExploreTarget& target, const ExploreOptions& 
   SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
   spaceOptions.powerOfTwo = target.powerOfTwo;
+  spaceOptions.codegenChoices = target.codegenChoices;
   spaceOptions.device = options.profile.empty() ? prep.device : host::loadProfile(options.profile);
   prep.deviceProfileName = spaceOptions.device->name;
   SampledTarget sampled = sampleCandidates(target, *spaceOptions.device, options.samples,

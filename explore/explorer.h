@@ -96,6 +96,8 @@ struct ExploreTarget {
   ArithBinding sizes;       // its size variables
   std::set<std::string> switches;    // 0/1 parameters
   std::set<std::string> powerOfTwo;  // power-of-two parameters
+  // The code generation choices as parameters (SpaceOptions::codegenChoices).
+  bool codegenChoices = false;
   // Structural choices made before sampling (e.g. a strategy's vector width): part of each
   // variant's recorded parameters.
   std::map<std::string, int64_t> fixedParameters;

@@ -402,6 +402,23 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
       addConstraint(space, c, ConstraintSource::Hardware, substitution);
     }
   }
+  if (options.codegenChoices) {
+    auto addSwitch = [&space](const char* name) {
+      Parameter p;
+      p.name = name;
+      p.kind = DomainKind::Switch;
+      p.variable = Arith::var(name, VarKind::Tuning, Arith(0), Arith(1));
+      p.lo = 0;
+      p.hi = 1;
+      p.rangeText = "[0, 1]";
+      space.parameters.push_back(p);
+    };
+    if (compiled.alignedVectorStoreSites > 0 && device.nontemporalStores) {
+      addSwitch(kStreamingStoresParameter);
+    }
+    std::sort(space.parameters.begin(), space.parameters.end(),
+              [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
+  }
   for (const KernelPlan& kernel : compiled.kernels) {
     const std::string k = "kernel " + kernel.name;
     if (kernel.hasLocalSize) {

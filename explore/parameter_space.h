@@ -99,6 +99,11 @@ struct SpaceOptions {
   // With a device: kernels that leave their local size to the OpenCL implementation get
   // power-of-two local-size parameters (explore/launch_parameters.h).
   bool openLocalSizes = true;
+  // With a device: streaming_stores (CodegenOptions::streamingStores) becomes a 0/1 parameter
+  // where the generated code stores vectors to global memory at aligned offsets and the
+  // device's compiler takes non-temporal stores (DeviceProfile::nontemporalStores). Like local
+  // sizes it is not in the program; compileToOpenCL reads it from the point.
+  bool codegenChoices = false;
   // With a device: every unrolled reduction (reduceSeqUnroll) runs at most this many
   // iterations (0: no limit). Longer unrolled loops make kernels of hundreds of kilobytes that
   // are slow to generate and build and, on the devices measured, slower than the same loop

@@ -227,12 +227,16 @@ namespace {
 struct RebuiltVariant {
   ExploreTarget target;           // the structure's parametric program and sizes
   ArithBinding tuning;            // tuning variable (full name) -> value
-  ArithBinding launch;            // local_k<i>_d<d> -> value (explore/launch_parameters.h)
+  // local_k<i>_d<d> -> value (explore/launch_parameters.h), and the code generation choice
+  // streaming_stores: the parameters that are not in the program
+  ArithBinding launch;
 };
 
 // A recorded launch parameter: "local_k2_d1", or "local_k3_d" (parametersJson strips the
-// dimension of a kernel's only open dimension); its full name, or "" for other names.
+// dimension of a kernel's only open dimension), or a code generation choice; its full name, or
+// "" for other names.
 std::string launchParameterName(const std::string& key) {
+  if (isCodegenChoiceParameter(key)) return key;
   std::smatch match;
   static const std::regex pattern("local_k([0-9]+)_d([0-9]*)");
   if (!std::regex_match(key, match, pattern)) return "";

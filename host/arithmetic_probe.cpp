@@ -267,8 +267,22 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   return facts;
 }
 
+bool acceptsNontemporalStores(Context& context) {
+  const char* source =
+      "__kernel void streaming_store(__global float16* out) {\n"
+      "  __builtin_nontemporal_store((float16)(1.0f), out + get_global_id(0));\n"
+      "}\n";
+  try {
+    context.build(source);
+    return true;
+  } catch (const OpenCLError&) {
+    return false;
+  }
+}
+
 DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   if (profile.deviceType != "cpu") return profile;
+  profile.nontemporalStores = acceptsNontemporalStores(context);
   const ArithmeticFacts facts = probeArithmetic(context, profile);
   auto tenth = [](double value) { return std::round(value * 10) / 10; };
   profile.fmaLanesPerCycle = tenth(facts.fmaLanesPerCycle);
@@ -279,8 +293,8 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   profile.conflictingStoreCycles = tenth(facts.conflictingStoreCycles);
   profile.source +=
       "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle, "
-      "conflictFreeStoreStreams and conflictingStoreCycles measured by the arithmetic probe "
-      "(host/arithmetic_probe.h)";
+      "conflictFreeStoreStreams and conflictingStoreCycles measured by the arithmetic probe, "
+      "nontemporalStores found by a build (host/arithmetic_probe.h)";
   return profile;
 }
 

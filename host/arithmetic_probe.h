@@ -23,6 +23,8 @@
 //     manuals); past the set's ways each store misses the cache. S in {4, 8, 12, 16, 24, 32}:
 //     the most streams that do not make the stores twice as slow, and the cycles a store loses
 //     past them.
+// Besides the rates, whether the compiler accepts clang's __builtin_nontemporal_store (a
+// one-line kernel built; a build error means no), for DeviceProfile::nontemporalStores.
 // Every rate is per compute unit and per cycle of the profile's clock (maxClockMHz, the nominal
 // clock): a turbo clock shows as more per cycle, consistently in every rate, which the cost
 // model multiplies by the same clock.
@@ -48,8 +50,11 @@ struct ArithmeticFacts {
 // profile has no clock or a timing makes no sense.
 ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile);
 
-// The profile with the probe's rates filled in (rounded to 0.1) and its source saying so;
-// profiles of other than CPU devices are returned unchanged.
+// Whether the context's device builds a kernel using __builtin_nontemporal_store.
+bool acceptsNontemporalStores(Context& context);
+
+// The profile with the probe's rates and nontemporalStores filled in (rounded to 0.1) and its
+// source saying so; profiles of other than CPU devices are returned unchanged.
 DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile);
 
 }  // namespace weft::host

@@ -180,6 +180,7 @@ class FieldReader {
                                                                "registersPerWorkGroup",
                                                                "fp64",
                                                                "fp16",
+                                                               "nontemporalStores",
                                                                "fingerprint",
                                                                "source"};
 
@@ -258,6 +259,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   if (p.conflictingStoreCycles > 0) json["conflictingStoreCycles"] = p.conflictingStoreCycles;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
+  if (p.nontemporalStores) json["nontemporalStores"] = true;
   json["fingerprint"] = p.fingerprint;
   json["source"] = p.source;
   return json;
@@ -347,6 +349,12 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   rate("conflictingStoreCycles", &p.conflictingStoreCycles);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
+  if (const Json* value = r.find("nontemporalStores")) {
+    if (!value->is_boolean()) {
+      r.fail(fmt::format("field 'nontemporalStores' must be true or false, got {}", value->dump()));
+    }
+    p.nontemporalStores = value->get<bool>();
+  }
   p.fingerprint = r.string("fingerprint", &empty);
   if (p.fingerprint.empty()) {
     p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);

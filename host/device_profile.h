@@ -90,6 +90,12 @@ struct DeviceProfile {
   double conflictingStoreCycles = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
+  // The device's OpenCL compiler accepts clang's __builtin_nontemporal_store (PoCL and other
+  // clang-based CPU compilers turn it into streaming stores): code generation may then store a
+  // large output without caching it (CodegenOptions::streamingStores). Found by building a
+  // one-line kernel (host/arithmetic_probe.h, CPU devices); optional in the JSON (default
+  // false, written only when true).
+  bool nontemporalStores = false;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
   // driverVersion, platformVersion). Results measured on a device are keyed by it.
   std::string fingerprint;

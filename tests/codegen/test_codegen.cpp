@@ -137,6 +137,43 @@ def dot(a: [float]N, b: [float]N) = reduceSeq(0.0f, (acc, p) -> acc + p._0 * p._
   CHECK(program.kernels[0].globalSize[0] == Arith(1));
 }
 
+TEST_CASE("streaming stores: vector stores to global memory at aligned offsets only") {
+  const std::string text = R"(
+fun twice(x: float): float = x + x
+def vec(xs: [float]N) = asScalar(mapGlb(0, v -> vectorize(4, twice, v), asVector(4, xs)))
+)";
+  CodegenOptions options;
+  options.streamingStores = true;
+  const CompiledProgram streaming =
+      generateOpenCL(parseProgram(text, "test.weft").definitions.back(), options);
+  checkLines(streaming.source, {"__builtin_nontemporal_store(uf_twice_v4(vload4(0, in_xs + "
+                                "4*gl1_d0)), (global float4*)(out + 4*gl1_d0));"});
+  CHECK(streaming.alignedVectorStoreSites == 1);
+  // Off: the same site counted, an ordinary vstore.
+  const CompiledProgram plain = compile(text);
+  CHECK(plain.alignedVectorStoreSites == 1);
+  CHECK(plain.source.find("__builtin_nontemporal_store") == std::string::npos);
+  // Rows of a symbolic length M read as vectors: the output is M / 4 vectors per row, so every
+  // store is at a multiple of 4 whatever M.
+  const CompiledProgram rows = generateOpenCL(parseProgram(R"(
+fun twice(x: float): float = x + x
+def vec(xs: [[float]M]N) = mapGlb(1, row -> asScalar(mapGlb(0, v -> vectorize(4, twice, v), asVector(4, row))), xs)
+)",
+                                                           "test.weft")
+                                                  .definitions.back(),
+                                              options);
+  CHECK(rows.alignedVectorStoreSites == 1);
+  checkLines(rows.source, {"__builtin_nontemporal_store(uf_twice_v4(vload4(0, in_xs + M*gl1_d1 + "
+                           "4*gl2_d0)), (global float4*)(out + 4*gl1_d1*(M/4) + 4*gl2_d0));"});
+  // Scalar stores never stream.
+  const CompiledProgram scalars = generateOpenCL(
+      parseProgram("def scale(xs: [float]N) = mapGlb(0, x -> x * 2.0f, xs)", "test.weft")
+          .definitions.back(),
+      options);
+  CHECK(scalars.alignedVectorStoreSites == 0);
+  CHECK(scalars.source.find("__builtin_nontemporal_store") == std::string::npos);
+}
+
 TEST_CASE("vectors: asVector reads with vload, asScalar writes with vstore, dot is built in") {
   CompiledProgram program = compile(R"(
 fun twice(x: float): float = x + x

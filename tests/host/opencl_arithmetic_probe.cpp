@@ -63,6 +63,11 @@ TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the 
   CHECK(probed.vectorLoadsPerCycle > 0);
   CHECK(probed.source.find("arithmetic probe") != std::string::npos);
   CHECK(profileFromJson(profileToJson(probed), "probed") == probed);
+  // PoCL compiles with clang, which takes non-temporal stores.
+  const bool pocl =
+      context().device().platformName.find("Portable Computing Language") != std::string::npos;
+  if (pocl) CHECK(probed.nontemporalStores);
+  CHECK(probed.nontemporalStores == acceptsNontemporalStores(context()));
 }
 
 TEST_CASE("the arithmetic probe leaves other devices alone and needs a clock") {

@@ -163,6 +163,8 @@ TEST_CASE("the built-in profiles are mali-g72, nvidia-generic, nvidia-hopper and
   CHECK(pocl.localMemoryType == LocalMemoryType::Global);
   CHECK(pocl.preferredFloatVectorWidth == 16);
   CHECK_FALSE(pocl.fp16);
+  CHECK(pocl.nontemporalStores);
+  CHECK_FALSE(nvidia.nontemporalStores);
   // The profile's register budget is the documented CPU heuristic.
   CHECK(pocl.registersPerWorkItem ==
         weft::host::estimateRegistersPerWorkItem("cpu", pocl.vendor, 16));
@@ -231,6 +233,7 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.vectorLoadsPerCycle = *rc::gen::inRange(0, 100) / 10.0;
     p.fp64 = *rc::gen::arbitrary<bool>();
     p.fp16 = *rc::gen::arbitrary<bool>();
+    p.nontemporalStores = *rc::gen::arbitrary<bool>();
     p.fingerprint =
         weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
     p.source = text();

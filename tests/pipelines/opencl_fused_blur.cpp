@@ -5,7 +5,8 @@
 // (private), or every work-item walks down its tile computing each blurx row once and keeping
 // the last three in registers for blury (sliding window), or every work-item computes one pixel
 // with blurx recomputed inside its window (inlined), or every work-item computes a strip of whole
-// rows in float<v> lanes with blurx's rows recomputed where blury reads them (row-inlined). On
+// rows in float<v> lanes with blurx's rows recomputed where blury reads them (row-inlined, also
+// with streaming stores where the device's compiler takes them). On
 // small images (borders included,
 // several tile sizes, sizes symbolic and specialised, explicit local sizes for the private
 // kernel, canary regions around the output) the output equals the unfused program's two
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "codegen/compile_pipeline.h"
+#include "host/arithmetic_probe.h"
 #include "rewrite/strategy_pipeline_fusion.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
@@ -189,6 +191,45 @@ TEST_CASE(
         {{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
     REQUIRE_MESSAGE(inlined.success(), inlined.failure);
     checkOneKernelAgainstUnfused(*inlined.definition, c.width, c.height, c.localX, 31);
+  }
+}
+
+TEST_CASE("blur inlined along whole rows with streaming stores: the same output") {
+  if (!host::acceptsNontemporalStores(pipelineContext())) {
+    MESSAGE("skipped: this device's compiler does not take __builtin_nontemporal_store");
+    return;
+  }
+  struct Case {
+    int rows, v, width, height, localX;
+  };
+  for (const Case& c : std::vector<Case>{{4, 4, 32, 32, 2}, {3, 16, 48, 9, 3}, {7, 8, 16, 7, 1}}) {
+    CAPTURE(c.rows);
+    CAPTURE(c.v);
+    rewrite::RewriteContext rewriting;
+    const rewrite::StrategyResult inlined = rewrite::pipelineInlinedRows(
+        {{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
+    REQUIRE_MESSAGE(inlined.success(), inlined.failure);
+    for (bool specialise : {false, true}) {
+      CAPTURE(specialise);
+      const Image image = specialise ? blockyImage(c.width, c.height, 1, 41)
+                                     : randomImage(c.width, c.height, 1, 42);
+      const ArithBinding sizes = imageSizes(image, false);
+      CodegenOptions options;
+      if (specialise) options.specialize = sizes;
+      options.streamingStores = true;
+      const CompiledProgram program =
+          withLocalSizeX(compileToOpenCL(*inlined.definition, options), c.localX);
+      // Specialised, every row starts at a multiple of the vector width: each store of the
+      // output streams. Symbolic, W * row is not known to be one: no store does.
+      CHECK((program.source.find("__builtin_nontemporal_store(") != std::string::npos) ==
+            specialise);
+      CHECK((program.alignedVectorStoreSites > 0) == specialise);
+      const std::vector<float> expected =
+          flattenToFloats(run(loadPipeline("blur"), image, true).output);
+      const std::vector<float> got =
+          flattenToFloats(runOnImage(program, *inlined.definition, image, sizes).output);
+      checkSameAsUnfused(got, expected, c.width, c.height);
+    }
   }
 }
 

@@ -2,14 +2,19 @@
 // profile (16 lanes, 384 registers per work-item, 2 compute units): overlapped tiles that
 // recompute more of their halo count more operations; tiles narrower than the vector lose
 // lanes; a private tile beyond the registers spills, a sliding window's rows do not; the unfused
-// program moves its intermediate images through memory, the fused one does not; every sampled
-// point of Harris's structures gets a prediction and pipelineTarget installs the model.
+// program moves its intermediate images through memory, the fused one does not; on a CPU a
+// written image moves twice unless its stores stream, and streaming_stores is a switch of the
+// structures that store vectors; every sampled point of Harris's structures gets a prediction
+// and pipelineTarget installs the model.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "codegen/codegen.h"
+#include "explore/parameter_space.h"
 #include "host/device_profile.h"
 #include "ir/parser.h"
 #include "workloads/pipeline/pipeline_cost_model.h"
@@ -151,4 +156,70 @@ TEST_CASE("every sampled point of Harris's structures gets a finite prediction")
     CHECK(std::isfinite(*seconds));
     CHECK(*seconds > 0);
   }
+}
+
+TEST_CASE("streaming stores: on a CPU the written image moves once instead of twice") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-inlined-rows"};
+  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  const auto predict = pipelineCostPredictor(target.structures, sizes);
+  const Parameters point = {{"fusion", 12}, {"vector_width", 16}, {"chunk", 8}, {"local_k0_d0", 4}};
+  Parameters streamingPoint = point;
+  streamingPoint["streaming_stores"] = 1;
+  const double image = 4096.0 * 4096 * 4;
+  host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  const auto ordinary = predict(point, cpu);
+  const auto streaming = predict(streamingPoint, cpu);
+  REQUIRE(ordinary);
+  REQUIRE(streaming);
+  // The input read and the output written: read for ownership first, or streamed.
+  CHECK(ordinary->bytes == doctest::Approx(3 * image));
+  CHECK(streaming->bytes == doctest::Approx(2 * image));
+  CHECK(ordinary->memorySeconds == doctest::Approx(1.5 * streaming->memorySeconds));
+  // A GPU writes whole lines without reading them: no difference.
+  const host::DeviceProfile gpu = host::loadProfile("mali-g72");
+  const auto gpuOrdinary = predict(point, gpu);
+  const auto gpuStreaming = predict(streamingPoint, gpu);
+  REQUIRE(gpuOrdinary);
+  REQUIRE(gpuStreaming);
+  CHECK(gpuOrdinary->bytes == doctest::Approx(2 * image));
+  CHECK(gpuStreaming->bytes == doctest::Approx(gpuOrdinary->bytes));
+}
+
+TEST_CASE(
+    "streaming stores are a switch of the structures that store vectors, where the device "
+    "takes them") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-inlined-rows"};
+  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  REQUIRE(target.codegenChoices);
+  REQUIRE(target.structures.size() == 2);  // as written, row-inlined
+  host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  REQUIRE(device.nontemporalStores);
+  auto spaceOf = [&](const ExploreTarget::Structure& structure, bool choices) {
+    SpaceOptions space;
+    space.switches = structure.switches;
+    space.device = device;
+    space.codegenChoices = choices;
+    return buildParameterSpace(structure.parametric, sizes, space);
+  };
+  const ParameterSpace unfused = spaceOf(target.structures[0], true);
+  const ParameterSpace rows = spaceOf(target.structures[1], true);
+  // The program as written stores scalars: nothing to stream.
+  CHECK(unfused.indexOf(kStreamingStoresParameter) < 0);
+  REQUIRE(rows.indexOf(kStreamingStoresParameter) >= 0);
+  const Parameter& streaming =
+      rows.parameters[static_cast<size_t>(rows.indexOf(kStreamingStoresParameter))];
+  CHECK(streaming.kind == DomainKind::Switch);
+  CHECK(streaming.values() == std::vector<int64_t>{0, 1});
+  // Not without the option, nor on a device whose compiler does not take the builtin.
+  CHECK(spaceOf(target.structures[1], false).indexOf(kStreamingStoresParameter) < 0);
+  device.nontemporalStores = false;
+  CHECK(spaceOf(target.structures[1], true).indexOf(kStreamingStoresParameter) < 0);
 }

@@ -8,8 +8,9 @@
 //    OpenCL compiler vectorises along it (rewrite/strategy_pipeline_fusion.h); other kernels
 //    are vectorised across the work-items of a group along dimension 0 (PoCL's work-group
 //    vectoriser, GPUs' warps); a structure that vectorises explicitly (its fixed parameter
-//    vector_width) uses that many lanes. Measured on PoCL (AVX-512, bench/results/pipelines-explore.db):
-//    blur's fused tiles 1-4 pixels wide ran 3-15x slower than 16-32 wide.
+//    vector_width) uses that many lanes. Measured on PoCL (AVX-512,
+//    bench/results/pipelines-explore.db): blur's fused tiles 1-4 pixels wide ran 3-15x slower than
+//    16-32 wide.
 //  - Spilling: private values beyond the profile's registers per work-item live in the stack
 //    (arrays no register file holds, a line buffer's ring, are not counted: they are meant to
 //    live in the cache, explore/launch_parameters.h)
@@ -17,9 +18,18 @@
 //    registers; bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040
 //    values 34-44 ms, 1740 values 77 ms.
 //  - Memory: kBytesPerCycle per compute unit, nominal (the profile has no bandwidth): the copy
-//    floor weft_bench_pipelines measured on 2-core AVX-512 and AVX2 machines, 18-20 GB/s at
-//    2.5-3 GHz, is about 4 bytes per cycle and core; a GPU's 4-5 TB/s over 132 SMs at about 2
-//    GHz is about 16 per SM-cycle (as workloads/conv/cost_model.cpp).
+//    floor weft_bench_pipelines measured (clEnqueueCopyBuffer, input and output bytes over the
+//    time) on 2-core AVX-512 and AVX2 machines read 18-20 GB/s at 2.5-3 GHz, about 4 bytes per
+//    cycle and core, and on the 2-core AMD Zen 4 at 2.6 GHz 26-44 GB/s, 5-8.5; 6 is taken, with
+//    which blur's privately fused tiles (ordinary stores, 3 images moved with the read for
+//    ownership below) are predicted at 6.5 ms where they ran 6.0 on that AMD. A GPU's 4-5 TB/s
+//    over 132 SMs at about 2 GHz is about 16 per SM-cycle (as workloads/conv/cost_model.cpp).
+//  - Stores on a CPU: a cache line written with ordinary stores is first read for ownership,
+//    so a written buffer moves twice its bytes; with streaming stores (the point's
+//    streaming_stores, CodegenOptions::streamingStores) once. The copy floor above is measured
+//    with clEnqueueCopyBuffer, whose memcpy streams its stores, so the bandwidth is per byte
+//    actually moved. Measured on PoCL (AMD Zen 4, 2 cores): a float16 copy kernel ran 3.3-4.7 ms
+//    with ordinary stores and 2.5-3.6 ms with streaming ones (128 MiB moved).
 //  - Launch overhead per kernel: tens of microseconds on PoCL, a few on a GPU driver (as the
 //    convolution model).
 #include "workloads/pipeline/pipeline_cost_model.h"
@@ -40,7 +50,7 @@ namespace {
 
 constexpr const char* kTileWidthParameter = "theta2";
 constexpr double kSpillSlope = 0.3;
-constexpr double kCpuBytesPerCycle = 4;
+constexpr double kCpuBytesPerCycle = 6;
 constexpr double kGpuBytesPerCycle = 16;
 constexpr double kCpuLaunchSeconds = 20e-6;
 constexpr double kGpuLaunchSeconds = 5e-6;
@@ -64,6 +74,7 @@ struct KernelFacts {
   double workGroups = 1;  // 0: the implementation's choice
   double privateValues = 0;
   double bytes = 0;
+  double writtenBytes = 0;  // of the buffers it writes
   double localWidth = 1;  // work-items of a group along dimension 0
 };
 
@@ -101,7 +112,10 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
   for (const KernelArg& arg : kernel.args) {
     if (arg.kind != KernelArg::Kind::Buffer || arg.buffer < 0) continue;
     const BufferPlan& buffer = program.buffers.at(static_cast<size_t>(arg.buffer));
-    facts.bytes += static_cast<double>(evaluate(buffer.elementCount, binding)) * kBytesPerValue;
+    const double bytes =
+        static_cast<double>(evaluate(buffer.elementCount, binding)) * kBytesPerValue;
+    facts.bytes += bytes;
+    if (arg.written) facts.writtenBytes += bytes;
   }
   return facts;
 }
@@ -128,6 +142,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     const double lanesPerCycle =
         device.fmaLanesPerCycle > 0 ? device.fmaLanesPerCycle : nativeLanes;
     const double registers = std::max(1, device.registersPerWorkItem);
+    const bool readForOwnership = cpu && parameterOr(parameters, kStreamingStoresParameter, 0) == 0;
 
     // The kernel whose work-items hold the most private values (a fused tile) sets the
     // factors; ties go to the one with the most work-items.
@@ -135,7 +150,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     std::optional<KernelFacts> main;
     for (size_t k = 0; k < program.kernels.size(); ++k) {
       const KernelFacts facts = kernelFacts(program, k, binding, parameters, device);
-      out.bytes += facts.bytes;
+      out.bytes += facts.bytes + (readForOwnership ? facts.writtenBytes : 0);
       if (!main || facts.privateValues > main->privateValues ||
           (facts.privateValues == main->privateValues && facts.workItems > main->workItems)) {
         main = facts;

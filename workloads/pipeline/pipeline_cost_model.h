@@ -36,9 +36,12 @@ namespace weft::explore {
 struct PipelineCostPrediction {
   double seconds = 0;         // max(compute, memory) + launches
   double computeSeconds = 0;  // flops over the lanes in use, spill and balance included
-  double memorySeconds = 0;   // the kernels' global buffers read or written once, balance included
+  // the bytes the kernels move through global memory (below) at the bandwidth, balance included
+  double memorySeconds = 0;
   double launchSeconds = 0;
   int64_t flops = 0;
+  // every buffer a kernel takes, once; on a CPU those it writes once more (read for
+  // ownership) unless the point streams its stores
   double bytes = 0;
   int kernels = 0;
   // The factors of the kernel with the most private values (the fused one), 1 = no penalty.
