@@ -89,6 +89,11 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
                               "(probe)\n",
                               p.conflictFreeStoreStreams));
   }
+  if (p.nontemporalStores) {
+    out << indent
+        << "streaming stores: the compiler takes __builtin_nontemporal_store (explored as "
+           "streaming_stores)\n";
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent

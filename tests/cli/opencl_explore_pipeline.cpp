@@ -10,7 +10,10 @@
 // written only, and a strategy that does not exist is a clear error. The unsharp mask line-buffered
 // along whole rows (fusion=9) is explored with the device's vector width recorded as vector_width,
 // its variants ok and rebuilt by `weft emit --params` (on a device whose preferred float width is
-// 1, a clear error says the strategy needs a vector width). Label opencl: needs an OpenCL device.
+// 1, a clear error says the strategy needs a vector width). On a device whose compiler takes
+// non-temporal stores (PoCL) the row-inlined blur's space has streaming_stores, and a variant
+// recorded with it is rebuilt by `weft emit --params` with its stores streaming. Label opencl:
+// needs an OpenCL device.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -136,4 +139,44 @@ TEST_CASE("unsharp mask line-buffered is explored with the device's vector width
   auto emitted = runWeft(emit);
   CAPTURE(emitted.output);
   CHECK(emitted.exitCode == 0);
+}
+
+TEST_CASE("streaming stores are explored where the compiler takes them and rebuilt by emit") {
+  if (!haveOpenCLDevice()) return;
+  auto devices = runWeft({"devices"});
+  REQUIRE(devices.exitCode == 0);
+  if (!contains(devices.output, "streaming stores: the compiler takes")) {
+    MESSAGE("skipped: this device's compiler does not take non-temporal stores");
+    return;
+  }
+  TempDir dir("weft_cli_explore_streaming");
+  const std::string db = dir.file("results.db");
+  auto run = runWeft({"explore", blurFile(), "--size", "W=64", "--size", "H=16", "--fusion",
+                      "pipeline-inlined-rows", "--samples", "12", "--seed", "5", "--db", db,
+                      "--min-time", "2", "--json", "--quiet"});
+  CAPTURE(run.output);
+  REQUIRE(run.exitCode == 0);
+  std::vector<nlohmann::json> lines = jsonLines(run.output);
+  REQUIRE(lines.size() >= 2);
+  std::optional<nlohmann::json> streamed;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    CAPTURE(lines[i].dump());
+    CHECK(lines[i]["status"] == "ok");
+    const nlohmann::json& parameters = lines[i]["parameters"];
+    if (parameters.value("fusion", 0) == 12) {
+      CHECK(parameters.contains("streaming_stores"));
+      if (parameters.value("streaming_stores", 0) == 1) streamed = parameters;
+    }
+  }
+  REQUIRE(streamed);
+  std::string params;
+  for (const auto& [name, value] : streamed->items()) {
+    params += (params.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
+  }
+  const std::string out = dir.file("dropin");
+  auto emitted = runWeft(
+      {"emit", blurFile(), "--size", "W=64", "--size", "H=16", "--params", params, "--out", out});
+  CAPTURE(emitted.output);
+  REQUIRE(emitted.exitCode == 0);
+  CHECK(contains(readTextFile(out + "/weft_blur.cl"), "__builtin_nontemporal_store("));
 }
