@@ -40,6 +40,12 @@
 //                           per work-item in memory order, V-wide vectors, the last rows of
 //                           the horizontal stage in a ring in private memory (Halide's
 //                           schedules' shape)
+//   hand column-walk        blur only: hand-written OpenCL, a work-item per TY rows walking the
+//                           image's V-wide column vectors one after the other, down the TY
+//                           rows of each with the last three horizontal sums in registers; a
+//                           row's taps as its aligned vectors shifted (shuffle2) instead of
+//                           loads across vector boundaries; stores streaming where the compiler
+//                           takes __builtin_nontemporal_store (the shape weft does not reach yet)
 //   weft low-level          --low-level: weft programs written low-level by hand (the line-
 //                           buffered unsharp mask, the shape the rewrites should reach),
 //                           compiled as written; not weft's in the targets
@@ -78,21 +84,22 @@
 #include <vector>
 
 #include "bench/bench_support.h"
-#include "codegen/compile_pipeline.h"
 #include "codegen/codegen.h"
+#include "codegen/compile_pipeline.h"
 #include "codegen/lowering.h"
+#include "explore/explorer.h"
+#include "explore/results_db.h"
+#include "host/arithmetic_probe.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
 #include "ir/parser.h"
 #include "rewrite/strategies.h"
 #include "rewrite/strategy_pipeline_fusion.h"
-#include "workloads/pipeline/pipeline_workload.h"
-#include "explore/explorer.h"
-#include "explore/results_db.h"
 #include "tests/support/bounded_child.h"
 #include "tests/support/pipeline_reference.h"
 #include "typecheck/typecheck.h"
+#include "workloads/pipeline/pipeline_workload.h"
 
 namespace weft::bench {
 namespace {
@@ -139,6 +146,8 @@ struct Options {
   std::vector<std::string> handShapes = {"8,8,16", "16,4,16", "16,16,16"};
   // V,TY of the line-buffered kernels of blur and unsharp mask (those dividing the image).
   std::vector<std::string> lineBufferedShapes = {"16,16", "16,48", "16,64"};
+  // V,TY,LOCALX of blur's hand-written column-walk kernel (columnWalkSource).
+  std::vector<std::string> columnWalkShapes = {"16,8,8", "16,32,4"};
   // PIPELINE=FILE: weft programs written low-level by hand (FILE relative to the source tree),
   // measured beside the pipeline's variants as "weft low-level" rows (not explored, so not
   // weft's in the targets).
@@ -648,6 +657,93 @@ std::vector<Measured> runLineBuffered(host::Context& context, const Options& o,
     const host::NDRange local(1, 1, 1);
     results.push_back(timeHand(run, fmt::format("hand line-buffered V={} TY={}", v, ty),
                                "hand-line-buffered",
+                               [&] { return context.launch(kernel, strips, local); }));
+  }
+  return results;
+}
+
+// Blur's column-walk kernel (see the top of the file) for V-wide vectors (2, 4, 8 or 16) on a W x H
+// image (V divides W, at least 2 vectors per row), TY rows per work-item: a row's horizontal
+// sums at column vector i from its vectors i - 1, i and i + 1 (the image's edge vectors
+// clamped, in the first and last column vector only: the interior loop has no branch),
+// shuffled into the taps x - 1 and x + 1, in the reference's order of operations; each output
+// row from three such rows. `streaming`: the stores are non-temporal.
+std::string columnWalkSource(int v, int w, int h, bool streaming) {
+  std::string left, right;
+  for (int lane = 0; lane < v; ++lane) {
+    left += (lane ? ", " : "") + std::to_string(v - 1 + lane);
+    right += (lane ? ", " : "") + std::to_string(1 + lane);
+  }
+  return fmt::format(R"CL(
+#define V {0}
+#define W {1}
+#define H {2}
+#define VW (W / V)
+typedef float{0} floatv;
+typedef uint{0} uintv;
+#define THIRD 0.333333343f
+static floatv sums(const global floatv* row, int i, floatv p, floatv n) {{
+  const floatv c = row[i];
+  return ((shuffle2(p, c, (uintv)({3})) + c) + shuffle2(c, n, (uintv)({4}))) * THIRD;
+}}
+// Interior column vectors read both neighbours; the first and last clamp at the image's edge.
+static floatv inner(const global floatv* row, int i) {{
+  return sums(row, i, row[i - 1], row[i + 1]);
+}}
+static floatv edge(const global floatv* row, int i) {{
+  const floatv c = row[i];
+  return sums(row, i, i > 0 ? row[i - 1] : (floatv)(c.s0),
+              i < VW - 1 ? row[i + 1] : (floatv)(c.s{5:x}));
+}}
+#define WALK(SUMS, I)                                                      \
+  {{                                                                        \
+    floatv h0 = SUMS(in + max(y0 - 1, 0) * VW, I), h1 = SUMS(in + y0 * VW, I); \
+    for (int r = 0; r < ty; ++r) {{                                         \
+      const int y = y0 + r;                                                \
+      const floatv h2 = SUMS(in + min(y + 1, H - 1) * VW, I);               \
+      const floatv value = ((h0 + h1) + h2) * THIRD;                       \
+      {6}                                                                  \
+      h0 = h1;                                                             \
+      h1 = h2;                                                             \
+    }}                                                                      \
+  }}
+kernel void column_walk_blur(const global floatv* restrict in, global floatv* restrict out,
+                             int ty) {{
+  const int y0 = get_global_id(0) * ty;
+  WALK(edge, 0)
+  for (int i = 1; i < VW - 1; ++i) WALK(inner, i)
+  WALK(edge, VW - 1)
+}}
+)CL",
+                     v, w, h, left, right, v - 1,
+                     streaming ? "__builtin_nontemporal_store(value, out + y * VW + (I));"
+                               : "out[y * VW + (I)] = value;");
+}
+
+// The column-walk kernel for each V,TY,LOCALX of --column-walk that divides the image.
+std::vector<Measured> runColumnWalk(host::Context& context, const Options& o,
+                                    const Pipeline& pipe) {
+  const int w = pipe.input.width, h = pipe.input.height;
+  HandRun run = handRun(context, o, pipe);
+  const bool streaming = host::acceptsNontemporalStores(context);
+  std::vector<Measured> results;
+  for (const std::string& shape : o.columnWalkShapes) {
+    const std::vector<int> p = parseInts(shape);  // V, TY, local x
+    if (p.size() != 3) throw std::invalid_argument("--column-walk wants V,TY,LOCALX");
+    const int v = p[0], ty = p[1], lx = p[2];
+    if ((v != 2 && v != 4 && v != 8 && v != 16) || w % v != 0 || w / v < 2 || h % ty != 0 ||
+        (h / ty) % lx != 0) {
+      continue;
+    }
+    host::Program program = context.build(columnWalkSource(v, w, h, streaming));
+    host::Kernel kernel(program, "column_walk_blur");
+    kernel.setArgs(run.input, run.output, int32_t(ty));
+    const host::NDRange strips(static_cast<size_t>(h / ty));
+    const host::NDRange local(static_cast<size_t>(lx));
+    results.push_back(timeHand(run,
+                               fmt::format("hand column-walk V={} TY={} local={}{}", v, ty, lx,
+                                           streaming ? " streaming" : ""),
+                               "hand-column-walk",
                                [&] { return context.launch(kernel, strips, local); }));
   }
   return results;
@@ -1279,6 +1375,7 @@ int runBench(const Options& o) {
     std::vector<Measured> all = runWeftVariants(context, o, pipe, profile.fingerprint);
     if (name == "blur") {
       for (Measured& m : runHand(context, o, pipe)) all.push_back(std::move(m));
+      for (Measured& m : runColumnWalk(context, o, pipe)) all.push_back(std::move(m));
     }
     if (name == "blur" || name == "unsharp") {
       for (Measured& m : runLineBuffered(context, o, pipe)) all.push_back(std::move(m));
@@ -1426,6 +1523,9 @@ int main(int argc, char** argv) {
                  "V,TY of the hand-written line-buffered kernels of blur and unsharp mask (a "
                  "work-item per TY whole rows, V-wide float vectors along them; default 16,16 "
                  "16,48 16,64)");
+  app.add_option("--column-walk", options.columnWalkShapes,
+                 "V,TY,LOCALX of blur's hand-written column-walk kernel (a work-item per TY rows, "
+                 "V-wide column vectors walked down them; default 16,8,8 16,32,4)");
   app.add_option("--explored", options.explored,
                  "a results database of `weft explore` runs of the pipelines at these sizes: the "
                  "fastest variant of each structure explored on this device is re-measured here");
