@@ -107,6 +107,15 @@ void checkOneKernelAgainstUnfused(const Definition& fused, int width, int height
   }
 }
 
+// Blur by pipeline-inlined-rows: strips of `rows` rows in float<v> lanes.
+Definition inlinedRows(int rows, int v) {
+  rewrite::RewriteContext rewriting;
+  const rewrite::StrategyResult inlined = rewrite::pipelineInlinedRows(
+      {{"rows", Arith(rows)}, {"v", Arith(v)}})(loadPipeline("blur"), rewriting);
+  REQUIRE_MESSAGE(inlined.success(), inlined.failure);
+  return *inlined.definition;
+}
+
 // `strategy`'s kernel for each tiling, on a blocky image (specialised sizes) and a random one
 // (symbolic), equals the unfused kernels and the C++ reference.
 void checkTilesAgainstUnfused(const char* strategy, const std::vector<WorkItemTiling>& tilings,
@@ -186,11 +195,8 @@ TEST_CASE(
                                          {16, 4, 8, 32, 1}}) {
     CAPTURE(c.rows);
     CAPTURE(c.v);
-    rewrite::RewriteContext rewriting;
-    const rewrite::StrategyResult inlined = rewrite::pipelineInlinedRows(
-        {{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
-    REQUIRE_MESSAGE(inlined.success(), inlined.failure);
-    checkOneKernelAgainstUnfused(*inlined.definition, c.width, c.height, c.localX, 31);
+    const Definition inlined = inlinedRows(c.rows, c.v);
+    checkOneKernelAgainstUnfused(inlined, c.width, c.height, c.localX, 31);
   }
 }
 
@@ -205,10 +211,7 @@ TEST_CASE("blur inlined along whole rows with streaming stores: the same output"
   for (const Case& c : std::vector<Case>{{4, 4, 32, 32, 2}, {3, 16, 48, 9, 3}, {7, 8, 16, 7, 1}}) {
     CAPTURE(c.rows);
     CAPTURE(c.v);
-    rewrite::RewriteContext rewriting;
-    const rewrite::StrategyResult inlined = rewrite::pipelineInlinedRows(
-        {{"rows", Arith(c.rows)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
-    REQUIRE_MESSAGE(inlined.success(), inlined.failure);
+    const Definition inlined = inlinedRows(c.rows, c.v);
     for (bool specialise : {false, true}) {
       CAPTURE(specialise);
       const Image image = specialise ? blockyImage(c.width, c.height, 1, 41)
@@ -217,8 +220,7 @@ TEST_CASE("blur inlined along whole rows with streaming stores: the same output"
       CodegenOptions options;
       if (specialise) options.specialize = sizes;
       options.streamingStores = true;
-      const CompiledProgram program =
-          withLocalSizeX(compileToOpenCL(*inlined.definition, options), c.localX);
+      const CompiledProgram program = withLocalSizeX(compileToOpenCL(inlined, options), c.localX);
       // Specialised, every row starts at a multiple of the vector width: each store of the
       // output streams. Symbolic, W * row is not known to be one: no store does.
       CHECK((program.source.find("__builtin_nontemporal_store(") != std::string::npos) ==
@@ -227,7 +229,7 @@ TEST_CASE("blur inlined along whole rows with streaming stores: the same output"
       const std::vector<float> expected =
           flattenToFloats(run(loadPipeline("blur"), image, true).output);
       const std::vector<float> got =
-          flattenToFloats(runOnImage(program, *inlined.definition, image, sizes).output);
+          flattenToFloats(runOnImage(program, inlined, image, sizes).output);
       checkSameAsUnfused(got, expected, c.width, c.height);
     }
   }

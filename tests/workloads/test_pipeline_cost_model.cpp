@@ -32,6 +32,16 @@ Definition loadExample(const std::string& relative) {
 
 using Parameters = std::map<std::string, int64_t>;
 
+const ArithBinding kBlurSizes = {{"W", 4096}, {"H", 4096}};
+
+// Blur at 4096² as written and row-inlined (fusion=12) with float16 vectors.
+ExploreTarget rowInlinedBlur() {
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-inlined-rows"};
+  return pipelineTarget(loadExample("pipelines/blur.weft"), kBlurSizes, options);
+}
+
 }  // namespace
 
 TEST_CASE("blur: halo recomputation, lanes and the unfused program's memory traffic") {
@@ -78,12 +88,8 @@ TEST_CASE("blur: halo recomputation, lanes and the unfused program's memory traf
 }
 
 TEST_CASE("blur along whole rows: strips that leave cores idle stream at their share") {
-  const Definition blur = loadExample("pipelines/blur.weft");
-  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
-  PipelineTargetOptions options;
-  options.vectorWidth = 16;
-  options.strategies = {"pipeline-inlined-rows"};
-  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  const ArithBinding sizes = kBlurSizes;
+  const ExploreTarget target = rowInlinedBlur();
   host::DeviceProfile device = host::loadProfile("pocl-cpu");
   device.computeUnits = 2;
   const auto predict = pipelineCostPredictor(target.structures, sizes);
@@ -159,12 +165,8 @@ TEST_CASE("every sampled point of Harris's structures gets a finite prediction")
 }
 
 TEST_CASE("streaming stores: on a CPU the written image moves once instead of twice") {
-  const Definition blur = loadExample("pipelines/blur.weft");
-  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
-  PipelineTargetOptions options;
-  options.vectorWidth = 16;
-  options.strategies = {"pipeline-inlined-rows"};
-  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  const ArithBinding sizes = kBlurSizes;
+  const ExploreTarget target = rowInlinedBlur();
   const auto predict = pipelineCostPredictor(target.structures, sizes);
   const Parameters point = {{"fusion", 12}, {"vector_width", 16}, {"chunk", 8}, {"local_k0_d0", 4}};
   Parameters streamingPoint = point;
@@ -192,12 +194,8 @@ TEST_CASE("streaming stores: on a CPU the written image moves once instead of tw
 TEST_CASE(
     "streaming stores are a switch of the structures that store vectors, where the device "
     "takes them") {
-  const Definition blur = loadExample("pipelines/blur.weft");
-  const ArithBinding sizes = {{"W", 4096}, {"H", 4096}};
-  PipelineTargetOptions options;
-  options.vectorWidth = 16;
-  options.strategies = {"pipeline-inlined-rows"};
-  const ExploreTarget target = pipelineTarget(blur, sizes, options);
+  const ArithBinding sizes = kBlurSizes;
+  const ExploreTarget target = rowInlinedBlur();
   REQUIRE(target.codegenChoices);
   REQUIRE(target.structures.size() == 2);  // as written, row-inlined
   host::DeviceProfile device = host::loadProfile("pocl-cpu");
