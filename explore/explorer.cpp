@@ -166,6 +166,9 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
   }
   target.interpreterCheckLimit = std::numeric_limits<int64_t>::max();
   target.referenceCheckSizes = smallerSizes(sizes);
+  // Streaming stores are a choice wherever the kernels store vectors at aligned offsets (an
+  // image pipeline's output, a searched structure's vectorised result).
+  target.codegenChoices = true;
   for (const Arith& v : tuningVariablesOf(target.parametric)) {
     if (v.varLo() == Arith(0) && v.varHi() && *v.varHi() == Arith(1)) {
       target.switches.insert(v.varName());

@@ -102,7 +102,8 @@ struct SpaceOptions {
   // With a device: streaming_stores (CodegenOptions::streamingStores) becomes a 0/1 parameter
   // where the generated code stores vectors to global memory at aligned offsets and the
   // device's compiler takes non-temporal stores (DeviceProfile::nontemporalStores). Like local
-  // sizes it is not in the program; compileToOpenCL reads it from the point.
+  // sizes it is not in the program; compileToOpenCL reads it from the point. Program files'
+  // targets ask for it (programTarget).
   bool codegenChoices = false;
   // With a device: every unrolled reduction (reduceSeqUnroll) runs at most this many
   // iterations (0: no limit). Longer unrolled loops make kernels of hundreds of kilobytes that

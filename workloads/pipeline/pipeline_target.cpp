@@ -63,9 +63,6 @@ ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& si
   ExploreTarget target = programTarget(definition, sizes);
   target.workload = "pipeline";
   target.strategy = "as-written";
-  // A stencil's output streams through memory once: streaming stores are a choice of every
-  // structure that stores vectors.
-  target.codegenChoices = true;
   target.reference = definition;
   int64_t pixels = 1;
   for (const auto& [name, value] : sizes) pixels *= std::max<int64_t>(value, 1);
