@@ -402,20 +402,15 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
       addConstraint(space, c, ConstraintSource::Hardware, substitution);
     }
   }
-  if (options.codegenChoices) {
-    auto addSwitch = [&space](const char* name) {
-      Parameter p;
-      p.name = name;
-      p.kind = DomainKind::Switch;
-      p.variable = Arith::var(name, VarKind::Tuning, Arith(0), Arith(1));
-      p.lo = 0;
-      p.hi = 1;
-      p.rangeText = "[0, 1]";
-      space.parameters.push_back(p);
-    };
-    if (compiled.alignedVectorStoreSites > 0 && device.nontemporalStores) {
-      addSwitch(kStreamingStoresParameter);
-    }
+  if (options.codegenChoices && compiled.alignedVectorStoreSites > 0 && device.nontemporalStores) {
+    Parameter p;
+    p.name = kStreamingStoresParameter;
+    p.kind = DomainKind::Switch;
+    p.variable = Arith::var(p.name, VarKind::Tuning, Arith(0), Arith(1));
+    p.lo = 0;
+    p.hi = 1;
+    p.rangeText = "[0, 1]";
+    space.parameters.push_back(p);
     std::sort(space.parameters.begin(), space.parameters.end(),
               [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
   }

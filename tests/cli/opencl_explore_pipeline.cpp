@@ -40,6 +40,15 @@ std::string pipelineFile(const std::string& name) {
 
 std::string blurFile() { return pipelineFile("blur"); }
 
+// A recorded variant's parameters as `weft emit --params` takes them: NAME=VALUE,...
+std::string paramsText(const nlohmann::json& parameters) {
+  std::string text;
+  for (const auto& [name, value] : parameters.items()) {
+    text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
+  }
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("weft explore explores a pipeline as written and fused, weft emit exports the pick") {
@@ -129,10 +138,7 @@ TEST_CASE("unsharp mask line-buffered is explored with the device's vector width
   REQUIRE(lineBuffered.has_value());
 
   // The recorded parameters rebuild the structure: fusion, vector width and strip height.
-  std::string params;
-  for (const auto& [name, value] : lineBuffered->items()) {
-    params += (params.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
-  }
+  const std::string params = paramsText(*lineBuffered);
   std::vector<std::string> emit = {"emit", pipelineFile("unsharp")};
   emit.insert(emit.end(), sizes.begin(), sizes.end());
   emit.insert(emit.end(), {"--params", params, "--out", dir.file("dropin")});
@@ -169,10 +175,7 @@ TEST_CASE("streaming stores are explored where the compiler takes them and rebui
     }
   }
   REQUIRE(streamed);
-  std::string params;
-  for (const auto& [name, value] : streamed->items()) {
-    params += (params.empty() ? "" : ",") + name + "=" + std::to_string(value.get<int64_t>());
-  }
+  const std::string params = paramsText(*streamed);
   const std::string out = dir.file("dropin");
   auto emitted = runWeft(
       {"emit", blurFile(), "--size", "W=64", "--size", "H=16", "--params", params, "--out", out});
