@@ -94,6 +94,10 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
         << "streaming stores: the compiler takes __builtin_nontemporal_store (explored as "
            "streaming_stores)\n";
   }
+  if (p.cacheLineBytes > 0) {
+    out << indent << "cache line " << p.cacheLineBytes
+        << " bytes (vector reads at least as wide are read aligned: aligned_reads)\n";
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent

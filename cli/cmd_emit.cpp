@@ -229,8 +229,9 @@ std::map<std::string, int64_t> extraLocalSizes(const explore::ParameterSpace& sp
   return extra;
 }
 
-// streaming_stores given where the space has no such parameter (no device profile, or no
-// aligned vector store): 0 or 1, applied by compileVariant.
+// streaming_stores or aligned_reads given where the space has no such parameter (no device
+// profile, or no aligned vector store or realignable vector read): 0 or 1, applied by
+// compileVariant.
 std::map<std::string, int64_t> extraCodegenChoices(const explore::ParameterSpace& space,
                                                    const std::map<std::string, int64_t>& given) {
   std::map<std::string, int64_t> extra;
@@ -804,7 +805,9 @@ void registerEmit(CLI::App& app) {
                    "local_kK_dD=.. sets the local size of kernel K in dimension D where the "
                    "program leaves it open; any program: streaming_stores=1 makes aligned "
                    "vector stores to global memory non-temporal (devices whose compiler takes "
-                   "__builtin_nontemporal_store, e.g. PoCL))")
+                   "__builtin_nontemporal_store, e.g. PoCL), aligned_reads=1 reads contiguous "
+                   "vectors of global buffers as the buffers' aligned vectors (shuffled where "
+                   "the read is not aligned))")
       ->allow_extra_args(false);
   command->add_option("--layer", options->layer,
                       "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");

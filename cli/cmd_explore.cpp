@@ -541,11 +541,12 @@ void registerExplore(CLI::App& app) {
                    "pipeline-fused-sliding-window-tuples, "
                    "pipeline-fused-sliding-window-pointwise, "
                    "pipeline-line-buffered-pointwise, pipeline-line-buffered, "
-                   "pipeline-fused-inlined, pipeline-inlined-rows and "
-                   "pipeline-fused-private-chain-pairs, each a structure whose tile sizes or "
-                   "strip heights and local sizes are sampled; recorded as fusion=1 to 13, 9, 10 "
-                   "and 12 with the device's vector width as vector_width; 0 is the program as "
-                   "written), none, or a comma-separated list of strategy names")
+                   "pipeline-fused-inlined, pipeline-inlined-rows, "
+                   "pipeline-fused-private-chain-pairs and pipeline-column-walk, each a "
+                   "structure whose tile sizes or strip heights and local sizes are sampled; "
+                   "recorded as fusion=1 to 14, 9, 10, 12 and 14 with the device's vector width "
+                   "as vector_width; 0 is the program as written), none, or a comma-separated "
+                   "list of strategy names")
       ->type_name("auto|none|NAME,...");
   command
       ->add_option("--search", options->search,

@@ -47,10 +47,18 @@ struct CodegenOptions {
   // it writes. Only for devices whose OpenCL compiler accepts the builtin
   // (DeviceProfile::nontemporalStores); the parameter kStreamingStoresParameter of a point.
   bool streamingStores = false;
+  // Contiguous vector reads of a global buffer whose length is a multiple of the width, at an
+  // offset known modulo the width, read the buffer's aligned vectors (views.cpp's
+  // alignedVectorRead): through a pointer to the vector type at an aligned offset, else the
+  // two aligned vectors around the read shuffled together, so that a stencil's neighbouring
+  // taps share their loads and none crosses a cache line.
+  bool alignedVectorReads = false;
 };
 
 // The point parameter (0 or 1) that sets streamingStores in compileToOpenCL.
 inline constexpr const char* kStreamingStoresParameter = "streaming_stores";
+// The point parameter (0 or 1) that sets alignedVectorReads in compileToOpenCL.
+inline constexpr const char* kAlignedReadsParameter = "aligned_reads";
 
 // Generates OpenCL C for a low-level definition (type-checks it first).
 CompiledProgram generateOpenCL(const Definition& lowLevel, const CodegenOptions& options = {});

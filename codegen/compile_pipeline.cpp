@@ -52,9 +52,12 @@ void applyCodegenParameters(CodegenOptions& codegen, const ArithBinding& point) 
     return found != point.end() && found->second != 0;
   };
   if (on(kStreamingStoresParameter)) codegen.streamingStores = true;
+  if (on(kAlignedReadsParameter)) codegen.alignedVectorReads = true;
 }
 
-bool isCodegenChoiceParameter(const std::string& name) { return name == kStreamingStoresParameter; }
+bool isCodegenChoiceParameter(const std::string& name) {
+  return name == kStreamingStoresParameter || name == kAlignedReadsParameter;
+}
 
 std::string localSizeParameterName(int kernelIndex, int dimension) {
   return "local_k" + std::to_string(kernelIndex) + "_d" + std::to_string(dimension);

@@ -46,8 +46,9 @@ CompiledProgram compileToOpenCL(const Definition& definition, const CodegenOptio
 // substituted and specialised: what the explorer's verification and `weft emit` build.
 CompiledProgram compileVariant(const Definition& parametric, const ArithBinding& binding);
 
-// Step 3's choice: `streaming_stores` set to 1 in `point` turns on
-// CodegenOptions::streamingStores (absent or 0 leaves it as it is).
+// Step 3's choices: `streaming_stores` set to 1 in `point` turns on
+// CodegenOptions::streamingStores, `aligned_reads` CodegenOptions::alignedVectorReads (absent
+// or 0 leaves each as it is).
 void applyCodegenParameters(CodegenOptions& codegen, const ArithBinding& point);
 // Whether `name` is such a parameter.
 bool isCodegenChoiceParameter(const std::string& name);

@@ -83,6 +83,10 @@ struct CompiledProgram {
   // whether or not CodegenOptions::streamingStores is on (the explorer offers that choice only
   // where there are such stores; not serialised).
   int alignedVectorStoreSites = 0;
+  // The widest contiguous vector read of a global buffer that CodegenOptions::alignedVectorReads
+  // would read as aligned vectors, in bytes, whether or not that option is on (0: none; the
+  // explorer offers the choice only where there is one; not serialised).
+  int widestRealignableReadBytes = 0;
 
   // The kernels that depend only on the inputs `inputIndices` (definition parameter indices,
   // e.g. the weights): every buffer they read is one of those inputs or is written only by

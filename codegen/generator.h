@@ -10,6 +10,7 @@
 //   loops.cpp               loops of maps and reductions (parallel, unrolled, nested per factor)
 //   pad_unswitching.cpp     sequential loops, unswitched on the pad guards they read
 //   interior_fast_path.cpp  a mapGlb(0) work-item's unclamped copy for work-groups inside
+//   border_unswitching.cpp  a sequential loop's unclamped copy for iterations inside
 //   layout_views.cpp        views of layout primitives, their inverses, genView
 //   memory_spaces.cpp       address-space choice and allocation (private, local, global)
 //   barriers.cpp            computed arrays read afterwards, and the barriers they need
@@ -113,7 +114,8 @@ class Generator {
   std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
                    std::optional<Arith> lane = std::nullopt);
 
-  // ---- loops (loops.cpp, pad_unswitching.cpp, interior_fast_path.cpp) ---------------------------
+  // ---- loops (loops.cpp, pad_unswitching.cpp, interior_fast_path.cpp, border_unswitching.cpp)
+  // ----
   std::vector<Arith> flattenFactors(const Expr& e);
   void loop(Op op, int dim, const Arith& tripCount, const Expr& at,
             const std::function<void(const Arith&)>& body, const std::vector<Arith>& factors = {});
@@ -128,6 +130,10 @@ class Generator {
                          PadGuardRecorder& assume);
   void withInteriorFastPath(const std::string& name, const Arith& index,
                             const std::function<void(const Arith&)>& body);
+  bool unswitchBorderReads(const std::string& header, const LoopFrame& frame,
+                           const std::function<void(const Arith&)>& body,
+                           const BorderReadRecorder& recorded, const Emitter& general,
+                           bool allocatesShared);
 
   // ---- scalar expressions (scalar_gen.cpp, user_functions.cpp) ---------------------------------
   std::string literal(const Expr& e);

@@ -11,7 +11,9 @@
 namespace weft::opencl {
 
 Generator::Generator(const Definition& definition, const CodegenOptions& options)
-    : definition_(definition), options_(options), typed_(typecheck(definition)) {}
+    : definition_(definition), options_(options), typed_(typecheck(definition)) {
+  views_.alignedVectorReads = options.alignedVectorReads;
+}
 
 CompiledProgram Generator::run() {
   program_.definitionName = definition_.name;
@@ -53,6 +55,7 @@ CompiledProgram Generator::run() {
     }
   }
   for (const std::string& name : open) program_.openSizes.push_back(sizeVar(name));
+  program_.widestRealignableReadBytes = views_.widestRealignableReadBytes;
   return std::move(program_);
 }
 

@@ -29,17 +29,29 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
       "for (int " + name + " = 0; " + name + " < " + c(tripCount) + "; ++" + name + ")";
   // The body once into a scratch emitter, recording the guards of constant pads it reads.
   PadGuardRecorder recorder;
+  // Its clamp and mirror reads too (border_unswitching.cpp), those an enclosing recorder (the
+  // interior fast path's, an outer loop's) assumes inside staying assumed; what is seen here
+  // is the enclosing recorder's too.
+  BorderReadRecorder* const enclosingBorders = views_.borderReads;
+  BorderReadRecorder borders;
+  if (enclosingBorders) borders.assumedInside = enclosingBorders->assumedInside;
   Emitter saved = std::move(emitter_);
   emitter_ = Emitter{};
   emitter_.indent = saved.indent + 1;
   const int loopsBefore = loopsEmitted_;
   const size_t privateBefore = privateArrays_.size(), localBefore = localDeclarations_.size(),
                localArgsBefore = localArgs_.size();
+  const size_t buffersBefore = program_.buffers.size(), kernelsBefore = program_.kernels.size();
   {
     PadGuardScope scope(views_, recorder);
+    BorderReadScope borderScope(views_, borders);
     push(index);
     body(index);
     pop();
+  }
+  if (enclosingBorders) {
+    enclosingBorders->seen.insert(enclosingBorders->seen.end(), borders.seen.begin(),
+                                  borders.seen.end());
   }
   Emitter guarded = std::move(emitter_);
   emitter_ = std::move(saved);
@@ -80,6 +92,13 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
     emitter_.close();
   };
   if (hoisted.empty()) {
+    const bool allocatesShared =
+        localDeclarations_.size() != localBefore || localArgs_.size() != localArgsBefore ||
+        program_.buffers.size() != buffersBefore || program_.kernels.size() != kernelsBefore;
+    if (unswitchBorderReads(header, LoopFrame{op, dim, index, tripCount, repeats}, body, borders,
+                            guarded, allocatesShared)) {
+      return;
+    }
     emitGuarded(0);
     return;
   }

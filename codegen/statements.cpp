@@ -223,14 +223,33 @@ void Generator::genMapSeqSlide(const Expr& e, const ViewPtr& dest) {
   const Expr& g = e.funs()[1];
   const Type produced = g.isLambda() ? typeOf(g.body()) : g.userFunResultType();
   ViewPtr input = genView(e.args()[0]);
-  ViewPtr ring = allocate(Type::array(produced, Arith(n)), AddressSpace::Private, e, "win");
-  auto slot = [&](int64_t m) { return accessView(ring, Arith(m % n)); };
-  for (int64_t k = 0; k + 1 < n; ++k) genApplyViews(g, {accessView(input, Arith(k))}, slot(k), e);
+  // A producer whose value is asScalar of vectors (a row computed in vector lanes) keeps its
+  // ring as those vectors: declared floatN win[..], each slot written whole by the producer
+  // without the asScalar, so that scalar promotion makes the ring vector registers; the
+  // consumer reads each slot through asScalar (its vector reads of a slot are the slot's
+  // vector variables again, views.cpp).
+  Expr producer = g;
+  Type stored = produced;
+  bool vectorSlots = false;
+  if (g.isLambda() && g.body().isPrim(Op::AsScalar)) {
+    const Type lanes = typeOf(g.body().args()[0]);
+    if (lanes.isArray() && lanes.arrayElement().isVector()) {
+      producer = Expr::lambda(g.params(), g.body().args()[0]);
+      stored = lanes;
+      vectorSlots = true;
+    }
+  }
+  ViewPtr ring = allocate(Type::array(stored, Arith(n)), AddressSpace::Private, e, "win");
+  auto storedSlot = [&](int64_t m) { return accessView(ring, Arith(m % n)); };
+  auto slot = [&](int64_t m) { return vectorSlots ? asScalarView(storedSlot(m)) : storedSlot(m); };
+  for (int64_t k = 0; k + 1 < n; ++k) {
+    genApplyViews(producer, {accessView(input, Arith(k))}, storedSlot(k), e);
+  }
   const Arith outputs = typeOf(e).arrayLength();
   // Output i = base + j, with i % n == j % n: g's next value, then f on the window.
   auto step = [&](const Arith& base, int64_t j) {
     const Arith i = base + Arith(j);
-    genApplyViews(g, {accessView(input, i + Arith(n - 1))}, slot(j + n - 1), e);
+    genApplyViews(producer, {accessView(input, i + Arith(n - 1))}, storedSlot(j + n - 1), e);
     std::vector<ViewPtr> window;
     for (int64_t k = 0; k < n; ++k) window.push_back(slot(j + k));
     genApplyViews(f, {elementsView(std::move(window))}, accessView(dest, i), e);
@@ -244,11 +263,14 @@ void Generator::genMapSeqSlide(const Expr& e, const ViewPtr& dest) {
     for (int64_t j = 0; j < *count % n; ++j) step(Arith(*count - *count % n), j);
     return;
   }
+  std::vector<ViewPtr> window;
+  for (int64_t k = 0; k < n; ++k) window.push_back(slot(k));
+  const ViewPtr ringRead = elementsView(std::move(window));
   loop(Op::MapSeq, 0, outputs, e, [&](const Arith& i) {
-    genApplyViews(g, {accessView(input, i + Arith(n - 1))}, slot(n - 1), e);
-    genApplyViews(f, {ring}, accessView(dest, i), e);
+    genApplyViews(producer, {accessView(input, i + Arith(n - 1))}, storedSlot(n - 1), e);
+    genApplyViews(f, {ringRead}, accessView(dest, i), e);
     for (int64_t k = 0; k + 1 < n; ++k) {
-      copy(slot(k + 1), slot(k), produced, e, /*fromPrivate=*/true);
+      copy(storedSlot(k + 1), storedSlot(k), stored, e, /*fromPrivate=*/true);
     }
   });
 }

@@ -351,7 +351,10 @@ ClampedVectorRead clampedVectorRead(
     read.lanes = resolveLanes();
   }
   if (enclosing) {
-    enclosing->seen.insert(enclosing->seen.end(), recorded.seen.begin(), recorded.seen.end());
+    for (BorderRead border : recorded.seen) {
+      border.vectorLane = true;
+      enclosing->seen.push_back(std::move(border));
+    }
   }
   if (recorded.seen.empty() || areContiguous(read.lanes)) return read;
   BorderReadRecorder assume;
@@ -380,6 +383,38 @@ ClampedVectorRead clampedVectorRead(
   return read;
 }
 
+// CodegenOptions::alignedVectorReads: the vector of `w` elements of a global buffer at
+// `first`'s offset o, read as the buffer's aligned vectors: o a multiple of w plus a constant r
+// (the rest provably a multiple of w), the buffer's length a multiple of w. r = 0: one load
+// through a pointer to the vector type, which tells the compiler the address is aligned; else
+// the two aligned vectors around it, from o - r, shuffled (lanes r .. r + w - 1 of the pair).
+// Both lie inside the buffer: o - r >= 0 since o >= 0, and the vector holding element o + w - 1
+// ends at o - r + 2w, at most the length, a multiple of w. A buffer's start is aligned to
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes. Neighbouring taps (o - 1, o, o + 1) then
+// load the same aligned vectors, which the compiler loads once, instead of vectors that cross
+// cache lines.
+std::optional<std::string> alignedVectorRead(const ResolvedElement& first, int64_t w,
+                                             const std::string& vectorType) {
+  if (first.space != AddressSpace::Global || first.bufferScalars == Arith(0)) return std::nullopt;
+  const Arith width(w);
+  if (!proveDivides(width, first.bufferScalars)) return std::nullopt;
+  const Arith& offset = first.offset;
+  const int64_t constant =
+      offset.kind() == ArithKind::Sum ? offset.sumConstant() : offset.constant().value_or(0);
+  if (!proveDivides(width, offset - Arith(constant))) return std::nullopt;
+  const int64_t r = ((constant % w) + w) % w;
+  const std::string pointer = "(const global " + vectorType + "*)";
+  auto load = [&](const Arith& at) {
+    return "(*" + pointer + "(" + first.base + " + " + at.toC() + "))";
+  };
+  if (r == 0) return load(offset);
+  std::string mask = "(uint" + std::to_string(w) + ")(";  // float and int lanes: 32 bits
+  for (int64_t t = 0; t < w; ++t) mask += (t ? ", " : "") + std::to_string(r + t);
+  mask += ")";
+  const Arith low = offset - Arith(r);
+  return "shuffle2(" + load(low) + ", " + load(low + width) + ", " + mask + ")";
+}
+
 ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, const Type& type,
                                      const std::optional<Arith>& lane) {
   const Arith width(view.vectorStorage);
@@ -394,15 +429,19 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
       fail("a vector of width " + std::to_string(type.vectorWidth()) + " read from " + view.name +
            ", an array of vectors of width " + std::to_string(view.vectorStorage));
     }
+    if ((offset % width).constant() != 0) {
+      fail("a vector read from " + view.name + ", an array of vectors of width " +
+           std::to_string(view.vectorStorage) + ", at " + offset.toString() +
+           ", not a multiple of the width");
+    }
     result.vectorWidth = static_cast<int>(view.vectorStorage);
     result.expression = vector;
     return result;
   }
-  if (lane) {
-    result.expression = vector + laneSuffix(constantLane(*lane));
-    return result;
-  }
-  result.expression = vector + laneSuffix(constantLane(offset % width));
+  result.laneOfVector = static_cast<int>(constantLane(lane ? *lane : offset % width));
+  result.vectorOfLane = vector;
+  result.widthOfLaneVector = static_cast<int>(view.vectorStorage);
+  result.expression = vector + laneSuffix(result.laneOfVector);
   return result;
 }
 
@@ -455,6 +494,9 @@ ResolvedElement resolveMemory(const View& view, std::vector<Arith>& indices,
   result.isMemory = true;
   result.base = view.name;
   result.space = view.space;
+  if (view.space == AddressSpace::Global && view.offset == Arith(0)) {
+    result.bufferScalars = scalarCount(view.type);
+  }
   if (type.isVector() && !lane) {
     result.offset = offset;
     result.vectorWidth = static_cast<int>(type.vectorWidth());
@@ -668,6 +710,21 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
       const bool contiguous = areContiguous(lanes);
       ResolvedElement result;
       result.vectorWidth = static_cast<int>(w);
+      // The lanes of one vector variable in order (asVector of asScalar of a private array of
+      // vectors, with views between): that variable.
+      bool wholeVariable = true;
+      for (int64_t t = 0; t < w && wholeVariable; ++t) {
+        wholeVariable = lanes[t].laneOfVector == t && lanes[t].widthOfLaneVector == w &&
+                        lanes[t].vectorOfLane == lanes[0].vectorOfLane &&
+                        lanes[t].writeGuards.empty();
+      }
+      if (wholeVariable) {
+        result.isVariable = true;
+        result.space = lanes[0].space;
+        result.expression = lanes[0].vectorOfLane;
+        result.arrays = lanes[0].arrays;
+        return result;
+      }
       if (!contiguous && clamped.inside) {
         // Consecutive elements but for the clamps of a pad at the array's ends: one vector
         // read where every lane lies inside, the lanes one by one at the ends.
@@ -691,6 +748,13 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         result.offset = lanes[0].offset;
         result.expression =
             "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
+        if (std::optional<std::string> aligned =
+                alignedVectorRead(lanes[0], w, cTypeName(view.type.arrayElement()))) {
+          // Buffers hold 4-byte floats or ints.
+          context.widestRealignableReadBytes =
+              std::max(context.widestRealignableReadBytes, static_cast<int>(w * 4));
+          if (context.alignedVectorReads) result.expression = *aligned;
+        }
         result.arrays.push_back({result.base, false});
         return result;
       }

@@ -134,6 +134,14 @@ struct ResolvedElement {
   AddressSpace space = AddressSpace::Global;
   bool isVariable = false;   // a private variable (expression is its name or a lane of it)
   int vectorWidth = 0;       // a whole vector element of this width (0: a scalar)
+  // A lane of a vector variable (an element of a private array of vectors): the vector's
+  // expression, its width and the lane, so that a vector read assembled from its lanes in
+  // order is the variable itself.
+  std::string vectorOfLane;
+  int laneOfVector = -1, widthOfLaneVector = 0;
+  // A global buffer's element read from the buffer as a whole (not a part of it): the buffer's
+  // length in scalars, which aligned vector reads check; 0 otherwise.
+  Arith bufferScalars = Arith(0);
   // The arrays in memory (global, local or private) that `expression` names, one entry per
   // use, so that code generation knows what a kernel's text uses without reading it back:
   // `constantIndex` when the use is `name[k]` with a literal k (an element, or a vector of a
@@ -179,6 +187,7 @@ struct BorderRead {
   Arith index;   // the position in the unpadded array
   Arith length;  // the unpadded array's length
   bool checkLow = false, checkHigh = false;  // the sides the index may leave
+  bool vectorLane = false;                   // a lane of a vector read (views.cpp's AsVector)
   std::string key() const;                   // identifies the read (index, length, sides)
 };
 struct BorderReadRecorder {
@@ -221,6 +230,10 @@ class ViewContext {
   ViewContext(const ViewContext&) = delete;
   ViewContext& operator=(const ViewContext&) = delete;
 
+  // CodegenOptions::alignedVectorReads, and the widest read in bytes it applies to (or would,
+  // when off): CompiledProgram::widestRealignableReadBytes.
+  bool alignedVectorReads = false;
+  int widestRealignableReadBytes = 0;
   PadGuardRecorder* padGuards = nullptr;      // null: pad guards are neither recorded nor assumed
   BorderReadRecorder* borderReads = nullptr;  // null: border reads are neither recorded nor assumed
   // The memo's node for the structure of `view` (views equal in kind, fields and children give

@@ -414,6 +414,23 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     std::sort(space.parameters.begin(), space.parameters.end(),
               [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
   }
+  // Aligned vector reads: where every misaligned read spans two cache lines (a vector at least
+  // a line wide, the line known from the profile) always on (a switch of one value, recorded
+  // with the point); where the line is not known or wider than the vectors, explored.
+  if (options.codegenChoices && compiled.widestRealignableReadBytes > 0) {
+    const bool spansLines =
+        device.cacheLineBytes > 0 && compiled.widestRealignableReadBytes >= device.cacheLineBytes;
+    Parameter p;
+    p.name = kAlignedReadsParameter;
+    p.kind = DomainKind::Switch;
+    p.variable = Arith::var(p.name, VarKind::Tuning, Arith(spansLines ? 1 : 0), Arith(1));
+    p.lo = spansLines ? 1 : 0;
+    p.hi = 1;
+    p.rangeText = spansLines ? "[1, 1]" : "[0, 1]";
+    space.parameters.push_back(p);
+    std::sort(space.parameters.begin(), space.parameters.end(),
+              [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
+  }
   for (const KernelPlan& kernel : compiled.kernels) {
     const std::string k = "kernel " + kernel.name;
     if (kernel.hasLocalSize) {

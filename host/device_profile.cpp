@@ -181,6 +181,7 @@ class FieldReader {
                                                                "fp64",
                                                                "fp16",
                                                                "nontemporalStores",
+                                                               "cacheLineBytes",
                                                                "fingerprint",
                                                                "source"};
 
@@ -260,6 +261,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   if (p.nontemporalStores) json["nontemporalStores"] = true;
+  if (p.cacheLineBytes > 0) json["cacheLineBytes"] = p.cacheLineBytes;
   json["fingerprint"] = p.fingerprint;
   json["source"] = p.source;
   return json;
@@ -354,6 +356,9 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
       r.fail(fmt::format("field 'nontemporalStores' must be true or false, got {}", value->dump()));
     }
     p.nontemporalStores = value->get<bool>();
+  }
+  if (const Json* line = r.find("cacheLineBytes")) {
+    p.cacheLineBytes = static_cast<int>(r.checkInteger(*line, "cacheLineBytes", 0, 4096));
   }
   p.fingerprint = r.string("fingerprint", &empty);
   if (p.fingerprint.empty()) {
@@ -587,6 +592,7 @@ DeviceProfile queryProfile(const Device& device) {
   clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof doubleConfig, &doubleConfig, nullptr);
   p.fp64 = deviceHasExtension(id, "cl_khr_fp64") || doubleConfig != 0;
   p.fp16 = deviceHasExtension(id, "cl_khr_fp16");
+  p.cacheLineBytes = static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
   p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
   p.source = fmt::format(
       "queried through OpenCL on platform '{}'; workGroupMultiple and registersPerWorkItem are "

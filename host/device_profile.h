@@ -96,6 +96,11 @@ struct DeviceProfile {
   // one-line kernel (host/arithmetic_probe.h, CPU devices); optional in the JSON (default
   // false, written only when true).
   bool nontemporalStores = false;
+  // The global memory cache's line in bytes (CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE; 0: unknown).
+  // A vector read of at least this many bytes that is not aligned to its width always spans
+  // two lines, which code generation avoids by reading aligned vectors
+  // (CodegenOptions::alignedVectorReads). Optional in the JSON (written when known).
+  int cacheLineBytes = 0;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
   // driverVersion, platformVersion). Results measured on a device are keyed by it.
   std::string fingerprint;

@@ -44,5 +44,6 @@ void addWinogradRules(std::vector<Rule>& rules);       // rules_winograd.cpp
 void addWorkgroupTilingRules(std::vector<Rule>& rules);  // rules_workgroup_tiling.cpp
 void addSlidingWindowRules(std::vector<Rule>& rules);    // rules_sliding_window.cpp
 void addStencilRowRules(std::vector<Rule>& rules);       // rules_stencil_rows.cpp
+void addColumnWalkRules(std::vector<Rule>& rules);       // rules_column_walk.cpp
 
 }  // namespace weft::rewrite

@@ -317,6 +317,7 @@ const std::vector<Rule>& ruleLibrary() {
     addWorkgroupTilingRules(all);
     addSlidingWindowRules(all);
     addStencilRowRules(all);
+    addColumnWalkRules(all);
     std::set<std::string> names;
     for (const Rule& rule : all) {
       if (!names.insert(rule.name).second) {

@@ -869,6 +869,7 @@ const std::vector<NamedStrategy>& strategyLibrary() {
       pipelineFusedInlinedStrategy(),
       pipelineInlinedRowsStrategy(),
       pipelineFusedPrivateChainPairsStrategy(),
+      pipelineColumnWalkStrategy(),
   };
   return strategies;
 }

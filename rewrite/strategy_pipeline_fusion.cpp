@@ -613,9 +613,10 @@ std::vector<Strategy> stencilsAsRowsSteps() {
 // to one walk per strip of theta rows in float<v> lanes: stencilsAsRowsSteps, the consumer's
 // windows of rows cut into strips, producer and consumer fused per strip, the walk down the
 // strip, the rows' maps vectorised.
-std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector) {
+std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector,
+                                        bool byColumnBlocks = false) {
   std::vector<Strategy> steps = stencilsAsRowsSteps();
-  const std::vector<Strategy> walk = {
+  std::vector<Strategy> walk = {
       orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
              "no windows of computed rows to cut into strips"),
       orFail(topDownWhere(ruleFor("map-join-interchange"), mapOverJoinedStripWindows),
@@ -625,10 +626,14 @@ std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleAr
       repeat(topDownWhere(ruleFor("map-fusion"), mapOverStripMap), 10),
       orFail(topDown(ruleFor("sliding-window")), "sliding-window down a strip"),
       repeat(topDown(ruleFor("zip-map-flatten")), 10),
-      orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
-             "vectorize-zip on a row"),
-      repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10),
   };
+  if (byColumnBlocks) {
+    walk.push_back(orFail(topDown(ruleFor("column-walk"), vector),
+                          "column-walk: the strip walked by blocks of v columns"));
+  }
+  walk.push_back(orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
+                        "vectorize-zip on a row"));
+  walk.push_back(repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10));
   steps.insert(steps.end(), walk.begin(), walk.end());
   return steps;
 }
@@ -656,6 +661,16 @@ Strategy pipelineLineBuffered(const RuleArguments& arguments) {
   const std::string name = "pipeline-line-buffered";
   const auto [strip, vector] = stripAndVectorArguments(name, arguments);
   std::vector<Strategy> steps = lineBufferedSteps(strip, vector);
+  steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
+                         "map-to-mapglb on the strips"));
+  steps.push_back(restSequential());
+  return named(name, seqAll(steps));
+}
+
+Strategy pipelineColumnWalk(const RuleArguments& arguments) {
+  const std::string name = "pipeline-column-walk";
+  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
+  std::vector<Strategy> steps = lineBufferedSteps(strip, vector, true);
   steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
                          "map-to-mapglb on the strips"));
   steps.push_back(restSequential());
@@ -791,6 +806,18 @@ NamedStrategy pipelineLineBufferedStrategy() {
       "vectorize-zip); strips as global work-items (mapGlb 0), the rest sequential; one kernel",
       {"theta", "v"},
       pipelineLineBuffered};
+}
+
+NamedStrategy pipelineColumnWalkStrategy() {
+  return NamedStrategy{
+      "pipeline-column-walk",
+      "pipeline-line-buffered's steps with the walk down each strip of theta rows cut into "
+      "blocks of v columns (column-walk): a work-item walks each column block down its strip "
+      "in turn with the producer's last rows of v values in registers, then the next block; "
+      "the rows' maps over zipped crops as one float<v> lane function each (vectorize-zip); "
+      "strips as global work-items (mapGlb 0), the rest sequential; one kernel",
+      {"theta", "v"},
+      pipelineColumnWalk};
 }
 
 NamedStrategy pipelineLineBufferedPointwiseStrategy() {

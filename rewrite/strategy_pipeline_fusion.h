@@ -144,6 +144,16 @@ NamedStrategy pipelineLineBufferedPointwiseStrategy();
 Strategy pipelineLineBuffered(const RuleArguments& arguments);
 NamedStrategy pipelineLineBufferedStrategy();
 
+// pipeline-column-walk: blur walked down its strips one block of v columns at a time (a
+// hand-written CPU blur's loop order): pipeline-line-buffered's steps to zip-map-flatten, then
+// column-walk (rules_column_walk.cpp) cuts the walk down a strip into a walk per block of v
+// columns (v must divide W), each with the producer's last rows of v values in private memory
+// (registers), and vectorize-zip makes each block's row one float<v> lane function over
+// overlapping vector reads; mapGlb 0 on the strips, the blocks and the walk sequential. Fails
+// (naming the step) on a program without that shape.
+Strategy pipelineColumnWalk(const RuleArguments& arguments);
+NamedStrategy pipelineColumnWalkStrategy();
+
 // pipeline-fused-inlined: two stencil stages as one stencil, the producer recomputed inside
 // every consumer window (Halide's compute_inline; for blur 9 reads and no intermediate image,
 // against 6 reads and an intermediate for the separable stages). let-inline,

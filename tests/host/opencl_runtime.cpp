@@ -300,8 +300,11 @@ TEST_CASE("a queried profile agrees with OpenCL and survives JSON") {
           profileFingerprint(device.name, device.driverVersion, device.platformVersion));
     CHECK(p.registersPerWorkItem ==
           estimateRegistersPerWorkItem(p.deviceType, p.vendor, p.preferredFloatVectorWidth));
+    CHECK(p.cacheLineBytes ==
+          static_cast<int>(deviceInfo<cl_uint>(device.id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE)));
     CHECK(parseProfile(profileToJson(p).dump(), "queried") == p);
     if (contains(device.platformVersion, "PoCL") && (device.type & CL_DEVICE_TYPE_CPU)) {
+      CHECK(p.cacheLineBytes > 0);
       CHECK_FALSE(p.hasDedicatedLocalMemory());  // PoCL emulates local memory in RAM
       CHECK(p.deviceType == "cpu");
     }

@@ -165,6 +165,8 @@ TEST_CASE("the built-in profiles are mali-g72, nvidia-generic, nvidia-hopper and
   CHECK_FALSE(pocl.fp16);
   CHECK(pocl.nontemporalStores);
   CHECK_FALSE(nvidia.nontemporalStores);
+  CHECK(pocl.cacheLineBytes == 64);   // as PoCL reports it (clinfo)
+  CHECK(nvidia.cacheLineBytes == 0);  // not stated: unknown
   // The profile's register budget is the documented CPU heuristic.
   CHECK(pocl.registersPerWorkItem ==
         weft::host::estimateRegistersPerWorkItem("cpu", pocl.vendor, 16));
@@ -234,6 +236,7 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.fp64 = *rc::gen::arbitrary<bool>();
     p.fp16 = *rc::gen::arbitrary<bool>();
     p.nontemporalStores = *rc::gen::arbitrary<bool>();
+    p.cacheLineBytes = *rc::gen::inRange(0, 4097);
     p.fingerprint =
         weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
     p.source = text();
@@ -260,6 +263,7 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.fmaHalfWidthLanesPerCycle == 0);
   CHECK(p.fmaLatencyCycles == 0);
   CHECK(p.vectorLoadsPerCycle == 0);
+  CHECK(p.cacheLineBytes == 0);  // unknown
 
   // Without "name", a file's profile is named after the file.
   std::string unnamed = text;

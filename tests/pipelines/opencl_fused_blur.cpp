@@ -26,6 +26,7 @@
 
 #include "codegen/compile_pipeline.h"
 #include "host/arithmetic_probe.h"
+#include "rewrite/strategies.h"
 #include "rewrite/strategy_pipeline_fusion.h"
 #include "tests/support/pipeline_opencl_fixture.h"
 
@@ -197,6 +198,70 @@ TEST_CASE(
     CAPTURE(c.v);
     const Definition inlined = inlinedRows(c.rows, c.v);
     checkOneKernelAgainstUnfused(inlined, c.width, c.height, c.localX, 31);
+  }
+}
+
+TEST_CASE(
+    "blur walked by column blocks: one kernel of strips equals the unfused kernels and the "
+    "reference") {
+  // Strips of theta rows (theta - 2 output rows) walked one block of v columns at a time; the
+  // image's first and last blocks read across the clamp, the others (border_unswitching.cpp)
+  // do not: narrow images are all edge, wider ones have inner blocks.
+  struct Case {
+    int theta, v, width, height, localX;  // localX 0: the implementation's local size
+  };
+  for (const Case& c : std::vector<Case>{{10, 16, 64, 32, 2},
+                                         {3, 2, 6, 5, 0},
+                                         {6, 4, 4, 8, 1},
+                                         {4, 8, 40, 6, 3},
+                                         {34, 4, 32, 64, 1}}) {
+    CAPTURE(c.theta);
+    CAPTURE(c.v);
+    rewrite::RewriteContext rewriting;
+    const rewrite::StrategyResult walked = rewrite::pipelineColumnWalk(
+        {{"theta", Arith(c.theta)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
+    REQUIRE_MESSAGE(walked.success(), walked.failure);
+    checkOneKernelAgainstUnfused(*walked.definition, c.width, c.height, c.localX, 37);
+  }
+}
+
+TEST_CASE("aligned vector reads: the row-walking blurs give the same output") {
+  // Specialised sizes (the buffer's length and the rows' offsets known modulo v): the taps'
+  // vector reads become aligned loads and shuffles of neighbouring aligned vectors, the
+  // image's first and last vectors included (their reads stay inside the buffer).
+  struct Case {
+    const char* strategy;
+    const char* strip;  // the strategy's strip factor
+    int strip_value, v, width, height, localX;
+  };
+  for (const Case& c : std::vector<Case>{{"pipeline-column-walk", "theta", 10, 16, 32, 16, 2},
+                                         {"pipeline-column-walk", "theta", 4, 4, 12, 6, 1},
+                                         {"pipeline-line-buffered", "theta", 6, 8, 24, 12, 1},
+                                         {"pipeline-inlined-rows", "rows", 3, 16, 48, 9, 3}}) {
+    CAPTURE(c.strategy);
+    CAPTURE(c.v);
+    rewrite::RewriteContext rewriting;
+    const rewrite::NamedStrategy* strategy = rewrite::findStrategy(c.strategy);
+    REQUIRE(strategy);
+    const rewrite::StrategyResult result = strategy->make(
+        {{c.strip, Arith(c.strip_value)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
+    REQUIRE_MESSAGE(result.success(), result.failure);
+    const Image image = randomImage(c.width, c.height, 1, 43);
+    const ArithBinding sizes = imageSizes(image, false);
+    CodegenOptions options;
+    options.specialize = sizes;
+    options.alignedVectorReads = true;
+    const CompiledProgram program =
+        withLocalSizeX(compileToOpenCL(*result.definition, options), c.localX);
+    CHECK(program.widestRealignableReadBytes == 4 * c.v);
+    CHECK(program.source.find("shuffle2(") != std::string::npos);
+    const std::vector<float> expected =
+        flattenToFloats(run(loadPipeline("blur"), image, true).output);
+    const std::vector<float> got =
+        flattenToFloats(runOnImage(program, *result.definition, image, sizes).output);
+    checkSameAsUnfused(got, expected, c.width, c.height);
+    const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
+    CHECK(agreement.mismatches == 0);
   }
 }
 

@@ -228,6 +228,69 @@ TEST_CASE("the line-buffered blur walks strips of whole rows in float<v> lanes")
   CHECK_THROWS_AS(pipelineLineBuffered({{"theta", Arith(66)}}), std::invalid_argument);
 }
 
+TEST_CASE("blur walked by column blocks equals the unfused blur and the reference") {
+  const Definition blur = loadPipeline("blur");
+  struct Strips {
+    int theta, v;  // strips of theta rows (theta - 2 output rows), blocks of v columns
+    int width, height;
+  };
+  const std::vector<Strips> cases = {{3, 2, 4, 5}, {4, 4, 8, 6}, {7, 4, 12, 10}, {10, 8, 16, 16}};
+  int compared = 0;
+  for (const Strips& c : cases) {
+    CAPTURE(c.theta);
+    CAPTURE(c.v);
+    RewriteContext context;
+    StrategyResult result =
+        pipelineColumnWalk({{"theta", Arith(c.theta)}, {"v", Arith(c.v)}})(blur, context);
+    REQUIRE_MESSAGE(result.success(), result.failure);
+    const Image image = randomImage(c.width, c.height, 1, 3);
+    const std::vector<float> unfused = flattenToFloats(interpretOnImage(blur, image));
+    const std::vector<float> got = flattenToFloats(interpretOnImage(*result.definition, image));
+    CHECK(got == unfused);
+    const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
+    CHECK(agreement.mismatches == 0);
+    ++compared;
+  }
+  CHECK(compared == 4);
+}
+
+TEST_CASE("the column-walk blur keeps its ring of three vectors in registers") {
+  const Definition blur = loadPipeline("blur");
+  RewriteContext context;
+  StrategyResult result =
+      pipelineColumnWalk({{"theta", Arith(10)}, {"v", Arith(16)}})(blur, context);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  const Expr& body = result.definition->function.body();
+  CAPTURE(printDefinition(*result.definition));
+  // Strips as work-items, one walk per column block, both rows' maps vectorised.
+  CHECK(countPrims(body, Op::MapGlb) == 1);
+  CHECK(countPrims(body, Op::MapSeqSlide) == 1);
+  CHECK(countPrims(body, Op::Vectorize) == 2);
+  CodegenOptions options;
+  options.specialize = {{"W", 4096}, {"H", 4096}};
+  const CompiledProgram compiled = compileToOpenCL(*result.definition, options);
+  CHECK(compiled.kernels.size() == 1);
+  CAPTURE(compiled.source);
+  // The ring is three float16 variables (an array of vectors, promoted), not a float array
+  // read through vload16, and the inner blocks read plain vectors under a per-block check.
+  CHECK(compiled.source.find("float16 win") != std::string::npos);
+  CHECK(compiled.source.find("vload16(0, win") == std::string::npos);
+  CHECK(compiled.source.find("if (16*i") != std::string::npos);
+  CHECK(evaluate(compiled.kernels[0].globalSize[0], {}) == 4096 / 8);
+  // Its taps' vector reads could be aligned (float16, 64 bytes); with the option they are: the
+  // taps x - 1 and x + 1 shuffled from the aligned vectors around them.
+  CHECK(compiled.widestRealignableReadBytes == 64);
+  CHECK(compiled.source.find("shuffle2(") == std::string::npos);
+  options.alignedVectorReads = true;
+  const CompiledProgram aligned = compileToOpenCL(*result.definition, options);
+  CHECK(aligned.source.find("shuffle2((*(const global float16*)(") != std::string::npos);
+  CHECK(aligned.source.find("(uint16)(15, 16, ") != std::string::npos);
+  CHECK(aligned.source.find("(uint16)(1, 2, ") != std::string::npos);
+  CHECK_FALSE(
+      pipelineColumnWalk({{"theta", Arith(12)}, {"v", Arith(4)}})(loadPipeline("unsharp"), context)
+          .success());
+}
+
 TEST_CASE("blur inlined is one stencil of a work-item per pixel equal to the unfused blur") {
   const Definition blur = loadPipeline("blur");
   RewriteContext context;

@@ -4,8 +4,9 @@
 // lanes; a private tile beyond the registers spills, a sliding window's rows do not; the unfused
 // program moves its intermediate images through memory, the fused one does not; on a CPU a
 // written image moves twice unless its stores stream, and streaming_stores is a switch of the
-// structures that store vectors; every sampled point of Harris's structures gets a prediction
-// and pipelineTarget installs the model.
+// structures that store vectors; a walk by column blocks whose strip has more output rows than
+// the profile's conflict-free store streams loses the probe's cycles per store; every sampled point
+// of Harris's structures gets a prediction and pipelineTarget installs the model.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -106,6 +107,44 @@ TEST_CASE("blur along whole rows: strips that leave cores idle stream at their s
   CHECK(oneStrip->memorySeconds == doctest::Approx(2 * strips->memorySeconds));
   CHECK(oneStrip->seconds > 1.5 * strips->seconds);
   CHECK(strips->laneUse == 1.0);
+}
+
+TEST_CASE("blur by column blocks: strips of more output rows than store streams conflict") {
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-column-walk"};
+  const ExploreTarget target =
+      pipelineTarget(loadExample("pipelines/blur.weft"), kBlurSizes, options);
+  REQUIRE(target.structures.size() == 2);  // as written, column walk
+  host::DeviceProfile device = host::loadProfile("pocl-cpu");
+  device.conflictFreeStoreStreams = 12;
+  device.conflictingStoreCycles = 8;
+  const auto predict = pipelineCostPredictor(target.structures, kBlurSizes);
+  auto point = [&](int64_t theta) {
+    return predict({{"fusion", 14}, {"vector_width", 16}, {"theta", theta}, {"local_k0_d0", 4}},
+                   device);
+  };
+  // Strips of 8 output rows store into 8 rows 16 KiB apart: no conflicts; of 32, past 12.
+  const auto shortStrips = point(10), tallStrips = point(34);
+  REQUIRE(shortStrips);
+  REQUIRE(tallStrips);
+  CHECK(shortStrips->storeConflictSeconds == 0);
+  // 4096 x 4096 / 16 vector stores of 8 cycles over 2 units.
+  const double clock = device.maxClockMHz * 1e6;
+  CHECK(tallStrips->storeConflictSeconds ==
+        doctest::Approx(4096.0 * 4096 / 16 * 8 / device.computeUnits / clock));
+  CHECK(tallStrips->seconds > shortStrips->seconds);
+  // Strips of 3 rows read every input row three times (1 output row each), of 10 rows 10/8
+  // times; the output moves twice (ordinary stores: read for ownership).
+  const auto thinStrips = point(3);
+  REQUIRE(thinStrips);
+  const double image = 4096.0 * 4096 * 4;
+  CHECK(shortStrips->bytes == doctest::Approx(image * 10 / 8 + 2 * image));
+  CHECK(thinStrips->bytes == doctest::Approx(image * 3 + 2 * image));
+  CHECK(thinStrips->seconds > shortStrips->seconds);
+  // Without the probe's figures, no conflicts are counted.
+  device.conflictingStoreCycles = 0;
+  CHECK(point(34)->storeConflictSeconds == 0);
 }
 
 TEST_CASE("Harris: a private tile beyond the registers spills, the sliding window's rows do not") {
@@ -220,4 +259,19 @@ TEST_CASE(
   CHECK(spaceOf(target.structures[1], false).indexOf(kStreamingStoresParameter) < 0);
   device.nontemporalStores = false;
   CHECK(spaceOf(target.structures[1], true).indexOf(kStreamingStoresParameter) < 0);
+
+  // Aligned reads: the row-inlined blur's taps are float16 reads (64 bytes); pocl-cpu's cache
+  // line is 64 bytes, so each misaligned one spans two lines: always on. With the line unknown,
+  // a switch; nothing in the program as written (scalar reads) or without the option.
+  CHECK(unfused.indexOf(kAlignedReadsParameter) < 0);
+  REQUIRE(rows.indexOf(kAlignedReadsParameter) >= 0);
+  const Parameter& aligned =
+      rows.parameters[static_cast<size_t>(rows.indexOf(kAlignedReadsParameter))];
+  CHECK(aligned.values() == std::vector<int64_t>{1});
+  CHECK(spaceOf(target.structures[1], false).indexOf(kAlignedReadsParameter) < 0);
+  device.cacheLineBytes = 0;
+  const ParameterSpace unknownLine = spaceOf(target.structures[1], true);
+  REQUIRE(unknownLine.indexOf(kAlignedReadsParameter) >= 0);
+  CHECK(unknownLine.parameters[static_cast<size_t>(unknownLine.indexOf(kAlignedReadsParameter))]
+            .values() == std::vector<int64_t>{0, 1});
 }

@@ -42,10 +42,10 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   // pipeline-fused-private-chain a stage read twice (Canny's gradients),
   // pipeline-fused-private-tuples and pipeline-fused-sliding-window-tuples zipped stencils over
   // stencils (Harris), pipeline-fused-sliding-window-pointwise pointwise stages too, and
-  // pipeline-line-buffered-pointwise, pipeline-line-buffered and pipeline-inlined-rows a
-  // vector width (none given here), pipeline-fused-private-chain-pairs two stages over the same
-  // array (Canny's magnitude and direction).
-  REQUIRE(skipped.size() == 9);
+  // pipeline-line-buffered-pointwise, pipeline-line-buffered, pipeline-inlined-rows and
+  // pipeline-column-walk a vector width (none given here), pipeline-fused-private-chain-pairs
+  // two stages over the same array (Canny's magnitude and direction).
+  REQUIRE(skipped.size() == 10);
   CHECK(skipped[0].rfind("pipeline-fused-private-pointwise: ", 0) == 0);
   CHECK(skipped[1].rfind("pipeline-fused-private-chain: ", 0) == 0);
   CHECK(skipped[2].rfind("pipeline-fused-private-tuples: ", 0) == 0);
@@ -55,6 +55,7 @@ TEST_CASE("blur: the unfused program and its four fusions are structures, all sa
   CHECK(skipped[6].rfind("pipeline-line-buffered: needs a vector width", 0) == 0);
   CHECK(skipped[7].rfind("pipeline-inlined-rows: needs a vector width", 0) == 0);
   CHECK(skipped[8].rfind("pipeline-fused-private-chain-pairs: ", 0) == 0);
+  CHECK(skipped[9].rfind("pipeline-column-walk: needs a vector width", 0) == 0);
   REQUIRE(target.structures.size() == 5);
   CHECK(target.reference.has_value());
   std::set<std::string> families;
@@ -151,17 +152,17 @@ TEST_CASE("unsharp mask line-buffered: fusion=9 with the vector width fixed, its
 }
 
 TEST_CASE(
-    "blur line-buffered and row-inlined: fusion=10 and 12 with the vector width fixed, "
-    "their strips sampled") {
+    "blur line-buffered, row-inlined and column-walk: fusion=10, 12 and 14 with the vector width "
+    "fixed, their strips sampled") {
   const Definition blur = loadExample("pipelines/blur.weft");
   const ArithBinding sizes = {{"W", 256}, {"H", 256}};
   PipelineTargetOptions options;
   options.vectorWidth = 16;
   std::vector<std::string> skipped;
   ExploreTarget target = pipelineTarget(blur, sizes, options, &skipped);
-  // The five structures of the test above, the line-buffered one and the row-inlined one;
-  // unsharp mask's line buffering still does not apply (no pointwise stage).
-  REQUIRE(target.structures.size() == 7);
+  // The five structures of the test above, the line-buffered, row-inlined and column-walk
+  // ones; unsharp mask's line buffering still does not apply (no pointwise stage).
+  REQUIRE(target.structures.size() == 8);
   CHECK(skipped.size() == 7);
   CHECK(pipelineFusionStrategies().at(9) == "pipeline-line-buffered");
   const ExploreTarget::Structure& lineBuffered = target.structures[4];
@@ -179,18 +180,28 @@ TEST_CASE(
   CHECK(printDefinition(
             pipelineStructureTarget(blur, sizes, inlinedRows.fixedParameters).parametric) ==
         printDefinition(inlinedRows.parametric));
+  CHECK(pipelineFusionStrategies().at(13) == "pipeline-column-walk");
+  const ExploreTarget::Structure& columnWalk = target.structures[7];
+  CHECK(columnWalk.family == "pipeline-column-walk");
+  CHECK(columnWalk.fixedParameters ==
+        std::map<std::string, int64_t>{{"fusion", 14}, {"vector_width", 16}});
+  CHECK(printDefinition(
+            pipelineStructureTarget(blur, sizes, columnWalk.fixedParameters).parametric) ==
+        printDefinition(columnWalk.parametric));
 
   // The ring of 3 rows of 256 floats fits pocl-cpu's 384 registers per work-item less the
   // rest only in part; either way the strips' heights are sampled.
   SampledTarget sampled = sampleTarget(target, host::loadProfile("pocl-cpu"), 20, 4);
-  int linePoints = 0, inlinedPoints = 0;
+  int linePoints = 0, inlinedPoints = 0, columnPoints = 0;
   for (size_t j = 0; j < sampled.points.size(); ++j) {
     const size_t structure = sampled.spaceStructure[sampled.pointSpace[j]];
     if (target.structures[structure].family == "pipeline-line-buffered") ++linePoints;
     if (target.structures[structure].family == "pipeline-inlined-rows") ++inlinedPoints;
+    if (target.structures[structure].family == "pipeline-column-walk") ++columnPoints;
   }
   CHECK(linePoints >= 2);
   CHECK(inlinedPoints >= 2);  // the strip heights
+  CHECK(columnPoints >= 2);
 }
 
 TEST_CASE("Canny: the chain and the chain of pairs apply as fusion=4 and 13, rebuilt and sampled") {

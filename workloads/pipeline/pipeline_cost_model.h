@@ -39,9 +39,14 @@ struct PipelineCostPrediction {
   // the bytes the kernels move through global memory (below) at the bandwidth, balance included
   double memorySeconds = 0;
   double launchSeconds = 0;
+  // a CPU's first-level cache conflicts of a walk by column blocks: the strip's output rows,
+  // a multiple of 4 KiB apart, are as many store streams; past the profile's conflict-free
+  // streams each vector store loses the probe's cycles (added to `seconds`)
+  double storeConflictSeconds = 0;
   int64_t flops = 0;
-  // every buffer a kernel takes, once; on a CPU those it writes once more (read for
-  // ownership) unless the point streams its stores
+  // every buffer a kernel takes, once (those it reads once more per strip of a walk down
+  // strips: their halo rows); on a CPU those it writes once more (read for ownership) unless
+  // the point streams its stores
   double bytes = 0;
   int kernels = 0;
   // The factors of the kernel with the most private values (the fused one), 1 = no penalty.

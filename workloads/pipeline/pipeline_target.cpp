@@ -87,7 +87,8 @@ const std::vector<std::string>& pipelineFusionStrategies() {
                                                  "pipeline-line-buffered",
                                                  "pipeline-fused-inlined",
                                                  "pipeline-inlined-rows",
-                                                 "pipeline-fused-private-chain-pairs"};
+                                                 "pipeline-fused-private-chain-pairs",
+                                                 "pipeline-column-walk"};
   return names;
 }
 
