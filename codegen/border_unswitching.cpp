@@ -81,13 +81,7 @@ bool Generator::unswitchBorderReads(const std::string& header, const LoopFrame& 
   if (!vectorRead || inside.empty()) return false;
   emitter_.open(header);
   emitter_.open("if (" + inside + ")");
-  // The copy's estimates of private memory are those of the general one (the two copies
-  // never live at once).
-  const int64_t privateScalars = privateArrayScalars_, live = liveAccumulatorScalars_,
-                maxLive = maxLiveAccumulatorScalars_, widest = widestVector_;
-  const Arith symbolicScalars = symbolicPrivateScalars_;
-  const size_t arraysBefore = privateArraySizes_.size();
-  {
+  keepingPrivateEstimates([&] {
     BorderReadRecorder assume;
     assume.assumedInside = recorded.assumedInside;
     assume.assumedInside.insert(keys.begin(), keys.end());
@@ -97,13 +91,7 @@ bool Generator::unswitchBorderReads(const std::string& header, const LoopFrame& 
     loops_.push_back(frame);
     body(frame.index);
     loops_.pop_back();
-  }
-  privateArrayScalars_ = privateScalars;
-  liveAccumulatorScalars_ = live;
-  maxLiveAccumulatorScalars_ = maxLive;
-  widestVector_ = widest;
-  symbolicPrivateScalars_ = symbolicScalars;
-  privateArraySizes_.resize(arraysBefore);
+  });
   --emitter_.indent;
   emitter_.line("} else {");
   ++emitter_.indent;

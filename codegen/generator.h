@@ -130,6 +130,9 @@ class Generator {
                          PadGuardRecorder& assume);
   void withInteriorFastPath(const std::string& name, const Arith& index,
                             const std::function<void(const Arith&)>& body);
+  // Runs `generateCopy` (a second copy of a body already generated: an unswitched or fast
+  // path) and restores the private-memory estimates it changed: the copies never live at once.
+  void keepingPrivateEstimates(const std::function<void()>& generateCopy);
   bool unswitchBorderReads(const std::string& header, const LoopFrame& frame,
                            const std::function<void(const Arith&)>& body,
                            const BorderReadRecorder& recorded, const Emitter& general,

@@ -110,26 +110,14 @@ void Generator::withInteriorFastPath(const std::string& name, const Arith& index
   }
   if (inside.empty()) inside = "1";
   emitter_.open("if (" + inside + ")");
-  // The fast copy's estimates of private memory are those of the general one (the two
-  // copies never live at once).
-  const int64_t privateScalars = privateArrayScalars_, live = liveAccumulatorScalars_,
-                maxLive = maxLiveAccumulatorScalars_, widest = widestVector_;
-  const Arith symbolicScalars = symbolicPrivateScalars_;
-  const size_t arraysBefore = privateArraySizes_.size();
-  {
+  keepingPrivateEstimates([&] {
     BorderReadRecorder assume;
     assume.assumedInside = keys;
     BorderReadScope scope(views_, assume);
     loops_.push_back({Op::MapGlb, 0, index, launch_.globalSize[0], false});
     body(index);
     loops_.pop_back();
-  }
-  privateArrayScalars_ = privateScalars;
-  liveAccumulatorScalars_ = live;
-  maxLiveAccumulatorScalars_ = maxLive;
-  widestVector_ = widest;
-  symbolicPrivateScalars_ = symbolicScalars;
-  privateArraySizes_.resize(arraysBefore);
+  });
   --emitter_.indent;
   emitter_.line("} else {");
   ++emitter_.indent;

@@ -130,4 +130,18 @@ void Generator::nestedLoops(Op op, const std::vector<Arith>& factors, size_t lev
   });
 }
 
+void Generator::keepingPrivateEstimates(const std::function<void()>& generateCopy) {
+  const int64_t privateScalars = privateArrayScalars_, live = liveAccumulatorScalars_,
+                maxLive = maxLiveAccumulatorScalars_, widest = widestVector_;
+  const Arith symbolicScalars = symbolicPrivateScalars_;
+  const size_t arraysBefore = privateArraySizes_.size();
+  generateCopy();
+  privateArrayScalars_ = privateScalars;
+  liveAccumulatorScalars_ = live;
+  maxLiveAccumulatorScalars_ = maxLive;
+  widestVector_ = widest;
+  symbolicPrivateScalars_ = symbolicScalars;
+  privateArraySizes_.resize(arraysBefore);
+}
+
 }  // namespace weft::opencl
