@@ -47,7 +47,7 @@ struct CodegenOptions {
   // it writes. Only for devices whose OpenCL compiler accepts the builtin
   // (DeviceProfile::nontemporalStores); the parameter kStreamingStoresParameter of a point.
   bool streamingStores = false;
-  // Contiguous vector reads of a global buffer whose length is a multiple of the width, at an
+  // Contiguous vector reads of an input buffer whose length is a multiple of the width, at an
   // offset known modulo the width, read the buffer's aligned vectors (views.cpp's
   // alignedVectorRead): through a pointer to the vector type at an aligned offset, else the
   // two aligned vectors around the read shuffled together, so that a stencil's neighbouring

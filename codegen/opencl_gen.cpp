@@ -29,6 +29,7 @@ CompiledProgram Generator::run() {
     buffer.element = storedScalarKindOrFail(p.paramType(), p);
     buffer.elementCount = scalarCount(p.paramType());
     int index = addBuffer(std::move(buffer));
+    views_.inputBuffers.insert(program_.buffers[index].name);
     env_[p.paramId()] =
         memoryView(program_.buffers[index].name, p.paramType(), AddressSpace::Global);
   }

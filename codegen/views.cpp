@@ -383,7 +383,7 @@ ClampedVectorRead clampedVectorRead(
   return read;
 }
 
-// CodegenOptions::alignedVectorReads: the vector of `w` elements of a global buffer at
+// CodegenOptions::alignedVectorReads: the vector of `w` elements of an input buffer at
 // `first`'s offset o, read as the buffer's aligned vectors: o a multiple of w plus a constant r
 // (the rest provably a multiple of w), the buffer's length a multiple of w. r = 0: one load
 // through a pointer to the vector type, which tells the compiler the address is aligned; else
@@ -393,9 +393,13 @@ ClampedVectorRead clampedVectorRead(
 // CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes. Neighbouring taps (o - 1, o, o + 1) then
 // load the same aligned vectors, which the compiler loads once, instead of vectors that cross
 // cache lines.
-std::optional<std::string> alignedVectorRead(const ResolvedElement& first, int64_t w,
+std::optional<std::string> alignedVectorRead(const ViewContext& context,
+                                             const ResolvedElement& first, int64_t w,
                                              const std::string& vectorType) {
-  if (first.space != AddressSpace::Global || first.bufferScalars == Arith(0)) return std::nullopt;
+  if (first.space != AddressSpace::Global || first.bufferScalars == Arith(0) ||
+      !context.inputBuffers.count(first.base)) {
+    return std::nullopt;
+  }
   const Arith width(w);
   if (!proveDivides(width, first.bufferScalars)) return std::nullopt;
   const Arith& offset = first.offset;
@@ -749,7 +753,7 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         result.expression =
             "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
         if (std::optional<std::string> aligned =
-                alignedVectorRead(lanes[0], w, cTypeName(view.type.arrayElement()))) {
+                alignedVectorRead(context, lanes[0], w, cTypeName(view.type.arrayElement()))) {
           // Buffers hold 4-byte floats or ints.
           context.widestRealignableReadBytes =
               std::max(context.widestRealignableReadBytes, static_cast<int>(w * 4));

@@ -234,6 +234,9 @@ class ViewContext {
   // when off): CompiledProgram::widestRealignableReadBytes.
   bool alignedVectorReads = false;
   int widestRealignableReadBytes = 0;
+  // The buffers of the definition's inputs: no kernel writes them, so reading them through a
+  // pointer to a vector type cannot be reordered against a store through another type.
+  std::set<std::string> inputBuffers;
   PadGuardRecorder* padGuards = nullptr;      // null: pad guards are neither recorded nor assumed
   BorderReadRecorder* borderReads = nullptr;  // null: border reads are neither recorded nor assumed
   // The memo's node for the structure of `view` (views equal in kind, fields and children give
