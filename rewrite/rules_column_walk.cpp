@@ -40,9 +40,6 @@ namespace weft::rewrite {
 
 namespace {
 
-// The constant of `a`, or none.
-std::optional<int64_t> constantOf(const Arith& a) { return a.constant(); }
-
 // True when `e` is one row of the function's param `r`: r itself when r is a row (`window`
 // false), join(crop(i, j, r)) with i + j + 1 = `windowRows` when r is a window of rows.
 bool isRowOf(const Expr& e, const Expr& r, bool window, int64_t windowRows) {
@@ -50,7 +47,7 @@ bool isRowOf(const Expr& e, const Expr& r, bool window, int64_t windowRows) {
   if (!e.isPrim(Op::Join)) return false;
   const Expr& picked = e.args()[0];
   if (!picked.isPrim(Op::Crop) || !isParamNode(picked.args()[0], r)) return false;
-  const std::optional<int64_t> i = constantOf(picked.nats()[0]), j = constantOf(picked.nats()[1]);
+  const std::optional<int64_t> i = picked.nats()[0].constant(), j = picked.nats()[1].constant();
   return i && j && *i >= 0 && *j >= 0 && *i + *j + 1 == windowRows;
 }
 
@@ -68,7 +65,7 @@ std::optional<int64_t> columnHalo(const Expr& f, bool window, int64_t windowRows
   std::optional<int64_t> halo;
   for (const Expr& tap : taps) {
     if (!tap.isPrim(Op::Crop)) return std::nullopt;
-    const std::optional<int64_t> a = constantOf(tap.nats()[0]), b = constantOf(tap.nats()[1]);
+    const std::optional<int64_t> a = tap.nats()[0].constant(), b = tap.nats()[1].constant();
     if (!a || !b || *a < 0 || *b < 0 || !isRowOf(tap.args()[0], r, window, windowRows)) {
       return std::nullopt;
     }
@@ -84,7 +81,7 @@ std::optional<Expr> columnWalk(const RuleApplication& a) {
   const std::optional<Arith> v = a.given("v");
   if (!v) return std::nullopt;
   if (const std::optional<int64_t> width = v->constant(); width && *width < 1) return std::nullopt;
-  const std::optional<int64_t> n = constantOf(e.nats()[0]);
+  const std::optional<int64_t> n = e.nats()[0].constant();
   if (!n) return std::nullopt;
   const Expr& consumer = e.funs()[0];
   const Expr& producer = e.funs()[1];
@@ -95,7 +92,7 @@ std::optional<Expr> columnWalk(const RuleApplication& a) {
   const bool window = element.arrayElement().isArray();
   int64_t windowRows = 1;
   if (window) {
-    const std::optional<int64_t> rows = constantOf(element.arrayLength());
+    const std::optional<int64_t> rows = element.arrayLength().constant();
     if (!rows) return std::nullopt;
     windowRows = *rows;
   }
