@@ -161,6 +161,9 @@ struct Options {
   // is one noisy measurement: the variant recorded second may be the faster one here).
   size_t exploredPerStructure = 1;
   std::string weft = WEFT_BINARY_PATH;
+  // The device profile `weft explore` takes (--profile: a built-in name or a file; empty: the
+  // device's, queried), e.g. a profile that keeps an AVX-512 machine's kernels to AVX2.
+  std::string profile;
 };
 
 // One measured (or not applicable) variant of one pipeline.
@@ -811,6 +814,7 @@ void explorePipeline(const Options& o, const Pipeline& pipe) {
   command += fmt::format(" --samples {} --db {} --quiet", o.exploreSamples,
                          shellQuote(o.explored));
   if (!o.device.empty()) command += " --device " + shellQuote(o.device);
+  if (!o.profile.empty()) command += " --profile " + shellQuote(o.profile);
   fmt::print("{}: {}\n", pipe.name, command);
   std::fflush(stdout);
   const int status = std::system(command.c_str());
@@ -1350,7 +1354,9 @@ int runBench(const Options& o) {
         o.exploreSamples > 0 ? fmt::format(" (explored first by this run: --samples {})",
                                            o.exploreSamples)
                              : std::string());
-    report["explored"] = {{"database", o.explored}, {"samples", o.exploreSamples}};
+    report["explored"] = {{"database", o.explored},
+                          {"samples", o.exploreSamples},
+                          {"profile", o.profile.empty() ? "queried" : o.profile}};
   }
   std::string targetsMd = "\n## Targets (issue 9)\n\n| pipeline | target | verdict | detail |\n|---|---|---|---|\n";
   nlohmann::ordered_json pipelinesJson, targetsJson = nlohmann::ordered_json::array();
@@ -1536,6 +1542,9 @@ int main(int argc, char** argv) {
                  "re-measure this many of each structure's fastest recorded variants (default 1; "
                  "a recorded median is one noisy measurement)");
   app.add_option("--weft", options.weft, "the weft binary --explore runs");
+  app.add_option("--profile", options.profile,
+                 "the device profile --explore passes to weft explore (a built-in name or a "
+                 "file; default: the device's, queried)");
   return weft::bench::parseAndRun(app, argc, argv, "weft_bench_pipelines", [&] {
     for (const std::string& p : options.pipelines) {
       if (std::find(weft::bench::kPipelines.begin(), weft::bench::kPipelines.end(), p) ==

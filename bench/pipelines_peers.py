@@ -38,6 +38,10 @@ up to --min-time ms (milliseconds, wall clock of the whole pipeline). Threads: -
 (default 2) for Halide (HL_NUM_THREADS, set before Halide starts) and OpenCV
 (cv2.setNumThreads).
 
+Halide's target: HL_TARGET when set (e.g. x86-64-linux-avx-avx2-f16c-fma-sse41 to keep an AVX-512
+machine's Halide code to AVX2), else the host's; the hand schedules vectorize by the target's
+natural float vector (16 with AVX-512, 8 with AVX2).
+
   /usr/bin/python3 bench/pipelines_peers.py [--pipelines blur,unsharp,harris,canny]
       [--repeats 5] [--min-time 100] [--threads 2] [--peers halide-hand,...,opencv] [--small]
       [--out FILE]
@@ -339,44 +343,43 @@ def halide_algorithm(hl, name, inbuf, w, h, c):
 
 
 # The hand-written CPU schedules: (description, function applying it).
-VEC = 16  # floats in an AVX-512 vector (the host target has avx512); 8 would suit AVX2
-
-
 def hand_schedule(hl, name, out, stages, xyc):
+    vector = hl.get_target_from_environment().natural_vector_size(hl.Float(32))
     x, y, ch = xyc
     xo, yo, xi, yi, tile = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi"), hl.Var("t")
     if name == "blur":
         # 256x32 output tiles, a parallel loop over all tiles; blurx computed per tile (its
         # 34 rows: 6% recomputed halo), both vectorized along x.
         out.tile(x, y, xo, yo, xi, yi, 256, 32).fuse(xo, yo, tile).parallel(tile)
-        out.vectorize(xi, VEC)
-        stages["blurx"].compute_at(out, tile).vectorize(x, VEC)
-        return "output 256x32 tiles (parallel over tiles), blurx compute_at tile, vectorize x 16"
+        out.vectorize(xi, vector)
+        stages["blurx"].compute_at(out, tile).vectorize(x, vector)
+        return ("output 256x32 tiles (parallel over tiles), blurx compute_at tile, "
+                f"vectorize x {vector}")
     if name == "unsharp":
         # Per plane, 256x32 tiles; blurx and blury per tile; sharpen inlined into the mask.
         out.reorder(x, y, ch).tile(x, y, xo, yo, xi, yi, 256, 32)
-        out.fuse(xo, yo, tile).fuse(tile, ch, tile).parallel(tile).vectorize(xi, VEC)
-        stages["blurx"].compute_at(out, tile).vectorize(x, VEC)
-        stages["blury"].compute_at(out, tile).vectorize(x, VEC)
+        out.fuse(xo, yo, tile).fuse(tile, ch, tile).parallel(tile).vectorize(xi, vector)
+        stages["blurx"].compute_at(out, tile).vectorize(x, vector)
+        stages["blury"].compute_at(out, tile).vectorize(x, vector)
         return ("per plane, output 256x32 tiles (parallel over tiles and planes), blurx and "
-                "blury compute_at tile, sharpen inlined, vectorize x 16")
+                f"blury compute_at tile, sharpen inlined, vectorize x {vector}")
     if name == "harris":
         # 256x32 tiles; Ix, Iy per tile; the products inlined into the box sums, which are
         # computed per tile too (stored per tile, read 3x3), the response inlined at the output.
         out.tile(x, y, xo, yo, xi, yi, 256, 32).fuse(xo, yo, tile).parallel(tile)
-        out.vectorize(xi, VEC)
+        out.vectorize(xi, vector)
         for s in ("Ix", "Iy", "Sxx", "Sxy", "Syy"):
-            stages[s].compute_at(out, tile).vectorize(x, VEC)
+            stages[s].compute_at(out, tile).vectorize(x, vector)
         return ("output 256x32 tiles (parallel over tiles), Ix, Iy, Sxx, Sxy, Syy compute_at "
-                "tile (products inlined), vectorize x 16")
+                f"tile (products inlined), vectorize x {vector}")
     # canny: 256x32 tiles; the Gaussian's row sums, the blurred image, gx, gy and the magnitude
     # per tile; the direction and the suppression inlined into the labels.
     out.tile(x, y, xo, yo, xi, yi, 256, 32).fuse(xo, yo, tile).parallel(tile)
-    out.vectorize(xi, VEC)
+    out.vectorize(xi, vector)
     for s in ("rowsum", "blurred", "gx", "gy", "magnitude"):
-        stages[s].compute_at(out, tile).vectorize(x, VEC)
+        stages[s].compute_at(out, tile).vectorize(x, vector)
     return ("output 256x32 tiles (parallel over tiles), row sums, blurred, gx, gy, magnitude "
-            "compute_at tile, direction and suppression inlined, vectorize x 16")
+            f"compute_at tile, direction and suppression inlined, vectorize x {vector}")
 
 
 # Tried in order until one runs: PoCL refuses some block shapes with producers in local
@@ -443,7 +446,7 @@ def run_halide_once(hl, name, peer, img, expected_dtype, threads, runs, estimate
     planar = img if name == "unsharp" else img[0]
     inbuf = hl.Buffer(planar.transpose(2, 1, 0) if planar.ndim == 3 else planar.T)
     out, stages, xyc = halide_algorithm(hl, name, inbuf, w, h, chans)
-    target = hl.get_host_target()
+    target = hl.get_target_from_environment()
     if peer == "halide-hand":
         schedule = hand_schedule(hl, name, out, stages, xyc)
     elif peer == "halide-opencl":
@@ -597,7 +600,7 @@ def main():
     try:
         import halide as hl
         report["halide"] = "14 (Debian python3-halide)"
-        report["halide_target"] = str(hl.get_host_target())
+        report["halide_target"] = str(hl.get_target_from_environment())
     except ImportError as error:
         hl = None
         report["halide"] = f"not available: {error}"
