@@ -98,6 +98,10 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
     out << indent << "cache line " << p.cacheLineBytes
         << " bytes (vector reads at least as wide are read aligned: aligned_reads)\n";
   }
+  if (p.firstLevelCacheBytes > 0) {
+    out << indent << "first-level data cache " << (p.firstLevelCacheBytes >> 10)
+        << " KiB per core (bounds a work-item's private values: registers spill into it)\n";
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent

@@ -102,6 +102,12 @@ std::int64_t memoryResidentPrivateScalars(const KernelPlan& kernel,
   return inMemory;
 }
 
+std::int64_t privateValuesBound(const host::DeviceProfile& device) {
+  const std::int64_t registers = device.registersPerWorkItem;
+  if (device.deviceType != "cpu" || device.firstLevelCacheBytes <= 0) return registers;
+  return std::max(registers, device.firstLevelCacheBytes / 4);
+}
+
 Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::DeviceProfile& device) {
   const std::int64_t memory = memoryResidentPrivateScalars(kernel, device);
   return memory == 0 ? kernel.privateScalarsExpr : kernel.privateScalarsExpr - Arith(memory);

@@ -71,6 +71,18 @@ std::int64_t memoryResidentPrivateScalars(const KernelPlan& kernel,
 // memory-resident arrays (memoryResidentPrivateScalars).
 Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::DeviceProfile& device);
 
+// The most private values (KernelPlan::privateScalarsExpr less the memory-resident arrays) a
+// work-item may keep. On a GPU, and on a CPU whose first-level data cache is unknown, the
+// registers per work-item: more spill to slow memory. On a CPU, values past the registers
+// spill to the work-item's stack, which stays in the first-level data cache, so a private tile
+// (a fused stage's rows, whose size follows the parameters) may fill that cache:
+// max(registers, DeviceProfile::firstLevelCacheBytes / 4). Measured on PoCL (AMD Zen 4,
+// Harris's private tiles of 1128-1936 values as one kernel): they ran 16-18 ms with AVX-512
+// code (384 registers) and with AVX2 code (bench/avx2_proxy.sh, 64 registers) alike, where
+// tiles within 64 values ran 54-56 ms: the register file does not bound them there. Values
+// of constant size (accumulators, unrolled temporaries) stay bounded by the registers.
+std::int64_t privateValuesBound(const host::DeviceProfile& device);
+
 // Bytes of memory-resident private arrays a work-group may hold. PoCL runs a work-group on one
 // thread and keeps its work-items' private arrays on that thread's stack, 8 MiB by default on
 // Linux (`ulimit -s`; pocl issue #1525: work-group context data exhausting the stack); half of

@@ -474,15 +474,33 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     }
     // The register estimate of code generation (KernelPlan::privateScalars) against the
     // profile's budget: more spills to memory (DESIGN: ~28 float16 accumulators halve the speed
-    // on the CPU; Mali has 64 registers per work-item at full occupancy).
-    // Private arrays no register file holds (explore/launch_parameters.h) are bounded per
-    // work-group instead.
-    addConstraint(space,
-                  makeConstraint(Relation::LessEqual, registerResidentPrivateScalars(kernel, device),
-                                 Arith(int64_t{device.registersPerWorkItem}),
-                                 k + " private values per work-item",
-                                 "at most the registers per work-item" + dev),
-                  ConstraintSource::Hardware, substitution);
+    // on the CPU; Mali has 64 registers per work-item at full occupancy). On a CPU, private
+    // arrays whose size follows the parameters (a fused tile) may fill the first-level data
+    // cache instead (privateValuesBound); the values of constant size stay within the
+    // registers. Private arrays no register file holds (explore/launch_parameters.h) are
+    // bounded per work-group instead.
+    const int64_t registers = device.registersPerWorkItem;
+    const int64_t bound = privateValuesBound(device);
+    if (bound > registers) {
+      addConstraint(
+          space,
+          makeConstraint(Relation::LessEqual, registerResidentPrivateScalars(kernel, device),
+                         Arith(bound), k + " private values per work-item",
+                         "at most the floats of the first-level data cache" + dev +
+                             " (values past the registers spill into it)"),
+          ConstraintSource::Hardware, substitution);
+    }
+    addConstraint(
+        space,
+        makeConstraint(Relation::LessEqual,
+                       bound > registers ? Arith(kernel.privateScalars -
+                                                 memoryResidentPrivateScalars(kernel, device))
+                                         : registerResidentPrivateScalars(kernel, device),
+                       Arith(registers),
+                       k + (bound > registers ? " private values of constant size per work-item"
+                                              : " private values per work-item"),
+                       "at most the registers per work-item" + dev),
+        ConstraintSource::Hardware, substitution);
     // Local arrays of constant size (declared in the kernel) and local buffer arguments.
     Arith localBytes(kernel.staticLocalBytes);
     bool usesLocal = kernel.staticLocalBytes > 0;

@@ -182,6 +182,7 @@ class FieldReader {
                                                                "fp16",
                                                                "nontemporalStores",
                                                                "cacheLineBytes",
+                                                               "firstLevelCacheBytes",
                                                                "fingerprint",
                                                                "source"};
 
@@ -262,6 +263,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   json["fp16"] = p.fp16;
   if (p.nontemporalStores) json["nontemporalStores"] = true;
   if (p.cacheLineBytes > 0) json["cacheLineBytes"] = p.cacheLineBytes;
+  if (p.firstLevelCacheBytes > 0) json["firstLevelCacheBytes"] = p.firstLevelCacheBytes;
   json["fingerprint"] = p.fingerprint;
   json["source"] = p.source;
   return json;
@@ -359,6 +361,10 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   }
   if (const Json* line = r.find("cacheLineBytes")) {
     p.cacheLineBytes = static_cast<int>(r.checkInteger(*line, "cacheLineBytes", 0, 4096));
+  }
+  if (const Json* cache = r.find("firstLevelCacheBytes")) {
+    p.firstLevelCacheBytes =
+        r.checkInteger(*cache, "firstLevelCacheBytes", 0, std::int64_t{1} << 40);
   }
   p.fingerprint = r.string("fingerprint", &empty);
   if (p.fingerprint.empty()) {
@@ -514,6 +520,28 @@ int estimateRegistersPerWorkItem(std::string_view deviceType, std::string_view v
 
 namespace {
 
+// The first CPU's level-1 data (or unified) cache in bytes, as Linux describes it in
+// /sys/devices/system/cpu/cpu0/cache/index*/{level,type,size} (size as "32K"); 0 where the
+// files are missing or unreadable (another operating system, a container hiding them).
+std::int64_t hostFirstLevelDataCacheBytes() {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
+    std::ifstream levelFile(dir + "level"), typeFile(dir + "type"), sizeFile(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(levelFile >> level) || !(typeFile >> type) || !(sizeFile >> size)) continue;
+    if (level != 1 || (type != "Data" && type != "Unified")) continue;
+    char* end = nullptr;
+    const long long value = std::strtoll(size.c_str(), &end, 10);
+    if (value <= 0) continue;
+    const std::string unit(end);
+    if (unit.empty()) return value;
+    if (unit == "K") return value << 10;
+    if (unit == "M") return value << 20;
+  }
+  return 0;
+}
+
 // "OpenCL 3.0 PoCL ..." -> 30; 0 when unparsable.
 int openclVersion(const std::string& version) {
   int major = 0, minor = 0;
@@ -593,6 +621,7 @@ DeviceProfile queryProfile(const Device& device) {
   p.fp64 = deviceHasExtension(id, "cl_khr_fp64") || doubleConfig != 0;
   p.fp16 = deviceHasExtension(id, "cl_khr_fp16");
   p.cacheLineBytes = static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
+  if (p.deviceType == "cpu") p.firstLevelCacheBytes = hostFirstLevelDataCacheBytes();
   p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
   p.source = fmt::format(
       "queried through OpenCL on platform '{}'; workGroupMultiple and registersPerWorkItem are "

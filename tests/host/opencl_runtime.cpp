@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -305,6 +306,11 @@ TEST_CASE("a queried profile agrees with OpenCL and survives JSON") {
     CHECK(parseProfile(profileToJson(p).dump(), "queried") == p);
     if (contains(device.platformVersion, "PoCL") && (device.type & CL_DEVICE_TYPE_CPU)) {
       CHECK(p.cacheLineBytes > 0);
+      // Linux describes the CPU's caches (CI and the benches run on Linux): at least the
+      // smallest first-level data cache of a current x86 or Arm core, 16 KiB.
+      if (std::ifstream("/sys/devices/system/cpu/cpu0/cache/index0/size")) {
+        CHECK(p.firstLevelCacheBytes >= (16 << 10));
+      }
       CHECK_FALSE(p.hasDedicatedLocalMemory());  // PoCL emulates local memory in RAM
       CHECK(p.deviceType == "cpu");
     }

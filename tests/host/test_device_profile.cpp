@@ -237,6 +237,7 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.fp16 = *rc::gen::arbitrary<bool>();
     p.nontemporalStores = *rc::gen::arbitrary<bool>();
     p.cacheLineBytes = *rc::gen::inRange(0, 4097);
+    p.firstLevelCacheBytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
     p.fingerprint =
         weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
     p.source = text();
@@ -264,6 +265,7 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.fmaLatencyCycles == 0);
   CHECK(p.vectorLoadsPerCycle == 0);
   CHECK(p.cacheLineBytes == 0);  // unknown
+  CHECK(p.firstLevelCacheBytes == 0);  // unknown
 
   // Without "name", a file's profile is named after the file.
   std::string unnamed = text;

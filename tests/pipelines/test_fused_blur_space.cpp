@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "host/device_profile.h"
 #include "ir/parser.h"
@@ -127,4 +128,48 @@ TEST_CASE("pipeline-fused-private's private tile is held to the device's registe
   CAPTURE(joined(tooBig));
   REQUIRE(tooBig.size() == 1);  // algorithmically valid: 256 | 4096 twice
   CHECK(tooBig.front().find("private values per work-item") != std::string::npos);
+}
+
+TEST_CASE("on a CPU, a private tile may fill the first-level data cache, not only the registers") {
+  // A CPU's values past the registers spill to the work-item's stack, which stays in the
+  // first-level data cache (explore/launch_parameters.h privateValuesBound): an AVX2 core's
+  // 64 registers and 32 KiB of L1 admit tiles up to 8192 floats. A GPU's registers still bound.
+  rewrite::RewriteContext context;
+  rewrite::StrategyResult fused =
+      rewrite::pipelineFusedPrivate({})(testing::pipelines::loadPipeline("blur"), context);
+  REQUIRE_MESSAGE(fused.success(), fused.failure);
+  host::DeviceProfile avx2 = host::loadProfile("pocl-cpu");
+  avx2.preferredFloatVectorWidth = avx2.nativeFloatVectorWidth = 8;
+  avx2.registersPerWorkItem = 64;
+  avx2.firstLevelCacheBytes = 32 << 10;
+  CHECK(explore::privateValuesBound(avx2) == 8192);
+  host::DeviceProfile gpuLike = avx2;
+  gpuLike.deviceType = "gpu";
+  CHECK(explore::privateValuesBound(gpuLike) == 64);
+  host::DeviceProfile unknownCache = avx2;
+  unknownCache.firstLevelCacheBytes = 0;
+  CHECK(explore::privateValuesBound(unknownCache) == 64);
+
+  auto violations = [&](const host::DeviceProfile& device, int64_t a, int64_t b) {
+    explore::SpaceOptions options;
+    options.device = device;
+    const explore::ParameterSpace space =
+        explore::buildParameterSpace(*fused.definition, {{"W", 4096}, {"H", 4096}}, options);
+    REQUIRE_MESSAGE(space.hardwareConstraints, space.hardwareNote);
+    std::vector<int64_t> values = point(space, a, b);
+    for (size_t i = 0; i < space.parameters.size(); ++i) {
+      if (space.parameters[i].launchKernel >= 0) values[i] = 1;
+    }
+    return space.violations(values);
+  };
+  CHECK(violations(avx2, 6, 64).empty());   // 384 floats: past the registers, within L1
+  CHECK(violations(avx2, 66, 64).empty());  // 4224 floats
+  const std::vector<std::string> pastCache = violations(avx2, 130, 128);  // 16640 floats
+  CAPTURE(joined(pastCache));
+  REQUIRE(pastCache.size() == 1);
+  CHECK(pastCache.front().find("first-level data cache") != std::string::npos);
+  const std::vector<std::string> onGpu = violations(gpuLike, 6, 64);
+  CAPTURE(joined(onGpu));
+  REQUIRE(onGpu.size() == 1);
+  CHECK(onGpu.front().find("at most the registers per work-item") != std::string::npos);
 }

@@ -16,7 +16,11 @@
 //    live in the cache, explore/launch_parameters.h)
 //    (L1 on a CPU). kSpillSlope is fitted to Harris's private-tuples tiles on PoCL (AVX-512, 384
 //    registers; bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040
-//    values 34-44 ms, 1740 values 77 ms.
+//    values 34-44 ms, 1740 values 77 ms. On a CPU the slowdown follows the values, not the
+//    register file: the same tiles compiled for AVX2 (bench/avx2_proxy.sh: 64 registers, AMD
+//    Zen 4, one run each) ran as fast as with AVX-512 code (6x16 and 10x16 tiles 16.4 and 17.0
+//    ms against 17.8 and 18.2; 18x16 39 against 30). So a CPU's values count from
+//    kCpuPrivateValuesWithoutSlowdown, the fit's 384, or its registers where it has more.
 //  - Memory: kBytesPerCycle per compute unit, nominal (the profile has no bandwidth): the copy
 //    floor weft_bench_pipelines measured (clEnqueueCopyBuffer, input and output bytes over the
 //    time) on 2-core AVX-512 and AVX2 machines read 18-20 GB/s at 2.5-3 GHz, about 4 bytes per
@@ -65,6 +69,7 @@ constexpr const char* kTileWidthParameter = "theta2";
 constexpr const char* kStripParameter = "theta";  // the strip height of walks along rows
 constexpr const char* kColumnWalkFamily = "pipeline-column-walk";
 constexpr double kSpillSlope = 0.3;
+constexpr double kCpuPrivateValuesWithoutSlowdown = 384;
 constexpr double kCpuBytesPerCycle = 6;
 constexpr double kGpuBytesPerCycle = 16;
 constexpr double kCpuLaunchSeconds = 20e-6;
@@ -162,7 +167,9 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     const double nativeLanes = std::max(1, device.nativeFloatVectorWidth);
     const double lanesPerCycle =
         device.fmaLanesPerCycle > 0 ? device.fmaLanesPerCycle : nativeLanes;
-    const double registers = std::max(1, device.registersPerWorkItem);
+    const double registers =
+        cpu ? std::max<double>(device.registersPerWorkItem, kCpuPrivateValuesWithoutSlowdown)
+            : std::max(1, device.registersPerWorkItem);
     const bool readForOwnership = cpu && parameterOr(parameters, kStreamingStoresParameter, 0) == 0;
 
     // The kernel whose work-items hold the most private values (a fused tile) sets the
