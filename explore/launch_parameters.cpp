@@ -105,7 +105,8 @@ std::int64_t memoryResidentPrivateScalars(const KernelPlan& kernel,
 std::int64_t privateValuesBound(const host::DeviceProfile& device) {
   const std::int64_t registers = device.registersPerWorkItem;
   if (device.deviceType != "cpu" || device.firstLevelCacheBytes <= 0) return registers;
-  return std::max(registers, device.firstLevelCacheBytes / 4);
+  const std::int64_t lanes = std::max(1, device.nativeFloatVectorWidth);
+  return std::max(registers, device.firstLevelCacheBytes / 4 / lanes);
 }
 
 Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::DeviceProfile& device) {

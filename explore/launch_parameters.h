@@ -75,12 +75,17 @@ Arith registerResidentPrivateScalars(const KernelPlan& kernel, const host::Devic
 // work-item may keep. On a GPU, and on a CPU whose first-level data cache is unknown, the
 // registers per work-item: more spill to slow memory. On a CPU, values past the registers
 // spill to the work-item's stack, which stays in the first-level data cache, so a private tile
-// (a fused stage's rows, whose size follows the parameters) may fill that cache:
-// max(registers, DeviceProfile::firstLevelCacheBytes / 4). Measured on PoCL (AMD Zen 4,
-// Harris's private tiles of 1128-1936 values as one kernel): they ran 16-18 ms with AVX-512
-// code (384 registers) and with AVX2 code (bench/avx2_proxy.sh, 64 registers) alike, where
-// tiles within 64 values ran 54-56 ms: the register file does not bound them there. Values
-// of constant size (accumulators, unrolled temporaries) stay bounded by the registers.
+// (a fused stage's rows, whose size follows the parameters) may fill that cache as the native
+// vector's lanes share it (the work-group vectoriser of a CPU compiler such as PoCL runs that
+// many work-items in lanes, each with its tile): max(registers, DeviceProfile::
+// firstLevelCacheBytes / 4 / nativeFloatVectorWidth). Values of constant size (accumulators,
+// unrolled temporaries) stay bounded by the registers. Measured on PoCL (AMD Zen 4): Harris's
+// private tiles of 1128-1936 values (as compiled at full size) ran 16-18 ms with AVX-512 code
+// (384 registers) and with AVX2 code (bench/avx2_proxy.sh, 64 registers) alike, tiles within
+// 64 values 54-56 ms: the register file does not bound them there. With the whole cache as the
+// bound (8192 floats) the AVX2 space took tiles whose builds ran past the explorer's timeout
+// and sliding windows of 1100-1300 values that ran 3-4x slower than the best (unsharp mask,
+// one exploration): a lane's share of it (1024 floats at float8) keeps to the fast ones.
 std::int64_t privateValuesBound(const host::DeviceProfile& device);
 
 // Bytes of memory-resident private arrays a work-group may hold. PoCL runs a work-group on one

@@ -486,7 +486,7 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
           space,
           makeConstraint(Relation::LessEqual, registerResidentPrivateScalars(kernel, device),
                          Arith(bound), k + " private values per work-item",
-                         "at most the floats of the first-level data cache" + dev +
+                         "at most a vector lane's share of the first-level data cache" + dev +
                              " (values past the registers spill into it)"),
           ConstraintSource::Hardware, substitution);
     }

@@ -132,8 +132,9 @@ TEST_CASE("pipeline-fused-private's private tile is held to the device's registe
 
 TEST_CASE("on a CPU, a private tile may fill the first-level data cache, not only the registers") {
   // A CPU's values past the registers spill to the work-item's stack, which stays in the
-  // first-level data cache (explore/launch_parameters.h privateValuesBound): an AVX2 core's
-  // 64 registers and 32 KiB of L1 admit tiles up to 8192 floats. A GPU's registers still bound.
+  // first-level data cache as the native vector's lanes share it (explore/launch_parameters.h
+  // privateValuesBound): an AVX2 core's 64 registers and 32 KiB of L1 admit tiles up to
+  // 32768 / 4 / 8 = 1024 floats. A GPU's registers still bound.
   rewrite::RewriteContext context;
   rewrite::StrategyResult fused =
       rewrite::pipelineFusedPrivate({})(testing::pipelines::loadPipeline("blur"), context);
@@ -142,7 +143,7 @@ TEST_CASE("on a CPU, a private tile may fill the first-level data cache, not onl
   avx2.preferredFloatVectorWidth = avx2.nativeFloatVectorWidth = 8;
   avx2.registersPerWorkItem = 64;
   avx2.firstLevelCacheBytes = 32 << 10;
-  CHECK(explore::privateValuesBound(avx2) == 8192);
+  CHECK(explore::privateValuesBound(avx2) == 1024);
   host::DeviceProfile gpuLike = avx2;
   gpuLike.deviceType = "gpu";
   CHECK(explore::privateValuesBound(gpuLike) == 64);
@@ -163,8 +164,8 @@ TEST_CASE("on a CPU, a private tile may fill the first-level data cache, not onl
     return space.violations(values);
   };
   CHECK(violations(avx2, 6, 64).empty());   // 384 floats: past the registers, within L1
-  CHECK(violations(avx2, 66, 64).empty());  // 4224 floats
-  const std::vector<std::string> pastCache = violations(avx2, 130, 128);  // 16640 floats
+  CHECK(violations(avx2, 10, 64).empty());  // 640 floats
+  const std::vector<std::string> pastCache = violations(avx2, 18, 64);  // 1152 floats
   CAPTURE(joined(pastCache));
   REQUIRE(pastCache.size() == 1);
   CHECK(pastCache.front().find("first-level data cache") != std::string::npos);
