@@ -100,7 +100,8 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
   }
   if (p.firstLevelCacheBytes > 0) {
     out << indent << "first-level data cache " << (p.firstLevelCacheBytes >> 10)
-        << " KiB per core (bounds a work-item's private values: registers spill into it)\n";
+        << " KiB per core (a lane's share of it bounds a work-item's private tile: registers "
+           "spill into it)\n";
   }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.

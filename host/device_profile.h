@@ -105,9 +105,9 @@ struct DeviceProfile {
   // only the global memory cache (on PoCL the last level), so a queried CPU profile reads it
   // from the operating system (Linux: /sys/devices/system/cpu/cpu0/cache). Private values
   // beyond the registers spill to the work-item's stack, which stays in this cache: the
-  // parameter space bounds a CPU work-item's private values by it rather than by the register
-  // file (explore/launch_parameters.h privateValuesBound). Optional in the JSON (written when
-  // known).
+  // parameter space bounds a CPU work-item's private tile by a vector lane's share of it rather
+  // than by the register file (explore/launch_parameters.h privateValuesBound). Optional in the
+  // JSON (written when known).
   std::int64_t firstLevelCacheBytes = 0;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
   // driverVersion, platformVersion). Results measured on a device are keyed by it.
