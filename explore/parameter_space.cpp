@@ -481,26 +481,24 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     // bounded per work-group instead.
     const int64_t registers = device.registersPerWorkItem;
     const int64_t bound = privateValuesBound(device);
-    if (bound > registers) {
+    const Arith privateValues = registerResidentPrivateScalars(kernel, device);
+    auto addPrivateBound = [&](const Arith& values, int64_t most, const std::string& what,
+                               const std::string& reason) {
       addConstraint(
           space,
-          makeConstraint(Relation::LessEqual, registerResidentPrivateScalars(kernel, device),
-                         Arith(bound), k + " private values per work-item",
-                         "at most a vector lane's share of the first-level data cache" + dev +
-                             " (values past the registers spill into it)"),
+          makeConstraint(Relation::LessEqual, values, Arith(most), k + " " + what, reason + dev),
           ConstraintSource::Hardware, substitution);
+    };
+    if (bound > registers) {
+      addPrivateBound(privateValues, bound, "private values per work-item",
+                      "at most a vector lane's share of the first-level data cache");
+      addPrivateBound(Arith(kernel.privateScalars - memoryResidentPrivateScalars(kernel, device)),
+                      registers, "private values of constant size per work-item",
+                      "at most the registers per work-item");
+    } else {
+      addPrivateBound(privateValues, registers, "private values per work-item",
+                      "at most the registers per work-item");
     }
-    addConstraint(
-        space,
-        makeConstraint(Relation::LessEqual,
-                       bound > registers ? Arith(kernel.privateScalars -
-                                                 memoryResidentPrivateScalars(kernel, device))
-                                         : registerResidentPrivateScalars(kernel, device),
-                       Arith(registers),
-                       k + (bound > registers ? " private values of constant size per work-item"
-                                              : " private values per work-item"),
-                       "at most the registers per work-item" + dev),
-        ConstraintSource::Hardware, substitution);
     // Local arrays of constant size (declared in the kernel) and local buffer arguments.
     Arith localBytes(kernel.staticLocalBytes);
     bool usesLocal = kernel.staticLocalBytes > 0;

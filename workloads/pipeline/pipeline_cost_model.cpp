@@ -167,7 +167,8 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     const double nativeLanes = std::max(1, device.nativeFloatVectorWidth);
     const double lanesPerCycle =
         device.fmaLanesPerCycle > 0 ? device.fmaLanesPerCycle : nativeLanes;
-    const double registers =
+    // The private values a work-item keeps without the spill slowdown.
+    const double valuesWithoutSpill =
         cpu ? std::max<double>(device.registersPerWorkItem, kCpuPrivateValuesWithoutSlowdown)
             : std::max(1, device.registersPerWorkItem);
     const bool readForOwnership = cpu && parameterOr(parameters, kStreamingStoresParameter, 0) == 0;
@@ -201,7 +202,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
                          : tileWidth > 0  ? static_cast<double>(tileWidth)
                                           : main->localWidth;
     out.laneUse = std::min(width, nativeLanes) / nativeLanes;
-    out.spillFactor = 1 + kSpillSlope * std::max(0.0, main->privateValues / registers - 1);
+    out.spillFactor = 1 + kSpillSlope * std::max(0.0, main->privateValues / valuesWithoutSpill - 1);
     if (main->workGroups > 0) {
       out.balanceFactor = std::ceil(main->workGroups / units) / (main->workGroups / units);
     }
