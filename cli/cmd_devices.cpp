@@ -89,6 +89,14 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
                               "(probe)\n",
                               p.conflictFreeStoreStreams));
   }
+  if (p.memoryBytesPerCycle > 0) {
+    out << indent
+        << fmt::format(
+               "memory moves {} bytes per cycle and compute unit in a copy (a written "
+               "line read for ownership and written back), {:.1f} GB/s in all (probe)\n",
+               p.memoryBytesPerCycle,
+               p.memoryBytesPerCycle * p.computeUnits * p.maxClockMHz * 1e6 / 1e9);
+  }
   if (p.nontemporalStores) {
     out << indent
         << "streaming stores: the compiler takes __builtin_nontemporal_store (explored as "

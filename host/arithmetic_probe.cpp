@@ -42,6 +42,11 @@ constexpr int kPaddedStrideFloats = kAliasedStrideFloats + 16;
 constexpr int kStreamFloats = 1024;
 constexpr int kStoresPerStep = 8;
 constexpr double kConflictRatio = 2.0;
+// The bandwidth kernel's buffers: this many times the global memory cache each, at least
+// kMinStreamBytes (a cache the device does not report is taken as 16 MiB), at most a quarter of
+// the largest allocation.
+constexpr std::size_t kStreamCacheMultiple = 4;
+constexpr std::size_t kMinStreamBytes = std::size_t{64} << 20;
 
 std::string vectorType(int width) { return width == 1 ? "float" : fmt::format("float{}", width); }
 
@@ -129,6 +134,58 @@ std::string storeKernel(const std::string& name, int streams, int stride) {
   return text;
 }
 
+// A kernel whose work-item copies `vectors` consecutive uint<width> vectors, its own part of
+// `in`, to the same place in `out`, each with one bit flipped (so that the compiler cannot turn
+// the loop into a call of memcpy, whose stores may bypass the cache).
+std::string copyKernel(const std::string& name, int width) {
+  const std::string type = width == 1 ? "uint" : fmt::format("uint{}", width);
+  return fmt::format(
+      "__kernel void {0}(__global {1}* out, __global const {1}* in, int vectors) {{\n"
+      "  const size_t first = get_global_id(0) * (size_t)vectors;\n"
+      "  for (int i = 0; i < vectors; ++i) out[first + i] = in[first + i] ^ ({1})(1u);\n"
+      "}}\n",
+      name, type);
+}
+
+// Bytes per cycle and compute unit that `units` work-items (one per compute unit) move between
+// memory and the cores while copying a buffer far larger than the device's caches with ordinary
+// stores: the read, and the written lines each read for ownership and written back, so three
+// times the buffer (as the pipeline cost model counts a kernel's bytes). The best of kRuns
+// copies after one that warms up.
+double copyBytesPerCycle(Context& context, const Program& program, int width, int units,
+                         double cyclesPerSecond) {
+  std::size_t cacheBytes = std::size_t{16} << 20;
+  try {
+    const auto reported =
+        deviceInfo<cl_ulong>(context.device().id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+    if (reported > 0) cacheBytes = static_cast<std::size_t>(reported);
+  } catch (const OpenCLError&) {
+  }
+  const auto largest = deviceInfo<cl_ulong>(context.device().id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  const std::size_t vectorBytes = sizeof(std::uint32_t) * static_cast<std::size_t>(width);
+  const std::size_t chunk = vectorBytes * static_cast<std::size_t>(units);
+  std::size_t bytes =
+      std::min<std::size_t>(std::max(kStreamCacheMultiple * cacheBytes, kMinStreamBytes),
+                            static_cast<std::size_t>(largest / 4));
+  bytes = std::max(bytes / chunk, std::size_t{1}) * chunk;
+  const Buffer in = context.createBuffer(bytes);
+  const Buffer out = context.createBuffer(bytes);
+  context.fillZero(in);
+  context.fillZero(out);
+  Kernel kernel(program, "streamCopy");
+  kernel.setArg(0, out);
+  kernel.setArg(1, in);
+  kernel.setArg(2, static_cast<std::int32_t>(bytes / chunk));
+  double best = 0;
+  for (int run = 0; run <= kRuns; ++run) {
+    const double seconds = static_cast<double>(context.launch(
+                               kernel, NDRange(static_cast<std::size_t>(units)), NDRange(1))) *
+                           1e-9;
+    if (run == 1 || (run > 1 && seconds < best)) best = seconds;
+  }
+  return 3.0 * static_cast<double>(bytes) / (std::max(best, 1e-9) * cyclesPerSecond * units);
+}
+
 // Seconds of one run of the kernel with `iterations`, one work-item per compute unit; its
 // arguments other than the iteration count (the last) are set by `setArguments`.
 double runSeconds(Context& context, const Kernel& kernel,
@@ -162,10 +219,10 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   const int width = std::max(1, profile.nativeFloatVectorWidth);
   const int half = std::max(1, width / 2);
   const int units = std::max(1, profile.computeUnits);
-  std::string source = fmaKernel("fmaFull", width, kChains, kRounds) +
-                             fmaKernel("fmaHalf", half, kChains, kRounds) +
-                             fmaKernel("fmaChain", width, 1, kLatencySteps) +
-                             loadKernel("vectorLoads", width, kChains, kRounds);
+  std::string source =
+      fmaKernel("fmaFull", width, kChains, kRounds) + fmaKernel("fmaHalf", half, kChains, kRounds) +
+      fmaKernel("fmaChain", width, 1, kLatencySteps) +
+      loadKernel("vectorLoads", width, kChains, kRounds) + copyKernel("streamCopy", width);
   for (const int streams : kStoreStreams) {
     source += storeKernel(fmt::format("storesAliased{}", streams), streams, kAliasedStrideFloats);
     source += storeKernel(fmt::format("storesPadded{}", streams), streams, kPaddedStrideFloats);
@@ -251,6 +308,7 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
     facts.conflictFreeStoreStreams = freeStreams;
     facts.conflictingStoreCycles = std::max(0.0, aliasedCycles[measured] - paddedCycles[measured]);
   }
+  facts.memoryBytesPerCycle = copyBytesPerCycle(context, program, width, units, cyclesPerSecond);
   // A CPU retires at most a few FMA instructions and loads per cycle, even at a turbo clock far
   // above the nominal one; more means the kernels were not run as written.
   const double instructionsPerCycle =
@@ -291,9 +349,11 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   profile.vectorLoadsPerCycle = tenth(facts.vectorLoadsPerCycle);
   profile.conflictFreeStoreStreams = facts.conflictFreeStoreStreams;
   profile.conflictingStoreCycles = tenth(facts.conflictingStoreCycles);
+  profile.memoryBytesPerCycle = tenth(facts.memoryBytesPerCycle);
   profile.source +=
       "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle, "
-      "conflictFreeStoreStreams and conflictingStoreCycles measured by the arithmetic probe, "
+      "conflictFreeStoreStreams, conflictingStoreCycles and memoryBytesPerCycle measured by the "
+      "arithmetic probe, "
       "nontemporalStores found by a build (host/arithmetic_probe.h)";
   return profile;
 }

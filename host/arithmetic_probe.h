@@ -23,6 +23,12 @@
 //     manuals); past the set's ways each store misses the cache. S in {4, 8, 12, 16, 24, 32}:
 //     the most streams that do not make the stores twice as slow, and the cycles a store loses
 //     past them.
+// And memory bandwidth: one work-item per compute unit copies its part of a buffer several
+// times larger than the device's global memory cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, the last
+// level on a CPU; at least 64 MiB) into another with ordinary vector stores, each buffer written
+// before so that its pages are real. A copy moves three times its buffer: the read, and each
+// written line read for ownership and written back. The best of a few copies gives the bytes
+// per cycle and compute unit that streaming code moves, counted as a cost model counts them.
 // Besides the rates, whether the compiler accepts clang's __builtin_nontemporal_store (a
 // one-line kernel built; a build error means no), for DeviceProfile::nontemporalStores.
 // Every rate is per compute unit and per cycle of the profile's clock (maxClockMHz, the nominal
@@ -42,6 +48,7 @@ struct ArithmeticFacts {
   double vectorLoadsPerCycle = 0;        // float<W> loads from the first-level cache
   double conflictFreeStoreStreams = 0;   // store streams 4 KiB-multiples apart without conflicts
   double conflictingStoreCycles = 0;     // cycles a store loses past them (0: none up to 32)
+  double memoryBytesPerCycle = 0;        // bytes moved to and from memory while all units copy
   double seconds = 0;                    // the probe's own time, its build included
 };
 

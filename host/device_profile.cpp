@@ -178,6 +178,13 @@ class FieldReader {
                                                                "nativeFloatVectorWidth",
                                                                "registersPerWorkItem",
                                                                "registersPerWorkGroup",
+                                                               "fmaLanesPerCycle",
+                                                               "fmaHalfWidthLanesPerCycle",
+                                                               "fmaLatencyCycles",
+                                                               "vectorLoadsPerCycle",
+                                                               "conflictFreeStoreStreams",
+                                                               "conflictingStoreCycles",
+                                                               "memoryBytesPerCycle",
                                                                "fp64",
                                                                "fp16",
                                                                "nontemporalStores",
@@ -259,6 +266,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
     json["conflictFreeStoreStreams"] = p.conflictFreeStoreStreams;
   }
   if (p.conflictingStoreCycles > 0) json["conflictingStoreCycles"] = p.conflictingStoreCycles;
+  if (p.memoryBytesPerCycle > 0) json["memoryBytesPerCycle"] = p.memoryBytesPerCycle;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   if (p.nontemporalStores) json["nontemporalStores"] = true;
@@ -351,6 +359,7 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   rate("vectorLoadsPerCycle", &p.vectorLoadsPerCycle);
   rate("conflictFreeStoreStreams", &p.conflictFreeStoreStreams);
   rate("conflictingStoreCycles", &p.conflictingStoreCycles);
+  rate("memoryBytesPerCycle", &p.memoryBytesPerCycle);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
   if (const Json* value = r.find("nontemporalStores")) {

@@ -88,6 +88,12 @@ struct DeviceProfile {
   // then counts no conflicts). Measured by the arithmetic probe; optional in the JSON.
   double conflictFreeStoreStreams = 0;
   double conflictingStoreCycles = 0;
+  // The bytes a compute unit moves between global memory and the cores per cycle of the
+  // profile's clock while every compute unit copies buffers far larger than the device's caches
+  // (a written line counted twice, as it is read for ownership and written back): the memory
+  // bandwidth over compute units and clock (0: unknown; a cost model then assumes a nominal
+  // one). Measured by the arithmetic probe on a CPU; optional in the JSON.
+  double memoryBytesPerCycle = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
   // The device's OpenCL compiler accepts clang's __builtin_nontemporal_store (PoCL and other

@@ -55,12 +55,18 @@ TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the 
   CHECK(facts.conflictingStoreCycles >= 0);
   CHECK(facts.conflictingStoreCycles < 1000);
   CHECK((facts.conflictFreeStoreStreams == 32) == (facts.conflictingStoreCycles == 0));
+  // Memory bandwidth: more than 1 GB/s in all and less than what the core's loads could take
+  // from its first-level cache.
+  MESSAGE(facts.memoryBytesPerCycle << " bytes per cycle and compute unit from memory");
+  CHECK(facts.memoryBytesPerCycle * queried.computeUnits * queried.maxClockMHz * 1e6 > 1e9);
+  CHECK(facts.memoryBytesPerCycle < facts.vectorLoadsPerCycle * width * 4);
 
   const DeviceProfile probed = withProbedArithmetic(context(), queried);
   CHECK(probed.fmaLanesPerCycle > 0);
   CHECK(probed.fmaHalfWidthLanesPerCycle > 0);
   CHECK(probed.fmaLatencyCycles >= 1);
   CHECK(probed.vectorLoadsPerCycle > 0);
+  CHECK(probed.memoryBytesPerCycle > 0);
   CHECK(probed.source.find("arithmetic probe") != std::string::npos);
   CHECK(profileFromJson(profileToJson(probed), "probed") == probed);
   // PoCL compiles with clang, which takes non-temporal stores.

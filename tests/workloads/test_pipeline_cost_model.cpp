@@ -5,8 +5,10 @@
 // program moves its intermediate images through memory, the fused one does not; on a CPU a
 // written image moves twice unless its stores stream, and streaming_stores is a switch of the
 // structures that store vectors; a walk by column blocks whose strip has more output rows than
-// the profile's conflict-free store streams loses the probe's cycles per store; every sampled point
-// of Harris's structures gets a prediction and pipelineTarget installs the model.
+// the profile's conflict-free store streams loses the probe's cycles per store; a CPU whose
+// first-level cache is known spills only past a lane's share of it; the profile's measured
+// bandwidth replaces the nominal one; every sampled point of Harris's structures gets a
+// prediction and pipelineTarget installs the model.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -179,6 +181,48 @@ TEST_CASE("Harris: a private tile beyond the registers spills, the sliding windo
   // One kernel each: the whole pipeline fused.
   CHECK(privateTile->kernels == 1);
   CHECK(sliding->kernels == 1);
+
+  // A CPU whose first-level cache the profile knows keeps a lane's share of it (32 KiB / 4 /
+  // 16 = 512 values) without slowdown, as its space allows: the narrow tile no longer spills.
+  host::DeviceProfile withCache = device;
+  withCache.firstLevelCacheBytes = 32 << 10;
+  const auto narrowWithCache = predict(
+      {{"fusion", 5}, {"theta1", 10}, {"theta2", 16}, {"local_k0_d0", 16}, {"local_k0_d1", 1}},
+      withCache);
+  const auto wideWithCache = predict(privateWide, withCache);
+  REQUIRE(narrowWithCache);
+  REQUIRE(wideWithCache);
+  CHECK(privateNarrow->spillFactor > 1);
+  CHECK(narrowWithCache->spillFactor == 1);
+  CHECK(wideWithCache->spillFactor > 1.5);
+  CHECK(wideWithCache->spillFactor < privateTile->spillFactor);
+}
+
+TEST_CASE("the profile's measured memory bandwidth replaces the nominal one") {
+  const ExploreTarget target = pipelineTarget(loadExample("pipelines/blur.weft"), kBlurSizes, {});
+  const auto predict = pipelineCostPredictor(target.structures, kBlurSizes);
+  host::DeviceProfile nominal = host::loadProfile("pocl-cpu");
+  nominal.memoryBytesPerCycle = 0;
+  host::DeviceProfile measured = nominal;
+  measured.memoryBytesPerCycle = 3;
+  host::DeviceProfile faster = nominal;
+  faster.memoryBytesPerCycle = 12;
+  const Parameters unfused = {{"fusion", 0},
+                              {"local_k0_d0", 16},
+                              {"local_k0_d1", 1},
+                              {"local_k1_d0", 16},
+                              {"local_k1_d1", 1}};
+  const auto atNominal = predict(unfused, nominal);
+  const auto atMeasured = predict(unfused, measured);
+  const auto atFaster = predict(unfused, faster);
+  REQUIRE(atNominal);
+  REQUIRE(atMeasured);
+  REQUIRE(atFaster);
+  CHECK(atMeasured->bytes == doctest::Approx(atNominal->bytes));
+  CHECK(atMeasured->memorySeconds == doctest::Approx(4 * atFaster->memorySeconds));
+  // The nominal CPU figure lies between the two.
+  CHECK(atNominal->memorySeconds < atMeasured->memorySeconds);
+  CHECK(atNominal->memorySeconds > atFaster->memorySeconds);
 }
 
 TEST_CASE("every sampled point of Harris's structures gets a finite prediction") {

@@ -11,17 +11,20 @@
 //    vector_width) uses that many lanes. Measured on PoCL (AVX-512,
 //    bench/results/pipelines-explore.db): blur's fused tiles 1-4 pixels wide ran 3-15x slower than
 //    16-32 wide.
-//  - Spilling: private values beyond the profile's registers per work-item live in the stack
+//  - Spilling: private values beyond what the space allows a work-item (its bound,
+//    explore/launch_parameters.h privateValuesBound: the registers on a GPU, a vector lane's
+//    share of the first-level data cache on a CPU whose cache the profile knows) slow it down
 //    (arrays no register file holds, a line buffer's ring, are not counted: they are meant to
-//    live in the cache, explore/launch_parameters.h)
-//    (L1 on a CPU). kSpillSlope is fitted to Harris's private-tuples tiles on PoCL (AVX-512, 384
-//    registers; bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040
-//    values 34-44 ms, 1740 values 77 ms. On a CPU the slowdown follows the values, not the
-//    register file: the same tiles compiled for AVX2 (bench/avx2_proxy.sh: 64 registers, AMD
-//    Zen 4, one run each) ran as fast as with AVX-512 code (6x16 and 10x16 tiles 16.4 and 17.0
-//    ms against 17.8 and 18.2; 18x16 39 against 30). So a CPU's values count from
-//    kCpuPrivateValuesWithoutSlowdown, the fit's 384, or its registers where it has more.
-//  - Memory: kBytesPerCycle per compute unit, nominal (the profile has no bandwidth): the copy
+//    live in the cache). kSpillSlope is fitted to Harris's private-tuples tiles on PoCL
+//    (AVX-512, 384 registers, a lane's share of 32 KiB 512 values;
+//    bench/results/pipelines-harris-sliding.md): 480 values ran 30 ms, about 1040 values 34-44
+//    ms, 1740 values 77 ms. On a CPU the slowdown follows the values, not the register file:
+//    the same tiles compiled for AVX2 (bench/avx2_proxy.sh: 64 registers, AMD Zen 4, one run
+//    each) ran as fast as with AVX-512 code (6x16 and 10x16 tiles 16.4 and 17.0 ms against 17.8
+//    and 18.2; 18x16 39 against 30).
+//  - Memory: the profile's memoryBytesPerCycle (measured by the arithmetic probe with a copy
+//    whose written lines count twice, as here), else a nominal kCpuBytesPerCycle or
+//    kGpuBytesPerCycle per compute unit. The nominal CPU figure: the copy
 //    floor weft_bench_pipelines measured (clEnqueueCopyBuffer, input and output bytes over the
 //    time) on 2-core AVX-512 and AVX2 machines read 18-20 GB/s at 2.5-3 GHz, about 4 bytes per
 //    cycle and core, and on the 2-core AMD Zen 4 at 2.6 GHz 26-44 GB/s, 5-8.5; 6 is taken, with
@@ -69,7 +72,6 @@ constexpr const char* kTileWidthParameter = "theta2";
 constexpr const char* kStripParameter = "theta";  // the strip height of walks along rows
 constexpr const char* kColumnWalkFamily = "pipeline-column-walk";
 constexpr double kSpillSlope = 0.3;
-constexpr double kCpuPrivateValuesWithoutSlowdown = 384;
 constexpr double kCpuBytesPerCycle = 6;
 constexpr double kGpuBytesPerCycle = 16;
 constexpr double kCpuLaunchSeconds = 20e-6;
@@ -167,10 +169,10 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     const double nativeLanes = std::max(1, device.nativeFloatVectorWidth);
     const double lanesPerCycle =
         device.fmaLanesPerCycle > 0 ? device.fmaLanesPerCycle : nativeLanes;
-    // The private values a work-item keeps without the spill slowdown.
+    // The private values a work-item keeps without the spill slowdown: what the space allows it
+    // (on a CPU a vector lane's share of the first-level cache, explore/launch_parameters.h).
     const double valuesWithoutSpill =
-        cpu ? std::max<double>(device.registersPerWorkItem, kCpuPrivateValuesWithoutSlowdown)
-            : std::max(1, device.registersPerWorkItem);
+        static_cast<double>(std::max<int64_t>(1, privateValuesBound(device)));
     const bool readForOwnership = cpu && parameterOr(parameters, kStreamingStoresParameter, 0) == 0;
 
     // The kernel whose work-items hold the most private values (a fused tile) sets the
@@ -211,9 +213,10 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
                          out.spillFactor * out.balanceFactor;
     // Bandwidth comes with the units that stream: a last round of work-groups that leaves
     // units idle (one strip of a row-walking kernel on two cores) reads at their share.
-    out.memorySeconds = out.bytes /
-                        (units * cyclesPerSecond * (cpu ? kCpuBytesPerCycle : kGpuBytesPerCycle)) *
-                        out.balanceFactor;
+    const double bytesPerCycle = device.memoryBytesPerCycle > 0 ? device.memoryBytesPerCycle
+                                 : cpu                          ? kCpuBytesPerCycle
+                                                                : kGpuBytesPerCycle;
+    out.memorySeconds = out.bytes / (units * cyclesPerSecond * bytesPerCycle) * out.balanceFactor;
     out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
     const int64_t strip = parameterOr(parameters, kStripParameter, 0);
     if (cpu && structure.columnWalk && strip > 0 && device.conflictingStoreCycles > 0 &&
