@@ -351,8 +351,20 @@ RebuiltVariant rebuildVariant(const Workload& workload, const WorkloadRequest& r
                             targetText);
 }
 
+// The kernels the record says ran when it was measured (details.kernels), if it says.
+std::optional<size_t> recordedKernelCount(const VariantRecord& record) {
+  const Json details = Json::parse(record.details, nullptr, false);
+  if (!details.is_object() || !details.contains("kernels") || !details["kernels"].is_array()) {
+    return std::nullopt;
+  }
+  return details["kernels"].size();
+}
+
 // The rebuilt variant compiled as the explorer measured it; recorded local sizes must still
-// fit the kernels (they divide the global sizes).
+// fit the kernels (they divide the global sizes). When they do not and the variant now compiles
+// to another number of kernels than ran when it was measured, the code generator has changed
+// since the exploration (a kernel's local size names it by its position), and the message says
+// so.
 CompiledProgram compileRebuilt(const RebuiltVariant& rebuilt, const VariantRecord& record) {
   ArithBinding binding = rebuilt.target.sizes;
   for (const auto& [name, value] : rebuilt.tuning) binding[name] = value;
@@ -365,10 +377,18 @@ CompiledProgram compileRebuilt(const RebuiltVariant& rebuilt, const VariantRecor
       std::optional<int64_t> global =
           tryEvaluate(kernel.globalSize[static_cast<size_t>(d)], binding);
       if (local && global && (*local <= 0 || *global % *local != 0)) {
+        std::string why;
+        const std::optional<size_t> measured = recordedKernelCount(record);
+        if (measured && *measured != compiled.kernels.size()) {
+          why = ": the variant compiles to " + std::to_string(compiled.kernels.size()) +
+                " kernels now where " + std::to_string(*measured) +
+                " ran when it was measured (weft's code generation has changed since the "
+                "exploration; explore it again)";
+        }
         throw PickError("variant " + record.key.parameters + " of " + record.key.program +
                         ": kernel " + kernel.name + "'s local size " + std::to_string(*local) +
                         " in dimension " + std::to_string(d) + " does not divide its global size " +
-                        std::to_string(*global));
+                        std::to_string(*global) + why);
       }
     }
   }

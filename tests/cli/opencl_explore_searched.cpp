@@ -4,10 +4,12 @@
 // run FILE --pick` rebuilds a searched variant by replaying its sequence and computes what the
 // interpreter computes, `weft emit FILE --pick` writes it as a drop-in naming its sequence,
 // --search-depth and --search-without reach the search (an unknown heuristic is an error), and
-// a record whose sequence no longer gives its program is refused with a clear message.
+// a record whose sequence no longer gives its program is refused with a clear message, as is one
+// whose recorded local size no longer fits because the code generator now makes other kernels.
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,25 @@ TEST_CASE("searched structures: explored, verified, reported, picked, emitted, c
   auto unknownRun = runWeft(unknown);
   CHECK(unknownRun.exitCode == 1);
   CHECK(contains(unknownRun.output, "--search-without: no search heuristic named 'nope'"));
+
+  // A record measured when the code generator made other kernels (here: five, of which the
+  // first had a local size of 7): its recorded local size no longer fits, and the message says
+  // why.
+  const std::string regenerated = dir.file("regenerated.db");
+  std::filesystem::copy_file(db, regenerated);
+  execute(regenerated, "DELETE FROM variants WHERE parameters NOT LIKE '%\"local_k0_d0\"%'");
+  execute(regenerated,
+          "UPDATE variants SET parameters = json_set(parameters, '$.local_k0_d0', 7), details = "
+          "json_set(details, '$.kernels', json('[{},{},{},{},{}]'))");
+  std::vector<std::string> emitRegenerated = {
+      "emit",  "examples/matmul.weft", "--db", regenerated, "--pick", "fastest",
+      "--out", dir.file("regenerated")};
+  emitRegenerated.insert(emitRegenerated.end(), sizes.begin(), sizes.end());
+  auto changed = runWeft(emitRegenerated);
+  CAPTURE(changed.output);
+  CHECK(changed.exitCode == 1);
+  CHECK(contains(changed.output, "does not divide its global size"));
+  CHECK(contains(changed.output, "ran when it was measured (weft's code generation has changed"));
 
   // A sequence that gives another program than the recorded one is refused.
   execute(db, "UPDATE variants SET strategy = 'rewrite: map-fission@root'");
