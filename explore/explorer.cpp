@@ -967,6 +967,9 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       buildOnly.deviceMemoryBytes = prep.device.globalMemoryBytes;
       buildOnly.maxBufferBytes = prep.device.maxAllocationBytes;
       buildOnly.stopAfterBuild = true;
+      // A CPU implementation (PoCL) compiles each kernel again for its local size at its first
+      // launch: done here too, off the measuring child's path.
+      buildOnly.compileFirstLaunch = prep.device.deviceType == "cpu";
       Measurement m = measureVariant(context, prep.programOf(variant),
                                      prep.spaceOf(variant).binding(prep.points[variant]),
                                      prep.inputs, buildOnly);

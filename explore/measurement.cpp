@@ -375,6 +375,22 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   if (options.stopAfterBuild) {
     measurement.status = VariantStatus::Ok;
     measurement.message = "built (not run: stopAfterBuild)";
+    if (options.compileFirstLaunch) {
+      try {
+        std::vector<host::FlatInput> made;
+        host::RunOptions firstLaunch;
+        firstLaunch.buildOptions = options.buildOptions;
+        firstLaunch.cache = &cache;
+        firstLaunch.output = host::RunOptions::Output::None;
+        firstLaunch.firstWorkGroupOnly = true;
+        runProgram(context, program, flatInputs(data, made), full, firstLaunch);
+        measurement.message =
+            "built and launched over one work-group per kernel (not run: "
+            "stopAfterBuild)";
+      } catch (const std::exception& e) {
+        measurement.message += std::string("; its first launches failed: ") + e.what();
+      }
+    }
     return measurement;
   }
 

@@ -62,6 +62,12 @@ struct MeasurementOptions {
   // Generate and build only (status ok once built): the explorer's pre-build children use it
   // to fill the OpenCL build cache (PoCL's POCL_CACHE_DIR) ahead of the measuring child.
   bool stopAfterBuild = false;
+  // With stopAfterBuild: also launch each kernel with a local size of its own over one
+  // work-group (host::RunOptions::firstWorkGroupOnly), so that what the implementation compiles
+  // at a first launch is compiled and cached too (PoCL: a work-group function per local size,
+  // seconds for a large kernel). A failure there leaves the status ok: the measuring child
+  // compiles and reports it.
+  bool compileFirstLaunch = false;
   // Generate only (status ok once generated; no OpenCL call at all): the explorer's measuring
   // child ends right after generation. For bench/weft_overhead, which times weft's own work
   // per variant through the explorer's process layout without building or running anything.

@@ -12,9 +12,12 @@
 // from the measuring child's "built" event until it ends (resume: SIGCONT), so that no build
 // competes with the warm-up and timed runs for the cores (a CPU device such as PoCL runs kernels
 // on the same cores; ExploreOptions::buildWhileTiming lets them run on, for GPUs). PoCL compiles
-// each kernel for its work-group size at its first launch, which a pre-build does not do, so
-// that part stays in the measuring child. A pre-build writes one JSON line: its status, message
-// and build time, or an error.
+// each kernel again for its work-group size at its first launch (seconds for a large kernel, on
+// one core), so on a CPU device a pre-build also launches each kernel that has a local size of
+// its own over one work-group (MeasurementOptions::compileFirstLaunch), which fills PoCL's cache
+// with that compilation too; kernels whose local size the implementation chooses are still
+// compiled in the measuring child. A pre-build writes one JSON line: its status, message and
+// build time, or an error.
 #pragma once
 
 #include <cstddef>

@@ -356,6 +356,13 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
 
   RunResult result;
   for (const KernelPlan& plan : program.kernels) result.kernels.push_back({plan.name, 0});
+  if (options.firstWorkGroupOnly) {
+    for (const PreparedKernel& prepared : kernels) {
+      if (prepared.local) context.enqueue(prepared.kernel, *prepared.local, prepared.local);
+    }
+    context.finish();
+    return result;
+  }
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
     for (size_t index = 0; index < buffers.size(); ++index) {
       if (program.buffers[index].role != BufferPlan::Role::Input) context.fillZero(buffers[index]);

@@ -75,6 +75,14 @@ struct RunOptions {
   // expected output reads, without building a Value per element), or not at all (timed runs).
   enum class Output { Value, Floats, None };
   Output output = Output::Value;
+  // Launch each kernel that has a local size of its own over one work-group only (its global
+  // size the local size; the others not at all), once, and read nothing back: what a CPU
+  // implementation compiles at a kernel's first launch for its local size (PoCL: the
+  // work-group function, which it caches on disk per local size like the build) is then
+  // compiled without the whole run. Group 0 reads and writes what it does in a whole run, so
+  // with the real inputs it stays within the buffers; a loop over more items than the launch
+  // (a map over more than its work-items) runs its whole trip count in that group.
+  bool firstWorkGroupOnly = false;
 };
 
 // The 32-bit word guard regions are filled with: a quiet NaN with the payload 0xDEAD.

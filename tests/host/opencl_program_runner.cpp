@@ -5,9 +5,12 @@
 // local-memory arguments, two kernels passing a temporary buffer, 2D launches with and
 // without a local size, int and bool outputs rebuilt as values of the output type, timing,
 // the program cache, inputs given flat (host::FlatInput) and the output read as floats or not
-// at all, and the messages for an unbound size variable, a wrong input size and a build failure.
+// at all, launches of one work-group per kernel with a local size (RunOptions::firstWorkGroupOnly),
+// and the messages for an unbound size variable, a wrong input size and a build failure.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -211,6 +214,63 @@ kernel void big(const global int* in_m, global int* out, int W, local int* scrat
                                  {{"W", 3}, {"H", 1}});
   CHECK(asBools.output == Value::array({Value::array(
                               {Value::ofBool(false), Value::ofBool(true), Value::ofBool(true)})}));
+}
+
+TEST_CASE("first launches only: one work-group of each kernel with a local size, nothing read") {
+  // Each work-item spins through `rounds` steps: a whole run of 2^18 work-items is long, one
+  // work-group of 64 is not. The kernel without a local size of its own is not launched.
+  CompiledProgram program;
+  program.definitionName = "spin";
+  program.source = R"CL(
+kernel void spin(const global float* in_xs, global float* out, int rounds) {
+  int i = get_global_id(0);
+  float x = in_xs[i];
+  for (int r = 0; r < rounds; ++r) x = x * 0.999f + 0.001f;
+  out[i] = x;
+}
+kernel void open(global float* out) { out[get_global_id(0)] += 1.0f; }
+)CL";
+  program.buffers = {bufferOfType("in_xs", BufferPlan::Role::Input, "[float]N", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[float]N")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[float]N");
+  KernelPlan spin;
+  spin.name = "spin";
+  spin.args = {bufferArg(0), bufferArg(1), sizeArg("R")};
+  spin.globalSize[0] = Arith::size("N");
+  spin.hasLocalSize = true;
+  spin.localSize[0] = Arith(64);
+  KernelPlan open;
+  open.name = "open";
+  open.args = {bufferArg(1)};
+  open.globalSize[0] = Arith::size("N");
+  program.kernels = {spin, open};
+  const size_t n = size_t{1} << 18;
+  const std::vector<FlatInput> inputs = {FlatInput{false, std::vector<float>(n, 0.5f), {}}};
+  const ArithBinding sizes = {{"N", static_cast<int64_t>(n)}, {"R", 500}};
+  ProgramCache cache;
+  RunOptions whole;
+  whole.cache = &cache;
+  whole.output = RunOptions::Output::Floats;
+  const RunResult full = runProgram(context(), program, inputs, sizes, whole);
+  REQUIRE(full.outputFloats.size() == n);
+  // Spun towards 1 (1 - 0.5 * 0.999^500), then 1 added by the second kernel.
+  CHECK(full.outputFloats[0] == doctest::Approx(2.0 - 0.5 * std::pow(0.999, 500)).epsilon(1e-3));
+
+  RunOptions first = whole;
+  first.firstWorkGroupOnly = true;
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult once = runProgram(context(), program, inputs, sizes, first);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(once.outputFloats.empty());
+  CHECK(once.repeatNanoseconds.empty());
+  REQUIRE(once.kernels.size() == 2);
+  // 2^18 x 500 steps take tens of milliseconds at least; one group of 64 a few microseconds
+  // (the input written and the launch included).
+  MESSAGE("whole run " << full.totalNanoseconds * 1e-6 << " ms of kernels, first launches "
+                       << seconds * 1e3 << " ms in all");
+  CHECK(seconds * 1e9 < 0.5 * static_cast<double>(full.kernels[0].nanoseconds));
 }
 
 TEST_CASE("vectors in buffers are stored lane by lane") {
