@@ -506,7 +506,7 @@ void registerExplore(CLI::App& app) {
       ->add_option(
           "--min-repeats", options->minRepeats,
           "time each variant at least this many times (default 3); a variant whose warm-up "
-          "run is over 10x the best time so far is timed once")
+          "run is over 10x the best time so far is timed by that run alone")
       ->type_name("N");
   command
       ->add_option("--jobs", options->jobs,

@@ -124,11 +124,15 @@ const std::vector<host::FlatInput>& flatInputs(const MeasurementInputs& data,
   return made;
 }
 
-// Warm-up then timed runs; fills samples, kernel times and the median. Throws OpenCLError.
+// The timed runs after the warm-up; fills samples, kernel times and the median. A variant
+// timed once takes the warm-up run (`warmUp`, when given) as its one run: its kernels'
+// cl_event times are a run's like any other (what an implementation compiles at a first
+// launch happens before them), and a run more would cost as long again on the slowest
+// variants. Throws OpenCLError.
 void timeRuns(host::Context& context, const CompiledProgram& program,
               const std::vector<host::FlatInput>& inputs, const ArithBinding& sizes,
               const MeasurementOptions& options, host::ProgramCache& cache,
-              Measurement& measurement) {
+              Measurement& measurement, const host::RunResult* warmUp) {
   host::RunOptions run;
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
@@ -144,18 +148,7 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
   const std::vector<bool>& preparation = measurement.preparationKernels;
   std::vector<uint64_t> preparationSamples;
   uint64_t measured = 0;
-  while (static_cast<int>(measurement.samplesNs.size()) < maxRepeats) {
-    const int done = static_cast<int>(measurement.samplesNs.size());
-    if (done >= minRepeats && measured >= minMeasuredNs) break;
-    uint64_t estimate = done == 0 ? measurement.warmUpNs : medianOf(measurement.samplesNs);
-    estimate = std::max<uint64_t>(estimate, 1000);
-    int64_t wanted = std::max<int64_t>(minRepeats - done, 0);
-    if (measured < minMeasuredNs) {
-      wanted = std::max<int64_t>(
-          wanted, static_cast<int64_t>((minMeasuredNs - measured + estimate - 1) / estimate));
-    }
-    run.repeats = static_cast<int>(std::clamp<int64_t>(wanted, 1, maxRepeats - done));
-    host::RunResult result = runProgram(context, program, inputs, sizes, run);
+  auto record = [&](const host::RunResult& result) {
     for (const std::vector<uint64_t>& kernels : result.repeatKernelNanoseconds) {
       uint64_t perInference = 0, prepared = 0;
       for (size_t k = 0; k < kernels.size(); ++k) {
@@ -175,6 +168,22 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
             std::min(measurement.kernelNs[k].second, result.kernels[k].nanoseconds);
       }
     }
+  };
+  if (measurement.timedOnce && warmUp && warmUp->repeatKernelNanoseconds.size() == 1) {
+    record(*warmUp);
+  }
+  while (static_cast<int>(measurement.samplesNs.size()) < maxRepeats) {
+    const int done = static_cast<int>(measurement.samplesNs.size());
+    if (done >= minRepeats && measured >= minMeasuredNs) break;
+    uint64_t estimate = done == 0 ? measurement.warmUpNs : medianOf(measurement.samplesNs);
+    estimate = std::max<uint64_t>(estimate, 1000);
+    int64_t wanted = std::max<int64_t>(minRepeats - done, 0);
+    if (measured < minMeasuredNs) {
+      wanted = std::max<int64_t>(
+          wanted, static_cast<int64_t>((minMeasuredNs - measured + estimate - 1) / estimate));
+    }
+    run.repeats = static_cast<int>(std::clamp<int64_t>(wanted, 1, maxRepeats - done));
+    record(runProgram(context, program, inputs, sizes, run));
   }
   measurement.medianNs = medianOf(measurement.samplesNs);
   if (std::find(preparation.begin(), preparation.end(), true) != preparation.end()) {
@@ -398,6 +407,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   std::vector<host::GuardViolation> violations;
   std::vector<host::FlatInput> made;
   const std::vector<host::FlatInput>* inputs = nullptr;
+  host::RunResult warm;
   try {
     inputs = &flatInputs(data, made);
     host::RunOptions run;
@@ -405,7 +415,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
     run.cache = &cache;
     run.guards = options.guards;  // the warm-up run only: the timed runs do not pay for it
     run.output = host::RunOptions::Output::Floats;
-    host::RunResult warm = runProgram(context, program, *inputs, full, run);
+    warm = runProgram(context, program, *inputs, full, run);
     measurement.warmUpNs = warm.totalNanoseconds;
     output = std::move(warm.outputFloats);
     violations = std::move(warm.guardViolations);
@@ -433,7 +443,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   emit(events, "verified");
 
   try {
-    timeRuns(context, program, *inputs, full, options, cache, measurement);
+    timeRuns(context, program, *inputs, full, options, cache, measurement, &warm);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = std::string("timed runs: ") + e.what();
@@ -478,7 +488,7 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
     measurement.message = guardViolationsText(warm.guardViolations);
     return measurement;
   }
-  timeRuns(context, program, inputs, data.sizes, options, cache, measurement);
+  timeRuns(context, program, inputs, data.sizes, options, cache, measurement, &warm);
   measurement.status = VariantStatus::Ok;
   return measurement;
 }

@@ -13,8 +13,10 @@
 // (CompiledProgram::globalBytes), which Measurement::allBuffersBytes always holds.
 //
 // Timing: after the warm-up, runs repeat until at least `minRepeats` runs and `minMeasuredNs`
-// of measured time (capped at `maxRepeats` runs; one run for a variant slower than
-// `timeOnceAboveNs`); each run's time is the sum of its per-inference kernels' cl_event times
+// of measured time (capped at `maxRepeats` runs). A variant whose warm-up is slower than
+// `timeOnceAboveNs` is timed by one run, the warm-up itself (its cl_event times are a run's;
+// measured on PoCL, single timed runs of such variants read 0.9-1.1 times their warm-ups); each
+// run's time is the sum of its per-inference kernels' cl_event times
 // (all kernels unless `constantInputs` names inputs whose preparation kernels are timed apart),
 // the variant's time is the median, and every run's time is kept. runProgram
 // zero-fills the output and temporaries before every run, so a variant that leaves outputs
@@ -145,7 +147,7 @@ struct Measurement {
   // per kernel) and the median over the timed runs of their summed time (not in samplesNs).
   std::vector<bool> preparationKernels;
   std::optional<uint64_t> preparationNs;
-  bool timedOnce = false;               // slower than MeasurementOptions::timeOnceAboveNs
+  bool timedOnce = false;  // slower than MeasurementOptions::timeOnceAboveNs: the warm-up's time
   double generateMs = 0;                // weft's own work: instantiate, lower, generate OpenCL
   double maxError = 0;                  // of the verification
   double allowedError = 0;

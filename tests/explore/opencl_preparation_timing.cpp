@@ -4,7 +4,8 @@
 // weights and biases constant, the weight re-layout (k0) and nothing else; with the image
 // constant, the pad kernel; with nothing constant, none. measureVariant with constantInputs
 // times those kernels apart (preparationNs) and keeps them out of every sample; a variant
-// slower than timeOnceAboveNs is timed by a single run. Runs on the first OpenCL device (PoCL).
+// slower than timeOnceAboveNs is timed by a single run, its warm-up. Runs on the first OpenCL
+// device (PoCL).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -89,4 +90,15 @@ TEST_CASE("measureVariant times preparation kernels apart and slow variants once
   REQUIRE_MESSAGE(single.status == VariantStatus::Ok, single.message);
   CHECK(single.timedOnce);
   CHECK(single.samplesNs.size() == 1);
+  // The one run is the warm-up's: every kernel counts without constant inputs ...
+  CHECK(single.samplesNs[0] == single.warmUpNs);
+  // ... and with them, its per-inference kernels only.
+  MeasurementOptions preparedOnce = prepared;
+  preparedOnce.timeOnceAboveNs = 1;
+  Measurement splitOnce = measureVariant(context, definition, {}, workload, preparedOnce);
+  REQUIRE_MESSAGE(splitOnce.status == VariantStatus::Ok, splitOnce.message);
+  CHECK(splitOnce.timedOnce);
+  REQUIRE(splitOnce.samplesNs.size() == 1);
+  REQUIRE(splitOnce.preparationNs.has_value());
+  CHECK(splitOnce.samplesNs[0] + *splitOnce.preparationNs == splitOnce.warmUpNs);
 }
