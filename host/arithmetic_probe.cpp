@@ -44,9 +44,11 @@ constexpr int kStoresPerStep = 8;
 constexpr double kConflictRatio = 2.0;
 // The bandwidth kernel's buffers: this many times the global memory cache each, at least
 // kMinStreamBytes (a cache the device does not report is taken as 16 MiB), at most a quarter of
-// the largest allocation.
+// the largest allocation and kMaxStreamBytes (so that the probe, which runs whenever weft
+// explores, stays a fraction of a second and of the memory).
 constexpr std::size_t kStreamCacheMultiple = 4;
 constexpr std::size_t kMinStreamBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxStreamBytes = std::size_t{1} << 30;
 
 std::string vectorType(int width) { return width == 1 ? "float" : fmt::format("float{}", width); }
 
@@ -165,8 +167,8 @@ double copyBytesPerCycle(Context& context, const Program& program, int width, in
   const std::size_t vectorBytes = sizeof(std::uint32_t) * static_cast<std::size_t>(width);
   const std::size_t chunk = vectorBytes * static_cast<std::size_t>(units);
   std::size_t bytes =
-      std::min<std::size_t>(std::max(kStreamCacheMultiple * cacheBytes, kMinStreamBytes),
-                            static_cast<std::size_t>(largest / 4));
+      std::min({std::max(kStreamCacheMultiple * cacheBytes, kMinStreamBytes),
+                static_cast<std::size_t>(largest / 4), kMaxStreamBytes});
   bytes = std::max(bytes / chunk, std::size_t{1}) * chunk;
   const Buffer in = context.createBuffer(bytes);
   const Buffer out = context.createBuffer(bytes);
