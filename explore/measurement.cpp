@@ -125,14 +125,14 @@ const std::vector<host::FlatInput>& flatInputs(const MeasurementInputs& data,
 }
 
 // The timed runs after the warm-up; fills samples, kernel times and the median. A variant
-// timed once takes the warm-up run (`warmUp`, when given) as its one run: its kernels'
+// timed once takes the warm-up run (`warmUp`) as its one run: its kernels'
 // cl_event times are a run's like any other (what an implementation compiles at a first
 // launch happens before them), and a run more would cost as long again on the slowest
 // variants. Throws OpenCLError.
 void timeRuns(host::Context& context, const CompiledProgram& program,
               const std::vector<host::FlatInput>& inputs, const ArithBinding& sizes,
               const MeasurementOptions& options, host::ProgramCache& cache,
-              Measurement& measurement, const host::RunResult* warmUp) {
+              Measurement& measurement, const host::RunResult& warmUp) {
   host::RunOptions run;
   run.buildOptions = options.buildOptions;
   run.cache = &cache;
@@ -169,9 +169,7 @@ void timeRuns(host::Context& context, const CompiledProgram& program,
       }
     }
   };
-  if (measurement.timedOnce && warmUp && warmUp->repeatKernelNanoseconds.size() == 1) {
-    record(*warmUp);
-  }
+  if (measurement.timedOnce) record(warmUp);
   while (static_cast<int>(measurement.samplesNs.size()) < maxRepeats) {
     const int done = static_cast<int>(measurement.samplesNs.size());
     if (done >= minRepeats && measured >= minMeasuredNs) break;
@@ -443,7 +441,7 @@ Measurement measureGenerated(host::Context& context, GeneratedVariant& variant,
   emit(events, "verified");
 
   try {
-    timeRuns(context, program, *inputs, full, options, cache, measurement, &warm);
+    timeRuns(context, program, *inputs, full, options, cache, measurement, warm);
   } catch (const std::exception& e) {
     measurement.status = VariantStatus::LaunchError;
     measurement.message = std::string("timed runs: ") + e.what();
@@ -488,7 +486,7 @@ Measurement measureCompiled(host::Context& context, const CompiledProgram& progr
     measurement.message = guardViolationsText(warm.guardViolations);
     return measurement;
   }
-  timeRuns(context, program, inputs, data.sizes, options, cache, measurement, &warm);
+  timeRuns(context, program, inputs, data.sizes, options, cache, measurement, warm);
   measurement.status = VariantStatus::Ok;
   return measurement;
 }

@@ -155,7 +155,7 @@ std::string copyKernel(const std::string& name, int width) {
 // times the buffer (as the pipeline cost model counts a kernel's bytes). The best of kRuns
 // copies after one that warms up.
 double copyBytesPerCycle(Context& context, const Program& program, int width, int units,
-                         double cyclesPerSecond) {
+                         double cyclesPerSecond, std::int64_t largestAllocation) {
   std::size_t cacheBytes = std::size_t{16} << 20;
   try {
     const auto reported =
@@ -163,12 +163,12 @@ double copyBytesPerCycle(Context& context, const Program& program, int width, in
     if (reported > 0) cacheBytes = static_cast<std::size_t>(reported);
   } catch (const OpenCLError&) {
   }
-  const auto largest = deviceInfo<cl_ulong>(context.device().id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   const std::size_t vectorBytes = sizeof(std::uint32_t) * static_cast<std::size_t>(width);
   const std::size_t chunk = vectorBytes * static_cast<std::size_t>(units);
-  std::size_t bytes =
-      std::min({std::max(kStreamCacheMultiple * cacheBytes, kMinStreamBytes),
-                static_cast<std::size_t>(largest / 4), kMaxStreamBytes});
+  std::size_t bytes = std::min(
+      {std::max(kStreamCacheMultiple * cacheBytes, kMinStreamBytes),
+       largestAllocation > 0 ? static_cast<std::size_t>(largestAllocation / 4) : kMaxStreamBytes,
+       kMaxStreamBytes});
   bytes = std::max(bytes / chunk, std::size_t{1}) * chunk;
   const Buffer in = context.createBuffer(bytes);
   const Buffer out = context.createBuffer(bytes);
@@ -310,7 +310,8 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
     facts.conflictFreeStoreStreams = freeStreams;
     facts.conflictingStoreCycles = std::max(0.0, aliasedCycles[measured] - paddedCycles[measured]);
   }
-  facts.memoryBytesPerCycle = copyBytesPerCycle(context, program, width, units, cyclesPerSecond);
+  facts.memoryBytesPerCycle = copyBytesPerCycle(context, program, width, units, cyclesPerSecond,
+                                                profile.maxAllocationBytes);
   // A CPU retires at most a few FMA instructions and loads per cycle, even at a turbo clock far
   // above the nominal one; more means the kernels were not run as written.
   const double instructionsPerCycle =
