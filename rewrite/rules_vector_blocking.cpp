@@ -47,7 +47,8 @@
 //                          transpose, of scalars — copied once for all groups into memory of its
 //                          own; at the definition's body or a top-level let's body, for xs
 //                          closed there: code generation makes the copy a first kernel, the
-//                          one-off re-layout of the weights as [M/κ][K][K][C][κ].)
+//                          one-off re-layout of the weights as [M/κ][K][K][C][κ]. The maps
+//                          may already be lowered: mapGlb and the like stay as they are.)
 //  hoist-relayout-nested   the same for a group of a group: a chain of maps from one over
 //                          closed data, each over a view of the enclosing map's param, the
 //                          deepest view of the last map's param copied nested as deep as the
@@ -471,9 +472,13 @@ Expr replaceNode(const Expr& e, const ExprNode* target, const Expr& replacement)
   return e.withChildren(e.nats(), funs, args);
 }
 
-// A map that computes (a unary lambda that is not a layout function).
+// A map that computes (a unary lambda that is not a layout function), high-level or already
+// lowered to a loop or to work-items (mapSeqUnroll aside: its body is inlined per index), so
+// that a re-layout can be hoisted out of a structure whose thread mapping is chosen.
 bool isComputingMap(const Expr& e) {
-  return e.isPrim(Op::Map) && isUnaryLambda(e.funs()[0]) && !isLayoutFunction(e.funs()[0]);
+  const bool mapLike = e.isPrim(Op::Map) || e.isPrim(Op::MapGlb) || e.isPrim(Op::MapWrg) ||
+                       e.isPrim(Op::MapLcl) || e.isPrim(Op::MapSeq);
+  return mapLike && isUnaryLambda(e.funs()[0]) && !isLayoutFunction(e.funs()[0]);
 }
 
 // Where a re-layout view is hoisted from: a chain of computing maps, maps[0] over data closed
@@ -543,7 +548,7 @@ std::optional<HoistSite> hoistSite(const Expr& e, const std::vector<uint64_t>& i
 
 // maps[i] rebuilt over zip(its data, its part of the copy), its param the pair: the maps
 // inside it rebuilt likewise over the pair's second half, the view replaced by the copy's
-// element.
+// element. Each map keeps its primitive and dimension (a mapGlb stays one).
 Expr overRelaid(const HoistSite& site, size_t i, const Expr& relaidPart) {
   const Expr& m = site.maps[i];
   const Expr& g = m.funs()[0].params()[0];
@@ -555,7 +560,7 @@ Expr overRelaid(const HoistSite& site, size_t i, const Expr& relaidPart) {
     body = replaceNode(body, site.view.node(), get(1, pair));
   }
   body = substituteParams(body, {{g, get(0, pair)}});
-  return map(Expr::lambda({pair}, body), zip(m.args()[0], relaidPart));
+  return m.withChildren(m.nats(), {Expr::lambda({pair}, body)}, {zip(m.args()[0], relaidPart)});
 }
 
 // hoist-relayout (`nested` false: a view of a closed map's own param) and

@@ -28,6 +28,8 @@ constexpr const char* kLayoutMapsStay = "layout-maps-stay";
 constexpr const char* kUnrollInnermost = "unroll-innermost";
 constexpr const char* kUnrollAccumulators = "unroll-accumulators";
 constexpr const char* kPackOperands = "pack-operands";
+// The most re-layout copies pack-operands makes in one structure.
+constexpr int kMaxPackedCopies = 4;
 
 // Rules the search leaves out by default: they only copy or rename values (add-id,
 // materialize), which the lowering level decides with toPrivate / toLocal, or need factors a
@@ -256,8 +258,10 @@ class Search {
       ++report_.loweringStops[stop];
     }
     // Each structure kept once more with the transposing views its reductions read copied in
-    // order (see packedOperands), when that changes it; then each, packed or not, with its
-    // accumulator updates unrolled.
+    // order (see packedOperands), when that changes it, and where there are several such
+    // views once more with the first alone copied (a convolution's weights: its windows' copy
+    // would hold each input value K·K times); then each, packed or not, with its accumulator
+    // updates unrolled.
     if (heuristicOn(kPackOperands) && options_.maxLoweringsPerProgram > 0) {
       // Against the structures kept, not all those seen: level 2 may have reached a packed
       // program and left it out of its sample.
@@ -265,14 +269,16 @@ class Search {
       for (const SearchedStructure& s : report_.structures) keptHashes.insert(s.hash);
       const size_t kept = report_.structures.size();
       for (size_t i = 0; i < kept; ++i) {
-        SearchNode node{report_.structures[i].definition, report_.structures[i].sequence,
-                        contexts_.at(i)};
-        if (!packedOperands(node)) continue;
-        const uint64_t hash = canonicalHash(node.definition);
-        if (!keptHashes.insert(hash).second) continue;
-        seen_.insert(hash);
-        keep(node, report_.structures[i].algorithmicSteps);
-        ++report_.packedOperands;
+        for (int copies : {1, kMaxPackedCopies}) {
+          SearchNode node{report_.structures[i].definition, report_.structures[i].sequence,
+                          contexts_.at(i)};
+          if (!packedOperands(node, copies)) continue;
+          const uint64_t hash = canonicalHash(node.definition);
+          if (!keptHashes.insert(hash).second) continue;
+          seen_.insert(hash);
+          keep(node, report_.structures[i].algorithmicSteps);
+          ++report_.packedOperands;
+        }
       }
     }
     if (heuristicOn(kUnrollAccumulators) && options_.maxLoweringsPerProgram > 0) {
@@ -337,14 +343,14 @@ class Search {
   }
 
   // Applies hoist-relayout and hoist-relayout-nested, in place, wherever they apply (at most
-  // four copies): every view with a transpose that a top-level map's groups are read through
-  // becomes a copy laid out as it is read (a blocked matmul's A and B packed). Returns
-  // whether any was.
-  bool packedOperands(SearchNode& node) {
+  // `maxCopies` copies, found in pre-order, hoist-relayout first at each stage): every view
+  // with a transpose that a top-level map's groups are read through becomes a copy laid out as
+  // it is read (a blocked matmul's A and B packed). Returns whether any was.
+  bool packedOperands(SearchNode& node, int maxCopies) {
     static const Rule& direct = libraryRule("hoist-relayout");
     static const Rule& nested = libraryRule("hoist-relayout-nested");
     bool changed = false;
-    for (int copies = 0; copies < 4; ++copies) {
+    for (int copies = 0; copies < maxCopies; ++copies) {
       bool applied = false;
       // Both rules apply only at a top-level stage: the body and the bodies of the lets at the
       // top, one inside the other (let(r -> stage, copy) has its stage at 0.0).
@@ -671,8 +677,9 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
       {kPackOperands,
        "every kept structure is kept once more with the views with a transpose that its "
        "top-level maps read their groups through copied once, laid out as they are read "
-       "(hoist-relayout, hoist-relayout-nested; at most four copies): a blocked matmul's A and B "
-       "packed"},
+       "(hoist-relayout, hoist-relayout-nested; at most four copies), and where there are "
+       "several once more with the first alone: a blocked matmul's A and B packed, a "
+       "convolution's weights"},
       {kDimensionsNest,
        "level 2 drops programs where a parallel map of dimension d > 0 can no longer get one of "
        "dimension d - 1 inside it, or a mapWrg a mapLcl (idle threads)"},

@@ -388,3 +388,26 @@ TEST_CASE("weft report gives a program file's GFLOP/s from the IR's operation co
   const double flops = best["gflops"].get<double>() * best["medianNs"].get<double>();
   CHECK(flops == doctest::Approx(2.0 * 16 * 16 * 16).epsilon(1e-6));
 }
+
+TEST_CASE("a large program explored as written is checked against its default lowering") {
+  if (!haveOpenCLDevice()) {
+    MESSAGE("no OpenCL device: skipped");
+    return;
+  }
+  // 512³ multiply-adds: the interpreter would take about a minute per variant, over the cap.
+  // The program default-lowered on the device is the reference instead (checked against the
+  // interpreter at smaller sizes), so both variants run and are verified within it.
+  TempDir dir("weft_cli_explore_large_as_written");
+  const std::string db = dir.file("matmul.db");
+  auto explore = runWeft({"explore", "examples/matmul.weft", "--size", "M=512", "--size", "N=512",
+                          "--size", "K=512", "--search", "off", "--samples", "2", "--timeout", "20",
+                          "--db", db, "--quiet"});
+  CAPTURE(explore.output);
+  REQUIRE(explore.exitCode == 0);
+  auto report = runWeft({"report", "--db", db, "--format", "json"});
+  REQUIRE(report.exitCode == 0);
+  nlohmann::json parsed = nlohmann::json::parse(report.output, nullptr, false);
+  REQUIRE(parsed.is_array());
+  REQUIRE(parsed.size() == 1);
+  CHECK_FALSE(parsed[0]["front"].empty());
+}

@@ -362,6 +362,8 @@ TEST_CASE("hoist-relayout preserves programs while copying a group's reordered v
     const bool inLet = coin(rng);        // the map inside a top-level let's body
     const bool layoutAbove = coin(rng);  // a transpose between the body and the map
     const bool useGroupToo = coin(rng);  // the body also reads g besides the view
+    // The map over the groups high-level (0), or already lowered: mapGlb (1), mapSeq (2).
+    const int lowered = pick(rng, 0, 2);
     // The view is of a group of a group: 0 (g itself), 1 or 2 maps deep, each over g's
     // elements as they are or re-split (a view of the enclosing param).
     const int nesting = pick(rng, 0, 2);
@@ -374,7 +376,12 @@ TEST_CASE("hoist-relayout preserves programs while copying a group's reordered v
         [&](const auto& p) {
           auto body = [&](Expr input) {
             Expr data = tupleGroups ? zip(input, p[1]) : input;
-            Expr mapped = map(
+            auto groupsMap = [&](Expr f, Expr x) {
+              if (lowered == 1) return mapGlb(Arith(0), f, x);
+              if (lowered == 2) return mapSeq(f, x);
+              return map(f, x);
+            };
+            Expr mapped = groupsMap(
                 lam("g",
                     [&](Expr g) {
                       // The innermost group's sums.
@@ -432,8 +439,13 @@ TEST_CASE("hoist-relayout preserves programs while copying a group's reordered v
     RC_ASSERT(countPrims(rewritten.function.body(), Op::Let) ==
               countPrims(original.function.body(), Op::Let) + 1);
     RC_ASSERT(countPrims(rewritten.function.body(), Op::Id) == 1);
+    // A lowered map over the groups stays lowered (the copy's maps are high-level).
+    if (lowered != 0) {
+      const Op groupsOp = lowered == 1 ? Op::MapGlb : Op::MapSeq;
+      RC_ASSERT(countPrims(rewritten.function.body(), groupsOp) == 1);
+    }
     RC_TAG(std::string(inLet ? "in a let" : "at the body") + ", view " + std::to_string(viewKind) +
-           ", nested " + std::to_string(nesting));
+           ", nested " + std::to_string(nesting) + ", groups map " + std::to_string(lowered));
     checkRewriteKeepsResult(original, rewritten, rng);
   });
 }

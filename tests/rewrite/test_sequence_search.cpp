@@ -281,6 +281,22 @@ TEST_CASE("pack-operands adds each structure with the views its reductions read 
     ++packedBlocks;
   }
   CHECK(packedBlocks > 0);
+  // Each structure packed with both copies is kept also with the first alone (B's blocks; a
+  // convolution's weights, where its windows' copy would repeat each input value K·K times).
+  std::set<std::string> sequences;
+  for (const SearchedStructure& s : report.structures) sequences.insert(sequenceText(s.sequence));
+  int firstAlone = 0;
+  for (const SearchedStructure& s : report.structures) {
+    if (s.sequence.size() < 2 || s.sequence.back().rule != "hoist-relayout-nested" ||
+        s.sequence[s.sequence.size() - 2].rule != "hoist-relayout") {
+      continue;
+    }
+    RewriteSequence first(s.sequence.begin(), s.sequence.end() - 1);
+    CAPTURE(sequenceText(s.sequence));
+    CHECK(sequences.count(sequenceText(first)) == 1);
+    ++firstAlone;
+  }
+  CHECK(firstAlone > 0);
   options.disabledHeuristics = {"pack-operands"};
   CHECK(searchRewrites(matmul(), options).packedOperands == 0);
 }

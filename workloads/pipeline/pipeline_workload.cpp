@@ -117,6 +117,14 @@ class PipelineWorkload final : public Workload {
         throw std::invalid_argument(std::string("--search-without: ") + error.what());
       }
     }
+    // A program explored only as written (over its local sizes) has no reference, so every
+    // variant would be checked by the interpreter at full size: minutes each for a large one.
+    // Beyond the interpreter's limit the program default-lowered on the device is the
+    // reference instead, itself checked against the interpreter at smaller sizes.
+    if (!target.reference && target.flops / 2 > kInterpreterCheckMultiplyAdds) {
+      target.reference = definition;
+      target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
+    }
     return {target};
   }
 
