@@ -2,10 +2,11 @@
 #include "typecheck/flop_count.h"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "typecheck/typecheck.h"
@@ -54,16 +55,18 @@ struct Counts {
   double reductionReads = 0;
   double transposedReductionReads = 0;  // of those, read through a transposing view
   double loopedAccumulatorValues = 0;   // accumulator values a looped update reads and writes
+  double copiedValues = 0;              // values top-level copies (let stages) store
   Counts& operator+=(const Counts& other) {
     flops += other.flops;
     reductionReads += other.reductionReads;
     transposedReductionReads += other.transposedReductionReads;
     loopedAccumulatorValues += other.loopedAccumulatorValues;
+    copiedValues += other.copiedValues;
     return *this;
   }
   Counts times(double n) const {
     return {flops * n, reductionReads * n, transposedReductionReads * n,
-            loopedAccumulatorValues * n};
+            loopedAccumulatorValues * n, copiedValues * n};
   }
 };
 
@@ -132,8 +135,39 @@ class FlopCounter {
     return count(f);
   }
 
+  // Whether `e` is a view of overlapping windows (slide, slideStrict), or of groups of them:
+  // layout primitives and maps of functions that only rearrange over such windows, or a param
+  // bound to their elements.
+  bool overSlideWindows(const Expr& e) const {
+    if (e.isParam()) return slideParams_.count(e.paramId()) > 0;
+    if (!e.isPrim()) return false;
+    if (e.isPrim(Op::Slide) || e.isPrim(Op::SlideStrict)) return true;
+    const bool rearranges =
+        isLayoutPrimitive(e.primOp()) || (isMapOp(e.primOp()) && onlyRearranges(e.funs()[0]));
+    if (!rearranges) return false;
+    for (const Expr& arg : e.args()) {
+      if (overSlideWindows(arg)) return true;
+    }
+    return false;
+  }
+
+  // A function whose body only rearranges its params' elements (no user function, nothing
+  // that computes).
+  static bool onlyRearranges(const Expr& f) {
+    bool computes = false;
+    forEachNode(f, [&](const Expr& n) {
+      computes = computes || n.isUserFun() ||
+                 (n.isPrim() && !isMapOp(n.primOp()) && !isRearrangingPrimitive(n.primOp()));
+    });
+    return !computes;
+  }
+
   // Whether reading `e` goes through a transpose: a transpose in it, or a param bound to the
-  // elements of such a view (per tuple component where the data is a zip).
+  // elements of such a view (per tuple component where the data is a zip). A transpose of
+  // overlapping windows does not count: the windows a step reads lie within a window's extent
+  // of one another (a convolution's block of neighbouring windows, C values apart), so their
+  // cache lines are few and serve the following steps too, unlike the rows of a matrix split
+  // into blocks (a whole row apart).
   bool throughTranspose(const Expr& e) const {
     if (e.isParam()) {
       auto found = transposedParams_.find(e.paramId());
@@ -144,7 +178,21 @@ class FlopCounter {
       return false;
     }
     if (!e.isPrim()) return false;
-    if (e.isPrim(Op::Transpose)) return true;
+    if (e.isPrim(Op::Transpose)) {
+      // Two transposes around a map that only rearranges each row cancel (pad2D pads the
+      // columns so): the view reads its input in order.
+      const Expr& inner = e.args()[0];
+      if (inner.isPrim(Op::Transpose)) return throughTranspose(inner.args()[0]);
+      if (inner.isPrim() && isMapOp(inner.primOp()) && onlyRearranges(inner.funs()[0]) &&
+          inner.args().back().isPrim(Op::Transpose)) {
+        bool transposesRows = false;
+        forEachNode(inner.funs()[0], [&](const Expr& n) {
+          transposesRows = transposesRows || n.isPrim(Op::Transpose);
+        });
+        return transposesRows || throughTranspose(inner.args().back().args()[0]);
+      }
+      if (!overSlideWindows(inner)) return true;
+    }
     if (e.isPrim(Op::Get) && e.args()[0].isParam()) {
       auto found = transposedParams_.find(e.args()[0].paramId());
       const std::optional<int64_t> component = e.nats().empty() ? std::nullopt
@@ -154,10 +202,13 @@ class FlopCounter {
         return found->second[static_cast<size_t>(*component)];
       }
     }
+    // A transpose inside a function: of the elements of the data it maps over, which may be
+    // windows.
+    const bool overWindows = !e.args().empty() && overSlideWindows(e.args().back());
     for (const Expr& f : e.funs()) {
       bool inside = false;
       forEachNode(f, [&](const Expr& n) { inside = inside || n.isPrim(Op::Transpose); });
-      if (inside) return true;
+      if (inside && !overWindows) return true;
     }
     for (const Expr& arg : e.args()) {
       if (throughTranspose(arg)) return true;
@@ -182,7 +233,10 @@ class FlopCounter {
     if (e.funs().empty() || !e.funs()[0].isLambda() || e.args().empty()) return;
     const std::vector<Expr>& params = e.funs()[0].params();
     if (isMapOp(e.primOp())) {
-      if (params.size() == 1) transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
+      if (params.size() == 1) {
+        transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
+        if (overSlideWindows(e.args()[0])) slideParams_.insert(params[0].paramId());
+      }
       return;
     }
     switch (e.primOp()) {
@@ -212,6 +266,10 @@ class FlopCounter {
     bindParams(e);
     Counts total;
     for (const Expr& arg : e.args()) total += count(arg);
+    // A top-level copy (hoist-relayout's re-layout, a materialized stage): every value stored.
+    if (e.isPrim(Op::Let) && !e.args().empty() && copyNestDepth(e.args()[0]) > 0) {
+      total.copiedValues += elementReads(typed_.typeOf(e.args()[0]), sizes_);
+    }
     switch (e.primOp()) {
       case Op::Map:
       case Op::MapGlb:
@@ -266,6 +324,7 @@ class FlopCounter {
   const ArithBinding& sizes_;
   std::unordered_map<const ExprNode*, Counts> memo_;
   std::unordered_map<uint64_t, std::vector<bool>> transposedParams_;
+  std::unordered_set<uint64_t> slideParams_;  // params bound to views of windows
 };
 
 }  // namespace
@@ -280,7 +339,7 @@ OperationCounts countOperations(const Definition& definition, const ArithBinding
   try {
     const Counts counts = counter.count(definition.function.body());
     return {static_cast<int64_t>(std::llround(counts.flops)), counts.reductionReads,
-            counts.transposedReductionReads, counts.loopedAccumulatorValues};
+            counts.transposedReductionReads, counts.loopedAccumulatorValues, counts.copiedValues};
   } catch (const ArithError& error) {
     throw std::invalid_argument(std::string("countFlops: ") + error.what());
   }

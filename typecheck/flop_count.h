@@ -32,16 +32,21 @@ int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
 // Of those, the reads of reductions whose input is a view holding a transpose: the elements of
 // one step come from different rows of memory and successive steps advance by a row (a blocked
 // matmul reading its blocks of A's rows, B's columns), where an input re-laid out once
-// (hoist-relayout) is read in order.
+// (hoist-relayout) is read in order. A transpose of overlapping windows (slide) is not counted:
+// the windows a step reads are close together (a convolution's neighbouring windows).
 //
 // And the accumulator values reductions read and write each step when they update an array of
 // accumulators in a loop (map or mapSeq over it): such an array lives in memory, where an
 // unrolled update (mapSeqUnroll) keeps each accumulator in a register.
+//
+// And the values top-level copies store (a let whose value is a copy nest: hoist-relayout's
+// re-layouts, materialized stages), each read once and written once.
 struct OperationCounts {
   int64_t flops = 0;
   double reductionReads = 0;
   double transposedReductionReads = 0;
   double loopedAccumulatorValues = 0;
+  double copiedValues = 0;
   double intensity() const;  // flops / reductionReads, 0 without reductions
 };
 OperationCounts countOperations(const Definition& definition, const ArithBinding& sizes);

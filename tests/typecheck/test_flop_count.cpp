@@ -176,6 +176,35 @@ def f(xs: [[float]S]K): [[float]1]S =
   OperationCounts relaid = countOperations(copied, {{"S", 4}, {"K", 8}});
   CHECK(relaid.reductionReads == doctest::Approx(4 * 8));
   CHECK(relaid.transposedReductionReads == 0.0);
+  // The copy stores every value once.
+  CHECK(relaid.copiedValues == doctest::Approx(4 * 8));
+  CHECK(countOperations(columns, sizes).copiedValues == 0.0);
+}
+
+TEST_CASE("windows of a padded image are not read through a transposing view") {
+  // pad2D pads the columns between two transposes, which cancel; slide2D transposes each
+  // window's rows of columns, and overlapping windows lie close together in memory.
+  const Definition stencil = parsed(R"(
+def f(x: [[float]W]H): [[[float]1]W]H =
+  map2D(w -> reduce(0.0f, (acc, v) -> acc + v, join(w)),
+        slide2D(3, 1, pad2D(1, 1, 1, 1, constant(0.0f), x)))
+)");
+  OperationCounts windows = countOperations(stencil, {{"W", 5}, {"H", 4}});
+  CHECK(windows.reductionReads == doctest::Approx(9 * 5 * 4));
+  CHECK(windows.transposedReductionReads == 0.0);
+  // The padded image summed row by row: in order too.
+  const Definition padded = parsed(R"(
+def f(x: [[float]W]H): [float]1 =
+  reduce(0.0f, (acc, v) -> acc + v, join(pad2D(1, 1, 1, 1, constant(0.0f), x)))
+)");
+  CHECK(countOperations(padded, {{"W", 5}, {"H", 4}}).transposedReductionReads == 0.0);
+  // Its columns, though, are strided.
+  const Definition paddedColumns = parsed(R"(
+def f(x: [[float]W]H): [float]1 =
+  reduce(0.0f, (acc, v) -> acc + v, join(transpose(pad2D(1, 1, 1, 1, constant(0.0f), x))))
+)");
+  CHECK(countOperations(paddedColumns, {{"W", 5}, {"H", 4}}).transposedReductionReads ==
+        doctest::Approx(7 * 6));
 }
 
 TEST_CASE("accumulators updated in a loop are counted; unrolled, they are not") {

@@ -118,9 +118,11 @@ readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const Ar
                                      std::max(device.maxClockMHz, 1000) * 1e6;
       // A read through a transposing view counts twice: it lands on another cache line than
       // its neighbour in the step, where a re-laid-out input is read line by line. Accumulators
-      // updated in a loop count too: they are read and written in memory every step.
+      // updated in a loop count too: they are read and written in memory every step. So do the
+      // values top-level copies store, each read and written once (a convolution's windows
+      // copied in order hold every input value K·K times).
       return (counts.reductionReads + counts.transposedReductionReads +
-              counts.loopedAccumulatorValues) /
+              counts.loopedAccumulatorValues + 2 * counts.copiedValues) /
              valuesPerSecond;
     } catch (const std::exception&) {
       return std::nullopt;

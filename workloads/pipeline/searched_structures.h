@@ -46,10 +46,12 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
 // the point's reductions read (typecheck/flop_count.h countOperations, with the point's tuning
 // values), at one value per cycle per compute unit of the device, a value read through a
 // transposing view counted twice (the cache lines a strided step touches; re-laid-out inputs
-// avoid them), plus the accumulators a looped update reads and writes each step (unrolled, they
-// are registers). It ignores parallelism and caches otherwise; what it is for is the measuring order (--order cost), so that the blocked and
-// vectorised structures, which read the fewest values, are measured first and the cut-offs for
-// slow variants bite early. A point whose structure has no reduction gets no prediction.
+// avoid them; overlapping windows do not count as strided), plus the accumulators a looped
+// update reads and writes each step (unrolled, they are registers) and the values top-level
+// copies store, read and written once each. It ignores parallelism and caches otherwise; what it is
+// for is the measuring order (--order cost), so that the blocked and vectorised structures, which
+// read the fewest values, are measured first and the cut-offs for slow variants bite early. A point
+// whose structure has no reduction gets no prediction.
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,
                                     const host::DeviceProfile&)>
 readsCostModel(const std::vector<ExploreTarget::Structure>& structures, const ArithBinding& sizes);
