@@ -18,8 +18,9 @@
 //
 // Ratios: oneDNN / weft (target ≥ 0.8) and CLBlast / weft (target ≥ 3), printed MET or NOT MET,
 // with GFLOP/s (2·M·N·K / time); and, from the databases, weft's own time per variant (median
-// of the rows' details.weftMs, target < 50 ms). Output: bench/results/programs_<device profile>.json (every
-// sample, the device, the date) and a table on stdout. Exit code 1 when an output is wrong.
+// of the rows' details.weftMs, target < 50 ms). Output: bench/results/programs_<device
+// profile>.json (every sample, the device, the date) and a table on stdout. Exit code 1 when an
+// output is wrong.
 //
 // With --bandwidth FILE --bind NAME=V..: a memory-bound program instead (examples/dot.weft,
 // sum.weft, matvec.weft; --dot N is --bandwidth examples/dot.weft --bind N=N), its explored best
@@ -30,7 +31,18 @@
 // exactly against the interpreter run once at full size. Output:
 // bench/results/programs_<definition>_<device profile>.json.
 //
+// With --conv LAYER --layer-db DB: the convolution as a program file (examples/conv.weft, the
+// paper's Listing 3, at the layer's sizes) explored by the rewrite search (--db) against the
+// hand-written conv strategies' variants of the same layer (--layer-db, weft explore --layer),
+// the --retime fastest recorded of each re-timed in one run on the same Listing 3 data, each
+// output checked against a direct convolution in double on the host at --samples random
+// outputs. Times are per inference: the kernels that read only the weights and biases (the
+// re-layouts a drop-in runs once) are left out of both and reported apart. Target: the
+// program's best ≥ 0.9 × the strategies' best (issue 31's moonshot). Output:
+// bench/results/programs_conv_<layer>_<device profile>.json.
+//
 //   build/bench/weft_bench_programs --db matmul.db [--size 1024 1024 1024] [--retime 3]
+//   build/bench/weft_bench_programs --db conv-file.db --conv vgg16:10 --layer-db layer.db
 //   build/bench/weft_bench_programs --db dot.db --dot 16777216
 //   build/bench/weft_bench_programs --db sum.db --bandwidth examples/sum.weft --bind N=16777216
 #include <clblast.h>
@@ -39,7 +51,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -48,16 +62,18 @@
 
 #include "bench/baseline_runners.h"
 #include "bench/bench_support.h"
+#include "codegen/compile_pipeline.h"
 #include "explore/explorer.h"
 #include "explore/results_db.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "host/program_runner.h"
-#include "codegen/compile_pipeline.h"
 #include "ir/interp.h"
 #include "ir/parser.h"
 #include "ir/value.h"
 #include "workloads/builtin_workloads.h"
+#include "workloads/conv/conv_layer.h"
+#include "workloads/conv/conv_workload.h"
 #include "workloads/pipeline/pipeline_workload.h"
 #include "workloads/pipeline/searched_structures.h"
 
@@ -86,6 +102,9 @@ struct Settings {
   int64_t dotLength = 0;  // --dot N: --bandwidth examples/dot.weft --bind N=N
   std::string bandwidthProgram;       // --bandwidth FILE: a memory-bound program instead
   std::vector<std::string> bindings;  // --bind NAME=VALUE: its sizes
+  std::string convLayer;              // --conv LAYER: conv.weft against the strategies
+  std::vector<std::string> layerDatabases;  // --layer-db: the strategies' explorations
+  double convTarget = 0.9;                  // the program's best / the strategies' best
 };
 
 struct Matrices {
@@ -396,7 +415,192 @@ int runBandwidth(const Settings& settings, const std::string& name, const Defini
   return allPassed ? 0 : 1;
 }
 
+// weft's own time per variant added to `report`, which is written to --out or else to
+// bench/results/`fileName`.
+void writeWithOwnTime(Json& report, const Settings& settings, const std::string& program,
+                      const host::DeviceProfile& profile, const std::string& fileName) {
+  report["weft_own_time_per_variant"] =
+      ownTimePerVariant(settings.databases, program, profile.fingerprint);
+  const auto path = writeResultsJson(report, settings.out,
+                                     std::filesystem::path(WEFT_BENCH_RESULTS_DIR) / fileName);
+  std::printf("written to %s\n", path.string().c_str());
+}
+
+// ---- --conv: the convolution as a program file against the hand-written strategies ----
+
+// Listing 3's data (weights [M][K][K][C], biases [M], input [H][W][C]), row-major.
+struct ConvData {
+  std::vector<float> weights, biases, input;
+};
+
+// Checks `out` ([M][outH][outW]) against the direct convolution in double at `samples` random
+// outputs: |out − ref| ≤ 1e-3 · max(|ref|, 1).
+Json verifyConv(const ConvLayer& layer, const ConvData& d, const std::vector<float>& out,
+                int samples, unsigned seed, bool& passed) {
+  const int64_t oh = layer.outH(), ow = layer.outW();
+  passed = static_cast<int64_t>(out.size()) == layer.M * oh * ow;
+  if (!passed) return {{"passed", false}, {"why", "output of another size"}};
+  std::mt19937 rng(seed);
+  double worst = 0;
+  for (int s = 0; s < samples; ++s) {
+    const int64_t m = std::uniform_int_distribution<int64_t>(0, layer.M - 1)(rng);
+    const int64_t y = std::uniform_int_distribution<int64_t>(0, oh - 1)(rng);
+    const int64_t x = std::uniform_int_distribution<int64_t>(0, ow - 1)(rng);
+    double ref = d.biases[static_cast<size_t>(m)];
+    for (int64_t ky = 0; ky < layer.K; ++ky) {
+      const int64_t iy = y * layer.stride + ky - layer.pad;
+      if (iy < 0 || iy >= layer.H) continue;
+      for (int64_t kx = 0; kx < layer.K; ++kx) {
+        const int64_t ix = x * layer.stride + kx - layer.pad;
+        if (ix < 0 || ix >= layer.W) continue;
+        for (int64_t c = 0; c < layer.C; ++c) {
+          ref += static_cast<double>(d.weights[static_cast<size_t>(
+                     ((m * layer.K + ky) * layer.K + kx) * layer.C + c)]) *
+                 d.input[static_cast<size_t>((iy * layer.W + ix) * layer.C + c)];
+        }
+      }
+    }
+    const double got = out[static_cast<size_t>((m * oh + y) * ow + x)];
+    const double error = std::abs(got - ref) / std::max(std::abs(ref), 1.0);
+    worst = std::max(worst, error);
+    if (error > 1e-3) passed = false;
+  }
+  return {{"passed", passed}, {"outputs_checked", samples}, {"worst_relative_error", worst}};
+}
+
+// Re-times up to --retime of `records` (fastest recorded first), each compiled by `compile`, on
+// `inputs`: a warm-up whose output is checked, then at least --min-repeats runs adding up to
+// --min-seconds; a run's time is the sum of its kernels' cl_event times without the
+// preparation kernels (those reading only the weights and biases), which are summed apart.
+Json retimeConv(const ConvLayer& layer, const ConvData& data, const std::vector<Value>& inputs,
+                const ArithBinding& sizes, host::Context& context,
+                const std::vector<explore::VariantRecord>& records,
+                const std::function<CompiledProgram(const explore::VariantRecord&)>& compile,
+                const Settings& settings, bool& allPassed) {
+  Json variants = Json::array();
+  Json best;
+  double bestMs = 0;
+  for (size_t r = 0; r < records.size() && static_cast<int>(r) < settings.retime; ++r) {
+    const explore::VariantRecord& record = records[r];
+    std::fprintf(stderr, "%s %s\n", record.key.parameters.c_str(), record.strategy.c_str());
+    const CompiledProgram compiled = compile(record);
+    const std::vector<bool> preparation = compiled.preparationKernels({0, 1});
+    const auto start = std::chrono::steady_clock::now();
+    const host::RunResult warm = host::runProgram(context, compiled, inputs, sizes);
+    const double warmSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    bool passed = false;
+    Json verification = verifyConv(layer, data, flattenToFloats(warm.output), settings.samples,
+                                   settings.seed, passed);
+    allPassed = allPassed && passed;
+    host::RunOptions repeat;
+    repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
+    const host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
+    std::vector<double> inference, prepared;
+    for (const std::vector<uint64_t>& run : timed.repeatKernelNanoseconds) {
+      double in = 0, prep = 0;
+      for (size_t k = 0; k < run.size(); ++k) {
+        (k < preparation.size() && preparation[k] ? prep : in) += static_cast<double>(run[k]) / 1e6;
+      }
+      inference.push_back(in);
+      prepared.push_back(prep);
+    }
+    const double medianMs = median(inference);
+    Json entry = {{"parameters", Json::parse(record.key.parameters)},
+                  {"strategy", record.strategy},
+                  {"recorded_median_ms", static_cast<double>(*record.medianNs) / 1e6},
+                  {"kernels", compiled.kernels.size()},
+                  {"time_ms", timeJson(inference)},
+                  {"preparation_ms", timeJson(prepared)},
+                  {"gflops_per_s", static_cast<double>(layer.flops()) / (medianMs * 1e6)},
+                  {"verified", passed},
+                  {"verification", verification}};
+    variants.push_back(entry);
+    if (passed && (best.is_null() || medianMs < bestMs)) {
+      best = entry;
+      bestMs = medianMs;
+    }
+  }
+  return {{"best", best}, {"retimed", variants}};
+}
+
+int runConv(const Settings& settings) {
+  if (settings.layerDatabases.empty()) throw std::runtime_error("--conv needs --layer-db");
+  const ConvLayer layer = parseConvLayer(settings.convLayer);
+  const Program program = parseFile(WEFT_SOURCE_DIR "/examples/conv.weft");
+  const Definition& definition = program.definitions.back();
+  const ArithBinding sizes = convListing3Sizes(layer);
+  host::Device device = host::selectDevice(settings.device);
+  host::Context context(device);
+  const host::DeviceProfile profile = host::queryProfile(device);
+  const std::string name = explore::programTarget(definition, sizes).program;
+  const std::vector<explore::VariantRecord> searched =
+      fastestRecorded(settings.databases, name, profile.fingerprint);
+  const std::vector<explore::VariantRecord> strategies =
+      fastestRecorded(settings.layerDatabases, layer.name, profile.fingerprint);
+
+  ConvData data;
+  std::mt19937 rng(settings.seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  data.weights.resize(static_cast<size_t>(layer.M * layer.K * layer.K * layer.C));
+  data.biases.resize(static_cast<size_t>(layer.M));
+  data.input.resize(static_cast<size_t>(layer.H * layer.W * layer.C));
+  for (std::vector<float>* v : {&data.weights, &data.biases, &data.input}) {
+    for (float& x : *v) x = uniform(rng);
+  }
+  const auto& params = definition.function.params();
+  const std::vector<Value> inputs = {valueFromFlat(params[0].paramType(), sizes, data.weights),
+                                     valueFromFlat(params[1].paramType(), sizes, data.biases),
+                                     valueFromFlat(params[2].paramType(), sizes, data.input)};
+  bool allPassed = true;
+  Json report = {{"benchmark", "weft_bench_programs --conv"},
+                 {"date", utcNow()},
+                 {"device", deviceJson(device, profile)},
+                 {"layer", settings.convLayer},
+                 {"program", name},
+                 {"databases", settings.databases},
+                 {"layer_databases", settings.layerDatabases},
+                 {"timing",
+                  "per inference: the sum of the kernels' cl_event times of a run, "
+                  "without the kernels that read only the weights and biases"}};
+  std::fprintf(stderr, "the program file's searched variants:\n");
+  report["program_file"] = retimeConv(
+      layer, data, inputs, sizes, context, searched,
+      [&](const explore::VariantRecord& r) {
+        return explore::compileProgramVariant(definition, sizes, r);
+      },
+      settings, allPassed);
+  std::fprintf(stderr, "the hand-written strategies' variants:\n");
+  report["strategies"] = retimeConv(
+      layer, data, inputs, sizes, context, strategies,
+      [&](const explore::VariantRecord& r) { return explore::compileLayerVariant(layer, r); },
+      settings, allPassed);
+  const Json& file = report["program_file"]["best"];
+  const Json& hand = report["strategies"]["best"];
+  if (file.is_null() || hand.is_null()) throw std::runtime_error("no re-timed variant was correct");
+  const double fileMs = file["time_ms"]["median"].get<double>();
+  const double handMs = hand["time_ms"]["median"].get<double>();
+  const double ratio = handMs / fileMs;
+  std::printf("%s (%s) on %s (%s)\n", layer.name.c_str(), settings.convLayer.c_str(),
+              device.name.c_str(), profile.fingerprint.c_str());
+  std::printf("| | median ms | GFLOP/s |\n|---|---:|---:|\n");
+  std::printf("| conv.weft, searched (%s) | %.3f | %.1f |\n",
+              file["strategy"].get<std::string>().c_str(), fileMs,
+              file["gflops_per_s"].get<double>());
+  std::printf("| conv strategies (%s) | %.3f | %.1f |\n",
+              hand["strategy"].get<std::string>().c_str(), handMs,
+              hand["gflops_per_s"].get<double>());
+  std::printf("strategies / searched = %.2f (target >= %.1f: %s)\n", ratio, settings.convTarget,
+              ratio >= settings.convTarget ? "MET" : "NOT MET");
+  report["target"] = {
+      {"ratio", ratio}, {"target", settings.convTarget}, {"met", ratio >= settings.convTarget}};
+  writeWithOwnTime(report, settings, name, profile,
+                   "programs_conv_" + layer.name + "_" + profile.name + ".json");
+  return allPassed ? 0 : 1;
+}
+
 int run(const Settings& settings) {
+  if (!settings.convLayer.empty()) return runConv(settings);
   const bool bandwidth = settings.dotLength > 0 || !settings.bandwidthProgram.empty();
   const std::string file = settings.dotLength > 0
                                ? std::string(WEFT_SOURCE_DIR "/examples/dot.weft")
@@ -428,13 +632,8 @@ int run(const Settings& settings) {
                    {"databases", settings.databases}};
     const int status =
         runBandwidth(settings, name, definition, sizes, context, records, report);
-    report["weft_own_time_per_variant"] =
-        ownTimePerVariant(settings.databases, name, profile.fingerprint);
-    const auto path = writeResultsJson(
-        report, settings.out,
-        std::filesystem::path(WEFT_BENCH_RESULTS_DIR) /
-            ("programs_" + definition.name + "_" + profile.name + ".json"));
-    std::printf("written to %s\n", path.string().c_str());
+    writeWithOwnTime(report, settings, name, profile,
+                     "programs_" + definition.name + "_" + profile.name + ".json");
     return status;
   }
   Matrices x{settings.size[0], settings.size[1], settings.size[2], {}, {}};
@@ -535,5 +734,10 @@ int main(int argc, char** argv) {
                  "instead: this memory-bound program (e.g. examples/sum.weft, "
                  "examples/matvec.weft) against a copy of as many floats on the same device");
   app.add_option("--bind", settings.bindings, "with --bandwidth: a size, NAME=VALUE (repeatable)");
+  app.add_option("--conv", settings.convLayer,
+                 "examples/conv.weft at this layer's sizes (vgg16:N or C,H,W,M,K,stride,pad) "
+                 "against the conv strategies' variants in --layer-db");
+  app.add_option("--layer-db", settings.layerDatabases,
+                 "with --conv: results databases of weft explore --layer");
   return parseAndRun(app, argc, argv, "weft_bench_programs", [&] { return run(settings); });
 }

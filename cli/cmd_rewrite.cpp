@@ -124,7 +124,9 @@ void runSearch(const RewriteOptions& options, const Definition& definition) {
   }
   rewrite::SearchReport report;
   try {
-    report = rewrite::searchRewrites(definition, search);
+    // From the program with its window shapes bound by --size, as weft explore searches.
+    report = rewrite::searchRewrites(
+        explore::windowShapeSpecialised(definition, search.rankingSizes), search);
   } catch (const rewrite::RewriteError& error) {
     throw std::runtime_error(std::string("--search: ") + error.what());
   }

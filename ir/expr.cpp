@@ -494,6 +494,22 @@ Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& r
       [](const Arith& a) { return a; }, memo);
 }
 
+Definition withSizesFixed(const Definition& definition, const ArithSubstitution& substitution) {
+  Definition fixed = definition;
+  fixed.function = substituteArith(definition.function, substitution);
+  if (definition.declaredType) {
+    fixed.declaredType = substitute(definition.declaredType, substitution);
+  }
+  fixed.sizeDeclarations.clear();
+  for (const Arith& declared : definition.sizeDeclarations) {
+    if (!substitution.count(declared.varName())) fixed.sizeDeclarations.push_back(declared);
+  }
+  for (const auto& [name, value] : substitution) {
+    fixed.sizeDeclarations.push_back(Arith::var(name, VarKind::Size, value, value));
+  }
+  return fixed;
+}
+
 Expr substituteArith(const Expr& e, const ArithSubstitution& substitution) {
   if (substitution.empty()) return e;
   std::unordered_map<uint64_t, Expr> retyped;

@@ -149,6 +149,10 @@ struct Program {
 Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& replacements);
 // Applies an arithmetic substitution to every size argument, attribute and param type.
 Expr substituteArith(const Expr& e, const ArithSubstitution& substitution);
+// `definition` with the size variables of `substitution` replaced by their values in its
+// function and declared type, each still declared, with its one value as its range, so that
+// binding it to another value is refused as out of range.
+Definition withSizesFixed(const Definition& definition, const ArithSubstitution& substitution);
 // Calls `visit` on every node, parents before children (functions and args in order).
 void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit);
 // The levels of the copy nest `e`: map(x -> id(x), xs) is 1, map(x -> N(x), xs) with N a copy

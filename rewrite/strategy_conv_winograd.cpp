@@ -18,23 +18,9 @@ namespace {
 // and the rules then fail to match.
 Strategy threeByThreeStrideOne() {
   return [](const Definition& definition, RewriteContext&) -> StrategyResult {
-    const ArithSubstitution substitution = {{"K", Arith(3)}, {"S", Arith(1)}};
-    Definition specialised = definition;
-    specialised.function = substituteArith(definition.function, substitution);
-    if (definition.declaredType) {
-      specialised.declaredType = substitute(definition.declaredType, substitution);
-    }
     // K and S stay declared, each with its one value as its range, so that binding the sizes
     // of a layer whose kernel or stride differs is refused as out of range.
-    specialised.sizeDeclarations.clear();
-    for (const Arith& declared : definition.sizeDeclarations) {
-      if (!substitution.count(declared.varName())) {
-        specialised.sizeDeclarations.push_back(declared);
-      }
-    }
-    for (const auto& [name, value] : substitution) {
-      specialised.sizeDeclarations.push_back(Arith::var(name, VarKind::Size, value, value));
-    }
+    Definition specialised = withSizesFixed(definition, {{"K", Arith(3)}, {"S", Arith(1)}});
     return StrategyResult::ok(std::move(specialised));
   };
 }

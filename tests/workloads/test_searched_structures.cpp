@@ -94,3 +94,29 @@ TEST_CASE("the reads cost model predicts sampled points and ranks blocked vector
   CHECK(blockedPoints > 0);
   CHECK_FALSE(predict({{"rewrite", 12345}}, profile).has_value());
 }
+
+TEST_CASE("the search starts from the program with its window shapes bound") {
+  const char* root = std::getenv("WEFT_SOURCE_DIR");
+  const Definition conv =
+      parseFile(std::string(root ? root : ".") + "/examples/conv.weft").definitions.back();
+  const ArithBinding sizes = {{"C", 8}, {"H", 6}, {"W", 6}, {"M", 4}, {"K", 3}, {"P", 1}, {"S", 1}};
+  const Definition bound = windowShapeSpecialised(conv, sizes);
+  // K and S shape its windows: bound, each declared with its one value; the others stay.
+  const std::string text = printDefinition(bound);
+  CAPTURE(text);
+  CHECK(text.find("slide2D(3, 1,") != std::string::npos);
+  bool kDeclared = false;
+  for (const Arith& declared : bound.sizeDeclarations) {
+    if (declared.varName() == "K") {
+      kDeclared = true;
+      CHECK(declared.varLo() == Arith(3));
+      CHECK(*declared.varHi() == Arith(3));
+    }
+  }
+  CHECK(kDeclared);
+  CHECK(text.find("[float]C") != std::string::npos);
+  // A program without a symbolic window comes back as it is.
+  const Definition product = matmul();
+  CHECK(printDefinition(windowShapeSpecialised(product, {{"M", 4}, {"N", 4}, {"K", 4}})) ==
+        printDefinition(product));
+}

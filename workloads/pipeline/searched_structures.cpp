@@ -36,6 +36,23 @@ ExploreTarget::Structure structureOf(const Definition& rewritten, const ArithBin
 
 }  // namespace
 
+Definition windowShapeSpecialised(const Definition& definition, const ArithBinding& sizes) {
+  ArithSubstitution substitution;
+  forEachNode(definition.function.body(), [&](const Expr& e) {
+    if (!e.isPrim(Op::Slide) && !e.isPrim(Op::SlideStrict)) return;
+    for (const Arith& nat : e.nats()) {
+      for (const Arith& v : nat.vars()) {
+        auto bound = sizes.find(v.varName());
+        if (v.varKind() == VarKind::Size && bound != sizes.end()) {
+          substitution[v.varName()] = Arith(bound->second);
+        }
+      }
+    }
+  });
+  if (substitution.empty()) return definition;
+  return withSizesFixed(definition, substitution);
+}
+
 rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* device) {
   std::set<int64_t> widths = {4};
   if (device) {
@@ -76,7 +93,8 @@ std::vector<ExploreTarget::Structure> searchedStructures(const Definition& defin
                                                          rewrite::SearchReport* report) {
   rewrite::SearchOptions withSizes = options;
   withSizes.rankingSizes = sizes;
-  rewrite::SearchReport found = rewrite::searchRewrites(definition, withSizes);
+  rewrite::SearchReport found =
+      rewrite::searchRewrites(windowShapeSpecialised(definition, sizes), withSizes);
   std::vector<ExploreTarget::Structure> structures;
   for (const rewrite::SearchedStructure& s : found.structures) {
     if (s.sequence.empty()) continue;
@@ -140,14 +158,24 @@ ExploreTarget::Structure recordedSearchedStructure(const Definition& definition,
                                 " needs its rule sequence, but the recorded strategy is '" +
                                 strategy + "'");
   }
+  // From the program with its window shapes bound, as the search starts; records made before
+  // the search bound them replay from the program as written.
   Definition rewritten;
-  try {
-    rewritten = rewrite::replaySequence(definition, *sequence);
-  } catch (const std::exception& error) {
-    throw std::invalid_argument("the recorded rewrite sequence does not replay: " +
-                                std::string(error.what()));
+  int64_t hash = 0;
+  const Definition specialised = windowShapeSpecialised(definition, sizes);
+  for (const Definition* start : {&specialised, &definition}) {
+    try {
+      rewritten = rewrite::replaySequence(*start, *sequence);
+    } catch (const std::exception& error) {
+      if (start == &definition) {
+        throw std::invalid_argument("the recorded rewrite sequence does not replay: " +
+                                    std::string(error.what()));
+      }
+      continue;
+    }
+    hash = recordedHashOf(rewrite::canonicalHash(rewritten));
+    if (hash == recordedHash) break;
   }
-  const int64_t hash = recordedHashOf(rewrite::canonicalHash(rewritten));
   if (hash != recordedHash) {
     throw std::invalid_argument(
         "the recorded rewrite sequence now gives another program (rewrite = " +

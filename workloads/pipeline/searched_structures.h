@@ -35,6 +35,13 @@ inline constexpr const char* kRewriteParameter = "rewrite";
 // vector widths the vectorising rules try come from its preferred and native float widths.
 rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* device);
 
+// The definition with the sizes that shape its windows (a slide's size and step) bound to their
+// values in `sizes`: rules about windows match constant shapes (conv-winograd-*: 3×3 windows at
+// stride 1), as the conv workload's Winograd strategy binds K and S. Each bound size stays
+// declared with its one value as its range; sizes shaping no window stay symbolic, so a program
+// without a symbolic window comes back as it is. The search starts from it.
+Definition windowShapeSpecialised(const Definition& definition, const ArithBinding& sizes);
+
 // The structures the search reaches from `definition` (the original left out: it is the
 // target's as-written structure), bound to `sizes`. `report` receives the search's report.
 std::vector<ExploreTarget::Structure> searchedStructures(const Definition& definition,
