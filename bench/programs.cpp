@@ -199,6 +199,7 @@ Json ownTimePerVariant(const std::vector<std::string>& databases, const std::str
 struct TimedRun {
   Value output;
   std::vector<double> ms;
+  std::vector<std::vector<uint64_t>> kernelNs;  // each timed run's kernels, in launch order
 };
 
 TimedRun timeProgram(host::Context& context, const CompiledProgram& compiled,
@@ -211,7 +212,7 @@ TimedRun timeProgram(host::Context& context, const CompiledProgram& compiled,
   host::RunOptions repeat;
   repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
   host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
-  TimedRun run{std::move(warm.output), {}};
+  TimedRun run{std::move(warm.output), {}, std::move(timed.repeatKernelNanoseconds)};
   for (uint64_t ns : timed.repeatNanoseconds) run.ms.push_back(static_cast<double>(ns) / 1e6);
   return run;
 }
@@ -485,19 +486,13 @@ Json retimeConv(const ConvLayer& layer, const ConvData& data, const std::vector<
     std::fprintf(stderr, "%s %s\n", record.key.parameters.c_str(), record.strategy.c_str());
     const CompiledProgram compiled = compile(record);
     const std::vector<bool> preparation = compiled.preparationKernels({0, 1});
-    const auto start = std::chrono::steady_clock::now();
-    const host::RunResult warm = host::runProgram(context, compiled, inputs, sizes);
-    const double warmSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const TimedRun timed = timeProgram(context, compiled, inputs, sizes, settings);
     bool passed = false;
-    Json verification = verifyConv(layer, data, flattenToFloats(warm.output), settings.samples,
+    Json verification = verifyConv(layer, data, flattenToFloats(timed.output), settings.samples,
                                    settings.seed, passed);
     allPassed = allPassed && passed;
-    host::RunOptions repeat;
-    repeat.repeats = timedRepeats(settings.minRepeats, settings.minSeconds, warmSeconds);
-    const host::RunResult timed = host::runProgram(context, compiled, inputs, sizes, repeat);
     std::vector<double> inference, prepared;
-    for (const std::vector<uint64_t>& run : timed.repeatKernelNanoseconds) {
+    for (const std::vector<uint64_t>& run : timed.kernelNs) {
       double in = 0, prep = 0;
       for (size_t k = 0; k < run.size(); ++k) {
         (k < preparation.size() && preparation[k] ? prep : in) += static_cast<double>(run[k]) / 1e6;
