@@ -940,8 +940,13 @@ std::optional<Arith> partnerDiv(const Arith& mod) { return partner(mod); }
 std::optional<Arith> partnerMod(const Arith& div) { return partner(div); }
 
 // Replaces every top-level x%b whose partner x/b is an atom by x - b*(x/b), recursively in x
-// and b (which are smaller), so that the result has no expandable % at the top level.
-Poly expandMods(const Poly& p) {
+// and b (which are smaller), so that the result has no expandable % at the top level. With
+// `throughSimplifiedQuotients`, an x%b whose quotient x/b simplifies to something else is
+// expanded too, by x - b*Q with Q that simplified quotient (C's x%b = x - b*(x/b) holds
+// whatever form x/b takes): (i/128)%3 becomes i/128 - 3*(i/384), in the atoms its neighbours
+// in an index sum use. `depth` bounds that expansion of Q in turn.
+Poly expandMods(const Poly& p, bool throughSimplifiedQuotients = false, int depth = 0) {
+  constexpr int kMaxQuotientDepth = 4;
   Poly out{p.constant, {}};
   for (const Term& t : p.terms) {
     auto atoms = monoAtoms(t.mono);
@@ -953,12 +958,23 @@ Poly expandMods(const Poly& p) {
     Poly prod{t.coef, {}};
     for (const Arith& a : atoms) {
       std::optional<Arith> div;
-      if (a.kind() == ArithKind::Mod) div = partnerDiv(a);
+      bool simplifiedQuotient = false;
+      if (a.kind() == ArithKind::Mod) {
+        div = partnerDiv(a);
+        if (!div && throughSimplifiedQuotients && depth < kMaxQuotientDepth) {
+          div = simplifyDivMod(a.node()->ops[0], a.node()->ops[1], false);
+          simplifiedQuotient = true;
+        }
+      }
       if (div) {
         const Arith& x = a.node()->ops[0];
         const Arith& b = a.node()->ops[1];
-        prod = mulPoly(prod,
-                       minus(expandMods(toPoly(x)), mulPoly(expandMods(toPoly(b)), toPoly(*div))));
+        Poly quotient = simplifiedQuotient
+                            ? expandMods(toPoly(*div), throughSimplifiedQuotients, depth + 1)
+                            : toPoly(*div);
+        prod = mulPoly(prod, minus(expandMods(toPoly(x), throughSimplifiedQuotients, depth),
+                                   mulPoly(expandMods(toPoly(b), throughSimplifiedQuotients, depth),
+                                           quotient)));
       } else {
         prod = mulPoly(prod, toPoly(a));
       }
@@ -1137,6 +1153,16 @@ std::optional<Poly> substituteDiv(const Poly& p, const Arith& d) {
 // Folds divisions of the (expanded) sum back into remainders while that shrinks it.
 static void refoldDivisions(Poly& cur);
 
+// Whether p has a top-level x%b whose quotient x/b simplifies to something other than x/b.
+static bool hasRemainderWithoutPartner(const Poly& p) {
+  for (const Term& t : p.terms) {
+    for (const Arith& a : monoAtoms(t.mono)) {
+      if (a.kind() == ArithKind::Mod && !partnerDiv(a)) return true;
+    }
+  }
+  return false;
+}
+
 bool refoldDivMod(Poly& p) {
   // Canonical first: with every x%b written as x - b*(x/b), equal sums are equal polynomials
   // (in the remaining atoms) however they were built. Then, deterministically, fold divisions
@@ -1149,6 +1175,17 @@ bool refoldDivMod(Poly& p) {
   try {
     Poly cur = hasMod ? expandMods(p) : p;
     refoldDivisions(cur);
+    // A remainder whose quotient simplifies ((i/128)%3, quotient i/384) has no partner and
+    // stays as it is above, so a sum that is the expansion of something simpler in other atoms
+    // (6144*(i/384) + 2048*((i/128)%3) + 16*(i%128), which is 16*i for i < 1152) would keep
+    // all its terms. Expanding those remainders through their simplified quotients as well
+    // finds it; that form is taken only when it is smaller, since the refolding cannot fold
+    // such a remainder back ((i/128)%3 alone would become i/128 - 3*(i/384)).
+    if (hasMod && hasRemainderWithoutPartner(p)) {
+      Poly deeper = expandMods(p, true);
+      refoldDivisions(deeper);
+      if (sumCost(deeper) < sumCost(cur)) cur = std::move(deeper);
+    }
     bool changed = hasMod || cur.terms.size() != p.terms.size();
     p = std::move(cur);
     return changed;

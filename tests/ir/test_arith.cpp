@@ -143,6 +143,12 @@ TEST_CASE("a/b*b + a%b and its rearrangements are recognised when adding") {
       {"x + 2*(x%4) stays", x + 2 * (x % 4), "x + 2*(x%4)"},
       {"n*(x%4) + x/4 stays", n * (x % 4) + x / 4, "n*(x%4) + x/4"},
       {"(x + 1)%4 + x", (x + 1) % 4 + x, "x + (x + 1)%4"},
+      // A remainder whose quotient simplifies ((x/128)/3 is x/384) in a sum of its neighbours.
+      {"6144*(x/384) + 2048*((x/128)%3) + 16*(x%128)",
+       6144 * (x / 384) + 2048 * ((x / 128) % 3) + 16 * (x % 128), "16*x"},
+      {"3*(x/384) + (x/128)%3", 3 * (x / 384) + (x / 128) % 3, "x/128"},
+      {"(x/128)%3 stays", (x / 128) % 3, "(x/128)%3"},
+      {"(x/128)%3 + x stays", (x / 128) % 3 + x, "x + (x/128)%3"},
   });
 }
 
