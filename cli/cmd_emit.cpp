@@ -3,7 +3,8 @@
 //   weft emit FILE [--def NAME] [--size N=..]... --params kappa=4,omega=8 --out DIR
 //   weft emit --layer vgg16:N|C,H,W,M,K,stride,pad --params v=4,unroll=0,theta=..,... --out DIR
 //   weft emit --layer ... --params vector_kappa=4,vector_sigma=8,... --out DIR
-//   weft emit --db results.db --layer ... --pick fastest|smallest|knee|budget=25MB --out DIR
+//   weft emit --db results.db --layer ... --pick fastest|smallest|knee|budget=25MB|sample=N
+//     --out DIR
 //   weft emit FILE --size W=..,H=.. --db results.db --pick ... --out DIR
 //   weft emit FILE --size ... --params fusion=1,theta1=..,theta2=.. --out DIR
 //
@@ -684,8 +685,42 @@ void emitPicked(const EmitOptions& options) {
   writeAndReport(compiled, target.sizes, metadata, options);
 }
 
+// The sizes a database recorded `definition` with, as --size items: explorations of a file
+// record it as "NAME[C=128,H=56]" (explore::programTarget). Empty when the database holds the
+// definition without sizes or not at all (the pick then says what it holds); throws when it
+// holds it at several sizes, which --size must then choose between.
+std::vector<std::string> recordedSizeOptions(const std::string& db, const std::string& definition) {
+  std::set<std::string> sized;
+  for (const explore::VariantRecord& v : explore::readResultsSnapshot(db).variants) {
+    const std::string& program = v.key.program;
+    if (program.size() > definition.size() + 2 && program.rfind(definition + "[", 0) == 0 &&
+        program.back() == ']') {
+      sized.insert(program);
+    }
+  }
+  if (sized.size() > 1) {
+    throw std::runtime_error(db + " holds " + definition + " at " + std::to_string(sized.size()) +
+                             " sets of sizes (" + joined({sized.begin(), sized.end()}) +
+                             "); choose one with --size");
+  }
+  std::vector<std::string> items;
+  if (sized.empty()) return items;
+  const std::string& program = *sized.begin();
+  const std::string inside =
+      program.substr(definition.size() + 1, program.size() - definition.size() - 2);
+  size_t start = 0;
+  while (start <= inside.size()) {
+    size_t end = inside.find(',', start);
+    if (end == std::string::npos) end = inside.size();
+    items.push_back(inside.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
 // --db with a FILE: the variant explored by `weft explore FILE --size ...` with the same sizes
-// (the program is recorded under its name and sizes), as written or fused.
+// (the program is recorded under its name and sizes; without --size, the sizes it was recorded
+// with), as written or fused.
 void emitPickedFile(const EmitOptions& options) {
   if (!options.params.empty()) {
     throw std::runtime_error(
@@ -697,7 +732,9 @@ void emitPickedFile(const EmitOptions& options) {
       chooseFunctionDefinition(program, options.file, options.definition, "emit");
   std::set<std::string> known = mentionedSizeNames(definition);
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
-  ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
+  ArithBinding sizes = parseSizeOptions(
+      options.sizes.empty() ? recordedSizeOptions(options.db, definition.name) : options.sizes,
+      definition, known);
   checkSizeValues(definition, sizes);
   const explore::ExploreTarget target = explore::programTarget(definition, sizes);
   explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
@@ -813,8 +850,9 @@ void registerEmit(CLI::App& app) {
                       "a convolution layer: vgg16:N or C,H,W,M,K,stride,pad");
   command->add_option("--db", options->db, "a results database of weft explore (with --pick)");
   command->add_option("--pick", options->pick,
-                      "which explored variant: fastest, smallest, knee or budget=SIZE (e.g. "
-                      "budget=25MB); default fastest");
+                      "which explored variant: fastest, smallest, knee, budget=SIZE (e.g. "
+                      "budget=25MB) or sample=N (the N-th recorded, in measuring order); "
+                      "default fastest");
   command->add_option("--device", options->device,
                       "with --db: the fingerprint of the device the variant was tuned on "
                       "(default: the only one in the database)");

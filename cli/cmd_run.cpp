@@ -14,8 +14,8 @@
 // x.npy (C, H, W), w.npy (M, C, K, K), b.npy (M); the result is (M, outH, outW). The shapes are
 // checked against the layer before anything runs.
 //
-// `weft run --layer L --db results.db --pick fastest|smallest|knee|budget=25MB --in ... --out
-// y.npy` runs an explored variant instead of the default lowering: explore/variant_pick.h
+// `weft run --layer L --db results.db --pick fastest|smallest|knee|budget=25MB|sample=N --in ...
+// --out y.npy` runs an explored variant instead of the default lowering: explore/variant_pick.h
 // chooses it among the layer's ok variants in the results database (of the device this run
 // uses when the database has results for it, else of the only device it has, or of
 // --db-device), rebuilds it from its recorded parameters (conv-direct with the recorded v and
@@ -67,7 +67,7 @@ struct RunOptions {
   std::string device;              // --device selector for the opencl backend
   std::string layer;               // --layer: the built-in convolution layer instead of a file
   std::string db;                  // --db: the results database to --pick from
-  std::string pick;                // --pick: fastest, smallest, knee or budget=SIZE
+  std::string pick;                // --pick: fastest, smallest, knee, budget=SIZE or sample=N
   std::string dbDevice;            // --db-device: whose results to pick from (a fingerprint)
   bool backendGiven = false;       // --backend was on the command line
   int repeat = 1;                  // --repeat: OpenCL runs of the whole program, the fastest kept
@@ -187,7 +187,7 @@ void run(const RunOptions& options) {
   }
   if (!options.db.empty() || !options.dbDevice.empty()) {
     throw std::runtime_error(
-        "--db and --db-device go with --pick (fastest, smallest, knee or budget=SIZE)");
+        "--db and --db-device go with --pick (fastest, smallest, knee, budget=SIZE or sample=N)");
   }
 
   auto start = std::chrono::steady_clock::now();
@@ -357,7 +357,7 @@ void runLayer(const RunOptions& options) {
   }
   if (!options.db.empty() || !options.dbDevice.empty()) {
     throw std::runtime_error(
-        "--db and --db-device go with --pick (fastest, smallest, knee or budget=SIZE)");
+        "--db and --db-device go with --pick (fastest, smallest, knee, budget=SIZE or sample=N)");
   }
   Definition definition = convLayerDefinition(layer);
   std::vector<Value> inputs = readLayerInputs(layer, definition, options);
@@ -457,8 +457,9 @@ void registerRun(CLI::App& app) {
       ->add_option(
           "--pick", options->pick,
           "with --layer or FILE: run the explored variant that is fastest, smallest, at the "
-          "knee of the time/space Pareto front, or fastest within budget=SIZE (e.g. "
-          "budget=25MB), instead of the default lowering (OpenCL)")
+          "knee of the time/space Pareto front, fastest within budget=SIZE (e.g. "
+          "budget=25MB), or the N-th recorded (sample=N, in measuring order), instead of the "
+          "default lowering (OpenCL)")
       ->type_name("SPEC");
   command
       ->add_option("--db-device", options->dbDevice,

@@ -1,4 +1,5 @@
-// variant_pick.h: choosing a variant from a results database (fastest, smallest, knee, budget)
+// variant_pick.h: choosing a variant from a results database (fastest, smallest, knee, budget,
+// sample)
 // with errors that say what the database holds, and rebuilding a picked variant through the
 // workload that made it.
 #include "explore/variant_pick.h"
@@ -76,6 +77,8 @@ std::string PickSpec::describe() const {
     case Kind::Smallest: return "smallest";
     case Kind::Knee: return "knee";
     case Kind::Budget: return "budget=" + std::to_string(budgetBytes) + " bytes";
+    case Kind::Sample:
+      return "sample=" + std::to_string(sample);
   }
   return "?";
 }
@@ -97,10 +100,22 @@ PickSpec parsePickSpec(const std::string& text) {
     } catch (const std::invalid_argument& error) {
       throw PickError("pick '" + text + "': " + error.what());
     }
+  } else if (lower.rfind("sample=", 0) == 0) {
+    spec.kind = PickSpec::Kind::Sample;
+    const std::string number = text.substr(7);
+    bool digits =
+        !number.empty() && number.size() <= 12 &&
+        std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+    spec.sample = digits ? std::stoll(number) : 0;
+    if (spec.sample < 1) {
+      throw PickError("pick '" + text +
+                      "': expected sample=N with N >= 1, the N-th variant in measuring order");
+    }
   } else {
     throw PickError("'" + text +
-                    "' is not a pick: expected fastest, smallest, knee or budget=SIZE (e.g. "
-                    "budget=25MB: the fastest variant using at most 25 MB)");
+                    "' is not a pick: expected fastest, smallest, knee, budget=SIZE (e.g. "
+                    "budget=25MB: the fastest variant using at most 25 MB) or sample=N (the "
+                    "N-th variant the exploration recorded)");
   }
   return spec;
 }
@@ -158,6 +173,26 @@ PickedVariant pickVariant(const ResultsSnapshot& snapshot, const std::string& pr
   std::vector<VariantRecord> all;
   for (const VariantRecord& v : snapshot.variants) {
     if (v.key.program == program && v.key.device == device) all.push_back(v);
+  }
+  if (spec.kind == PickSpec::Kind::Sample) {
+    // Measuring order counts every recorded row of the program on the device, ok or not.
+    if (spec.sample > static_cast<int64_t>(all.size())) {
+      throw PickError("no sample " + std::to_string(spec.sample) + " of " + program +
+                      " on device " + device + " in " + db + ": it recorded " +
+                      std::to_string(all.size()) + " variant" + (all.size() == 1 ? "" : "s"));
+    }
+    const VariantRecord& chosen = all[static_cast<size_t>(spec.sample - 1)];
+    if (!isOk(chosen)) {
+      throw PickError("sample " + std::to_string(spec.sample) + " of " + program + " in " + db +
+                      " is " + statusName(chosen.status) +
+                      (chosen.message.empty() ? std::string() : " (" + chosen.message + ")") +
+                      "; only an ok variant can be picked");
+    }
+    PickedVariant picked;
+    picked.record = chosen;
+    picked.why =
+        "sample " + std::to_string(spec.sample) + " of " + std::to_string(all.size()) + " recorded";
+    return picked;
   }
   std::map<std::string, int> statusCounts;
   for (const VariantRecord& v : all) ++statusCounts[statusName(v.status)];

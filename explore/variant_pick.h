@@ -1,13 +1,14 @@
 // Picking one explored variant from a results database: the fastest, the smallest, the knee of
-// the time/space Pareto front, or the fastest within a memory budget — what `weft run --pick`
-// and `weft emit` use to turn a row of the database back into a program.
+// the time/space Pareto front, the fastest within a memory budget, or the N-th sample in
+// measuring order — what `weft run --pick` and `weft emit` use to turn a row of the database
+// back into a program.
 //
 // pickVariant looks up the target (a program name as recorded, or a named instance that a
 // registered workload records under such a name, Workload::programNameOf) and a device
-// fingerprint ("" = the only device that explored it) in a snapshot, and chooses among its ok variants with the helpers of explore/pareto.h. Every way
-// it can fail throws PickError with a message that says what is there instead: the layers
-// present, the devices present, the statuses of the variants when none is ok, the smallest
-// variant and its size when nothing fits a budget.
+// fingerprint ("" = the only device that explored it) in a snapshot, and chooses among its ok
+// variants with the helpers of explore/pareto.h. Every way it can fail throws PickError with a
+// message that says what is there instead: the layers present, the devices present, the statuses of
+// the variants when none is ok, the smallest variant and its size when nothing fits a budget.
 //
 // variantDefinition rebuilds a picked variant: the recorded parameters hold its structure's
 // choices (which the workload names) and the tuning values under their names without the
@@ -35,13 +36,17 @@ struct PickError : std::runtime_error {
 };
 
 struct PickSpec {
-  enum class Kind { Fastest, Smallest, Knee, Budget } kind = Kind::Fastest;
+  enum class Kind { Fastest, Smallest, Knee, Budget, Sample } kind = Kind::Fastest;
   int64_t budgetBytes = 0;  // Kind::Budget
-  std::string describe() const;  // "fastest", "smallest", "knee", "budget=25000000 bytes"
+  int64_t sample = 0;       // Kind::Sample: 1 = the first variant recorded
+  // "fastest", "smallest", "knee", "budget=25000000 bytes", "sample=27"
+  std::string describe() const;
 };
 
-// "fastest", "smallest", "knee" or "budget=SIZE" (SIZE as explore/pareto.h parseByteSize
-// reads it: 25MB, 1.5GiB, 1000000). Throws PickError saying what was expected.
+// "fastest", "smallest", "knee", "budget=SIZE" (SIZE as explore/pareto.h parseByteSize reads
+// it: 25MB, 1.5GiB, 1000000) or "sample=N" (the N-th variant of the program on the device in
+// the order the exploration recorded them, whatever the weft version; it must be ok). Throws
+// PickError saying what was expected.
 PickSpec parsePickSpec(const std::string& text);
 
 struct PickedVariant {

@@ -119,7 +119,7 @@ TEST_CASE("weft run --pick: bad specs and option combinations") {
   const std::string db = dir.file("results.db");
   { explore::ResultsDb create(db); }
   CHECK(contains(pick(dir, db, "2,6,6,4,3,1,1", "quickest").output,
-                 "expected fastest, smallest, knee or budget=SIZE"));
+                 "expected fastest, smallest, knee, budget=SIZE"));
   CHECK(contains(pick(dir, db, "2,6,6,4,3,1,1", "budget=much").output, "not a memory size"));
   CHECK(contains(pick(dir, db, "2,6,6,4,3,1,1", "fastest", {"--backend", "interp"}).output,
                  "drop --backend interp"));

@@ -2,8 +2,9 @@
 // explores them (recorded as rewrite=HASH with their rule sequence), every variant that ran is
 // verified (none is a wrong answer), `weft report` names the rule sequence of the best, `weft
 // run FILE --pick` rebuilds a searched variant by replaying its sequence and computes what the
-// interpreter computes, `weft emit FILE --pick` writes it as a drop-in naming its sequence,
-// --search-depth and --search-without reach the search (an unknown heuristic is an error), and
+// interpreter computes, `weft emit FILE --pick` writes it as a drop-in naming its sequence (with
+// the sizes the database recorded when --size is left out), --search-depth and
+// --search-without reach the search (an unknown heuristic is an error), and
 // a record whose sequence no longer gives its program is refused with a clear message, as is one
 // whose recorded local size no longer fits because the code generator now makes other kernels.
 #include <doctest/doctest.h>
@@ -94,6 +95,12 @@ TEST_CASE("searched structures: explored, verified, reported, picked, emitted, c
   CAPTURE(emitted.output);
   REQUIRE(emitted.exitCode == 0);
   CHECK(contains(dir.read("dropin/README.md"), "rewrite: "));
+  // Without --size the sizes come from the database, which holds matmul at one set of them.
+  auto recordedSizes = runWeft({"emit", "examples/matmul.weft", "--db", db, "--pick", "fastest",
+                                "--out", dir.file("dropin-recorded-sizes")});
+  CAPTURE(recordedSizes.output);
+  REQUIRE(recordedSizes.exitCode == 0);
+  CHECK(dir.read("dropin-recorded-sizes/weft_matmul.cl") == dir.read("dropin/weft_matmul.cl"));
 
   // The search's depth and heuristics are options of weft explore too.
   std::vector<std::string> shallow = {"explore", "examples/matmul.weft", "--samples", "2",

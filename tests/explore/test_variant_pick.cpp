@@ -75,7 +75,12 @@ TEST_CASE("pick specs") {
   CHECK(budget.kind == PickSpec::Kind::Budget);
   CHECK(budget.budgetBytes == 25'000'000);
   CHECK(parsePickSpec("budget=2KiB").budgetBytes == 2048);
-  CHECK(has(messageOf([] { parsePickSpec("quickest"); }), "fastest, smallest, knee or budget="));
+  CHECK(parsePickSpec("sample=27").kind == PickSpec::Kind::Sample);
+  CHECK(parsePickSpec("sample=27").sample == 27);
+  CHECK(parsePickSpec("sample=27").describe() == "sample=27");
+  CHECK(has(messageOf([] { parsePickSpec("quickest"); }), "fastest, smallest, knee, budget="));
+  CHECK(has(messageOf([] { parsePickSpec("sample=0"); }), "N >= 1"));
+  CHECK(has(messageOf([] { parsePickSpec("sample=x"); }), "N >= 1"));
   CHECK(has(messageOf([] { parsePickSpec("budget=lots"); }), "not a memory size"));
   CHECK(has(messageOf([] { parsePickSpec("budget="); }), "not a memory size"));
 }
@@ -113,6 +118,23 @@ TEST_CASE("picking agrees with brute force over the database's rows") {
   PickedVariant s = pickVariant(db, "4,8,8,4,3,1,1", "dev1", parsePickSpec("smallest"));
   CHECK(*s.record.spaceBytes == *smallest->spaceBytes);
   CHECK(has(s.why, "smallest of"));
+
+  // sample=N: the N-th row of the program in measuring order (failed rows count, not pickable).
+  for (size_t i = 0; i < rows.size(); ++i) {
+    PickSpec spec;
+    spec.kind = PickSpec::Kind::Sample;
+    spec.sample = static_cast<int64_t>(i + 1);
+    if (rows[i].status == VariantStatus::Ok) {
+      CHECK(pickVariant(snapshot, "conv_4_8_8_4_3_1_1", "", spec).record.key == rows[i].key);
+    } else {
+      CHECK(has(messageOf([&] { pickVariant(snapshot, "conv_4_8_8_4_3_1_1", "", spec); }),
+                "is timeout; only an ok variant can be picked"));
+    }
+  }
+  CHECK(has(messageOf([&] {
+              pickVariant(snapshot, "conv_4_8_8_4_3_1_1", "", parsePickSpec("sample=41"));
+            }),
+            "no sample 41 of conv_4_8_8_4_3_1_1 on device dev1"));
 
   PickedVariant knee = pickVariant(snapshot, "conv_4_8_8_4_3_1_1", "", parsePickSpec("knee"));
   std::vector<VariantRecord> front = paretoFront(rows);
