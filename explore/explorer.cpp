@@ -177,6 +177,68 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
   return target;
 }
 
+std::optional<Definition> boundReference(const Definition& definition,
+                                         const ExploreTarget& target) {
+  const std::vector<Arith> unbound = tuningVariablesOf(target.parametric);
+  if (unbound.empty()) return definition;
+  const ParameterSpace full = buildParameterSpace(target.parametric, target.sizes);
+  std::optional<ParameterSpace> small;
+  if (!target.referenceCheckSizes.empty()) {
+    small = buildParameterSpace(target.parametric, target.referenceCheckSizes);
+  }
+  // The points in lexicographic order of the parameters (sorted by name), each over its domain
+  // in increasing order: an odometer whose first parameter turns slowest.
+  // Each domain's smallest values: more than the points tried could reach is never needed.
+  constexpr int kMaxTried = 4096;
+  std::vector<std::vector<int64_t>> domains;
+  for (const Parameter& p : full.parameters) {
+    if (p.kind == DomainKind::Range && p.domainSize() > kMaxTried) {
+      std::vector<int64_t> smallest;
+      for (int64_t v = p.lo; v < p.lo + kMaxTried; ++v) smallest.push_back(v);
+      domains.push_back(std::move(smallest));
+    } else {
+      domains.push_back(p.values());
+    }
+  }
+  for (const std::vector<int64_t>& domain : domains) {
+    if (domain.empty()) return std::nullopt;
+  }
+  std::vector<size_t> digits(domains.size(), 0);
+  for (int tried = 0; tried < kMaxTried; ++tried) {
+    std::vector<int64_t> point(domains.size());
+    for (size_t i = 0; i < domains.size(); ++i) point[i] = domains[i][digits[i]];
+    bool valid = full.violations(point).empty();
+    if (valid && small) {
+      // The same parameters, named alike and sorted alike, at the smaller sizes.
+      std::vector<int64_t> atSmall;
+      for (const Parameter& p : small->parameters) {
+        const int index = full.indexOf(p.name);
+        if (index < 0) {
+          valid = false;
+          break;
+        }
+        atSmall.push_back(point[static_cast<size_t>(index)]);
+      }
+      valid = valid && small->violations(atSmall).empty();
+    }
+    if (valid) {
+      ArithSubstitution values;
+      for (size_t i = 0; i < point.size(); ++i) {
+        values.emplace(full.parameters[i].name, Arith(point[i]));
+      }
+      return withSizesFixed(definition, values);
+    }
+    size_t d = domains.size();
+    while (d > 0) {
+      --d;
+      if (++digits[d] < domains[d].size()) break;
+      digits[d] = 0;
+      if (d == 0) return std::nullopt;  // every point tried
+    }
+  }
+  return std::nullopt;
+}
+
 std::string parametersJson(const ParameterSpace& space, const std::vector<int64_t>& point,
                            const std::map<std::string, int64_t>& fixed) {
   std::map<std::string, int> stems;

@@ -182,6 +182,15 @@ void adoptStructure(ExploreTarget& target, const ExploreTarget::Structure& struc
 // A program whose unbound size variables are its tuning parameters (explore::tuneUnboundSizes).
 ExploreTarget programTarget(const Definition& definition, const ArithBinding& sizes);
 
+// The program a device reference runs for a program file explored as `target` (made by
+// programTarget from `definition`): the definition itself when the target's sizes bind all its
+// size variables; else each one they leave unbound (a declared tuning parameter,
+// `def f[1 <= kappa <= 64]`) bound, as a size of that one value, to the first point of its
+// space, smallest values first, that is valid at the target's sizes and at its reference check
+// sizes. The tuning values change how a program computes, not what, so any valid point serves.
+// nullopt when none of the first 4096 points tried is valid at both.
+std::optional<Definition> boundReference(const Definition& definition, const ExploreTarget& target);
+
 // Each size replaced by its largest divisor of at most `cap` (so that sizes that divide one
 // another mostly still do): where the interpreter checks a program too large for it at full
 // size (ExploreTarget::referenceCheckSizes).

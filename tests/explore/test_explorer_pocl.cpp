@@ -9,7 +9,8 @@
 // past the end of its output (tamperProgram) is caught by the canary regions as wrong_answer.
 // A compiler warning planted in a variant's kernel is kept in its details (buildLog). A
 // reference over the interpreter's limit is checked at sizes cut to 16 (smallerSizes), or says
-// why it could not run there.
+// why it could not run there; a program file's declared tuning parameters are bound for its
+// reference (boundReference) to the first point valid at both sizes.
 // A variant found running (the marker) is run again once, and recorded as crashed without
 // running when found running twice. A crash or a hang planted in code generation (the
 // generator process) is recorded as crashed / timeout for that variant only. A launcher killed
@@ -38,6 +39,7 @@
 #include "explore/explorer.h"
 #include "host/opencl_runtime.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 #include "tests/support/run_weft.h"
 #include "workloads/conv/conv_layer.h"
 #include "workloads/conv/conv_targets.h"
@@ -441,6 +443,55 @@ TEST_CASE(
   }
   CHECK(summary.statusCounts["crashed"] == 1);
   CHECK(db.variants(prep.target.program).size() == 6);
+}
+
+TEST_CASE("a reference binds the tuning parameters a program file declares") {
+  const Definition sums = parseProgram(R"(
+def sums[2 <= kappa <= 64](xs: [float]N): [float](N / kappa) =
+  join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk), split(kappa, xs)))
+)",
+                                       "sums.weft")
+                              .definitions.back();
+  // kappa = 2 is the smallest value that divides N both at N = 96 and at the check's N = 16.
+  const ExploreTarget target = programTarget(sums, {{"N", 96}});
+  const std::optional<Definition> reference = boundReference(sums, target);
+  REQUIRE(reference);
+  const std::string text = printDefinition(*reference);
+  CAPTURE(text);
+  CHECK(text.find("split(2, xs)") != std::string::npos);
+  // Nothing left to tune.
+  CHECK(buildParameterSpace(tuneUnboundSizes(*reference, {{"N", 96}}), {{"N", 96}})
+            .parameters.empty());
+  // kappa in [5, 6]: 6 divides 96 but not 16, 5 neither: no point is valid at both.
+  const Definition narrow = parseProgram(R"(
+def sums[5 <= kappa <= 6](xs: [float]N): [float](N / kappa) =
+  join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk), split(kappa, xs)))
+)",
+                                         "narrow.weft")
+                                .definitions.back();
+  CHECK_FALSE(boundReference(narrow, programTarget(narrow, {{"N", 96}})));
+  // A program without tuning parameters is its own reference.
+  const Definition plain = parseProgram(R"(
+def twice(xs: [float]N): [float]N = map(x -> x + x, xs)
+)",
+                                        "plain.weft")
+                               .definitions.back();
+  const std::optional<Definition> same = boundReference(plain, programTarget(plain, {{"N", 8}}));
+  REQUIRE(same);
+  CHECK(printDefinition(*same) == printDefinition(plain));
+  if (!haveOpenCLDevice()) return;
+  // The bound reference runs on the device (where the unbound one could not even be sized)
+  // and computes what the interpreter computes.
+  TempFolder folder;
+  ExploreTarget explored = target;
+  explored.reference = reference;
+  ExploreOptions options = smallOptions(folder.path / "sums.db");
+  options.samples = 2;
+  Preparation prep = prepareExploration(explored, options);
+  CAPTURE(prep.referenceCheck);
+  CHECK(prep.referenceCheck.find("reference checked against the interpreter") != std::string::npos);
+  REQUIRE(prep.reference);
+  CHECK(prep.reference->medianNs > 0);
 }
 
 TEST_CASE("a reference too large for the interpreter is checked at smaller sizes") {

@@ -63,7 +63,7 @@ ExploreTarget unfusedTarget(const Definition& definition, const ArithBinding& si
   ExploreTarget target = programTarget(definition, sizes);
   target.workload = "pipeline";
   target.strategy = "as-written";
-  target.reference = definition;
+  target.reference = boundReference(definition, target);
   int64_t pixels = 1;
   for (const auto& [name, value] : sizes) pixels *= std::max<int64_t>(value, 1);
   // The explorer compares the target's multiply-adds (0 here: flops unknown) with the limit.

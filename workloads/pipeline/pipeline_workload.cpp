@@ -51,7 +51,7 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
     target.structures.push_back(
         {target.parametric, target.switches, target.fixedParameters, "as written", target.strategy});
   }
-  target.reference = definition;
+  target.reference = boundReference(definition, target);
   target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
   // Searched structures re-associate reductions freely (partial reductions, split-K): with
   // whole-number inputs their results are exact and must equal the reference's.
@@ -122,7 +122,7 @@ class PipelineWorkload final : public Workload {
     // Beyond the interpreter's limit the program default-lowered on the device is the
     // reference instead, itself checked against the interpreter at smaller sizes.
     if (!target.reference && target.flops / 2 > kInterpreterCheckMultiplyAdds) {
-      target.reference = definition;
+      target.reference = boundReference(definition, target);
       target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
     }
     return {target};
@@ -137,7 +137,7 @@ class PipelineWorkload final : public Workload {
       return pipelineStructureTarget(*request.program, request.sizes, fixed);
     }
     ExploreTarget target = asWritten(*request.program, request.sizes);
-    target.reference = *request.program;
+    target.reference = boundReference(*request.program, target);
     ExploreTarget::Structure structure = recordedSearchedStructure(
         *request.program, request.sizes, rewritten->second, strategy);
     adoptStructure(target, structure);
