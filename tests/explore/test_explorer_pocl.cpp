@@ -446,12 +446,16 @@ TEST_CASE(
 }
 
 TEST_CASE("a reference binds the tuning parameters a program file declares") {
-  const Definition sums = parseProgram(R"(
-def sums[2 <= kappa <= 64](xs: [float]N): [float](N / kappa) =
-  join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk), split(kappa, xs)))
-)",
-                                       "sums.weft")
-                              .definitions.back();
+  // Sums of chunks of kappa values, kappa declared in `range`.
+  auto chunkSums = [](const std::string& range) {
+    return parseProgram("def sums[" + range +
+                            "](xs: [float]N): [float](N / kappa) =\n"
+                            "  join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk), "
+                            "split(kappa, xs)))\n",
+                        "sums.weft")
+        .definitions.back();
+  };
+  const Definition sums = chunkSums("2 <= kappa <= 64");
   // kappa = 2 is the smallest value that divides N both at N = 96 and at the check's N = 16.
   const ExploreTarget target = programTarget(sums, {{"N", 96}});
   const std::optional<Definition> reference = boundReference(sums, target);
@@ -463,12 +467,7 @@ def sums[2 <= kappa <= 64](xs: [float]N): [float](N / kappa) =
   CHECK(buildParameterSpace(tuneUnboundSizes(*reference, {{"N", 96}}), {{"N", 96}})
             .parameters.empty());
   // kappa in [5, 6]: 6 divides 96 but not 16, 5 neither: no point is valid at both.
-  const Definition narrow = parseProgram(R"(
-def sums[5 <= kappa <= 6](xs: [float]N): [float](N / kappa) =
-  join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk), split(kappa, xs)))
-)",
-                                         "narrow.weft")
-                                .definitions.back();
+  const Definition narrow = chunkSums("5 <= kappa <= 6");
   CHECK_FALSE(boundReference(narrow, programTarget(narrow, {{"N", 96}})));
   // A program without tuning parameters is its own reference.
   const Definition plain = parseProgram(R"(
