@@ -156,16 +156,25 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
                        (sizeText.empty() ? std::string("no sizes") : sizeText);
   target.parametric = tuneUnboundSizes(definition, sizes);
   target.sizes = sizes;
-  // GFLOP/s in the report: the IR's floating-point operations at these sizes (0, unknown, when
-  // a size is left to tune). The reference stays checked against the interpreter whatever the
-  // count (a workload sets a limit where that would take too long).
+  target.interpreterCheckLimit = std::numeric_limits<int64_t>::max();
+  target.referenceCheckSizes = smallerSizes(sizes);
+  // GFLOP/s in the report: the IR's floating-point operations at these sizes; with a size left
+  // to tune, those of the program at its reference's point (boundReference: how it is tuned
+  // changes how it computes, not what); 0, unknown, where there is none. Workloads also compare
+  // it with the interpreter's limit. The reference stays checked against the interpreter
+  // whatever the count (a workload sets a limit where that would take too long).
   try {
     target.flops = countFlops(definition, sizes);
   } catch (const std::invalid_argument&) {
     target.flops = 0;
+    try {
+      if (std::optional<Definition> bound = boundReference(definition, target)) {
+        target.flops = countFlops(*bound, sizes);
+      }
+    } catch (const std::exception&) {
+      target.flops = 0;
+    }
   }
-  target.interpreterCheckLimit = std::numeric_limits<int64_t>::max();
-  target.referenceCheckSizes = smallerSizes(sizes);
   // Streaming stores are a choice wherever the kernels store vectors at aligned offsets (an
   // image pipeline's output, a searched structure's vectorised result).
   target.codegenChoices = true;
@@ -203,11 +212,20 @@ std::optional<Definition> boundReference(const Definition& definition,
   for (const std::vector<int64_t>& domain : domains) {
     if (domain.empty()) return std::nullopt;
   }
+  auto bound = [&](const std::vector<int64_t>& point) {
+    ArithSubstitution values;
+    for (size_t i = 0; i < point.size(); ++i) {
+      values.emplace(full.parameters[i].name, Arith(point[i]));
+    }
+    return withSizesFixed(definition, values);
+  };
+  std::optional<std::vector<int64_t>> validAtFullSizes;
   std::vector<size_t> digits(domains.size(), 0);
   for (int tried = 0; tried < kMaxTried; ++tried) {
     std::vector<int64_t> point(domains.size());
     for (size_t i = 0; i < domains.size(); ++i) point[i] = domains[i][digits[i]];
     bool valid = full.violations(point).empty();
+    if (valid && !validAtFullSizes) validAtFullSizes = point;
     if (valid && small) {
       // The same parameters, named alike and sorted alike, at the smaller sizes.
       std::vector<int64_t> atSmall;
@@ -221,21 +239,18 @@ std::optional<Definition> boundReference(const Definition& definition,
       }
       valid = valid && small->violations(atSmall).empty();
     }
-    if (valid) {
-      ArithSubstitution values;
-      for (size_t i = 0; i < point.size(); ++i) {
-        values.emplace(full.parameters[i].name, Arith(point[i]));
-      }
-      return withSizesFixed(definition, values);
-    }
+    if (valid) return bound(point);
     size_t d = domains.size();
+    bool wrapped = false;
     while (d > 0) {
       --d;
       if (++digits[d] < domains[d].size()) break;
       digits[d] = 0;
-      if (d == 0) return std::nullopt;  // every point tried
+      wrapped = d == 0;
     }
+    if (wrapped) break;  // every point tried
   }
+  if (validAtFullSizes) return bound(*validAtFullSizes);
   return std::nullopt;
 }
 

@@ -187,8 +187,9 @@ ExploreTarget programTarget(const Definition& definition, const ArithBinding& si
 // size variables; else each one they leave unbound (a declared tuning parameter,
 // `def f[1 <= kappa <= 64]`) bound, as a size of that one value, to the first point of its
 // space, smallest values first, that is valid at the target's sizes and at its reference check
-// sizes. The tuning values change how a program computes, not what, so any valid point serves.
-// nullopt when none of the first 4096 points tried is valid at both.
+// sizes, else to the first valid at the target's sizes (its check at the smaller sizes then
+// says it cannot run there). The tuning values change how a program computes, not what, so any
+// valid point serves. nullopt when none of the first 4096 points tried is valid.
 std::optional<Definition> boundReference(const Definition& definition, const ExploreTarget& target);
 
 // Each size replaced by its largest divisor of at most `cap` (so that sizes that divide one

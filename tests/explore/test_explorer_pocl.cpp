@@ -463,12 +463,20 @@ TEST_CASE("a reference binds the tuning parameters a program file declares") {
   const std::string text = printDefinition(*reference);
   CAPTURE(text);
   CHECK(text.find("split(2, xs)") != std::string::npos);
+  // Its floating-point operations are counted at that point (N additions), not left unknown.
+  CHECK(target.flops == 96);
   // Nothing left to tune.
   CHECK(buildParameterSpace(tuneUnboundSizes(*reference, {{"N", 96}}), {{"N", 96}})
             .parameters.empty());
-  // kappa in [5, 6]: 6 divides 96 but not 16, 5 neither: no point is valid at both.
+  // kappa in [5, 6]: 6 divides 96 but not 16, 5 neither: no point is valid at both, and the
+  // reference takes the first valid at N = 96.
   const Definition narrow = chunkSums("5 <= kappa <= 6");
-  CHECK_FALSE(boundReference(narrow, programTarget(narrow, {{"N", 96}})));
+  const std::optional<Definition> six = boundReference(narrow, programTarget(narrow, {{"N", 96}}));
+  REQUIRE(six);
+  CHECK(printDefinition(*six).find("split(6, xs)") != std::string::npos);
+  // kappa = 5 alone: no valid point.
+  const Definition five = chunkSums("5 <= kappa <= 5");
+  CHECK_FALSE(boundReference(five, programTarget(five, {{"N", 96}})));
   // A program without tuning parameters is its own reference.
   const Definition plain = parseProgram(R"(
 def twice(xs: [float]N): [float]N = map(x -> x + x, xs)
