@@ -193,11 +193,15 @@ std::optional<Definition> boundReference(const Definition& definition,
   const ParameterSpace full = buildParameterSpace(target.parametric, target.sizes);
   std::optional<ParameterSpace> small;
   if (!target.referenceCheckSizes.empty()) {
-    small = buildParameterSpace(target.parametric, target.referenceCheckSizes);
+    try {
+      small = buildParameterSpace(target.parametric, target.referenceCheckSizes);
+    } catch (const SpaceError&) {
+      // Not a space at the smaller sizes: the points are chosen at the explored sizes alone.
+    }
   }
-  // The points in lexicographic order of the parameters (sorted by name), each over its domain
+  // Each domain's smallest values (more than the points tried could reach is never needed);
+  // the points in lexicographic order of the parameters (sorted by name), each over its domain
   // in increasing order: an odometer whose first parameter turns slowest.
-  // Each domain's smallest values: more than the points tried could reach is never needed.
   constexpr int kMaxTried = 4096;
   std::vector<std::vector<int64_t>> domains;
   for (const Parameter& p : full.parameters) {
