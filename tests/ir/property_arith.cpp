@@ -4,8 +4,9 @@
 // bindings inside the variables' ranges the simplified expression must evaluate like the raw
 // tree whenever the raw tree is defined; simplification must be idempotent; equal-by-
 // construction rearrangements must compare and hash equal; printing must be stable; and every
-// proof and bound the range reasoning gives must hold for the drawn values. Each property runs
-// inside a doctest test case, so a failure fails ctest.
+// proof and bound the range reasoning gives must hold for the drawn values; an index written as
+// its digits in two nested bases (x/(a*b), (x/a)%b, x%a) must sum back to the index. Each
+// property runs inside a doctest test case, so a failure fails ctest.
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
 
@@ -246,6 +247,53 @@ TEST_CASE("property: simplification is idempotent and printing is stable") {
     RC_ASSERT(e1->toString() == e2.toString());
     RC_ASSERT(e1->toC() == e2.toC());
     RC_ASSERT(*e1 == e2);
+  }));
+}
+
+TEST_CASE("property: sums of an index's nested quotients and remainders") {
+  // x = q*a*b + r with digits (x/a)%b and x%a: c*(a*b)*(x/(a*b)) + c*a*((x/a)%b) + c*(x%a) is
+  // c*x for x >= 0, whichever quotient (x/a)/b simplifies to, and any other mix of the terms
+  // evaluates like its raw tree and re-simplifies to itself. (For x = 4*i + j, j in [0, 3], the
+  // digits simplify on their own, (4*i + j)/4 to i, and the sum is not recombined: it evaluates
+  // right but keeps (4*i + j)%8.)
+  auto node = [](Op op, RawP a, RawP b) {
+    return std::make_shared<Raw>(Raw{op, 0, 0, {std::move(a), std::move(b)}});
+  };
+  auto constant = [](int64_t v) { return std::make_shared<Raw>(Raw{Op::Const, v, 0, {}}); };
+  CHECK(rc::check("the digits of an index recombine, and mixes evaluate like the raw sum", [&] {
+    // The index: i, i + j, or 4*i + j (non-negative); a, b in [1, 12].
+    const RawP i = std::make_shared<Raw>(Raw{Op::Var, 0, 3, {}});
+    const RawP j = std::make_shared<Raw>(Raw{Op::Var, 0, 5, {}});
+    const int shape = *rc::gen::inRange(0, 3);
+    const RawP x = shape == 0   ? i
+                   : shape == 1 ? node(Op::Add, i, j)
+                                : node(Op::Add, node(Op::Mul, constant(4), i), j);
+    const int64_t a = *rc::gen::inRange<int64_t>(1, 13);
+    const int64_t b = *rc::gen::inRange<int64_t>(1, 13);
+    const int64_t c = *rc::gen::inRange<int64_t>(1, 17);
+    const RawP high = node(Op::Div, x, constant(a * b));
+    const RawP nestedHigh = node(Op::Div, node(Op::Div, x, constant(a)), constant(b));
+    const RawP middle = node(Op::Mod, node(Op::Div, x, constant(a)), constant(b));
+    const RawP low = node(Op::Mod, x, constant(a));
+    const RawP whole =
+        node(Op::Add,
+             node(Op::Add, node(Op::Mul, constant(c * a * b), *rc::gen::element(high, nestedHigh)),
+                  node(Op::Mul, constant(c * a), middle)),
+             node(Op::Mul, constant(c), low));
+    const Arith recombined = build(whole);
+    if (shape < 2) RC_ASSERT(recombined == Arith(c) * build(x));
+    // A mix: random coefficients in [-3, 3] on the three digits and on x itself.
+    RawP mix = constant(0);
+    for (const RawP& term : {high, middle, low, x}) {
+      mix = node(Op::Add, mix, node(Op::Mul, constant(*rc::gen::inRange<int64_t>(-3, 4)), term));
+    }
+    const Arith e = build(mix);
+    RC_ASSERT(substitute(e, {}) == e);
+    for (int draw = 0; draw < 4; ++draw) {
+      const Values values = drawValues();
+      RC_ASSERT(tryEvaluate(e, bindingOf(values)) == rawEval(mix, values));
+      RC_ASSERT(tryEvaluate(recombined, bindingOf(values)) == rawEval(whole, values));
+    }
   }));
 }
 
