@@ -429,51 +429,11 @@ void writeWithOwnTime(Json& report, const Settings& settings, const std::string&
 
 // ---- --conv: the convolution as a program file against the hand-written strategies ----
 
-// Listing 3's data (weights [M][K][K][C], biases [M], input [H][W][C]), row-major.
-struct ConvData {
-  std::vector<float> weights, biases, input;
-};
-
-// Checks `out` ([M][outH][outW]) against the direct convolution in double at `samples` random
-// outputs: |out − ref| ≤ 1e-3 · max(|ref|, 1).
-Json verifyConv(const ConvLayer& layer, const ConvData& d, const std::vector<float>& out,
-                int samples, unsigned seed, bool& passed) {
-  const int64_t oh = layer.outH(), ow = layer.outW();
-  passed = static_cast<int64_t>(out.size()) == layer.M * oh * ow;
-  if (!passed) return {{"passed", false}, {"why", "output of another size"}};
-  std::mt19937 rng(seed);
-  double worst = 0;
-  for (int s = 0; s < samples; ++s) {
-    const int64_t m = std::uniform_int_distribution<int64_t>(0, layer.M - 1)(rng);
-    const int64_t y = std::uniform_int_distribution<int64_t>(0, oh - 1)(rng);
-    const int64_t x = std::uniform_int_distribution<int64_t>(0, ow - 1)(rng);
-    double ref = d.biases[static_cast<size_t>(m)];
-    for (int64_t ky = 0; ky < layer.K; ++ky) {
-      const int64_t iy = y * layer.stride + ky - layer.pad;
-      if (iy < 0 || iy >= layer.H) continue;
-      for (int64_t kx = 0; kx < layer.K; ++kx) {
-        const int64_t ix = x * layer.stride + kx - layer.pad;
-        if (ix < 0 || ix >= layer.W) continue;
-        for (int64_t c = 0; c < layer.C; ++c) {
-          ref += static_cast<double>(d.weights[static_cast<size_t>(
-                     ((m * layer.K + ky) * layer.K + kx) * layer.C + c)]) *
-                 d.input[static_cast<size_t>((iy * layer.W + ix) * layer.C + c)];
-        }
-      }
-    }
-    const double got = out[static_cast<size_t>((m * oh + y) * ow + x)];
-    const double error = std::abs(got - ref) / std::max(std::abs(ref), 1.0);
-    worst = std::max(worst, error);
-    if (error > 1e-3) passed = false;
-  }
-  return {{"passed", passed}, {"outputs_checked", samples}, {"worst_relative_error", worst}};
-}
-
 // Re-times up to --retime of `records` (fastest recorded first), each compiled by `compile`, on
 // `inputs`: a warm-up whose output is checked, then at least --min-repeats runs adding up to
 // --min-seconds; a run's time is the sum of its kernels' cl_event times without the
 // preparation kernels (those reading only the weights and biases), which are summed apart.
-Json retimeConv(const ConvLayer& layer, const ConvData& data, const std::vector<Value>& inputs,
+Json retimeConv(const ConvLayer& layer, const LayerData& data, const std::vector<Value>& inputs,
                 const ArithBinding& sizes, host::Context& context,
                 const std::vector<explore::VariantRecord>& records,
                 const std::function<CompiledProgram(const explore::VariantRecord&)>& compile,
@@ -487,9 +447,9 @@ Json retimeConv(const ConvLayer& layer, const ConvData& data, const std::vector<
     const CompiledProgram compiled = compile(record);
     const std::vector<bool> preparation = compiled.preparationKernels({0, 1});
     const TimedRun timed = timeProgram(context, compiled, inputs, sizes, settings);
-    bool passed = false;
-    Json verification = verifyConv(layer, data, flattenToFloats(timed.output), settings.samples,
-                                   settings.seed, passed);
+    const Verification check = verifyOutput(layer, data, flattenToFloats(timed.output),
+                                            settings.samples, 0, settings.seed);
+    const bool passed = check.passed;
     allPassed = allPassed && passed;
     std::vector<double> inference, prepared;
     for (const std::vector<uint64_t>& run : timed.kernelNs) {
@@ -509,7 +469,7 @@ Json retimeConv(const ConvLayer& layer, const ConvData& data, const std::vector<
                   {"preparation_ms", timeJson(prepared)},
                   {"gflops_per_s", static_cast<double>(layer.flops()) / (medianMs * 1e6)},
                   {"verified", passed},
-                  {"verification", verification}};
+                  {"verification", verificationJson(check, layer, "direct convolution in double")}};
     variants.push_back(entry);
     if (passed && (best.is_null() || medianMs < bestMs)) {
       best = entry;
@@ -534,19 +494,10 @@ int runConv(const Settings& settings) {
   const std::vector<explore::VariantRecord> strategies =
       fastestRecorded(settings.layerDatabases, layer.name, profile.fingerprint);
 
-  ConvData data;
-  std::mt19937 rng(settings.seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  data.weights.resize(static_cast<size_t>(layer.M * layer.K * layer.K * layer.C));
-  data.biases.resize(static_cast<size_t>(layer.M));
-  data.input.resize(static_cast<size_t>(layer.H * layer.W * layer.C));
-  for (std::vector<float>* v : {&data.weights, &data.biases, &data.input}) {
-    for (float& x : *v) x = uniform(rng);
-  }
-  const auto& params = definition.function.params();
-  const std::vector<Value> inputs = {valueFromFlat(params[0].paramType(), sizes, data.weights),
-                                     valueFromFlat(params[1].paramType(), sizes, data.biases),
-                                     valueFromFlat(params[2].paramType(), sizes, data.input)};
+  // PyTorch-layout data (what the trusted reference reads), given to both sides in Listing 3's
+  // layout, which conv.weft's parameters share.
+  const LayerData data = randomLayerData(layer, settings.seed);
+  const std::vector<Value> inputs = listing3Inputs(layer, data);
   bool allPassed = true;
   Json report = {{"benchmark", "weft_bench_programs --conv"},
                  {"date", utcNow()},
