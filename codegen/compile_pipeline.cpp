@@ -10,16 +10,7 @@ namespace weft {
 Definition instantiate(const Definition& parametric, const ArithBinding& point) {
   ArithSubstitution substitution;
   for (const auto& [name, value] : point) substitution[name] = Arith(value);
-  Definition instance = parametric;
-  instance.function = substituteArith(parametric.function, substitution);
-  if (parametric.declaredType) {
-    instance.declaredType = substitute(parametric.declaredType, substitution);
-  }
-  instance.sizeDeclarations.clear();
-  for (const Arith& declared : parametric.sizeDeclarations) {
-    if (!point.count(declared.varName())) instance.sizeDeclarations.push_back(declared);
-  }
-  return instance;
+  return withSizesSubstituted(parametric, substitution);
 }
 
 CompiledProgram compileToOpenCL(const Definition& definition, const ArithBinding& point,

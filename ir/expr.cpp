@@ -494,16 +494,22 @@ Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& r
       [](const Arith& a) { return a; }, memo);
 }
 
-Definition withSizesFixed(const Definition& definition, const ArithSubstitution& substitution) {
-  Definition fixed = definition;
-  fixed.function = substituteArith(definition.function, substitution);
+Definition withSizesSubstituted(const Definition& definition,
+                                const ArithSubstitution& substitution) {
+  Definition result = definition;
+  result.function = substituteArith(definition.function, substitution);
   if (definition.declaredType) {
-    fixed.declaredType = substitute(definition.declaredType, substitution);
+    result.declaredType = substitute(definition.declaredType, substitution);
   }
-  fixed.sizeDeclarations.clear();
+  result.sizeDeclarations.clear();
   for (const Arith& declared : definition.sizeDeclarations) {
-    if (!substitution.count(declared.varName())) fixed.sizeDeclarations.push_back(declared);
+    if (!substitution.count(declared.varName())) result.sizeDeclarations.push_back(declared);
   }
+  return result;
+}
+
+Definition withSizesFixed(const Definition& definition, const ArithSubstitution& substitution) {
+  Definition fixed = withSizesSubstituted(definition, substitution);
   for (const auto& [name, value] : substitution) {
     fixed.sizeDeclarations.push_back(Arith::var(name, VarKind::Size, value, value));
   }

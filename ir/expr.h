@@ -150,8 +150,11 @@ Expr substituteParams(const Expr& e, const std::vector<std::pair<Expr, Expr>>& r
 // Applies an arithmetic substitution to every size argument, attribute and param type.
 Expr substituteArith(const Expr& e, const ArithSubstitution& substitution);
 // `definition` with the size variables of `substitution` replaced by their values in its
-// function and declared type, each still declared, with its one value as its range, so that
-// binding it to another value is refused as out of range.
+// function and declared type, and their declarations dropped (codegen's instantiate).
+Definition withSizesSubstituted(const Definition& definition,
+                                const ArithSubstitution& substitution);
+// The same, each still declared, with its one value as its range, so that binding it to
+// another value is refused as out of range.
 Definition withSizesFixed(const Definition& definition, const ArithSubstitution& substitution);
 // Calls `visit` on every node, parents before children (functions and args in order).
 void forEachNode(const Expr& e, const std::function<void(const Expr&)>& visit);
