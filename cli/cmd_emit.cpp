@@ -689,9 +689,10 @@ void emitPicked(const EmitOptions& options) {
 // record it as "NAME[C=128,H=56]" (explore::programTarget). Empty when the database holds the
 // definition without sizes or not at all (the pick then says what it holds); throws when it
 // holds it at several sizes, which --size must then choose between.
-std::vector<std::string> recordedSizeOptions(const std::string& db, const std::string& definition) {
+std::vector<std::string> recordedSizeOptions(const explore::ResultsSnapshot& snapshot,
+                                             const std::string& definition) {
   std::set<std::string> sized;
-  for (const explore::VariantRecord& v : explore::readResultsSnapshot(db).variants) {
+  for (const explore::VariantRecord& v : snapshot.variants) {
     const std::string& program = v.key.program;
     if (program.size() > definition.size() + 2 && program.rfind(definition + "[", 0) == 0 &&
         program.back() == ']') {
@@ -699,9 +700,9 @@ std::vector<std::string> recordedSizeOptions(const std::string& db, const std::s
     }
   }
   if (sized.size() > 1) {
-    throw std::runtime_error(db + " holds " + definition + " at " + std::to_string(sized.size()) +
-                             " sets of sizes (" + joined({sized.begin(), sized.end()}) +
-                             "); choose one with --size");
+    throw std::runtime_error(snapshot.path.string() + " holds " + definition + " at " +
+                             std::to_string(sized.size()) + " sets of sizes (" +
+                             joined({sized.begin(), sized.end()}) + "); choose one with --size");
   }
   std::vector<std::string> items;
   if (sized.empty()) return items;
@@ -732,14 +733,16 @@ void emitPickedFile(const EmitOptions& options) {
       chooseFunctionDefinition(program, options.file, options.definition, "emit");
   std::set<std::string> known = mentionedSizeNames(definition);
   for (const Arith& declared : definition.sizeDeclarations) known.insert(declared.varName());
+  // Read once: the recorded sizes (without --size) and the pick come from it.
+  const explore::ResultsSnapshot snapshot = explore::readResultsSnapshot(options.db);
   ArithBinding sizes = parseSizeOptions(
-      options.sizes.empty() ? recordedSizeOptions(options.db, definition.name) : options.sizes,
+      options.sizes.empty() ? recordedSizeOptions(snapshot, definition.name) : options.sizes,
       definition, known);
   checkSizeValues(definition, sizes);
   const explore::ExploreTarget target = explore::programTarget(definition, sizes);
   explore::PickSpec spec = explore::parsePickSpec(options.pick.empty() ? "fastest" : options.pick);
   explore::PickedVariant picked =
-      explore::pickVariant(std::filesystem::path(options.db), target.program, options.device, spec);
+      explore::pickVariant(snapshot, target.program, options.device, spec);
   CompiledProgram compiled = explore::compileProgramVariant(definition, sizes, picked.record);
 
   exporting::DropinMetadata metadata;
