@@ -1235,8 +1235,16 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       if (event == "result" || event == "error") result = message;
       return std::nullopt;
     };
-    const GeneratorProcess::Outcome served = generator.run(
-        Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}}, after(cap), onLine);
+    // A pre-build that found the variant invalid (its kernels spill registers, or it does not
+    // fit the device) decides it: the same source would be built again only to be rejected or,
+    // where the platform caches builds without their log (NVIDIA), launched and fail.
+    const bool invalidWhenPrebuilt = prebuilt.ran && prebuilt.status == "invalid";
+    const GeneratorProcess::Outcome served =
+        invalidWhenPrebuilt
+            ? GeneratorProcess::Outcome{}
+            : generator.run(
+                  Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}},
+                  after(cap), onLine);
     const ChildOutcome& outcome = served.child;
     // The generator's own time for this variant (generation, the fork, messages; not the
     // wait for the measuring child), 0 when it died or was killed.
@@ -1262,7 +1270,18 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       launcherDied = true;
     }
 
-    if (launcherDied) {
+    if (invalidWhenPrebuilt) {
+      record.status = VariantStatus::Invalid;
+      record.message = prebuilt.message + " (found by its pre-build)";
+      record.buildMs = prebuilt.buildMs;
+      Json details{{"phase", "pre-build"},
+                   {"prebuild",
+                    {{"status", prebuilt.status},
+                     {"message", prebuilt.message},
+                     {"waitedSeconds", prebuilt.waitedSeconds}}}};
+      if (!prebuilt.buildLog.empty()) details["prebuild"]["buildLog"] = prebuilt.buildLog;
+      record.details = details.dump();
+    } else if (launcherDied) {
       record.status = VariantStatus::Crashed;
       record.message =
           "the measuring launcher died twice while this variant was measured (in "

@@ -531,3 +531,29 @@ def window(x: [float]N): [[float]17]((N - 17) + 1) = slide(17, 1, x)
   Preparation unchecked = prepareExploration(big, options);
   CHECK(unchecked.referenceCheck.find("could not run at N=16") != std::string::npos);
 }
+
+TEST_CASE("a variant its pre-build finds invalid is recorded so, without being built again") {
+  // A device of 1000 bytes: every variant's buffers exceed it, which the pre-build finds (as it
+  // finds kernels that spill registers on NVIDIA's driver, whose build cache keeps no log for
+  // the measuring child's build to show the spills in).
+  if (!haveOpenCLDevice()) return;
+  Preparation prep = preparation();
+  prep.device.globalMemoryBytes = 1000;
+  TempFolder folder;
+  ExploreOptions options = smallOptions(folder.path / "results.db");
+  options.jobs = 2;
+  ExploreSummary summary = runExploration(prep, options);
+  CHECK(summary.ran == 6);
+  ResultsDb db(options.db);
+  const std::vector<VariantRecord> rows = db.variants(prep.target.program);
+  REQUIRE(rows.size() == 6);
+  for (const VariantRecord& row : rows) {
+    CAPTURE(row.message);
+    CHECK(row.status == VariantStatus::Invalid);
+    CHECK(row.message.find("does not fit the device") != std::string::npos);
+    CHECK(row.message.find("found by its pre-build") != std::string::npos);
+    const auto details = nlohmann::json::parse(row.details);
+    CHECK(details.value("phase", "") == "pre-build");
+    CHECK(details["prebuild"]["status"] == "invalid");
+  }
+}
