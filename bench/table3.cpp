@@ -1105,8 +1105,10 @@ int run(const Options& options) {
 
   if (options.recordPeers) {
     recordPeerTimes(rows, options.dbs, runningOn,
-                    "PyTorch " + torchReport.value("torch_version", std::string()) + " conv2d (" +
-                        std::to_string(options.settings.threads) + " threads)");
+                    torchReport.is_object()
+                        ? "PyTorch " + torchReport.value("torch_version", std::string()) +
+                              " conv2d (" + std::to_string(options.settings.threads) + " threads)"
+                        : std::string("PyTorch (not run)"));
   }
 
   Json report;
