@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what a lent NVIDIA machine needs to run weft's GPU measurements (bench/nvidia/run.sh):
-# stripped weft, weft_bench_table3 and the OpenCL test executables built here (Debian 12), and
+# stripped weft, weft_bench_table3, weft_bench_programs and the OpenCL test executables built here (Debian 12), and
 # the shared libraries they load that such a machine lacks (Z3, fmt, SQLite, the ocl-icd
 # loader, CLBlast). The machine has NVIDIA's OpenCL driver; run.sh registers it with the loader.
 # Output: .gpu-session/pack.tar.xz (git-ignored through .git/info/exclude), a few tens of MB.
@@ -13,6 +13,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin/tests" "$stage/lib"
 strip -o "$stage/bin/weft" "$build/weft"
 strip -o "$stage/bin/weft_bench_table3" "$build/bench/weft_bench_table3"
+strip -o "$stage/bin/weft_bench_programs" "$build/bench/weft_bench_programs"
 # The OpenCL tests: every executable ctest labels `opencl`.
 (cd "$build" && ctest -N -V -L opencl) |
   sed -n 's/^.*Test command: \([^ ]*\).*$/\1/p' | sort -u | while read -r exe; do

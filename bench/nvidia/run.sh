@@ -2,6 +2,10 @@
 # Runs weft's GPU measurements on a lent NVIDIA machine (bench/nvidia/README.md), from the
 # repository root, with what bench/nvidia/pack.sh packed in .gpu-session/pack.tar.xz:
 #   1. the device as NVIDIA's OpenCL reports it (nvidia-smi, weft devices);
+#   1b. with phase matmul (not in the default PHASES): examples/matmul.weft explored by the
+#      rewrite-sequence search and its fastest re-timed against CLBlast and cuBLAS (MATMUL_S,
+#      MATMUL_SIZE, MATMUL_SAMPLES, MATMUL_TIMEOUT: the cap on a variant's phase, default 30 s,
+#      since NVIDIA's compiler took 86-91 s on kernels that then spilled; MATMUL_START_DB);
 #   2. `weft explore` of the given VGG-16 layers on the GPU, each measuring for EXPLORE_S seconds
 #      (--time-limit: its preparation not counted; cut off PREPARE_S seconds later at the
 #      latest, its database keeping every variant measured before the cut);
@@ -12,7 +16,8 @@
 #      pattern, when given) on NVIDIA's driver, several at once.
 # Every file lands in $OUT/results.tar.xz (the device tool brings it back): log.txt, nvidia.db, table3.json,
 # table3.md, pytorch-cudnn.txt, opencl-tests.txt, explore-vgg16-N.txt (each exploration's
-# output). ALL_VGG16_S explores all 13 layers in one process instead (see below). SAMPLES
+# output), and with phase matmul matmul.db, explore-matmul.txt, programs-matmul.{txt,json} and
+# cublas-matmul.txt. ALL_VGG16_S explores all 13 layers in one process instead (see below). SAMPLES
 # (default 1000) is the samples per layer; FAMILY (e.g. workgroup-tiled) explores only those
 # families (weft explore --family); START_DB a database of an earlier
 # run to go on from. PHASES (default "explore table3 torch tests")
@@ -54,12 +59,41 @@ mkdir -p /etc/OpenCL/vendors
 stamp device
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
 "$work/bin/weft" devices | tee /tmp/devices.txt
-if ! grep -q "(gpu)" /tmp/devices.txt; then
+# DEVICE (default gpu) selects the OpenCL device as weft's --device does; another than gpu (a
+# dry run of the script on PoCL, say) skips the check that a GPU shows.
+DEVICE=${DEVICE:-gpu}
+if [ "$DEVICE" = gpu ] && ! grep -q "(gpu)" /tmp/devices.txt; then
   echo "no OpenCL GPU: libnvidia-opencl.so.1 at '${lib}'"; ls -la /etc/OpenCL/vendors
   cat /etc/OpenCL/vendors/*.icd; exit 2
 fi
 PHASES=${PHASES:-"explore table3 torch tests"}
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Phase matmul: examples/matmul.weft at MATMUL_SIZE (M N K) explored by the rewrite-sequence
+# search on the GPU, measuring MATMUL_S seconds; its fastest re-timed against CLBlast's SGEMM on
+# the same OpenCL device (weft_bench_programs) and cuBLAS through PyTorch (TF32 off and on).
+if has matmul; then
+  read -r mm_m mm_n mm_k <<<"${MATMUL_SIZE:-1024 1024 1024}"
+  MATMUL_S=${MATMUL_S:-120}
+  # MATMUL_START_DB: an earlier call's matmul.db to go on from (carried in .gpu-session).
+  [ -n "${MATMUL_START_DB:-}" ] && cp "$MATMUL_START_DB" "$OUT/matmul.db"
+  stamp "explore examples/matmul.weft M=$mm_m N=$mm_n K=$mm_k (measuring ${MATMUL_S} s)"
+  timeout -s INT "$((MATMUL_S + PREPARE_S))" "$work/bin/weft" explore examples/matmul.weft \
+    --size "M=$mm_m" --size "N=$mm_n" --size "K=$mm_k" --samples "${MATMUL_SAMPLES:-1000}" \
+    --seed 1 --db "$OUT/matmul.db" --device "$DEVICE" --jobs 15 --build-while-timing --min-time 20 \
+    --time-limit "$MATMUL_S" --timeout "${MATMUL_TIMEOUT:-30}" >"$OUT/explore-matmul.txt" 2>&1
+  echo "exit $?"; grep -v '^\[' "$OUT/explore-matmul.txt" | tail -12
+  stamp "matmul: the explored fastest re-timed against CLBlast"
+  timeout 90 "$work/bin/weft_bench_programs" --db "$OUT/matmul.db" --program examples/matmul.weft \
+    --size "$mm_m" "$mm_n" "$mm_k" --device "$DEVICE" --no-torch --retime 4 --min-seconds 0.5 \
+    --out "$OUT/programs-matmul.json" >"$OUT/programs-matmul.txt" 2>&1
+  echo "exit $?"; cat "$OUT/programs-matmul.txt"
+  stamp "matmul: cuBLAS through PyTorch"
+  timeout 60 python3 bench/matmul_torch_gpu.py --size "$mm_m" "$mm_n" "$mm_k" \
+    >"$OUT/cublas-matmul.txt" 2>&1
+  echo "exit $?"; grep -v '^{' "$OUT/cublas-matmul.txt"
+  python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma journal_mode=delete'); c.close()" "$OUT/matmul.db"
+fi
 
 db="$OUT/nvidia.db"
 family=()
@@ -74,7 +108,7 @@ same_shape=()
 if [ -n "${ALL_VGG16_S:-}" ] && has explore; then
   stamp "explore --all-vgg16 (each layer measuring ${ALL_VGG16_S} s)"
   timeout -s INT "$((13 * (ALL_VGG16_S + PREPARE_S)))" "$work/bin/weft" explore --all-vgg16 \
-    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
+    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device "$DEVICE" --jobs 15 \
     --build-while-timing --min-time 20 --time-limit "$ALL_VGG16_S" "${family[@]}" \
     >"$OUT/explore-all-vgg16.txt" 2>&1
   echo "exit $?"; grep -v '^\[' "$OUT/explore-all-vgg16.txt" | tail -60
@@ -88,7 +122,7 @@ for entry in $layers; do
   [ "$entry" = "$layer" ] || seconds=${entry#*:}
   stamp "explore vgg16:$layer (measuring ${seconds} s)"
   timeout -s INT "$((seconds + PREPARE_S))" "$work/bin/weft" explore --layer "vgg16:$layer" \
-    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device gpu --jobs 15 \
+    --samples "${SAMPLES:-1000}" --seed 1 --db "$db" --device "$DEVICE" --jobs 15 \
     --build-while-timing --min-time 20 --time-limit "$seconds" "${family[@]}" \
     >"$OUT/explore-vgg16-$layer.txt" 2>&1
   echo "exit $?"; grep -v '^\[' "$OUT/explore-vgg16-$layer.txt" | head -4
@@ -140,7 +174,7 @@ db.close()
 PY
 
 has table3 && stamp "table3 (re-timed best, CLBlast, naive)" &&
-timeout "$TABLE3_S" "$work/bin/weft_bench_table3" --device gpu --db "$db" "${names[@]}" --no-torch \
+timeout "$TABLE3_S" "$work/bin/weft_bench_table3" --device "$DEVICE" --db "$db" "${names[@]}" --no-torch \
   --retime 2 --out "$OUT/table3.json" --markdown "$OUT/table3.md"
 echo "exit $?"
 
