@@ -1242,9 +1242,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     const GeneratorProcess::Outcome served =
         invalidWhenPrebuilt
             ? GeneratorProcess::Outcome{}
-            : generator.run(
-                  Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}},
-                  after(cap), onLine);
+            : generator.run(Json{{"variant", index}, {"best", best ? Json(*best) : Json(nullptr)}},
+                            after(cap), onLine);
     const ChildOutcome& outcome = served.child;
     // The generator's own time for this variant (generation, the fork, messages; not the
     // wait for the measuring child), 0 when it died or was killed.

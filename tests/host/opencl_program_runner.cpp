@@ -262,9 +262,9 @@ kernel void open(global float* out) { out[get_global_id(0)] += 1.0f; }
   }
   REQUIRE(full.outputFloats.size() == n);
   // Spun towards 1 (1 - 0.5 * 0.999^R), then 1 added by the second kernel.
-  CHECK(full.outputFloats[0] ==
-        doctest::Approx(2.0 - 0.5 * std::pow(0.999, static_cast<double>(sizes["R"])))
-            .epsilon(1e-3));
+  CHECK(
+      full.outputFloats[0] ==
+      doctest::Approx(2.0 - 0.5 * std::pow(0.999, static_cast<double>(sizes["R"]))).epsilon(1e-3));
 
   RunOptions first = whole;
   first.firstWorkGroupOnly = true;
