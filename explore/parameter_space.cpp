@@ -333,21 +333,26 @@ Expr withoutUnrolling(const Expr& e) {
   return e.withChildren(e.nats(), funs, args);
 }
 
-// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`. Unrolled maps are
-// left alone: they write private arrays with constant indices (accumulators, a fused
-// pipeline's private tile), whose size the register budget already bounds.
-void collectUnrolledReductionLengths(const Expr& e, const TypedDefinition& typed,
-                                     std::vector<Arith>& lengths) {
+// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`, and with `maps` of
+// its unrolled maps (mapSeqUnroll) too. On a CPU unrolled maps are left alone: they write
+// private arrays with constant indices (accumulators, a fused pipeline's private tile), whose
+// size the register budget bounds, and PoCL builds and runs long ones well (tiles of over a
+// thousand values). On a GPU they are capped as well: an unrolled map over a row of a size (a
+// matmul's 1024 accumulators and their padding, whose array the register estimate counts as
+// memory) took NVIDIA's compiler 86-91 s to build, spilled and could not be launched.
+void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool maps,
+                            std::vector<std::pair<Arith, bool>>& lengths) {
   if (e.isLambda()) {
-    collectUnrolledReductionLengths(e.body(), typed, lengths);
+    collectUnrolledLengths(e.body(), typed, maps, lengths);
     return;
   }
   if (!e.isPrim()) return;
-  if (e.isPrim(Op::ReduceSeqUnroll) && !e.args().empty()) {
-    lengths.push_back(typed.typeOf(e.args().back()).arrayLength());
+  const bool reduction = e.isPrim(Op::ReduceSeqUnroll);
+  if ((reduction || (maps && e.isPrim(Op::MapSeqUnroll))) && !e.args().empty()) {
+    lengths.emplace_back(typed.typeOf(e.args().back()).arrayLength(), reduction);
   }
-  for (const Expr& f : e.funs()) collectUnrolledReductionLengths(f, typed, lengths);
-  for (const Expr& a : e.args()) collectUnrolledReductionLengths(a, typed, lengths);
+  for (const Expr& f : e.funs()) collectUnrolledLengths(f, typed, maps, lengths);
+  for (const Expr& a : e.args()) collectUnrolledLengths(a, typed, maps, lengths);
 }
 
 }  // namespace
@@ -707,16 +712,18 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
     space.deviceName = options.device->name;
     addHardwareConstraints(space, parametric, options, substitution);
     if (options.maxUnrolledIterations > 0) {
-      std::vector<Arith> unrolled;
-      collectUnrolledReductionLengths(parametric.function, typed, unrolled);
-      for (const Arith& length : unrolled) {
-        addConstraint(space,
-                      makeConstraint(Relation::LessEqual, length,
-                                     Arith(options.maxUnrolledIterations), "unrolled reduction",
-                                     "at most " + std::to_string(options.maxUnrolledIterations) +
-                                         " iterations: longer unrolled loops build and run "
-                                         "slowly (SpaceOptions::maxUnrolledIterations)"),
-                      ConstraintSource::Hardware, substitution);
+      std::vector<std::pair<Arith, bool>> unrolled;
+      collectUnrolledLengths(parametric.function, typed, options.device->deviceType == "gpu",
+                             unrolled);
+      for (const auto& [length, reduction] : unrolled) {
+        addConstraint(
+            space,
+            makeConstraint(Relation::LessEqual, length, Arith(options.maxUnrolledIterations),
+                           reduction ? "unrolled reduction" : "unrolled map",
+                           "at most " + std::to_string(options.maxUnrolledIterations) +
+                               " iterations: longer unrolled loops build and run "
+                               "slowly (SpaceOptions::maxUnrolledIterations)"),
+            ConstraintSource::Hardware, substitution);
       }
     }
   }
