@@ -247,6 +247,8 @@ PickedVariant pickVariant(const ResultsSnapshot& snapshot, const std::string& pr
       picked.why = "fastest within " + megabytes(spec.budgetBytes) + " of " + among;
       break;
     }
+    case PickSpec::Kind::Sample:
+      break;  // picked above, before the ok variants are gathered
   }
   return picked;
 }
