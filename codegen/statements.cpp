@@ -308,7 +308,13 @@ void Generator::genReduce(const Expr& e, const ViewPtr& dest) {
     genWrite(init, acc);
   } else {
     // Array accumulators live in private memory when small and of known size, else in
-    // global memory (one region per work-item).
+    // global memory (one region per work-item). Each work-item keeps the whole accumulator,
+    // so an initial value written by mapLcl would fill only the work-item's part of it.
+    if (containsOp(init, [](Op op) { return op == Op::MapLcl; })) {
+      fail(init,
+           "a reduction's accumulator that every work-item keeps whole cannot be initialised by "
+           "mapLcl (each work-item would write only its part of it)");
+    }
     Arith count = storedScalars(accType);
     bool small = count.constant() && *count.constant() <= options_.maxPrivateScalars;
     acc = allocate(accType, small ? AddressSpace::Private : AddressSpace::Global, e, "acc");

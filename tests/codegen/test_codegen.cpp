@@ -398,3 +398,21 @@ TEST_CASE("a user function named directly in a map over an earlier kernel's temp
   }
   CHECK(hasTemporary);
 }
+
+TEST_CASE("an accumulator every work-item keeps whole is not initialised by mapLcl") {
+  // A searched matmul structure: the rows' accumulators staged by a mapLcl copy, then updated
+  // by every work-item of the group on its own (no mapLcl around the reduction). Each
+  // work-item would have written one element of its private accumulator and read the others
+  // uninitialised: every variant gave a wrong answer on PoCL.
+  const std::string error = errorOf(R"(
+def matmul(A: [[float]16]16, B: [[float]16]16): [[float]16]16 =
+  mapWrg(0,
+    row -> join(transpose(reduceSeq(
+      toLocal(copy -> mapLcl(0, x -> id(x), copy),
+              join(map2D(col -> 0.0f, split(4, transpose(B))))),
+      (accs, ys) -> mapSeqUnroll(p -> p._0 + dot(p._1._0, p._1._1), zip(accs, ys)),
+      transpose(map(col -> zip(asVector(4, row), asVector(4, col)), transpose(B)))))),
+    A)
+)");
+  CHECK(error.find("cannot be initialised by mapLcl") != std::string::npos);
+}
