@@ -1,3 +1,5 @@
+// Work-group tiles staged in local memory, for a convolution and for all-pairs products.
+//
 // The work-group-tiled convolution, the shape of the fast GPU kernels (CLBlast's Xconvgemm,
 // TVM's CUDA direct template, myGEMM; ../shared/research/gpu-conv.md): a work-group computes an
 // output tile of TK kernels × TH×TW pixels; each step of a reduction over the input channels, TC
@@ -19,18 +21,32 @@
 //      init: each register tile filled with its kernels' z(k); stage(v) = toLocal(mapLcl(1,
 //      mapLcl(0, copy)))(v), or v itself (read from global memory) when that operand is not
 //      staged (the input tile stored channels-first, [TC][rows][cols]: neighbouring work-items
-//      read neighbouring words); the pixel groups interleaved (group g holds pixels g, g + TH·TW/RP, …: neighbouring
-//      work-items read neighbouring pixels, conflict-free in local memory and coalesced); the
-//      tiles' results rearranged to [M][OH][OW].
-//      Factors: kernels_per_group TK, kernels_per_item RK, tile_rows TH, tile_cols TW,
-//      pixels_per_item RP, channels_per_step TC (tuning variables when not given; RK and RP must
-//      be given numbers: they are unrolled), stage_input and stage_weights (0 or 1, default 1:
-//      Mali's kernels stage nothing, gpu-conv.md §0.2).
-//      Constraints from the types: TK | M, RK | TK, TC | C, RP | TH·TW, TH | OH, TW | OW.
+//      read neighbouring words); the pixel groups interleaved (group g holds pixels g, g +
+//      TH·TW/RP, …: neighbouring work-items read neighbouring pixels, conflict-free in local memory
+//      and coalesced); the tiles' results rearranged to [M][OH][OW]. Factors: kernels_per_group TK,
+//      kernels_per_item RK, tile_rows TH, tile_cols TW, pixels_per_item RP, channels_per_step TC
+//      (tuning variables when not given; RK and RP must be given numbers: they are unrolled),
+//      stage_input and stage_weights (0 or 1, default 1: Mali's kernels stage nothing, gpu-conv.md
+//      §0.2). Constraints from the types: TK | M, RK | TK, TC | C, RP | TH·TW, TH | OH, TW | OW.
 //
 // The channel sums are re-associated (TC at a time), so the result equals the direct
 // convolution up to rounding. tests/rewrite/property_rules_workgroup_tiling.cpp checks the rule
 // against the interpreter on random layers.
+//
+//  allpairs-workgroup-tiles
+//      map(a -> join(map(b -> reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b)), Bs)), As) =>
+//      the same shape for every row of As against every row of Bs (a matrix product, Bs =
+//      transpose(B)): a work-group computes a TM × TN tile of the result (mapWrg(1) over row
+//      tiles, mapWrg(0) over column tiles); each step of a reduceSeq over chunks of TC of the
+//      depth, its work-items copy the rows' chunk [TM][TC] and the columns' chunk (depth-first,
+//      [TC][TN]: neighbouring work-items copy neighbouring columns, a row of B) into local
+//      memory, and each work-item then accumulates an RM × RN register tile (mapLcl(1) over row
+//      groups, mapLcl(0) over column groups, interleaved: group g holds columns g, g + TN/RN,
+//      …). Factors: rows_per_group TM, cols_per_group TN, depth_per_step TC, rows_per_item RM,
+//      cols_per_item RN (numbers: unrolled), stage_rows and stage_cols (0 or 1, default 1).
+//      The shape of the fast GPU GEMMs (CLBlast's Xgemm, myGEMM's kernels 6-10; see
+//      ../shared/research/gpu-conv.md). The depth sums are re-associated TC at a time; the
+//      property test checks the rule against the interpreter on random sizes.
 #include <optional>
 #include <string>
 
@@ -299,6 +315,180 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
   return map(lam("image", [](Expr img) { return join(std::move(img)); }), transpose(std::move(rows)));
 }
 
+// map(a -> join(map(b -> reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b)), Bs)), As): every
+// row of As against every row of Bs (a matrix product with Bs = transpose(B)).
+struct AllPairsProducts {
+  Expr init;  // z, mentioning neither a nor b
+  Expr rows;  // As: [M][K] of floats
+  Expr cols;  // Bs: [N][K] of floats
+};
+
+std::optional<AllPairsProducts> matchAllPairsProducts(const Expr& node, const TypeLookup& typeOf) {
+  if (!node.isPrim(Op::Map) || !isUnaryLambda(node.funs()[0])) return std::nullopt;
+  const Expr& rowFun = node.funs()[0];
+  const Expr& a = rowFun.params()[0];
+  const Expr& joined = rowFun.body();
+  if (!joined.isPrim(Op::Join) || !joined.args()[0].isPrim(Op::Map)) return std::nullopt;
+  const Expr& colMap = joined.args()[0];
+  const Expr& colFun = colMap.funs()[0];
+  const Expr& cols = colMap.args()[0];
+  if (!isUnaryLambda(colFun) || mentionsParam(cols, a)) return std::nullopt;
+  const Expr& b = colFun.params()[0];
+  const Expr& sum = colFun.body();
+  if (!sum.isPrim(Op::Reduce) || !isSumOfProductsLambda(sum.funs()[0])) return std::nullopt;
+  const Expr& init = sum.args()[0];
+  const Expr& pairs = sum.args()[1];
+  if (mentionsParam(init, a) || mentionsParam(init, b)) return std::nullopt;
+  if (!pairs.isPrim(Op::Zip) || pairs.args().size() != 2 || !isParamNode(pairs.args()[0], a) ||
+      !isParamNode(pairs.args()[1], b)) {
+    return std::nullopt;
+  }
+  auto isMatrixOfFloats = [&](const Expr& e) {
+    const Type t = typeOf(e);
+    return t.isArray() && t.arrayElement().isArray() && t.arrayElement().arrayElement().isScalar();
+  };
+  if (!isMatrixOfFloats(node.args()[0]) || !isMatrixOfFloats(cols)) return std::nullopt;
+  return AllPairsProducts{init, node.args()[0], cols};
+}
+
+std::optional<Expr> allPairsWorkgroupTiles(const RuleApplication& a) {
+  std::optional<AllPairsProducts> products = matchAllPairsProducts(a.node, a.typeOf);
+  if (!products) return std::nullopt;
+  const std::optional<Arith> rmGiven = a.given("rows_per_item");
+  const std::optional<Arith> rnGiven = a.given("cols_per_item");
+  if (!rmGiven || !rnGiven || !rmGiven->constant() || !rnGiven->constant() ||
+      *rmGiven->constant() < 1 || *rnGiven->constant() < 1) {
+    return std::nullopt;  // the register tile is unrolled: its sizes must be numbers
+  }
+  const Arith rm = *rmGiven, rn = *rnGiven;
+  const Type rowsType = a.typeOf(products->rows);
+  const Arith m = rowsType.arrayLength();
+  const Arith k = rowsType.arrayElement().arrayLength();
+  const Arith n = a.typeOf(products->cols).arrayLength();
+  const Type scalar = rowsType.arrayElement().arrayElement();
+  const Arith tm =
+      a.factor("rows_per_group", [&](RewriteContext& c) { return c.freshTuning("tm", rm, m); });
+  const Arith tn =
+      a.factor("cols_per_group", [&](RewriteContext& c) { return c.freshTuning("tn", rn, n); });
+  const Arith tc = a.factor("depth_per_step",
+                            [&](RewriteContext& c) { return c.freshTuning("tc", Arith(1), k); });
+  const bool stageRows = a.given("stage_rows").value_or(Arith(1)) == Arith(1);
+  const bool stageCols = a.given("stage_cols").value_or(Arith(1)) == Arith(1);
+  const Arith colGroups = tn / rn;
+
+  // [R][K] -> [K/TC][R][TC]: the chunks of the reduction's depth outermost.
+  auto depthChunks = [&](Expr tile) {
+    return transpose(
+        map(lam("row", [&](Expr r) { return split(tc, std::move(r)); }), std::move(tile)));
+  };
+  // The register tile's update over one chunk: Σ over its TC positions of
+  // acc[r][c] += row[r] · col[c], with rows [RM][TC] and cols [RN][TC].
+  auto registerTile = [&](Expr acc, Expr rows, Expr cols) {
+    Expr positions = zip(transpose(std::move(rows)), transpose(std::move(cols)));
+    return join(reduceSeq(acc,
+                          lam2("tileAcc", "position",
+                               [](Expr tileAcc, Expr position) {
+                                 return mapSeqUnroll(
+                                     lam("accRow",
+                                         [&](Expr accRow) {
+                                           return mapSeqUnroll(
+                                               lam("cell",
+                                                   [&](Expr cell) {
+                                                     return get(0, cell) +
+                                                            get(1, accRow) * get(1, cell);
+                                                   }),
+                                               zip(get(0, accRow), get(1, position)));
+                                         }),
+                                     zip(tileAcc, get(0, position)));
+                               }),
+                          positions));
+  };
+  // One work-group: `rowTile` [TM][K] against `colTile` [TN][K].
+  auto perGroup = [&](Expr rowTile, Expr colTile) -> Expr {
+    // Each register tile [RM][RN] starts from z.
+    Expr init =
+        mapLcl(Arith(1),
+               lam("initRows",
+                   [&](Expr inits) {
+                     return mapLcl(Arith(0),
+                                   lam("initTile",
+                                       [&](Expr tileInits) {
+                                         return mapSeqUnroll(
+                                             lam("z",
+                                                 [&](Expr z) {
+                                                   return mapSeqUnroll(
+                                                       lam("v", [](Expr v) { return id(v); }),
+                                                       fill(rn, z));
+                                                 }),
+                                             tileInits);
+                                       }),
+                                   fill(colGroups, inits));
+                   }),
+               split(rm, fill(tm, products->init)));
+    Expr step = lam2("acc", "chunk", [&](Expr acc, Expr chunk) {
+      // The rows' chunk is read along the depth by the copy's neighbouring work-items; the
+      // columns' chunk is staged depth-first, [TC][TN], so that neighbouring work-items copy
+      // and later read neighbouring columns (a row of B when Bs is transpose(B)).
+      Expr stagedRows = get(0, chunk);
+      if (stageRows) {
+        stagedRows = stagedInLocalMemory(Type::array(Type::array(scalar, tc), tm), get(0, chunk));
+      }
+      Expr stagedCols = get(1, chunk);
+      if (stageCols) {
+        stagedCols = transpose(stagedInLocalMemory(Type::array(Type::array(scalar, tn), tc),
+                                                   transpose(get(1, chunk))));
+      }
+      return let(lam("rowsTile",
+                     [&](Expr rowsLocal) {
+                       return let(lam("colsTile",
+                                      [&](Expr colsLocal) {
+                                        // Interleaved column groups: group g holds columns g, g +
+                                        // TN/RN, …
+                                        Expr groups = transpose(split(colGroups, colsLocal));
+                                        return mapLcl(Arith(1),
+                                                      lam("rowGroup",
+                                                          [&](Expr rg) {
+                                                            return mapLcl(Arith(0),
+                                                                          lam("colGroup",
+                                                                              [&](Expr cg) {
+                                                                                return registerTile(
+                                                                                    get(0, cg),
+                                                                                    get(1, rg),
+                                                                                    get(1, cg));
+                                                                              }),
+                                                                          zip(get(0, rg), groups));
+                                                          }),
+                                                      zip(acc, split(rm, rowsLocal)));
+                                      }),
+                                  stagedCols);
+                     }),
+                 stagedRows);
+    });
+    // [TM/RM][TN/RN][RM][RN] -> [TM][TN/RN][RN] -> [TM][TN] (columns de-interleaved).
+    Expr sums = join(reduceSeq(init, step, zip(depthChunks(rowTile), depthChunks(colTile))));
+    Expr byRow =
+        join(map(lam("g", [](Expr g) { return transpose(std::move(g)); }), std::move(sums)));
+    return map(lam("row", [](Expr r) { return join(transpose(std::move(r))); }), std::move(byRow));
+  };
+  // [M/TM][N/TN][TM][TN]
+  Expr computed = mapWrg(
+      Arith(1),
+      lam("rowTile",
+          [&](Expr rowTile) {
+            return mapWrg(Arith(0),
+                          lam("colTile", [&](Expr colTile) { return perGroup(rowTile, colTile); }),
+                          split(tn, products->cols));
+          }),
+      split(tm, products->rows));
+  // Per tile row: [N/TN][TM][TN] -> [TM][N]; then the tile rows joined: [M][N].
+  return join(map(lam("tileRow",
+                      [](Expr r) {
+                        return map(lam("row", [](Expr row) { return join(std::move(row)); }),
+                                   transpose(std::move(r)));
+                      }),
+                  std::move(computed)));
+}
+
 }  // namespace
 
 void addWorkgroupTilingRules(std::vector<Rule>& rules) {
@@ -315,6 +505,18 @@ void addWorkgroupTilingRules(std::vector<Rule>& rules) {
        {"kernels_per_group", "kernels_per_item", "tile_rows", "tile_cols", "pixels_per_item",
         "channels_per_step", "stage_input", "stage_weights"},
        workgroupTiles});
+  rules.push_back(
+      {"allpairs-workgroup-tiles",
+       "map(a -> join(map(b -> reduce(z, (acc, p) -> acc + p._0 * p._1, zip(a, b)), Bs)), As) => "
+       "mapWrg over TM×TN tiles of the result of reduceSeq over chunks of TC of the depth: the "
+       "rows' and the columns' chunks staged in local memory by all work-items (the columns' "
+       "depth-first), then mapLcl over RM-row × RN-column register tiles (columns interleaved), "
+       "rearranged to [M][N]   [TM | M, TN | N, TC | K, RM | TM, RN | TN; RM, RN given numbers; "
+       "stage_rows, stage_cols 0 or 1]",
+       RuleFamily::Reduction,
+       {"rows_per_group", "cols_per_group", "depth_per_step", "rows_per_item", "cols_per_item",
+        "stage_rows", "stage_cols"},
+       allPairsWorkgroupTiles});
 }
 
 }  // namespace weft::rewrite

@@ -37,8 +37,13 @@ constexpr int kMaxPackedCopies = 4;
 // at the lowering level it makes a stage a kernel of its own (a partial reduction's chunks in
 // parallel, then their sum).
 const std::set<std::string>& excludedByDefault() {
-  static const std::set<std::string> names = {"add-id", "materialize",
-                                              "materialize-innermost-first", "pad-for-blocking-2d",
+  // allpairs-workgroup-tiles stages tiles in local memory: explorationSearchOptions adds it
+  // for devices that have it dedicated (GPUs).
+  static const std::set<std::string> names = {"add-id",
+                                              "allpairs-workgroup-tiles",
+                                              "materialize",
+                                              "materialize-innermost-first",
+                                              "pad-for-blocking-2d",
                                               "to-global"};
   return names;
 }

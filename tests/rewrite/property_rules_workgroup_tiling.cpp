@@ -108,3 +108,92 @@ TEST_CASE("conv-workgroup-tiles applies only where it can") {
                              {"pixels_per_item", Arith(1)},
                              {"tile_rows", Arith(4)}}));
 }
+
+namespace {
+
+// examples/matmul.weft's product with its sizes fixed: A M×K, B K×N.
+Definition matmulOfSizes(int m, int n, int k) {
+  const std::string text = "def matmul(A: [[float]" + std::to_string(k) + "]" + std::to_string(m) +
+                           ", B: [[float]" + std::to_string(n) + "]" + std::to_string(k) +
+                           "): [[float]" + std::to_string(n) + "]" + std::to_string(m) +
+                           " =\n"
+                           "  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * "
+                           "p._1, zip(row, col)), transpose(B))), A)\n";
+  return parseProgram(text, "matmul.weft").definitions.back();
+}
+
+std::optional<Definition> allPairsTiled(const Definition& d, const RuleArguments& arguments) {
+  RewriteContext context;
+  return applyAt(d, ruleNamed("allpairs-workgroup-tiles"), Position{}, arguments, context);
+}
+
+}  // namespace
+
+TEST_CASE("allpairs-workgroup-tiles equals the matrix product on random sizes") {
+  std::mt19937_64 rng(31);
+  int staged[2][2] = {{0, 0}, {0, 0}};
+  for (int applications = 0; applications < 60; ++applications) {
+    const int m = uniformInt(rng, 1, 12), n = uniformInt(rng, 1, 12), k = uniformInt(rng, 1, 12);
+    const int tm = divisorOf(rng, m), tn = divisorOf(rng, n), tc = divisorOf(rng, k);
+    const int rm = divisorOf(rng, tm), rn = divisorOf(rng, tn);
+    const int stageRows = uniformInt(rng, 0, 1), stageCols = uniformInt(rng, 0, 1);
+    const Definition original = matmulOfSizes(m, n, k);
+    CAPTURE(printDefinition(original));
+    CAPTURE(tm);
+    CAPTURE(tn);
+    CAPTURE(tc);
+    CAPTURE(rm);
+    CAPTURE(rn);
+    const std::optional<Definition> rewritten =
+        allPairsTiled(original, {{"rows_per_group", Arith(tm)},
+                                 {"cols_per_group", Arith(tn)},
+                                 {"depth_per_step", Arith(tc)},
+                                 {"rows_per_item", Arith(rm)},
+                                 {"cols_per_item", Arith(rn)},
+                                 {"stage_rows", Arith(stageRows)},
+                                 {"stage_cols", Arith(stageCols)}});
+    REQUIRE(rewritten.has_value());
+    CHECK(rewrittenLayerError(original, *rewritten, rng) <= 1e-5);
+    ++staged[stageRows][stageCols];
+  }
+  for (auto& row : staged) {
+    for (int count : row) CHECK(count > 0);  // every combination of staging was drawn
+  }
+}
+
+TEST_CASE("allpairs-workgroup-tiles applies only where it can") {
+  const Definition product = matmulOfSizes(4, 6, 8);
+  // The register tile is unrolled: its sizes must be given numbers.
+  CHECK_FALSE(allPairsTiled(product, {{"rows_per_item", Arith(2)}}));
+  CHECK_FALSE(allPairsTiled(product, {{"cols_per_item", Arith(2)}}));
+  // Left to the space: the tile sizes and the depth per step become tuning variables.
+  const std::optional<Definition> open =
+      allPairsTiled(product, {{"rows_per_item", Arith(2)}, {"cols_per_item", Arith(3)}});
+  REQUIRE(open.has_value());
+  const std::string text = printDefinition(*open);
+  for (const char* stem : {"tm", "tn", "tc"}) {
+    CAPTURE(stem);
+    CHECK(text.find(stem) != std::string::npos);
+  }
+  // Not a sum of products (a max), or rows zipped with something other than the columns.
+  const Definition maxima =
+      parseProgram(
+          "def f(A: [[float]8]4, B: [[float]6]8): [[float]6]4 =\n"
+          "  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> max(acc, p._0 * p._1),\n"
+          "        zip(row, col)), transpose(B))), A)\n",
+          "max.weft")
+          .definitions.back();
+  CHECK_FALSE(allPairsTiled(maxima, {{"rows_per_item", Arith(1)}, {"cols_per_item", Arith(1)}}));
+  const Definition selfPairs =
+      parseProgram(
+          "def f(A: [[float]8]4, B: [[float]6]8): [[float]6]4 =\n"
+          "  map(row -> join(map(col -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1,\n"
+          "        zip(row, row)), transpose(B))), A)\n",
+          "self.weft")
+          .definitions.back();
+  CHECK_FALSE(allPairsTiled(selfPairs, {{"rows_per_item", Arith(1)}, {"cols_per_item", Arith(1)}}));
+  // Tiles that do not divide the result: the result's type states the constraint that fails.
+  CHECK_THROWS(allPairsTiled(
+      product,
+      {{"rows_per_item", Arith(1)}, {"cols_per_item", Arith(1)}, {"rows_per_group", Arith(3)}}));
+}

@@ -84,6 +84,24 @@ rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* devic
   for (const char* rule : {"map2d-kernel-blocking", "map2d-kernel-blocking-interleaved"}) {
     options.argumentChoices[rule] = blocks;
   }
+  // Where local memory is the device's own (GPUs), all-pairs products (a matrix product) may
+  // become work-group tiles staged in it with RM × RN register tiles per work-item, the shape
+  // of the fast GPU GEMMs (../shared/research/gpu-conv.md; CLBlast's Xgemm, myGEMM): RM and RN
+  // of 4 and 8 whose accumulators and operands (RM·RN + RM + RN) take at most half the
+  // registers of a work-item, else 2 × 2.
+  if (device->hasDedicatedLocalMemory()) {
+    std::vector<rewrite::RuleArguments> tiles;
+    for (int64_t rm : {4, 8}) {
+      for (int64_t rn : {4, 8}) {
+        if (2 * (rm * rn + rm + rn) <= device->registersPerWorkItem) {
+          tiles.push_back({{"rows_per_item", Arith(rm)}, {"cols_per_item", Arith(rn)}});
+        }
+      }
+    }
+    if (tiles.empty()) tiles.push_back({{"rows_per_item", Arith(2)}, {"cols_per_item", Arith(2)}});
+    options.algorithmicRules.push_back("allpairs-workgroup-tiles");
+    options.argumentChoices["allpairs-workgroup-tiles"] = tiles;
+  }
   return options;
 }
 
