@@ -18,5 +18,12 @@ execute_process(COMMAND ${FUZZER} -max_total_time=${SECONDS} -timeout=10 -rss_li
                 RESULT_VARIABLE fuzzed)
 if(NOT fuzzed EQUAL 0)
   file(GLOB found ${WORK}/crash-* ${WORK}/leak-* ${WORK}/oom-* ${WORK}/timeout-*)
-  message(FATAL_ERROR "${FUZZER} found a failing input: ${found}")
+  # The inputs' bytes in the message too: running the test again empties WORK, and the log is
+  # all that is left of a finding on another machine (CI).
+  set(bytes "")
+  foreach(input ${found})
+    file(READ ${input} hex LIMIT 4096 HEX)
+    string(APPEND bytes "\n  ${input} (hex): ${hex}")
+  endforeach()
+  message(FATAL_ERROR "${FUZZER} found a failing input (exit ${fuzzed}): ${found}${bytes}")
 endif()
