@@ -28,6 +28,7 @@ constexpr const char* kLayoutMapsStay = "layout-maps-stay";
 constexpr const char* kUnrollInnermost = "unroll-innermost";
 constexpr const char* kUnrollAccumulators = "unroll-accumulators";
 constexpr const char* kPackOperands = "pack-operands";
+constexpr const char* kTilesSettled = "tiles-settled";
 // The most re-layout copies pack-operands makes in one structure.
 constexpr int kMaxPackedCopies = 4;
 
@@ -46,6 +47,12 @@ const std::set<std::string>& excludedByDefault() {
                                               "pad-for-blocking-2d",
                                               "to-global"};
   return names;
+}
+
+bool hasWorkgroupMap(const Expr& e) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) { found = found || node.isPrim(Op::MapWrg); });
+  return found;
 }
 
 bool isMapLike(const Expr& e) {
@@ -212,7 +219,16 @@ class Search {
     for (int depth = 1; depth <= options_.algorithmicDepth && !frontier.empty(); ++depth) {
       std::vector<SearchNode> next;
       std::optional<SearchStop> stop = expand(frontier, algorithmic_, false, next);
-      frontier = next;
+      frontier.clear();
+      for (const SearchNode& node : next) {
+        // A program a rule has already laid out in work-group tiles (mapWrg) goes to level 2
+        // as it is: its algorithmic choices are made, and its nests are large.
+        if (heuristicOn(kTilesSettled) && hasWorkgroupMap(node.definition.function.body())) {
+          ++report_.pruned[kTilesSettled];
+          continue;
+        }
+        frontier.push_back(node);
+      }
       for (SearchNode& node : next) found.push_back(std::move(node));
       if (stop) {
         report_.algorithmicStop = *stop;
@@ -692,6 +708,9 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "level 1, finding more programs than it keeps, keeps half of them by the most "
        "floating-point operations per value their reductions read (register blocks, vectors; "
        "typecheck/flop_count.h), the other half a seeded sample; off: all sampled"},
+      {kTilesSettled,
+       "level 1 rewrites no further a program a rule has laid out in work-group tiles (mapWrg: "
+       "allpairs-workgroup-tiles); it goes to level 2 as it is"},
       {kMapNesting,
        "level 1 keeps no program whose maps nest more deeply than the original's by more than "
        "SearchOptions::extraNesting (LIFT's bound on the distance between map and reduce)"},

@@ -185,7 +185,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 9);
+  CHECK(searchHeuristics().size() == 10);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -299,4 +299,33 @@ TEST_CASE("pack-operands adds each structure with the views its reductions read 
   CHECK(firstAlone > 0);
   options.disabledHeuristics = {"pack-operands"};
   CHECK(searchRewrites(matmul(), options).packedOperands == 0);
+}
+
+TEST_CASE("tiles-settled: a program laid out in work-group tiles is not rewritten at level 1") {
+  // The options of a GPU profile: all-pairs work-group tiles with 2 x 2 register tiles.
+  SearchOptions options = defaultSearchOptions({4});
+  options.algorithmicRules.push_back("allpairs-workgroup-tiles");
+  options.argumentChoices["allpairs-workgroup-tiles"] = {
+      {{"rows_per_item", Arith(2)}, {"cols_per_item", Arith(2)}}};
+  options.algorithmicDepth = 2;
+  options.maxLoweringsPerProgram = 0;
+  auto startsTiled = [](const SearchReport& report) {
+    int count = 0, rewrittenAfter = 0;
+    for (const SearchedStructure& s : report.structures) {
+      if (s.sequence.empty() || s.sequence[0].rule != "allpairs-workgroup-tiles") continue;
+      ++count;
+      if (s.sequence.size() > 1) ++rewrittenAfter;
+    }
+    return std::pair{count, rewrittenAfter};
+  };
+  options.maxAlgorithmic = 1000;
+  SearchReport settled = searchRewrites(matmul(), options);
+  CHECK(settled.pruned.count("tiles-settled"));
+  CHECK(startsTiled(settled).first == 1);
+  CHECK(startsTiled(settled).second == 0);
+  options.disabledHeuristics = {"tiles-settled"};
+  SearchReport all = searchRewrites(matmul(), options);
+  CHECK_FALSE(all.pruned.count("tiles-settled"));
+  CHECK(startsTiled(all).second > 0);
+  CHECK(all.applicationsTried > settled.applicationsTried);
 }
