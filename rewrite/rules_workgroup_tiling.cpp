@@ -106,6 +106,50 @@ Expr stagedInLocalMemory(const Type& type, Expr v) {
              std::move(copy));
 }
 
+// Register tiles [G1][G0][R][P] filled from `values` ([G1·R]): tile (g1, g0)'s row r holds
+// values[g1·R + r] in each of its P places. mapLcl(1) over the G1 groups, mapLcl(0) over G0.
+Expr registerTilesFilled(Expr values, const Arith& r, const Arith& groups0, const Arith& p) {
+  return mapLcl(Arith(1),
+                lam("initGroup",
+                    [&](Expr inits) {
+                      return mapLcl(Arith(0),
+                                    lam("initTile",
+                                        [&](Expr tileInits) {
+                                          return mapSeqUnroll(
+                                              lam("z",
+                                                  [&](Expr z) {
+                                                    return mapSeqUnroll(
+                                                        lam("v", [](Expr v) { return id(v); }),
+                                                        fill(p, z));
+                                                  }),
+                                              tileInits);
+                                        }),
+                                    fill(groups0, inits));
+                    }),
+                split(r, std::move(values)));
+}
+
+// A register tile acc [R][P] updated over `positions` ([T] of pairs of an [R] and a [P]
+// column): acc[r][p] += first[r] · second[p] at each position, both loops unrolled.
+Expr registerTileUpdated(Expr acc, Expr positions) {
+  return join(reduceSeq(std::move(acc),
+                        lam2("a", "pos",
+                             [](Expr a, Expr pos) {
+                               return mapSeqUnroll(
+                                   lam("row",
+                                       [&](Expr row) {
+                                         return mapSeqUnroll(
+                                             lam("cell",
+                                                 [&](Expr cell) {
+                                                   return get(0, cell) + get(1, row) * get(1, cell);
+                                                 }),
+                                             zip(get(0, row), get(1, pos)));
+                                       }),
+                                   zip(a, get(0, pos)));
+                             }),
+                        std::move(positions)));
+}
+
 std::optional<Expr> workgroupTiles(const RuleApplication& a) {
   std::optional<Expr> inner = matchTransposeOfMapTranspose(a.node);
   if (!inner) return std::nullopt;
@@ -168,25 +212,9 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
         lam("kernel", [&](Expr kernel) { return channelChunksOutermost(2, tc, kernelOf(kernel)); }),
         group));
     // Each register tile [RK][RP] starts from its kernels' z(k).
-    Expr init = mapLcl(
-        Arith(1),
-        lam("initGroup",
-            [&](Expr inits) {
-              return mapLcl(
-                  Arith(0),
-                  lam("initTile",
-                      [&](Expr tileInits) {
-                        return mapSeqUnroll(
-                            lam("z",
-                                [&](Expr z) {
-                                  return mapSeqUnroll(lam("v", [](Expr v) { return id(v); }),
-                                                      fill(rp, z));
-                                }),
-                            tileInits);
-                      }),
-                  fill(pixelGroups, inits));
-            }),
-        split(rk, map(lam("kernel", [&](Expr kernel) { return initOf(kernel); }), group)));
+    Expr init =
+        registerTilesFilled(map(lam("kernel", [&](Expr kernel) { return initOf(kernel); }), group),
+                            rk, pixelGroups, rp);
     // The register tile's update over one chunk: Σ over the K·K·TC positions of
     // acc[r][p] += weight[r] · input[p].
     // [R][K][K][TC] -> [K·K·TC][R] as join(join([K][K][TC][R])): zipped with the other
@@ -203,24 +231,8 @@ std::optional<Expr> workgroupTiles(const RuleApplication& a) {
       return join(join(std::move(t)));
     };
     auto registerTile = [&](Expr acc, Expr weights, Expr windows) {
-      Expr positions = zip(positionsOf(std::move(weights)), positionsOf(std::move(windows)));
-      return join(reduceSeq(
-          acc,
-          lam2("a", "pos",
-               [](Expr a, Expr pos) {
-                 return mapSeqUnroll(
-                     lam("row",
-                         [&](Expr row) {
-                           return mapSeqUnroll(
-                               lam("cell",
-                                   [&](Expr cell) {
-                                     return get(0, cell) + get(1, row) * get(1, cell);
-                                   }),
-                               zip(get(0, row), get(1, pos)));
-                         }),
-                     zip(a, get(0, pos)));
-               }),
-          positions));
+      return registerTileUpdated(
+          std::move(acc), zip(positionsOf(std::move(weights)), positionsOf(std::move(windows))));
     };
     Expr step = lam2("acc", "chunk", [&](Expr acc, Expr chunk) {
       // The input tile is staged channels-first, [TC][rows][cols], so that the work-items,
@@ -381,50 +393,30 @@ std::optional<Expr> allPairsWorkgroupTiles(const RuleApplication& a) {
     return transpose(
         map(lam("row", [&](Expr r) { return split(tc, std::move(r)); }), std::move(tile)));
   };
-  // The register tile's update over one chunk: Σ over its TC positions of
-  // acc[r][c] += row[r] · col[c], with rows [RM][TC] and cols [RN][TC].
-  auto registerTile = [&](Expr acc, Expr rows, Expr cols) {
-    Expr positions = zip(transpose(std::move(rows)), transpose(std::move(cols)));
-    return join(reduceSeq(acc,
-                          lam2("tileAcc", "position",
-                               [](Expr tileAcc, Expr position) {
-                                 return mapSeqUnroll(
-                                     lam("accRow",
-                                         [&](Expr accRow) {
-                                           return mapSeqUnroll(
-                                               lam("cell",
-                                                   [&](Expr cell) {
-                                                     return get(0, cell) +
-                                                            get(1, accRow) * get(1, cell);
-                                                   }),
-                                               zip(get(0, accRow), get(1, position)));
-                                         }),
-                                     zip(tileAcc, get(0, position)));
-                               }),
-                          positions));
+  // Every work-item's register tiles updated over one chunk of the depth: `rows` [TM][TC],
+  // `cols` [TN][TC]; mapLcl(1) over groups of RM rows, mapLcl(0) over groups of RN columns,
+  // interleaved (group g holds columns g, g + TN/RN, …): acc[r][c] += row[r] · col[c] over the
+  // chunk's TC positions.
+  auto tilesUpdated = [&](Expr acc, Expr rows, Expr cols) {
+    Expr colGroupsOf = transpose(split(colGroups, std::move(cols)));
+    return mapLcl(Arith(1),
+                  lam("rowGroup",
+                      [&](Expr rg) {
+                        return mapLcl(Arith(0),
+                                      lam("colGroup",
+                                          [&](Expr cg) {
+                                            return registerTileUpdated(
+                                                get(0, cg),
+                                                zip(transpose(get(1, rg)), transpose(get(1, cg))));
+                                          }),
+                                      zip(get(0, rg), colGroupsOf));
+                      }),
+                  zip(std::move(acc), split(rm, std::move(rows))));
   };
   // One work-group: `rowTile` [TM][K] against `colTile` [TN][K].
   auto perGroup = [&](Expr rowTile, Expr colTile) -> Expr {
     // Each register tile [RM][RN] starts from z.
-    Expr init =
-        mapLcl(Arith(1),
-               lam("initRows",
-                   [&](Expr inits) {
-                     return mapLcl(Arith(0),
-                                   lam("initTile",
-                                       [&](Expr tileInits) {
-                                         return mapSeqUnroll(
-                                             lam("z",
-                                                 [&](Expr z) {
-                                                   return mapSeqUnroll(
-                                                       lam("v", [](Expr v) { return id(v); }),
-                                                       fill(rn, z));
-                                                 }),
-                                             tileInits);
-                                       }),
-                                   fill(colGroups, inits));
-                   }),
-               split(rm, fill(tm, products->init)));
+    Expr init = registerTilesFilled(fill(tm, products->init), rm, colGroups, rn);
     Expr step = lam2("acc", "chunk", [&](Expr acc, Expr chunk) {
       // The rows' chunk is read along the depth by the copy's neighbouring work-items; the
       // columns' chunk is staged depth-first, [TC][TN], so that neighbouring work-items copy
@@ -442,23 +434,7 @@ std::optional<Expr> allPairsWorkgroupTiles(const RuleApplication& a) {
                      [&](Expr rowsLocal) {
                        return let(lam("colsTile",
                                       [&](Expr colsLocal) {
-                                        // Interleaved column groups: group g holds columns g, g +
-                                        // TN/RN, …
-                                        Expr groups = transpose(split(colGroups, colsLocal));
-                                        return mapLcl(Arith(1),
-                                                      lam("rowGroup",
-                                                          [&](Expr rg) {
-                                                            return mapLcl(Arith(0),
-                                                                          lam("colGroup",
-                                                                              [&](Expr cg) {
-                                                                                return registerTile(
-                                                                                    get(0, cg),
-                                                                                    get(1, rg),
-                                                                                    get(1, cg));
-                                                                              }),
-                                                                          zip(get(0, rg), groups));
-                                                          }),
-                                                      zip(acc, split(rm, rowsLocal)));
+                                        return tilesUpdated(acc, rowsLocal, colsLocal);
                                       }),
                                   stagedCols);
                      }),
