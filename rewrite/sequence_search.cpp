@@ -248,6 +248,13 @@ class Search {
     // first alone would keep only one-step lowerings).
     const size_t levelOne = report_.structures.size();
     for (size_t i = 0; i < levelOne && options_.maxLoweringsPerProgram > 0; ++i) {
+      // A program in work-group tiles has its thread mapping from its rule; what is left
+      // (layout maps) the default lowering decides.
+      if (heuristicOn(kTilesSettled) &&
+          hasWorkgroupMap(report_.structures[i].definition.function.body())) {
+        ++report_.pruned[kTilesSettled];
+        continue;
+      }
       SearchNode start{report_.structures[i].definition, report_.structures[i].sequence,
                        contexts_.at(i)};
       const int steps = static_cast<int>(start.sequence.size());
@@ -709,8 +716,9 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "floating-point operations per value their reductions read (register blocks, vectors; "
        "typecheck/flop_count.h), the other half a seeded sample; off: all sampled"},
       {kTilesSettled,
-       "level 1 rewrites no further a program a rule has laid out in work-group tiles (mapWrg: "
-       "allpairs-workgroup-tiles); it goes to level 2 as it is"},
+       "a program a rule has laid out in work-group tiles (mapWrg: allpairs-workgroup-tiles) "
+       "is rewritten no further at level 1 and not lowered at level 2: its thread mapping is "
+       "the rule's, and the default lowering takes its layout maps"},
       {kMapNesting,
        "level 1 keeps no program whose maps nest more deeply than the original's by more than "
        "SearchOptions::extraNesting (LIFT's bound on the distance between map and reduce)"},

@@ -5,6 +5,7 @@
 // say); every structure replays from its sequence.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -328,4 +329,26 @@ TEST_CASE("tiles-settled: a program laid out in work-group tiles is not rewritte
   CHECK_FALSE(all.pruned.count("tiles-settled"));
   CHECK(startsTiled(all).second > 0);
   CHECK(all.applicationsTried > settled.applicationsTried);
+
+  // Nor lowered at level 2: no lowering rule follows the tiling in any structure but the
+  // copies pack-operands adds after level 2 (hoist-relayout, hoist-relayout-nested).
+  options.disabledHeuristics = {};
+  options.maxLoweringsPerProgram = 6;
+  const std::vector<std::string> loweringRules = defaultLoweringRules();
+  SearchReport lowered = searchRewrites(matmul(), options);
+  int tiled = 0;
+  for (const SearchedStructure& s : lowered.structures) {
+    auto at = std::find_if(s.sequence.begin(), s.sequence.end(), [](const RewriteStep& step) {
+      return step.rule == "allpairs-workgroup-tiles";
+    });
+    if (at == s.sequence.end()) continue;
+    ++tiled;
+    for (auto step = at + 1; step != s.sequence.end(); ++step) {
+      CAPTURE(sequenceText(s.sequence));
+      if (step->rule.rfind("hoist-relayout", 0) == 0) continue;
+      CHECK(std::find(loweringRules.begin(), loweringRules.end(), step->rule) ==
+            loweringRules.end());
+    }
+  }
+  CHECK(tiled > 0);
 }
