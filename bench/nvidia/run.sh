@@ -49,6 +49,10 @@ export LD_LIBRARY_PATH="$work/lib:${LD_LIBRARY_PATH:-}"
 export WEFT_BINARY="$work/bin/weft" WEFT_SOURCE_DIR="$root"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+# A database's write-ahead log folded into it, so that one file comes back.
+single_file() {
+  python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma journal_mode=delete'); c.close()" "$1"
+}
 
 # NVIDIA's OpenCL driver registered with the ocl-icd loader (the image may list only PoCL).
 lib=$(ldconfig -p | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
@@ -92,7 +96,7 @@ if has matmul; then
   timeout 60 python3 bench/matmul_torch_gpu.py --size "$mm_m" "$mm_n" "$mm_k" \
     >"$OUT/cublas-matmul.txt" 2>&1
   echo "exit $?"; grep -v '^{' "$OUT/cublas-matmul.txt"
-  python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma journal_mode=delete'); c.close()" "$OUT/matmul.db"
+  single_file "$OUT/matmul.db"
 fi
 
 db="$OUT/nvidia.db"
@@ -192,8 +196,7 @@ timeout "$TORCH_S" python3 bench/torch_gpu_conv.py "$torch_layers" >"$OUT/pytorc
 echo "exit $?"; cat "$OUT/pytorch-cudnn.txt"
 fi
 
-# The database's write-ahead log folded into it, so that one file comes back.
-[ -f "$db" ] && python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('pragma journal_mode=delete'); c.close()" "$db"
+[ -f "$db" ] && single_file "$db"
 ls "$OUT"
 has tests || { stamp done; exit 0; }
 stamp "OpenCL tests (at most ${TESTS_S} s, 6 at once)"
