@@ -76,8 +76,18 @@ std::string Generator::genScalar(const Expr& e) {
       return std::string(isFloat ? "fmin(" : "min(") + arg(0) + ", " + arg(1) + ")";
     case Op::Max:
       return std::string(isFloat ? "fmax(" : "max(") + arg(0) + ", " + arg(1) + ")";
-    case Op::Abs:
-      return isFloat ? "fabs(" + arg(0) + ")" : "((" + cTypeName(type) + ")abs(" + arg(0) + "))";
+    case Op::Abs: {
+      if (isFloat) return "fabs(" + arg(0) + ")";
+      // OpenCL's abs of an int gives a uint of the same width: back to int by its bits (abs of
+      // INT_MIN stays INT_MIN). Vector lanes (an int vector, or the lanes of vectorize, where a
+      // scalar from outside is broadcast first) are reinterpreted with as_intN: C casts do not
+      // convert between vector types.
+      if (!type.isVector() && laneWidth_ == 0)
+        return "((" + cTypeName(type) + ")abs(" + arg(0) + "))";
+      const std::string lanes =
+          cTypeName(type.isVector() ? type : Type::vector(type.scalarKind(), laneWidth_));
+      return "as_" + lanes + "(abs((" + lanes + ")(" + arg(0) + ")))";
+    }
     case Op::Sqrt:
       return "sqrt(" + arg(0) + ")";
     case Op::Exp:

@@ -18,7 +18,21 @@ std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int
     for (size_t i = 0; i < args.size(); ++i) {
       const Type& t = typeOf(args[i]);
       std::string name = fresh("a");
-      emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
+      if (laneWidth_ > 0 && t.isScalar()) {
+        // Under vectorize the value is the lanes' vector (node types are the lanes'): declared
+        // as one, a scalar from outside broadcast. A condition's lanes are an int vector of
+        // -1 (true) and 0 (false), as OpenCL's vector comparisons give them, also where the
+        // value is a scalar bool.
+        const bool condition = t.scalarKind() == ScalarKind::Bool;
+        const std::string lanes =
+            cTypeName(Type::vector(condition ? ScalarKind::Int : t.scalarKind(), laneWidth_));
+        emitter_.line(lanes + " " + name + " = " +
+                      (condition ? "(" + values[i] + ") ? (" + lanes + ")(-1) : (" + lanes + ")(0)"
+                                 : values[i]) +
+                      ";");
+      } else {
+        emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
+      }
       bind(f.params()[i], variableView(name, t));
     }
     // Under vectorize the body's params are vectors (its types are the lanes'): the user
@@ -80,7 +94,11 @@ std::string Generator::emitUserFun(const Expr& f, int64_t vectorWidth) {
     return types;
   }());
   for (const auto& [node, type] : bodyTypes.types) typed_.types.emplace(node, type);
+  // The vectorised form's body is generated like the body of a lambda under vectorize.
+  const int64_t outerLanes = laneWidth_;
+  laneWidth_ = vectorWidth;
   std::string result = genScalar(f.body());
+  laneWidth_ = outerLanes;
   std::string text = "static " + signature + " {\n";
   for (const std::string& l : emitter_.lines) text += l + "\n";
   text += "  return " + result + ";\n}\n";

@@ -416,3 +416,37 @@ def matmul(A: [[float]16]16, B: [[float]16]16): [[float]16]16 =
 )");
   CHECK(error.find("cannot be initialised by mapLcl") != std::string::npos);
 }
+
+TEST_CASE("a private copy under vectorize holds the lanes' vector") {
+  // Found by searched variants of random programs (opencl_searched_variants): to-private on a
+  // value inside a vectorised lambda declared a scalar for a float4 (a build error).
+  const CompiledProgram copy = compile(R"(
+def f(input: [float]8) =
+  asScalar(mapGlb(0,
+    lanes -> vectorize(4, x -> max(min(toPrivate(c -> id(c), x), x) + 4.0f, x), lanes),
+    asVector(4, input)))
+)");
+  checkLines(copy.source, {"float4 a2 = vload4(0, in_input + 4*gl1_d0);", "NEXT: float4 a3 = a2;"});
+  // A condition's lanes are an int vector of -1 and 0, like OpenCL's vector comparisons.
+  const CompiledProgram condition = compile(R"(
+def f(input: [float]8) =
+  asScalar(mapGlb(0,
+    lanes -> vectorize(4, x -> toPrivate(c -> id(c), x >= 1.0f) ? x : 3.0f, lanes),
+    asVector(4, input)))
+)");
+  checkLines(condition.source, {"int4 a3 = ((a2 >= 1.0f)) ? (int4)(-1) : (int4)(0);",
+                                "vstore4((a3 ? a2 : 3.0f), 0, out + 4*gl1_d0);"});
+}
+
+TEST_CASE("abs of int vectors and lanes keeps int vectors") {
+  // OpenCL's abs(int4) is a uint4, which no C cast turns into an int4: its bits are taken.
+  const CompiledProgram lanes = compile(R"(
+def f(input: [int]8) =
+  asScalar(mapGlb(0, v -> vectorize(4, x -> abs(x) * 2, v), asVector(4, input)))
+)");
+  CHECK(lanes.source.find("(as_int4(abs((int4)(a2))) * 2)") != std::string::npos);
+  const CompiledProgram scalar = compile(R"(
+def f(input: [int]8) = mapGlb(0, x -> abs(x), input)
+)");
+  CHECK(scalar.source.find("((int)abs(") != std::string::npos);
+}
