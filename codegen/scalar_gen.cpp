@@ -104,9 +104,22 @@ std::string Generator::genScalar(const Expr& e) {
     case Op::Dot:
       return dot(arg(0), arg(1), typeOf(args[0]));
     case Op::ToFloat:
-    case Op::ToInt:
+    case Op::ToInt: {
       if (type.isVector()) return "convert_" + cTypeName(type) + "(" + arg(0) + ")";
-      return "((" + cTypeName(type) + ")" + arg(0) + ")";
+      if (laneWidth_ == 0) return "((" + cTypeName(type) + ")" + arg(0) + ")";
+      // Lanes of vectorize: converted with convert_<type>N (C casts do not convert vector
+      // types), a scalar from outside broadcast first; a condition's lanes (-1 and 0) become
+      // 1 and 0 by a select, which a scalar bool takes too.
+      const std::string lanes = cTypeName(Type::vector(type.scalarKind(), laneWidth_));
+      const ScalarKind from = typeOf(args[0]).scalarKind();
+      if (from == ScalarKind::Bool) {
+        const char* one = type.scalarKind() == ScalarKind::Float ? "1.0f" : "1";
+        const char* zero = type.scalarKind() == ScalarKind::Float ? "0.0f" : "0";
+        return "((" + arg(0) + ") ? (" + lanes + ")(" + one + ") : (" + lanes + ")(" + zero + "))";
+      }
+      const std::string source = cTypeName(Type::vector(from, laneWidth_));
+      return "convert_" + lanes + "((" + source + ")(" + arg(0) + "))";
+    }
     case Op::Let: {
       const Expr& f = e.funs()[0];
       bind(f.params()[0], genView(args[0]));
