@@ -338,8 +338,11 @@ Expr withoutUnrolling(const Expr& e) {
 // private arrays with constant indices (accumulators, a fused pipeline's private tile), whose
 // size the register budget bounds, and PoCL builds and runs long ones well (tiles of over a
 // thousand values). On a GPU they are capped as well: an unrolled map over a row of a size (a
-// matmul's 1024 accumulators and their padding, whose array the register estimate counts as
-// memory) took NVIDIA's compiler 86-91 s to build, spilled and could not be launched.
+// matmul's 1024 accumulators and their padding) took NVIDIA's compiler 86-91 s to build,
+// spilled and could not be launched. The register estimate does not see such a row: the
+// analysis program runs its unrolled maps as loops (withoutUnrolling), where the row is a
+// private array indexed at run time, counted as memory (memoryResidentPrivateScalars), while
+// the unrolled kernel promotes it to one scalar per element (codegen/scalar_promotion.h).
 void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool maps,
                             std::vector<std::pair<Arith, bool>>& lengths) {
   if (e.isLambda()) {

@@ -11,7 +11,10 @@
 // refusals are counted and printed, not failed.
 //
 // WEFT_SOAK_SEEDS=FIRST-LAST runs other random programs (the default is a small fixed range
-// that keeps this test within seconds); WEFT_SOAK_PROFILES=a,b the profiles; a long soak is
+// that keeps this test within seconds); WEFT_SOAK_PROFILES=a,b the profiles; for wider soaks,
+// WEFT_SOAK_MAX_SIZE the largest size drawn (12), WEFT_SOAK_DEPTH the search's algorithmic
+// depth (2), WEFT_SOAK_STRUCTURES the structures tried per program (6; 8 for an example),
+// WEFT_SOAK_POINTS the points per structure (1), WEFT_SOAK_EXAMPLES=1 every example. A long soak is
 // `WEFT_SOAK_SEEDS=1-2000 build/tests/test_workloads_opencl_searched_variants`.
 #include <doctest/doctest.h>
 
@@ -62,6 +65,11 @@ std::pair<uint64_t, uint64_t> seedRange(uint64_t first, uint64_t last) {
   const size_t dash = range.find('-');
   if (dash == std::string::npos) return {std::stoull(range), std::stoull(range)};
   return {std::stoull(range.substr(0, dash)), std::stoull(range.substr(dash + 1))};
+}
+
+int64_t soakKnob(const char* name, int64_t fallback) {
+  const char* text = std::getenv(name);
+  return text ? std::stoll(text) : fallback;
 }
 
 std::vector<std::string> profileNames() {
@@ -134,7 +142,7 @@ void checkVariants(const Definition& original, const ArithBinding& sizes,
 
 rewrite::SearchOptions soakSearchOptions(const host::DeviceProfile& profile) {
   rewrite::SearchOptions options = explorationSearchOptions(&profile);
-  options.algorithmicDepth = 2;
+  options.algorithmicDepth = static_cast<int>(soakKnob("WEFT_SOAK_DEPTH", 2));
   options.maxAlgorithmic = 8;
   options.maxLoweringsPerProgram = 2;
   return options;
@@ -172,7 +180,8 @@ TEST_CASE("variants of structures searched from random programs run as in the in
       std::mt19937_64 rng(seed);
       ArithBinding sizes;
       for (const std::string& size : p.sizes) {
-        sizes[size] = std::uniform_int_distribution<int>(1, 12)(rng);
+        sizes[size] =
+            std::uniform_int_distribution<int64_t>(1, soakKnob("WEFT_SOAK_MAX_SIZE", 12))(rng);
       }
       try {
         typecheck(p.definition);
@@ -183,7 +192,9 @@ TEST_CASE("variants of structures searched from random programs run as in the in
         continue;
       }
       ++tally.programs;
-      checkVariants(p.definition, sizes, profile, options, 6, 1, seed, tally);
+      checkVariants(p.definition, sizes, profile, options,
+                    static_cast<size_t>(soakKnob("WEFT_SOAK_STRUCTURES", 6)),
+                    static_cast<size_t>(soakKnob("WEFT_SOAK_POINTS", 1)), seed, tally);
     }
     printTally(name, tally);
     CHECK(tally.failed == 0);
@@ -201,11 +212,24 @@ TEST_CASE("variants of structures searched from the examples run as in the inter
     ArithBinding sizes;
   };
   // Sizes that the work-group tiles and vector widths of the GPU profiles divide.
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {example("matmul.weft"), {{"M", 32}, {"N", 64}, {"K", 16}}},
       {example("dot.weft"), {{"N", 256}}},
       {example("stencil2d.weft"), {{"W", 24}, {"H", 20}}},
   };
+  // WEFT_SOAK_EXAMPLES=1: every other example too (minutes).
+  if (soakKnob("WEFT_SOAK_EXAMPLES", 0)) {
+    const ArithBinding image = {{"W", 24}, {"H", 20}};
+    cases.push_back({example("conv.weft"),
+                     {{"M", 8}, {"K", 3}, {"C", 4}, {"W", 10}, {"H", 10}, {"P", 1}, {"S", 1}}});
+    cases.push_back({example("sum.weft"), {{"N", 256}}});
+    cases.push_back({example("matvec.weft"), {{"M", 32}, {"N", 64}}});
+    cases.push_back({example("chunked.weft"), {{"N", 256}, {"kappa", 16}}});
+    for (const char* pipeline : {"blur", "harris", "canny"}) {
+      cases.push_back({example(std::string("pipelines/") + pipeline + ".weft"), image});
+    }
+    cases.push_back({example("pipelines/unsharp.weft"), {{"W", 24}, {"H", 20}, {"C", 3}}});
+  }
   for (const std::string& name : profileNames()) {
     const host::DeviceProfile profile = host::loadProfile(name);
     rewrite::SearchOptions options = explorationSearchOptions(&profile);
@@ -215,7 +239,9 @@ TEST_CASE("variants of structures searched from the examples run as in the inter
     for (const Case& c : cases) {
       CAPTURE(c.definition.name);
       ++tally.programs;
-      checkVariants(c.definition, c.sizes, profile, options, 8, 1, 7, tally);
+      checkVariants(c.definition, c.sizes, profile, options,
+                    static_cast<size_t>(soakKnob("WEFT_SOAK_STRUCTURES", 8)),
+                    static_cast<size_t>(soakKnob("WEFT_SOAK_POINTS", 1)), 7, tally);
     }
     printTally(name, tally);
     CHECK(tally.failed == 0);
