@@ -6,16 +6,17 @@
 // under that profile's limits, then generated, built, run on the default device and verified
 // against the interpreter on random inputs by measureVariant, as the explorer verifies them.
 // A wrong answer, a build error or a launch error is a failure that prints the program, the
-// rewrite sequence, the point and the message. Generation may refuse a point (a structure the
-// search vouches for only by its types: ExploreTarget::Structure::needsGeneration); the
-// refusals are counted and printed, not failed.
+// rewrite sequence, the point and the message. Generation may refuse a point whose structure
+// the space's analysis generated (ExploreTarget::Structure::needsGeneration keeps the others
+// out, as in an exploration): the refusals are counted and printed, not failed.
 //
 // WEFT_SOAK_SEEDS=FIRST-LAST runs other random programs (the default is a small fixed range
 // that keeps this test within seconds); WEFT_SOAK_PROFILES=a,b the profiles; for wider soaks,
 // WEFT_SOAK_MAX_SIZE the largest size drawn (12), WEFT_SOAK_DEPTH the search's algorithmic
 // depth (2), WEFT_SOAK_STRUCTURES the structures tried per program (6; 8 for an example),
-// WEFT_SOAK_POINTS the points per structure (1), WEFT_SOAK_EXAMPLES=1 every example. A long soak is
-// `WEFT_SOAK_SEEDS=1-2000 build/tests/test_workloads_opencl_searched_variants`.
+// WEFT_SOAK_POINTS the points per structure (1), WEFT_SOAK_EXAMPLES=1 every example,
+// WEFT_SOAK_VERBOSE=1 prints every refusal. A long soak is `WEFT_SOAK_SEEDS=1-2000
+// build/tests/test_workloads_opencl_searched_variants`.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -53,6 +54,7 @@ struct Tally {
   int programs = 0;
   int structures = 0;
   int ok = 0;
+  int tiled = 0;    // of them, in work-group tiles (the GPU profiles' allpairs-workgroup-tiles)
   int refused = 0;  // generation refused the point
   int failed = 0;
   std::map<std::string, int> refusals;  // first line of each refusal, counted
@@ -82,6 +84,10 @@ std::vector<std::string> profileNames() {
   return names;
 }
 
+bool isTiled(const ExploreTarget::Structure& structure) {
+  return structure.strategy.find("workgroup-tiles") != std::string::npos;
+}
+
 // Every searched structure of `original` at `sizes` under `profile`, at up to `points` sampled
 // points each, run on the default device and verified against the interpreter.
 void checkVariants(const Definition& original, const ArithBinding& sizes,
@@ -101,10 +107,18 @@ void checkVariants(const Definition& original, const ArithBinding& sizes,
   // A seeded selection when there are many: the search's order puts similar programs together.
   std::mt19937_64 rng(seed);
   std::shuffle(structures.begin(), structures.end(), rng);
+  // The GPU profiles' work-group tiles first: few of a program's structures, and the GPU shape.
+  std::stable_partition(structures.begin(), structures.end(),
+                        [](const ExploreTarget::Structure& s) { return isTiled(s); });
   if (structures.size() > maxStructures) structures.resize(maxStructures);
   for (const ExploreTarget::Structure& structure : structures) {
+    if (soakKnob("WEFT_SOAK_VERBOSE", 0)) {
+      std::cerr << profile.name << " " << original.name << ": " << structure.strategy << "\n";
+    }
+    // A target of this one structure, sampled as the explorer samples its structures (one the
+    // space's analysis cannot generate has no valid variant).
     ExploreTarget one = programTarget(original, sizes);
-    adoptStructure(one, structure);
+    one.structures = {structure};
     SampledTarget sampled;
     try {
       sampled = sampleTarget(one, profile, points, seed);
@@ -124,11 +138,18 @@ void checkVariants(const Definition& original, const ArithBinding& sizes,
       const Measurement m = measureVariant(context(), structure.parametric, point, data, measuring);
       if (m.status == VariantStatus::Ok) {
         ++tally.ok;
+        if (isTiled(structure)) ++tally.tiled;
         continue;
       }
       if (m.status == VariantStatus::Invalid && m.message.rfind("generation: ", 0) == 0) {
         ++tally.refused;
         ++tally.refusals[m.message.substr(0, m.message.find('\n'))];
+        if (soakKnob("WEFT_SOAK_VERBOSE", 0)) {
+          MESSAGE("refused under " << profile.name << ":\n"
+                                   << printDefinition(original)
+                                   << "\nstructure: " << structure.strategy
+                                   << "\npoint: " << pointText << "\nmessage: " << m.message);
+        }
         continue;
       }
       ++tally.failed;
@@ -150,8 +171,8 @@ rewrite::SearchOptions soakSearchOptions(const host::DeviceProfile& profile) {
 
 void printTally(const std::string& what, const Tally& tally) {
   MESSAGE(what << ": " << tally.programs << " programs, " << tally.structures << " structures, "
-               << tally.ok << " variants verified, " << tally.refused << " refused by generation, "
-               << tally.failed << " failed");
+               << tally.ok << " variants verified (" << tally.tiled << " in work-group tiles), "
+               << tally.refused << " refused by generation, " << tally.failed << " failed");
   for (const auto& [message, count] : tally.refusals) MESSAGE("  " << count << " x " << message);
 }
 
@@ -233,6 +254,7 @@ TEST_CASE("variants of structures searched from the examples run as in the inter
   for (const std::string& name : profileNames()) {
     const host::DeviceProfile profile = host::loadProfile(name);
     rewrite::SearchOptions options = explorationSearchOptions(&profile);
+    options.algorithmicDepth = static_cast<int>(soakKnob("WEFT_SOAK_DEPTH", 2));
     options.maxAlgorithmic = 16;
     options.maxLoweringsPerProgram = 3;
     Tally tally;
@@ -246,5 +268,7 @@ TEST_CASE("variants of structures searched from the examples run as in the inter
     printTally(name, tally);
     CHECK(tally.failed == 0);
     CHECK(tally.ok >= 6);
+    // Where the search tiles a product in work-groups (devices with local memory), the tiles run.
+    if (profile.hasDedicatedLocalMemory()) CHECK(tally.tiled >= 1);
   }
 }
