@@ -142,6 +142,13 @@ class Generator {
   std::string literal(const Expr& e);
   std::string genScalar(const Expr& e);
   std::optional<std::string> floatSumWithProduct(const Expr& e, const Type& type);
+  // Under vectorize (laneWidth_ > 0), the C type of the lanes of a scalar of `kind`
+  // (float -> float4 at width 4).
+  std::string laneTypeName(ScalarKind kind) const;
+  // Under vectorize, `condition`'s lanes as a select between two lane vectors of `kind`: a
+  // vector condition (OpenCL's -1 / 0) chooses per lane, a scalar bool for all of them.
+  std::string laneSelect(const std::string& condition, ScalarKind kind, const std::string& whenTrue,
+                         const std::string& whenFalse) const;
   void forgetDropped(size_t linesBefore, size_t namedBefore);
   std::string dot(const std::string& a, const std::string& b, const Type& type);
   std::string genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,

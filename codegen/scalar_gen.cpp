@@ -21,6 +21,17 @@ std::string Generator::literal(const Expr& e) {
   return "0";
 }
 
+std::string Generator::laneTypeName(ScalarKind kind) const {
+  return cTypeName(Type::vector(kind, laneWidth_));
+}
+
+std::string Generator::laneSelect(const std::string& condition, ScalarKind kind,
+                                  const std::string& whenTrue, const std::string& whenFalse) const {
+  const std::string lanes = laneTypeName(kind);
+  return "(" + condition + ") ? (" + lanes + ")(" + whenTrue + ") : (" + lanes + ")(" + whenFalse +
+         ")";
+}
+
 std::string Generator::genScalar(const Expr& e) {
   if (e.isLiteral()) return literal(e);
   if (e.isParam()) return read(lookup(e), e);
@@ -84,8 +95,7 @@ std::string Generator::genScalar(const Expr& e) {
       // convert between vector types.
       if (!type.isVector() && laneWidth_ == 0)
         return "((" + cTypeName(type) + ")abs(" + arg(0) + "))";
-      const std::string lanes =
-          cTypeName(type.isVector() ? type : Type::vector(type.scalarKind(), laneWidth_));
+      const std::string lanes = type.isVector() ? cTypeName(type) : laneTypeName(type.scalarKind());
       return "as_" + lanes + "(abs((" + lanes + ")(" + arg(0) + ")))";
     }
     case Op::Sqrt:
@@ -110,15 +120,12 @@ std::string Generator::genScalar(const Expr& e) {
       // Lanes of vectorize: converted with convert_<type>N (C casts do not convert vector
       // types), a scalar from outside broadcast first; a condition's lanes (-1 and 0) become
       // 1 and 0 by a select, which a scalar bool takes too.
-      const std::string lanes = cTypeName(Type::vector(type.scalarKind(), laneWidth_));
-      const ScalarKind from = typeOf(args[0]).scalarKind();
+      const ScalarKind to = type.scalarKind(), from = typeOf(args[0]).scalarKind();
       if (from == ScalarKind::Bool) {
-        const char* one = type.scalarKind() == ScalarKind::Float ? "1.0f" : "1";
-        const char* zero = type.scalarKind() == ScalarKind::Float ? "0.0f" : "0";
-        return "((" + arg(0) + ") ? (" + lanes + ")(" + one + ") : (" + lanes + ")(" + zero + "))";
+        const bool toFloat = to == ScalarKind::Float;
+        return "(" + laneSelect(arg(0), to, toFloat ? "1.0f" : "1", toFloat ? "0.0f" : "0") + ")";
       }
-      const std::string source = cTypeName(Type::vector(from, laneWidth_));
-      return "convert_" + lanes + "((" + source + ")(" + arg(0) + "))";
+      return "convert_" + laneTypeName(to) + "((" + laneTypeName(from) + ")(" + arg(0) + "))";
     }
     case Op::Let: {
       const Expr& f = e.funs()[0];

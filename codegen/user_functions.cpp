@@ -23,13 +23,12 @@ std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int
         // as one, a scalar from outside broadcast. A condition's lanes are an int vector of
         // -1 (true) and 0 (false), as OpenCL's vector comparisons give them, also where the
         // value is a scalar bool.
-        const bool condition = t.scalarKind() == ScalarKind::Bool;
-        const std::string lanes =
-            cTypeName(Type::vector(condition ? ScalarKind::Int : t.scalarKind(), laneWidth_));
-        emitter_.line(lanes + " " + name + " = " +
-                      (condition ? "(" + values[i] + ") ? (" + lanes + ")(-1) : (" + lanes + ")(0)"
-                                 : values[i]) +
-                      ";");
+        if (t.scalarKind() == ScalarKind::Bool) {
+          emitter_.line(laneTypeName(ScalarKind::Int) + " " + name + " = " +
+                        laneSelect(values[i], ScalarKind::Int, "-1", "0") + ";");
+        } else {
+          emitter_.line(laneTypeName(t.scalarKind()) + " " + name + " = " + values[i] + ";");
+        }
       } else {
         emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
       }

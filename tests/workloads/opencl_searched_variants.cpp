@@ -19,6 +19,7 @@
 // build/tests/test_workloads_opencl_searched_variants`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
