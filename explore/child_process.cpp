@@ -50,6 +50,13 @@ void sendLine(int fd, const Json& message) { writeAll(fd, message.dump() + "\n")
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(5);  // the parent died before prctl
   signal(SIGPIPE, SIG_IGN);
+  // When memory runs out, the kernel's out-of-memory killer takes a child first (the largest
+  // score), not the explorer that holds the results: the variant is recorded as killed and the
+  // exploration goes on. Raising one's own score needs no privilege; failing to is harmless.
+  if (FILE* score = std::fopen("/proc/self/oom_score_adj", "w")) {
+    std::fputs("1000", score);
+    std::fclose(score);
+  }
   // A crash must kill the child: drop handlers the embedding program installed (a test
   // framework's crash reporter would otherwise catch it and carry on).
   for (int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(crash, SIG_DFL);
@@ -153,7 +160,11 @@ Clock::time_point after(double seconds) {
 
 std::string signalText(int signal) {
   const char* name = sigabbrev_np(signal);
-  return "signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
+  std::string text =
+      "signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
+  // weft's own kills are deadlines, reported as such; any other SIGKILL came from outside.
+  if (signal == SIGKILL) text += ", killed from outside: the out-of-memory killer or a user";
+  return text;
 }
 
 double threadCpuMs() {

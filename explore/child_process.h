@@ -9,7 +9,9 @@
 // (PR_SET_PDEATHSIG: the measuring child with the launcher, the launcher and the generators with
 // the explorer), a crash kills it (default signal handlers, whatever the embedding program
 // installed), and it ends with _exit, so none of the parent's atexit handlers, buffers or
-// destructors run twice. A child past its deadline is killed with SIGKILL.
+// destructors run twice. A child past its deadline is killed with SIGKILL. Children are the
+// out-of-memory killer's first choice (oom_score_adj 1000), so a variant that exhausts memory
+// dies instead of the explorer.
 #pragma once
 
 #include <sys/types.h>
@@ -72,7 +74,7 @@ ChildOutcome runInChild(const std::function<void(int)>& body, Clock::time_point 
 // The time `seconds` from now (negative counts as 0).
 Clock::time_point after(double seconds);
 
-// "signal 11 (SIGSEGV)".
+// "signal 11 (SIGSEGV)"; a SIGKILL says it came from outside (deadlines are reported apart).
 std::string signalText(int signal);
 
 // Thread CPU time in milliseconds (CLOCK_THREAD_CPUTIME_ID): weft's own work, whatever the

@@ -3,12 +3,14 @@
 // A request written into a pipe whose reader has died raises SIGPIPE, which the explorer does
 // not ignore, so the explorer died silently when the generator was killed between two variants
 // (seen as a flaky slow_explore_random_kills); the requests now go through a socket with
-// MSG_NOSIGNAL. A fresh generator then serves the next request.
+// MSG_NOSIGNAL. A fresh generator then serves the next request. And every child of the
+// explorer is the out-of-memory killer's first choice, not the explorer.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <fstream>
 
 #include "explore/child_process.h"
 #include "explore/generator_process.h"
@@ -36,4 +38,25 @@ TEST_CASE("a generator killed between requests is reported dead, and the next on
   GeneratorProcess::Outcome third = generator.run(Json{{"variant", 3}}, deadline(), {});
   CHECK(third.exited.is_object());
   CHECK(generator.pid() != pid);
+}
+
+TEST_CASE("the explorer's children are the out-of-memory killer's first choice") {
+  // The child reports its own score; the explorer's stays as it was.
+  const ChildOutcome outcome = runInChild(
+      [](int fd) {
+        std::ifstream score("/proc/self/oom_score_adj");
+        int value = 0;
+        score >> value;
+        sendLine(fd, Json{{"score", value}});
+      },
+      after(10));
+  REQUIRE_FALSE(outcome.timedOut);
+  CHECK(Json::parse(outcome.data).at("score").get<int>() == 1000);
+  std::ifstream own("/proc/self/oom_score_adj");
+  int ownScore = 1000;
+  own >> ownScore;
+  CHECK(ownScore < 1000);
+  // A SIGKILL that was not a deadline names the usual culprits.
+  CHECK(signalText(SIGKILL).find("out-of-memory killer") != std::string::npos);
+  CHECK(signalText(SIGSEGV) == "signal 11 (SIGSEGV)");
 }
