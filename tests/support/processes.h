@@ -77,15 +77,33 @@ inline std::vector<pid_t> childrenOf(const std::map<pid_t, ProcessInfo>& process
 }
 inline std::vector<pid_t> childrenOf(pid_t parent) { return childrenOf(liveProcesses(), parent); }
 
+// The executable a process runs (/proc/PID/exe), "" when it cannot be read.
+inline std::string executableOf(pid_t pid) {
+  std::error_code error;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", error);
+  return error ? std::string() : exe.string();
+}
+
 // An explorer's processes by role, told apart by their place in the tree: a measuring child is
 // a child of a launcher (the explorer's child that has children); the generator and the
-// pre-builds are the explorer's children without children.
+// pre-builds are the explorer's children without children. Only weft's own processes (forks
+// of the explorer, the same executable) count: the tools an OpenCL compiler runs (PoCL's
+// linker, while a kernel builds for the first time) are neither children nor victims.
 enum class ExplorerRole { MeasuringChild, LeafChild, Launcher };
 inline std::vector<pid_t> explorerProcesses(ExplorerRole role, pid_t explorer) {
   const std::map<pid_t, ProcessInfo> processes = liveProcesses();
+  const std::string weft = executableOf(explorer);
+  auto ownChildren = [&](pid_t parent) {
+    std::vector<pid_t> own;
+    for (pid_t child : childrenOf(processes, parent)) {
+      if (executableOf(child) == weft) own.push_back(child);
+    }
+    return own;
+  };
   std::vector<pid_t> found;
-  for (pid_t child : childrenOf(processes, explorer)) {
-    const std::vector<pid_t> grandchildren = childrenOf(processes, child);
+  for (pid_t child : ownChildren(explorer)) {
+    const std::vector<pid_t> grandchildren = ownChildren(child);
     if (role == ExplorerRole::LeafChild && grandchildren.empty()) found.push_back(child);
     if (role == ExplorerRole::Launcher && !grandchildren.empty()) found.push_back(child);
     if (role == ExplorerRole::MeasuringChild) {
