@@ -8,9 +8,10 @@
 #include <cmath>
 #include <map>
 
-#include "explore/launch_parameters.h"
 #include "codegen/codegen.h"
 #include "codegen/compile_pipeline.h"
+#include "codegen/gen_support.h"
+#include "explore/launch_parameters.h"
 #include "typecheck/typecheck.h"
 
 namespace weft::explore {
@@ -333,29 +334,41 @@ Expr withoutUnrolling(const Expr& e) {
   return e.withChildren(e.nats(), funs, args);
 }
 
-// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`, and with `maps` of
-// its unrolled maps (mapSeqUnroll) too. On a CPU unrolled maps are left alone: they write
-// private arrays with constant indices (accumulators, a fused pipeline's private tile), whose
-// size the register budget bounds, and PoCL builds and runs long ones well (tiles of over a
-// thousand values). On a GPU they are capped as well: an unrolled map over a row of a size (a
-// matmul's 1024 accumulators and their padding) took NVIDIA's compiler 86-91 s to build,
-// spilled and could not be launched. The register estimate does not see such a row: the
-// analysis program runs its unrolled maps as loops (withoutUnrolling), where the row is a
-// private array indexed at run time, counted as memory (memoryResidentPrivateScalars), while
-// the unrolled kernel promotes it to one scalar per element (codegen/scalar_promotion.h).
-void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool maps,
-                            std::vector<std::pair<Arith, bool>>& lengths) {
+// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`, and of the unrolled
+// maps (mapSeqUnroll) that the register budget does not bound (`allMaps`: every one). On a CPU
+// an unrolled map that writes registers (inside toPrivate, or a reduction's accumulator: its
+// initial value and its operator) is left alone: its private array with constant indices is bounded
+// by the register budget, and PoCL builds and runs long ones well (tiles of over a thousand
+// values). An unrolled map that writes global or local memory is capped: nothing else bounds it,
+// and unrolled over a row of a size (a map of 32768 elements split by the search) it made 3.4 MB of
+// OpenCL that PoCL built for 100 s. On a GPU every unrolled map is capped: an unrolled map
+// over a row of a size (a matmul's 1024 accumulators and their padding) took NVIDIA's compiler
+// 86-91 s to build, spilled and could not be launched. The register estimate does not see such
+// a row: the analysis program runs its unrolled maps as loops (withoutUnrolling), where the row
+// is a private array indexed at run time, counted as memory (memoryResidentPrivateScalars),
+// while the unrolled kernel promotes it to one scalar per element (codegen/scalar_promotion.h).
+void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool allMaps,
+                            bool writesRegisters, std::vector<std::pair<Arith, bool>>& lengths) {
   if (e.isLambda()) {
-    collectUnrolledLengths(e.body(), typed, maps, lengths);
+    collectUnrolledLengths(e.body(), typed, allMaps, writesRegisters, lengths);
     return;
   }
   if (!e.isPrim()) return;
   const bool reduction = e.isPrim(Op::ReduceSeqUnroll);
-  if ((reduction || (maps && e.isPrim(Op::MapSeqUnroll))) && !e.args().empty()) {
+  const bool cappedMap = e.isPrim(Op::MapSeqUnroll) && (allMaps || !writesRegisters);
+  if ((reduction || cappedMap) && !e.args().empty()) {
     lengths.emplace_back(typed.typeOf(e.args().back()).arrayLength(), reduction);
   }
-  for (const Expr& f : e.funs()) collectUnrolledLengths(f, typed, maps, lengths);
-  for (const Expr& a : e.args()) collectUnrolledLengths(a, typed, maps, lengths);
+  // What toPrivate's function computes is held in registers, and so is a reduction's
+  // accumulator: its initial value (the first argument) and what its operator makes of it.
+  const bool reduce = opencl::isReduceFamily(e.primOp());
+  const bool funsWriteRegisters = writesRegisters || reduce || e.isPrim(Op::ToPrivate);
+  for (const Expr& f : e.funs()) {
+    collectUnrolledLengths(f, typed, allMaps, funsWriteRegisters, lengths);
+  }
+  for (size_t i = 0; i < e.args().size(); ++i) {
+    collectUnrolledLengths(e.args()[i], typed, allMaps, reduce && i == 0, lengths);
+  }
 }
 
 }  // namespace
@@ -716,7 +729,7 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
     addHardwareConstraints(space, parametric, options, substitution);
     if (options.maxUnrolledIterations > 0) {
       std::vector<std::pair<Arith, bool>> unrolled;
-      collectUnrolledLengths(parametric.function, typed, options.device->deviceType == "gpu",
+      collectUnrolledLengths(parametric.function, typed, options.device->deviceType == "gpu", false,
                              unrolled);
       for (const auto& [length, reduction] : unrolled) {
         addConstraint(

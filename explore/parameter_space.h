@@ -109,8 +109,10 @@ struct SpaceOptions {
   // iterations (0: no limit). Longer unrolled loops make kernels of hundreds of kilobytes that
   // are slow to generate and build and, on the devices measured, slower than the same loop
   // rolled (the measurements are in the database kept in bench/results/ and in the commit
-  // that set this cap). On a CPU unrolled maps (private arrays with constant indices) are
-  // bounded by the register budget instead; on a GPU (device type gpu) they are capped too.
+  // that set this cap). Unrolled maps that write global or local memory are capped too; on a
+  // CPU those that write registers (inside toPrivate, or a reduction's operator: private
+  // arrays with constant indices) are bounded by the register budget instead, while on a GPU
+  // (device type gpu) every unrolled map is capped.
   int64_t maxUnrolledIterations = 256;
 };
 
