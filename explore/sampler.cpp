@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -23,6 +26,45 @@ std::set<int> parametersOf(const ParameterSpace& space, const Constraint& c) {
   for (const Arith& v : c.vars()) {
     int index = space.indexOf(v.varName());
     if (index >= 0) out.insert(index);
+  }
+  return out;
+}
+
+// X when `c` says that the parameter named `p` divides X (p | X, or X % p = 0) and X does not
+// mention p.
+std::optional<Arith> dividendOf(const Constraint& c, const std::string& p) {
+  if (c.relation == Relation::Divides) {
+    if (c.lhs.isVar() && c.lhs.varName() == p && !c.rhs.mentions(p)) return c.rhs;
+    return std::nullopt;
+  }
+  if (c.relation != Relation::Equal) return std::nullopt;
+  for (const auto& [mod, zero] : {std::pair{c.lhs, c.rhs}, std::pair{c.rhs, c.lhs}}) {
+    if (zero.constant() != 0 || mod.kind() != ArithKind::Mod) continue;
+    const Arith& divisor = mod.operands()[1];
+    const Arith& dividend = mod.operands()[0];
+    if (divisor.isVar() && divisor.varName() == p && !dividend.mentions(p)) return dividend;
+  }
+  return std::nullopt;
+}
+
+// The divisors of `n` > 0 in [lo, hi], in increasing order, or nullopt when listing them costs
+// more than the range they would replace (about sqrt(n) trial divisions against hi - lo + 1).
+std::optional<std::vector<int64_t>> divisorsIn(int64_t n, int64_t lo, int64_t hi) {
+  if (n <= 0 || hi < lo) return std::nullopt;
+  const int64_t root = static_cast<int64_t>(std::sqrt(static_cast<double>(n))) + 1;
+  if (root >= hi - lo + 1) return std::nullopt;
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d <= n / d; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  std::vector<int64_t> out;
+  for (int64_t d : small) {
+    if (d >= lo && d <= hi) out.push_back(d);
+  }
+  for (auto it = large.rbegin(); it != large.rend(); ++it) {
+    if (*it >= lo && *it <= hi) out.push_back(*it);
   }
   return out;
 }
@@ -124,6 +166,40 @@ Sampler::Sampler(const ParameterSpace& space, SamplerOptions options, bool check
     for (const auto& [name, value] : space.sizes) sizes[name] = Arith(value);
     bounds_.push_back({substitute(p.variable.varLo(), sizes),
                        p.variable.varHi() ? substitute(*p.variable.varHi(), sizes) : Arith(p.hi)});
+    // A size the parameter must divide (p | N, a split of a length): its domain is the
+    // divisors of N, listed once, where they are fewer than the range. A length of millions
+    // has a few dozen, which uniform draws from the range would rarely hit.
+    int64_t dividend = 0;
+    dividends_.push_back({});
+    for (const SpaceConstraint& c : space.constraints) {
+      std::optional<Arith> x = dividendOf(c.constraint, p.name);
+      if (!x) continue;
+      const Arith value = substitute(*x, sizes);
+      dividends_.back().push_back(value);
+      const std::optional<int64_t> constant = value.constant();
+      if (constant && *constant != 0 && *constant != INT64_MIN) {
+        dividend = std::gcd(dividend, std::abs(*constant));
+      }
+    }
+    // Only dividends that earlier levels decide narrow draws (divisorsOfDomain).
+    const bool decided =
+        std::all_of(dividends_.back().begin(), dividends_.back().end(), [&](const Arith& x) {
+          const std::vector<Arith> vars = x.vars();
+          return std::all_of(vars.begin(), vars.end(), [&](const Arith& v) {
+            const int index = space.indexOf(v.varName());
+            return index >= 0 && levelOf[static_cast<size_t>(index)] < level;
+          });
+        });
+    const bool constantOnly = std::all_of(dividends_.back().begin(), dividends_.back().end(),
+                                          [](const Arith& x) { return x.isConstant(); });
+    if (!decided || constantOnly) dividends_.back().clear();
+    listed_.push_back(p.kind != DomainKind::Range);
+    if (dividend > 0 && p.kind == DomainKind::Range) {
+      if (std::optional<std::vector<int64_t>> divisors = divisorsIn(dividend, p.lo, p.hi)) {
+        domainValues_.back() = std::move(*divisors);
+        listed_.back() = true;
+      }
+    }
   }
   splitLaunchStage();
   if (checkNonEmpty) requireNonEmpty();
@@ -280,7 +356,7 @@ Sampler::LevelDomain Sampler::domainAt(size_t level, const ArithBinding& binding
   if (auto dynamicHi = tryEvaluate(bounds_[level].second, binding)) hi = std::min(hi, *dynamicHi);
   LevelDomain domain;
   if (hi < lo) return domain;
-  if (p.kind == DomainKind::Range) {
+  if (!listed_[level]) {
     domain.lo = lo;
     domain.size = static_cast<uint64_t>(hi - lo) + 1;
     return domain;
@@ -293,9 +369,39 @@ Sampler::LevelDomain Sampler::domainAt(size_t level, const ArithBinding& binding
   return domain;
 }
 
+std::optional<std::vector<int64_t>> Sampler::divisorsOfDomain(size_t level,
+                                                              const LevelDomain& domain,
+                                                              const ArithBinding& binding) const {
+  if (dividends_[level].empty() || domain.size == 0) return std::nullopt;
+  int64_t dividend = 0;
+  for (const Arith& x : dividends_[level]) {
+    const std::optional<int64_t> value = tryEvaluate(x, binding);
+    if (!value || *value == INT64_MIN) return std::nullopt;
+    dividend = std::gcd(dividend, std::abs(*value));
+  }
+  if (dividend == 0) return std::nullopt;  // every value divides 0
+  // Listing them must cost less than the draws they save (about the domain's size).
+  if (static_cast<double>(domain.size) < std::sqrt(static_cast<double>(dividend))) {
+    return std::nullopt;
+  }
+  const Parameter& p = space_.parameters[order_[level]];
+  const int64_t lo = valueAt(level, domain, 0), hi = valueAt(level, domain, domain.size - 1);
+  std::optional<std::vector<int64_t>> divisors = divisorsIn(dividend, lo, hi);
+  if (!divisors) return std::nullopt;
+  std::vector<int64_t> inDomain;
+  for (int64_t d : *divisors) {
+    // A listed domain (in increasing order) must hold the divisor too.
+    const auto first = domainValues_[level].begin() + static_cast<ptrdiff_t>(domain.first);
+    const bool inListed = !listed_[level] ||
+                          std::binary_search(first, first + static_cast<ptrdiff_t>(domain.size), d);
+    if (inListed && p.contains(d)) inDomain.push_back(d);
+  }
+  return inDomain;
+}
+
 int64_t Sampler::valueAt(size_t level, const LevelDomain& domain, uint64_t index) const {
   const Parameter& p = space_.parameters[order_[level]];
-  if (p.kind == DomainKind::Range) return domain.lo + static_cast<int64_t>(index);
+  if (!listed_[level]) return domain.lo + static_cast<int64_t>(index);
   return domainValues_[level][domain.first + index];
 }
 
@@ -501,7 +607,11 @@ std::optional<std::vector<int64_t>> Sampler::drawOne(std::mt19937_64& rng, uint6
     const Parameter& p = space_.parameters[order_[level]];
     LevelCache& cache = cache_[prefix];
     const LevelDomain domain = domainAt(level, binding);
-    const uint64_t size = domain.size;
+    if (!cache.divisorsDecided) {
+      cache.divisorsDecided = true;
+      cache.divisors = divisorsOfDomain(level, domain, binding);
+    }
+    const uint64_t size = cache.divisors ? cache.divisors->size() : domain.size;
     std::uniform_int_distribution<uint64_t> pick(0, size == 0 ? 0 : size - 1);
     bool chosen = false;
     while (!chosen) {
@@ -520,7 +630,7 @@ std::optional<std::vector<int64_t>> Sampler::drawOne(std::mt19937_64& rng, uint6
         }
         return std::nullopt;
       }
-      int64_t v = valueAt(level, domain, pick(rng));
+      int64_t v = cache.divisors ? (*cache.divisors)[pick(rng)] : valueAt(level, domain, pick(rng));
       ++attempts;
       auto known = cache.extendable.find(v);
       if (known != cache.extendable.end()) {

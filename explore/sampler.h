@@ -145,12 +145,15 @@ class Sampler {
   struct LevelCache {
     std::unordered_map<int64_t, bool> extendable;
     uint64_t knownBad = 0;
+    // divisorsOfDomain under this prefix, once decided (nullopt: the level's whole domain).
+    bool divisorsDecided = false;
+    std::optional<std::vector<int64_t>> divisors;
   };
   // The values a level can take once the earlier levels are bound: the static domain narrowed
   // by the parameter's own (dependent) range evaluated under `binding`.
   struct LevelDomain {
-    int64_t lo = 0;      // Range: the first value
-    uint64_t first = 0;  // other kinds: index of the first value in domainValues_
+    int64_t lo = 0;      // unlisted ranges: the first value
+    uint64_t first = 0;  // listed domains: index of the first value in domainValues_
     uint64_t size = 0;
   };
   // checkNonEmpty false: the caller checks (the launch-size stage's first-stage sampler).
@@ -161,6 +164,12 @@ class Sampler {
   void requireNonEmpty();
   LevelDomain domainAt(size_t level, const ArithBinding& binding) const;
   int64_t valueAt(size_t level, const LevelDomain& domain, uint64_t index) const;
+  // For draws (drawOne): the values of `domain` that divide the level's dividends (constraints
+  // p | X whose X earlier levels decide: a split of a padded length) evaluated under `binding`,
+  // when listing them is cheaper than drawing from the whole domain; else nullopt. The
+  // enumeration keeps the whole domain, where the node budget bounds the work.
+  std::optional<std::vector<int64_t>> divisorsOfDomain(size_t level, const LevelDomain& domain,
+                                                       const ArithBinding& binding) const;
   bool enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
                      uint64_t cap, SpaceCount& counted, std::vector<std::vector<int64_t>>* collect);
   bool acceptableAt(size_t level, const ArithBinding& binding) const;
@@ -205,8 +214,14 @@ class Sampler {
   std::vector<std::vector<size_t>> completedAt_;    // per level: constraints fully assigned
   std::vector<bool> linkedBeyond_;                  // per level: a constraint spans it and later
   std::vector<uint64_t> subtreeSize_;               // per level: product of domains after it
-  std::vector<std::vector<int64_t>> domainValues_;  // per level (non-range domains only)
+  // Per level: whether its domain is listed in domainValues_ (powers of two, switches, the
+  // divisors of a size the parameter must divide) rather than a range from lo to hi.
+  std::vector<bool> listed_;
+  std::vector<std::vector<int64_t>> domainValues_;  // per level (listed domains only)
   std::vector<std::pair<Arith, Arith>> bounds_;     // per level: range with sizes substituted
+  // Per level: the X of each constraint p | X on its parameter p when earlier levels decide
+  // them all and one is not a constant (sizes substituted); empty otherwise.
+  std::vector<std::vector<Arith>> dividends_;
   uint64_t nodeBudget_ = 0;                         // of the enumeration under way
   std::map<std::vector<int64_t>, LevelCache> cache_;
   std::unique_ptr<CountingSampler> counting_;

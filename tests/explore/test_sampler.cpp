@@ -262,3 +262,41 @@ TEST_CASE("sampling speed on a large range (measured, reported)") {
     CHECK(seconds < 10);
   }
 }
+
+TEST_CASE("draws of a parameter that must divide a large length come from its divisors") {
+  rewrite::RewriteContext context;
+  // chunk1 | N: 21 of 2^20 values. Drawing from the range would reject about 50,000 values
+  // per point; the draws are uniform among the 21 divisors.
+  const int64_t n = int64_t{1} << 20;
+  ParameterSpace space = buildParameterSpace(ex::splitOnce(context), {{"N", n}});
+  REQUIRE(space.parameters.size() == 1);
+  Sampler sampler(space, incrementalOnly());
+  std::map<std::vector<int64_t>, int> observed;
+  const auto start = std::chrono::steady_clock::now();
+  const int runs = 1050;
+  for (int seed = 1; seed <= runs; ++seed) {
+    SampleSet s = sampler.sample(1, seed);
+    REQUIRE(s.points.size() == 1);
+    CHECK(n % s.points[0][0] == 0);
+    ++observed[s.points[0]];
+  }
+  const double chi = chiSquare(observed, 21, double(runs) / 21);
+  CAPTURE(chi);
+  CHECK(observed.size() == 21);
+  CHECK(chi < 60);  // 20 degrees of freedom: mean 20, standard deviation 6.3
+  // A split of a padded length, chunk | N + rho with rho drawn first: the divisors of each
+  // drawn N + rho.
+  ParameterSpace padded = buildParameterSpace(
+      ex::applyRules(ex::kIncrement, {{"pad-for-tiling", "root"}, {"split-join", "0"}}, context),
+      {{"N", n}});
+  REQUIRE(padded.parameters.size() == 2);
+  Sampler paddedSampler(padded, incrementalOnly());
+  SampleSet s = paddedSampler.sample(50, 3);
+  CHECK(s.points.size() == 50);
+  CHECK(toSet(s.points).size() == 50);
+  for (const auto& point : s.points) CHECK(padded.violations(point).empty());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("N=2^20: " << runs << " + 50 incremental draws in " << seconds << " s");
+  CHECK(seconds < 10);
+}
