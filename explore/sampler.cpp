@@ -400,7 +400,6 @@ std::optional<std::vector<int64_t>> Sampler::divisorsOfDomain(size_t level,
 }
 
 int64_t Sampler::valueAt(size_t level, const LevelDomain& domain, uint64_t index) const {
-  const Parameter& p = space_.parameters[order_[level]];
   if (!listed_[level]) return domain.lo + static_cast<int64_t>(index);
   return domainValues_[level][domain.first + index];
 }
