@@ -30,19 +30,11 @@ std::set<int> parametersOf(const ParameterSpace& space, const Constraint& c) {
   return out;
 }
 
-// X when `c` says that the parameter named `p` divides X (p | X, or X % p = 0) and X does not
-// mention p.
+// X when `c` says that the parameter named `p` divides X (p | X) and X does not mention p.
 std::optional<Arith> dividendOf(const Constraint& c, const std::string& p) {
-  if (c.relation == Relation::Divides) {
-    if (c.lhs.isVar() && c.lhs.varName() == p && !c.rhs.mentions(p)) return c.rhs;
-    return std::nullopt;
-  }
-  if (c.relation != Relation::Equal) return std::nullopt;
-  for (const auto& [mod, zero] : {std::pair{c.lhs, c.rhs}, std::pair{c.rhs, c.lhs}}) {
-    if (zero.constant() != 0 || mod.kind() != ArithKind::Mod) continue;
-    const Arith& divisor = mod.operands()[1];
-    const Arith& dividend = mod.operands()[0];
-    if (divisor.isVar() && divisor.varName() == p && !dividend.mentions(p)) return dividend;
+  if (c.relation == Relation::Divides && c.lhs.isVar() && c.lhs.varName() == p &&
+      !c.rhs.mentions(p)) {
+    return c.rhs;
   }
   return std::nullopt;
 }
@@ -389,9 +381,9 @@ std::optional<std::vector<int64_t>> Sampler::divisorsOfDomain(size_t level,
   std::optional<std::vector<int64_t>> divisors = divisorsIn(dividend, lo, hi);
   if (!divisors) return std::nullopt;
   std::vector<int64_t> inDomain;
+  // A listed domain (in increasing order) must hold the divisor too.
+  const auto first = domainValues_[level].begin() + static_cast<ptrdiff_t>(domain.first);
   for (int64_t d : *divisors) {
-    // A listed domain (in increasing order) must hold the divisor too.
-    const auto first = domainValues_[level].begin() + static_cast<ptrdiff_t>(domain.first);
     const bool inListed = !listed_[level] ||
                           std::binary_search(first, first + static_cast<ptrdiff_t>(domain.size), d);
     if (inListed && p.contains(d)) inDomain.push_back(d);
@@ -709,12 +701,16 @@ bool Sampler::drawIncrementally(size_t k, std::mt19937_64& rng, std::set<std::ve
   while (result.points.size() < k) {
     std::optional<std::vector<int64_t>> point = drawOne(rng, attempts);
     if (!point) {
-      if (++deadEnds > 1000 + static_cast<int>(10 * k)) return false;
+      if (++deadEnds > 1000 + static_cast<int>(10 * k)) {
+        result.valuesTried += attempts;
+        return false;
+      }
       continue;
     }
     if (!seen.insert(*point).second) {
       if (++duplicatesInARow >= options_.duplicateRetriesPerSample) {
         result.duplicateLimitReached = true;
+        result.valuesTried += attempts;
         return true;
       }
       continue;
@@ -722,6 +718,7 @@ bool Sampler::drawIncrementally(size_t k, std::mt19937_64& rng, std::set<std::ve
     duplicatesInARow = 0;
     result.points.push_back(std::move(*point));
   }
+  result.valuesTried += attempts;
   return true;
 }
 

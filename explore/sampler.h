@@ -110,6 +110,7 @@ struct SampleSet {
   std::optional<double> spaceUpperBound;   // counting with rejection: the relaxed count
   std::optional<double> spaceEstimate;     // ... times the acceptance rate
   uint64_t draws = 0;                      // counting: points drawn (accepted or not)
+  uint64_t valuesTried = 0;                // incremental: parameter values drawn and checked
   uint64_t solverChecks = 0;
   double seconds = 0;
 };

@@ -51,6 +51,7 @@ Json sampleToJson(const SampleSet& set) {
               {"smaller", set.spaceSmallerThanRequested},
               {"duplicateLimit", set.duplicateLimitReached},
               {"draws", set.draws},
+              {"valuesTried", set.valuesTried},
               {"solverChecks", set.solverChecks},
               {"seconds", set.seconds}};
   if (set.spaceSize) out["spaceSize"] = *set.spaceSize;
@@ -66,6 +67,7 @@ SampleSet sampleFromJson(const Json& in) {
   set.spaceSmallerThanRequested = in.at("smaller").get<bool>();
   set.duplicateLimitReached = in.at("duplicateLimit").get<bool>();
   set.draws = in.at("draws").get<uint64_t>();
+  set.valuesTried = in.at("valuesTried").get<uint64_t>();
   set.solverChecks = in.at("solverChecks").get<uint64_t>();
   set.seconds = in.at("seconds").get<double>();
   if (in.contains("spaceSize")) set.spaceSize = in["spaceSize"].get<uint64_t>();
