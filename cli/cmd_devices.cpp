@@ -97,6 +97,13 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
                p.memoryBytesPerCycle,
                p.memoryBytesPerCycle * p.computeUnits * p.maxClockMHz * 1e6 / 1e9);
   }
+  if (p.workGroupCycles > 0) {
+    out << indent
+        << fmt::format(
+               "a work-group costs a compute unit {} cycles besides its work-items' work "
+               "(probe)\n",
+               p.workGroupCycles);
+  }
   if (p.nontemporalStores) {
     out << indent
         << "streaming stores: the compiler takes __builtin_nontemporal_store (explored as "

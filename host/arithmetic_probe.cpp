@@ -50,6 +50,11 @@ constexpr std::size_t kStreamCacheMultiple = 4;
 constexpr std::size_t kMinStreamBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxStreamBytes = std::size_t{1} << 30;
 
+// The work-group kernel: this many work-items per compute unit (a few milliseconds in groups of
+// one), and the large work-groups compared with groups of one.
+constexpr std::size_t kWorkGroupProbeItems = std::size_t{1} << 16;
+constexpr std::size_t kWorkGroupItems = 256;
+
 std::string vectorType(int width) { return width == 1 ? "float" : fmt::format("float{}", width); }
 
 // A kernel whose work-item updates `chains` float<width> accumulators by fma, `rounds` times
@@ -188,6 +193,35 @@ double copyBytesPerCycle(Context& context, const Program& program, int width, in
   return 3.0 * static_cast<double>(bytes) / (std::max(best, 1e-9) * cyclesPerSecond * units);
 }
 
+// Cycles a compute unit spends per work-group beyond its work-items' work: one float stored
+// per work-item over kWorkGroupProbeItems work-items per compute unit, in work-groups of one
+// against work-groups of kWorkGroupItems (or the device's largest, when smaller). The best of
+// kRuns launches of each after one that warms up.
+double workGroupCyclesOf(Context& context, const Program& program, int units,
+                         double cyclesPerSecond, std::int64_t maxWorkGroupSize) {
+  const std::size_t items = kWorkGroupProbeItems * static_cast<std::size_t>(units);
+  std::size_t large = kWorkGroupItems;
+  while (large > 1 && static_cast<std::int64_t>(large) > maxWorkGroupSize) large /= 2;
+  if (large <= 1) return 0;
+  const Buffer out = context.createBuffer(items * sizeof(float));
+  Kernel kernel(program, "workGroupStep");
+  kernel.setArg(0, out);
+  auto best = [&](std::size_t local) {
+    double fastest = 0;
+    for (int run = 0; run <= kRuns; ++run) {
+      const double seconds =
+          static_cast<double>(context.launch(kernel, NDRange(items), NDRange(local))) * 1e-9;
+      if (run == 1 || (run > 1 && seconds < fastest)) fastest = seconds;
+    }
+    return fastest;
+  };
+  const double ones = best(1);
+  const double grouped = best(large);
+  const double extraGroups =
+      static_cast<double>(items) - static_cast<double>(items) / static_cast<double>(large);
+  return std::max(0.0, ones - grouped) * cyclesPerSecond * units / extraGroups;
+}
+
 // Seconds of one run of the kernel with `iterations`, one work-item per compute unit; its
 // arguments other than the iteration count (the last) are set by `setArguments`.
 double runSeconds(Context& context, const Kernel& kernel,
@@ -224,7 +258,8 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   std::string source =
       fmaKernel("fmaFull", width, kChains, kRounds) + fmaKernel("fmaHalf", half, kChains, kRounds) +
       fmaKernel("fmaChain", width, 1, kLatencySteps) +
-      loadKernel("vectorLoads", width, kChains, kRounds) + copyKernel("streamCopy", width);
+      loadKernel("vectorLoads", width, kChains, kRounds) + copyKernel("streamCopy", width) +
+      "__kernel void workGroupStep(__global float* out) { out[get_global_id(0)] = 1.0f; }\n";
   for (const int streams : kStoreStreams) {
     source += storeKernel(fmt::format("storesAliased{}", streams), streams, kAliasedStrideFloats);
     source += storeKernel(fmt::format("storesPadded{}", streams), streams, kPaddedStrideFloats);
@@ -312,6 +347,8 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   }
   facts.memoryBytesPerCycle = copyBytesPerCycle(context, program, width, units, cyclesPerSecond,
                                                 profile.maxAllocationBytes);
+  facts.workGroupCycles =
+      workGroupCyclesOf(context, program, units, cyclesPerSecond, profile.maxWorkGroupSize);
   // A CPU retires at most a few FMA instructions and loads per cycle, even at a turbo clock far
   // above the nominal one; more means the kernels were not run as written.
   const double instructionsPerCycle =
@@ -353,10 +390,11 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   profile.conflictFreeStoreStreams = facts.conflictFreeStoreStreams;
   profile.conflictingStoreCycles = tenth(facts.conflictingStoreCycles);
   profile.memoryBytesPerCycle = tenth(facts.memoryBytesPerCycle);
+  profile.workGroupCycles = tenth(facts.workGroupCycles);
   profile.source +=
       "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle, "
-      "conflictFreeStoreStreams, conflictingStoreCycles and memoryBytesPerCycle measured by the "
-      "arithmetic probe, "
+      "conflictFreeStoreStreams, conflictingStoreCycles, memoryBytesPerCycle and "
+      "workGroupCycles measured by the arithmetic probe, "
       "nontemporalStores found by a build (host/arithmetic_probe.h)";
   return profile;
 }

@@ -29,6 +29,11 @@
 // before so that its pages are real. A copy moves three times its buffer: the read, and each
 // written line read for ownership and written back. The best of a few copies gives the bytes
 // per cycle and compute unit that streaming code moves, counted as a cost model counts them.
+// And the cost of a work-group: a kernel that stores one float per work-item, over the same
+// work-items in work-groups of one and of kWorkGroupItems, timed by its events; the difference
+// over the difference in work-groups gives the cycles a compute unit spends per work-group
+// beyond its work-items' work (PoCL runs each work-group as a call of the work-group function
+// from its thread pool's task queue).
 // Besides the rates, whether the compiler accepts clang's __builtin_nontemporal_store (a
 // one-line kernel built; a build error means no), for DeviceProfile::nontemporalStores.
 // Every rate is per compute unit and per cycle of the profile's clock (maxClockMHz, the nominal
@@ -49,6 +54,7 @@ struct ArithmeticFacts {
   double conflictFreeStoreStreams = 0;   // store streams 4 KiB-multiples apart without conflicts
   double conflictingStoreCycles = 0;     // cycles a store loses past them (0: none up to 32)
   double memoryBytesPerCycle = 0;        // bytes moved to and from memory while all units copy
+  double workGroupCycles = 0;            // cycles a compute unit spends per work-group
   double seconds = 0;                    // the probe's own time, its build included
 };
 

@@ -185,6 +185,7 @@ class FieldReader {
                                                                "conflictFreeStoreStreams",
                                                                "conflictingStoreCycles",
                                                                "memoryBytesPerCycle",
+                                                               "workGroupCycles",
                                                                "fp64",
                                                                "fp16",
                                                                "nontemporalStores",
@@ -267,6 +268,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   }
   if (p.conflictingStoreCycles > 0) json["conflictingStoreCycles"] = p.conflictingStoreCycles;
   if (p.memoryBytesPerCycle > 0) json["memoryBytesPerCycle"] = p.memoryBytesPerCycle;
+  if (p.workGroupCycles > 0) json["workGroupCycles"] = p.workGroupCycles;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   if (p.nontemporalStores) json["nontemporalStores"] = true;
@@ -360,6 +362,7 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   rate("conflictFreeStoreStreams", &p.conflictFreeStoreStreams);
   rate("conflictingStoreCycles", &p.conflictingStoreCycles);
   rate("memoryBytesPerCycle", &p.memoryBytesPerCycle);
+  rate("workGroupCycles", &p.workGroupCycles);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
   if (const Json* value = r.find("nontemporalStores")) {

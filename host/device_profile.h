@@ -94,6 +94,12 @@ struct DeviceProfile {
   // bandwidth over compute units and clock (0: unknown; a cost model then assumes a nominal
   // one). Measured by the arithmetic probe on a CPU; optional in the JSON.
   double memoryBytesPerCycle = 0;
+  // The cycles a compute unit spends per work-group beyond the work of its work-items (a CPU
+  // implementation's scheduling of each group; a kernel in groups of a few work-items pays it
+  // per item). 0: unknown (a cost model then assumes a nominal one on a CPU, none on a GPU,
+  // whose schedulers launch blocks in hardware). Measured by the arithmetic probe on a CPU;
+  // optional in the JSON.
+  double workGroupCycles = 0;
   bool fp64 = false;  // cl_khr_fp64
   bool fp16 = false;  // cl_khr_fp16
   // The device's OpenCL compiler accepts clang's __builtin_nontemporal_store (PoCL and other

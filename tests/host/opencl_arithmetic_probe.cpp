@@ -2,7 +2,8 @@
 // rates are within what any CPU can have, with room for a turbo clock up to twice the nominal
 // one (half to eight FMA instructions and loads per cycle, no more lanes at half width than at
 // full width, a latency of one to a few tens of cycles, store streams up to 32 and a conflict
-// costing cycles, not thousands), the profile it fills names them as
+// costing cycles, not thousands, a work-group costing some cycles but not a millisecond), the
+// profile it fills names them as
 // measured and survives a JSON round trip, and a device that is not a CPU is left alone. A
 // profile without a clock is refused.
 #include "host/arithmetic_probe.h"
@@ -61,8 +62,15 @@ TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the 
   CHECK(facts.memoryBytesPerCycle * queried.computeUnits * queried.maxClockMHz * 1e6 > 1e9);
   CHECK(facts.memoryBytesPerCycle < facts.vectorLoadsPerCycle * width * 4);
 
+  // A work-group of one costs a CPU's scheduler a call at least (a few cycles), not a
+  // millisecond.
+  MESSAGE(facts.workGroupCycles << " cycles per work-group");
+  CHECK(facts.workGroupCycles >= 1);
+  CHECK(facts.workGroupCycles < 1e-3 * queried.maxClockMHz * 1e6);
+
   const DeviceProfile probed = withProbedArithmetic(context(), queried);
   CHECK(probed.fmaLanesPerCycle > 0);
+  CHECK(probed.workGroupCycles > 0);
   CHECK(probed.fmaHalfWidthLanesPerCycle > 0);
   CHECK(probed.fmaLatencyCycles >= 1);
   CHECK(probed.vectorLoadsPerCycle > 0);
