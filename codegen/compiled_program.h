@@ -46,6 +46,24 @@ struct KernelArg {
   Arith localBytes;       // Kind::LocalBuffer: bytes of local memory to reserve
 };
 
+// One read or write of a global buffer in a kernel's text, with the loops around it
+// (analysis only, not serialised): how often it runs and how far apart in memory consecutive
+// iterations of each loop take it, for cost models.
+struct AccessLoop {
+  bool parallel = false;  // a work-item index (mapGlb, mapWrg, mapLcl) rather than a loop
+  bool unrolled = false;  // one copy of an unrolled loop's body (index a constant)
+  int dimension = 0;      // parallel: the launch dimension
+  Arith index;            // the variable the access's offset uses (a constant when unrolled)
+  Arith tripCount;        // iterations (parallel: items of the map over all work-items)
+};
+struct GlobalAccess {
+  std::string buffer;  // the kernel parameter name (BufferPlan::name)
+  bool written = false;
+  Arith offset;                   // in scalars
+  int vectorWidth = 0;            // a vector of this width (0: a scalar)
+  std::vector<AccessLoop> loops;  // outermost first
+};
+
 struct KernelPlan {
   std::string name;                 // the OpenCL kernel function name
   std::vector<KernelArg> args;      // in parameter order
@@ -69,6 +87,10 @@ struct KernelPlan {
   // register file holds (a line buffer's ring of whole rows) from a tile that is unrolled into
   // registers. Analysis only: not serialised.
   std::vector<int64_t> privateArrayScalars;
+  // Every distinct access of a global buffer the kernel's text makes (one per place in the
+  // program and offset: the copies of a body that loop unswitching emits count once where
+  // their offsets agree). Analysis only: not serialised.
+  std::vector<GlobalAccess> globalAccesses;
 };
 
 struct CompiledProgram {

@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -113,6 +114,9 @@ class Generator {
                        const Expr& at, const std::vector<int>& ownerDims, size_t level);
   std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
                    std::optional<Arith> lane = std::nullopt);
+  // Records a read or write of a global buffer with the loops around it
+  // (KernelPlan::globalAccesses), once per place in the program, buffer and offset.
+  void noteGlobalAccess(const ResolvedElement& element, bool written, const Expr& at);
 
   // ---- loops (loops.cpp, pad_unswitching.cpp, interior_fast_path.cpp, border_unswitching.cpp)
   // ----
@@ -185,6 +189,8 @@ class Generator {
     if (type.isVector()) widestVector_ = std::max<int64_t>(widestVector_, type.vectorWidth());
   }
   std::vector<PrivateArray> privateArrays_;  // the private arrays the kernel declares
+  std::vector<GlobalAccess> globalAccesses_;  // KernelPlan::globalAccesses
+  std::set<std::tuple<const ExprNode*, std::string, bool, std::string>> notedAccesses_;
   // Accumulator params of the reduce steps being generated that an inner reduce may update in
   // place, with the loop depth of the step's body (genReduce).
   std::map<uint64_t, size_t> inPlaceAccumulators_;

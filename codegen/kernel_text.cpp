@@ -24,6 +24,9 @@ void Generator::finishKernel() {
   plan.privateScalarsExpr = Arith(plan.privateScalars) + symbolicPrivateScalars_;
   plan.privateArrayScalars = std::move(privateArraySizes_);
   privateArraySizes_.clear();
+  plan.globalAccesses = std::move(globalAccesses_);
+  globalAccesses_.clear();
+  notedAccesses_.clear();
   symbolicPrivateScalars_ = Arith(0);
   privateArrayScalars_ = liveAccumulatorScalars_ = maxLiveAccumulatorScalars_ = 0;
   widestVector_ = 0;

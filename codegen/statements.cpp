@@ -191,6 +191,7 @@ std::string Generator::readValue(const ViewPtr& view, const Expr& at) {
   }
   noteView(view);  // a user function applied to a temporary needs it as a kernel argument
   emitter_.named.note(element);
+  noteGlobalAccess(element, /*written=*/false, at);
   return element.expression;
 }
 
@@ -350,6 +351,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
     fail(at, error.what());
   }
   if (target.isMemory) noteBuffer(target.base, /*written=*/true);
+  noteGlobalAccess(target, /*written=*/true, at);
   if (target.isMemory && target.vectorWidth > 0) {
     emitter_.named.note(target);
     const std::string address = target.base + " + " + c(target.offset);
@@ -478,7 +480,30 @@ std::string Generator::read(const ViewPtr& view, const Expr& at, std::vector<int
   }
   noteView(view);
   emitter_.named.note(element);
+  noteGlobalAccess(element, /*written=*/false, at);
   return element.expression;
+}
+
+void Generator::noteGlobalAccess(const ResolvedElement& element, bool written, const Expr& at) {
+  if (!element.isMemory || element.space != AddressSpace::Global || element.droppedWrite) return;
+  if (!notedAccesses_.emplace(at.node(), element.base, written, element.offset.toString()).second) {
+    return;
+  }
+  GlobalAccess access;
+  access.buffer = element.base;
+  access.written = written;
+  access.offset = element.offset;
+  access.vectorWidth = element.vectorWidth;
+  for (const LoopFrame& frame : loops_) {
+    AccessLoop loop;
+    loop.parallel = isParallelMap(frame.op);
+    loop.unrolled = frame.op == Op::MapSeqUnroll || frame.op == Op::ReduceSeqUnroll;
+    loop.dimension = frame.dimension;
+    loop.index = frame.index;
+    loop.tripCount = frame.tripCount;
+    access.loops.push_back(std::move(loop));
+  }
+  globalAccesses_.push_back(std::move(access));
 }
 
 }  // namespace weft::opencl

@@ -1,7 +1,8 @@
 // Golden and error tests of OpenCL generation: the structure of generated kernels (checked in
 // the manner of LLVM's FileCheck: lines that must appear in order, and text that must not
 // appear), the simplicity of index expressions for the paper's stencil (Listing 2), vector
-// loads and stores, multi-kernel programs, launch sizes, and every "cannot map" error.
+// loads and stores, multi-kernel programs, launch sizes, every "cannot map" error, and the global
+// accesses each kernel lists for cost models (their offsets and the loops around them).
 // Whether the kernels compute the right values is checked on PoCL against the interpreter in
 // tests/codegen/opencl_*.cpp.
 #include <doctest/doctest.h>
@@ -449,4 +450,56 @@ def f(input: [int]8) =
 def f(input: [int]8) = mapGlb(0, x -> abs(x), input)
 )");
   CHECK(scalar.source.find("((int)abs(") != std::string::npos);
+}
+
+TEST_CASE("each kernel lists its global accesses with the loops around them") {
+  // Work-item i maps 16 rows of 64: out and in_x at 1024 i + 64 j + k.
+  CompiledProgram chunked = compile(
+      "def f(x: [float]N) = join(join(mapGlb(0, chunk -> mapSeq(row -> mapSeq(a -> a * 2.0f, "
+      "row), chunk), split(16, split(64, x)))))",
+      {{"N", 1 << 20}});
+  REQUIRE(chunked.kernels.size() == 1);
+  const std::vector<GlobalAccess>& accesses = chunked.kernels[0].globalAccesses;
+  REQUIRE(accesses.size() == 2);
+  for (const GlobalAccess& access : accesses) {
+    CAPTURE(access.buffer);
+    CHECK(access.written == (access.buffer == "out"));
+    CHECK(access.vectorWidth == 0);
+    REQUIRE(access.loops.size() == 3);
+    CHECK(access.loops[0].parallel);
+    CHECK(access.loops[0].dimension == 0);
+    CHECK(access.loops[0].tripCount == Arith(1024));
+    CHECK_FALSE(access.loops[1].parallel);
+    CHECK(access.loops[1].tripCount == Arith(16));
+    CHECK(access.loops[2].tripCount == Arith(64));
+    ArithBinding at = {{access.loops[0].index.varName(), 2},
+                       {access.loops[1].index.varName(), 3},
+                       {access.loops[2].index.varName(), 5}};
+    CHECK(evaluate(access.offset, at) == 1024 * 2 + 64 * 3 + 5);
+  }
+  CHECK(accesses[0].buffer != accesses[1].buffer);
+
+  // Unrolled, each copy of the body is an access of its own, its loop's index a constant.
+  CompiledProgram unrolled = compile(
+      "def f(x: [float]N) = join(mapGlb(0, row -> mapSeqUnroll(a -> a * 2.0f, row), "
+      "split(4, x)))",
+      {{"N", 64}});
+  REQUIRE(unrolled.kernels.size() == 1);
+  CHECK(unrolled.kernels[0].globalAccesses.size() == 8);
+  for (const GlobalAccess& access : unrolled.kernels[0].globalAccesses) {
+    REQUIRE(access.loops.size() == 2);
+    CHECK(access.loops[1].unrolled);
+    CHECK(access.loops[1].index.isConstant());
+  }
+
+  // Private and local memory are not global accesses.
+  CompiledProgram staged = compile(
+      "def f(x: [float]N) = join(mapWrg(0, chunk -> mapLcl(0, a -> a * 2.0f, toLocal(copy -> "
+      "mapLcl(0, c -> id(c), copy), chunk)), split(64, x)))",
+      {{"N", 1024}});
+  REQUIRE(staged.kernels.size() == 1);
+  REQUIRE(staged.kernels[0].globalAccesses.size() == 2);
+  for (const GlobalAccess& access : staged.kernels[0].globalAccesses) {
+    CHECK((access.buffer == "in_x" || access.buffer == "out"));
+  }
 }
