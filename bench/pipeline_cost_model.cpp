@@ -1,23 +1,29 @@
 // weft_bench_pipeline_cost_model: how well the pipeline cost model
 // (workloads/pipeline/pipeline_cost_model.h) orders the variants of image-pipeline
 // explorations already measured. For every program of a results database (copied first, never
-// written; .xz decompressed) whose definition is one of examples/pipelines/ and every device in it: Spearman's
-// rank correlation between the predicted and the measured median of the ok variants, over all
-// of them and per structure; and how many samples it takes to reach one within 10 % of the best
-// measured, in the recorded order and in predicted order (families taking turns as the explorer
-// does is not replayed: ascending prediction over the union).
-// Writes bench/results/pipeline_cost_model.json and .md (--out to change).
+// written; .xz decompressed) whose definition is one of examples/pipelines/ and every device in it:
+// Spearman's rank correlation between the predicted and the measured median of the ok variants,
+// over all of them and per structure; and how many samples it takes to reach one within 10 % of the
+// best measured, in the recorded order and in predicted order (families taking turns as the
+// explorer does is not replayed: ascending prediction over the union). With --program FILE, the
+// explorations of FILE's definitions too (any program, explored with `weft explore FILE`): their
+// predictions are the target's cost model as weft explore builds it (the pipeline workload, with
+// the rewrite search where it applies), for the structures that model covers. Writes
+// bench/results/pipeline_cost_model.json and .md (--out to change).
+#include "workloads/pipeline/pipeline_cost_model.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,8 +33,8 @@
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
 #include "ir/parser.h"
-#include "workloads/pipeline/pipeline_cost_model.h"
 #include "workloads/pipeline/pipeline_target.h"
+#include "workloads/pipeline/pipeline_workload.h"
 
 #ifndef WEFT_BENCH_RESULTS_DIR
 #define WEFT_BENCH_RESULTS_DIR "bench/results"
@@ -99,6 +105,9 @@ int main(int argc, char** argv) {
                  "the device profile the predictions use (default: the OpenCL device's, queried, "
                  "as weft explore does)");
   app.add_option("--out", output, "output path without extension (.json and .md written)");
+  std::vector<std::string> programFiles;
+  app.add_option("--program", programFiles,
+                 "a program file whose explorations to validate as well (weft explore FILE)");
   bool verbose = false;
   app.add_flag("--verbose", verbose, "also print every variant's prediction and its parts");
   CLI11_PARSE(app, argc, argv);
@@ -143,14 +152,41 @@ int main(int argc, char** argv) {
     for (const auto& [key, variants] : groups) {
       const auto parsed = parseProgramName(key.first);
       if (!parsed) continue;
-      const std::optional<Definition> definition = pipelineDefinition(parsed->first);
-      if (!definition) continue;
-      // The structures weft explore builds on this profile (the vectorising ones take its
-      // preferred float width).
-      PipelineTargetOptions targetOptions;
-      targetOptions.vectorWidth = profile.preferredFloatVectorWidth;
-      const ExploreTarget target = pipelineTarget(*definition, parsed->second, targetOptions);
-      const auto predictor = pipelineCostPredictor(target.structures, parsed->second);
+      std::optional<Definition> definition;
+      for (const std::string& file : programFiles) {
+        const Program program = parseFile(file);
+        if (const Definition* found = program.findDefinition(parsed->first)) definition = *found;
+      }
+      // A program given with --program: the cost model of the target weft explore builds.
+      std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,
+                                                          const host::DeviceProfile&)>
+          predictor;
+      if (definition) {
+        WorkloadRequest request;
+        request.program = *definition;
+        request.sizes = parsed->second;
+        const std::vector<ExploreTarget> targets = pipelineWorkload()->targets(request, &profile);
+        if (targets.empty() || !targets.front().predictSeconds) continue;
+        const auto seconds = targets.front().predictSeconds;
+        predictor =
+            [seconds](const std::map<std::string, int64_t>& parameters,
+                      const host::DeviceProfile& device) -> std::optional<PipelineCostPrediction> {
+          const std::optional<double> predicted = seconds(parameters, device);
+          if (!predicted) return std::nullopt;
+          PipelineCostPrediction prediction;
+          prediction.seconds = *predicted;
+          return prediction;
+        };
+      } else {
+        definition = pipelineDefinition(parsed->first);
+        if (!definition) continue;
+        // The structures weft explore builds on this profile (the vectorising ones take its
+        // preferred float width).
+        PipelineTargetOptions targetOptions;
+        targetOptions.vectorWidth = profile.preferredFloatVectorWidth;
+        const ExploreTarget target = pipelineTarget(*definition, parsed->second, targetOptions);
+        predictor = pipelineCostPredictor(target.structures, parsed->second);
+      }
       // By structure, then "all".
       std::map<std::string, std::vector<const VariantRecord*>> byStructure;
       for (const VariantRecord* v : variants) {

@@ -8,7 +8,11 @@
 // the profile's conflict-free store streams loses the probe's cycles per store; a CPU whose
 // first-level cache is known spills only past a lane's share of it; the profile's measured
 // bandwidth replaces the nominal one; every sampled point of Harris's structures gets a
-// prediction and pipelineTarget installs the model.
+// prediction and pipelineTarget installs the model. And on a map's structures (named by their
+// rewrite hash): work-groups of two cost a CPU 256 times what groups of 512 cost (the profile's
+// measured cost per group, else the nominal one; none on a GPU), a walk through a stride moves a
+// cache line per value, and accesses every work-item of a group repeats run at the first-level
+// cache's rate.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -318,4 +322,87 @@ TEST_CASE(
   REQUIRE(unknownLine.indexOf(kAlignedReadsParameter) >= 0);
   CHECK(unknownLine.parameters[static_cast<size_t>(unknownLine.indexOf(kAlignedReadsParameter))]
             .values() == std::vector<int64_t>{0, 1});
+}
+
+namespace {
+
+Definition parsedDefinition(const std::string& text) {
+  return parseProgram(text).definitions.back();
+}
+
+// Structures of `map(a -> a * 2.0f, x)` as the rewrite search names them (by their "rewrite"
+// parameter): 1 one work-item per element, 2 the same reading through a stride of 4096
+// (consecutive work-items read 4096 floats apart), 3 work-groups that copy 4096 floats to local
+// memory and in which every work-item then maps all of them (the map is not divided among the
+// work-items).
+std::vector<ExploreTarget::Structure> mapStructures() {
+  const char* plain = "def f(x: [float]N) = mapGlb(0, a -> a * 2.0f, x)";
+  const char* strided = "def f(x: [float]N) = mapGlb(0, a -> a * 2.0f, reorder(stride(4096), x))";
+  const char* repeated =
+      "def f(x: [float]N) =\n"
+      "  join(join(mapWrg(0, chunk -> mapSeq(chunk_1 -> map(a -> a * 2.0f, chunk_1),\n"
+      "    toLocal(copy -> mapLcl(1, copy_1 -> mapLcl(0, copy_2 -> id(copy_2), copy_1), copy),\n"
+      "      chunk)), split(64, split(64, x)))))";
+  std::vector<ExploreTarget::Structure> structures;
+  int64_t hash = 1;
+  for (const char* text : {plain, strided, repeated}) {
+    ExploreTarget::Structure s;
+    s.parametric = parsedDefinition(text);
+    s.fixedParameters = {{"rewrite", hash++}};
+    structures.push_back(std::move(s));
+  }
+  return structures;
+}
+
+}  // namespace
+
+TEST_CASE("a map: small work-groups cost a CPU per group, strided and repeated accesses count") {
+  const ArithBinding sizes = {{"N", 1 << 24}};
+  const auto predict = pipelineCostPredictor(mapStructures(), sizes);
+  host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  cpu.workGroupCycles = 0;  // the nominal figure
+  const auto pairs = predict({{"rewrite", 1}, {"local_k0_d0", 2}}, cpu);
+  const auto wide = predict({{"rewrite", 1}, {"local_k0_d0", 512}}, cpu);
+  REQUIRE(pairs);
+  REQUIRE(wide);
+  // 2^23 work-groups against 2^15: the same bytes, 256 times the groups' cost.
+  CHECK(pairs->bytes == doctest::Approx(wide->bytes));
+  CHECK(pairs->workGroupSeconds == doctest::Approx(256 * wide->workGroupSeconds));
+  CHECK(pairs->seconds > 5 * wide->seconds);
+  // The profile's measured cost replaces the nominal one.
+  host::DeviceProfile costly = cpu;
+  costly.workGroupCycles = 88;
+  const auto costlyPairs = predict({{"rewrite", 1}, {"local_k0_d0", 2}}, costly);
+  REQUIRE(costlyPairs);
+  CHECK(costlyPairs->workGroupSeconds == doctest::Approx(4 * pairs->workGroupSeconds));
+  // A GPU schedules blocks in hardware.
+  const auto onGpu =
+      predict({{"rewrite", 1}, {"local_k0_d0", 2}}, host::loadProfile("nvidia-hopper"));
+  REQUIRE(onGpu);
+  CHECK(onGpu->workGroupSeconds == 0);
+
+  // Consecutive work-items 4096 floats apart use 4 bytes of each 64-byte line they load: the
+  // input (read through the stride) moves 16 times, the output (written in order) once.
+  const auto strided = predict({{"rewrite", 2}, {"local_k0_d0", 512}}, cpu);
+  REQUIRE(strided);
+  const double image = 4.0 * (1 << 24);
+  // Written with ordinary stores: the output moves twice (read for ownership).
+  CHECK(wide->bytes == doctest::Approx(3 * image));
+  CHECK(strided->bytes == doctest::Approx(16 * image + 2 * image));
+  CHECK(strided->memorySeconds > 5 * wide->memorySeconds);
+  // On a GPU the lanes of a warp are what must be contiguous: the same.
+  const auto stridedOnGpu =
+      predict({{"rewrite", 2}, {"local_k0_d0", 512}}, host::loadProfile("nvidia-hopper"));
+  const auto wideOnGpu =
+      predict({{"rewrite", 1}, {"local_k0_d0", 512}}, host::loadProfile("nvidia-hopper"));
+  REQUIRE(stridedOnGpu);
+  REQUIRE(wideOnGpu);
+  CHECK(stridedOnGpu->bytes > 5 * wideOnGpu->bytes);
+
+  // Every one of a work-group's 4096 work-items maps the group's 4096 floats: the accesses run
+  // 4096 times as often as the data needs, at the first-level cache's rate.
+  const auto repeated = predict({{"rewrite", 3}}, cpu);
+  REQUIRE(repeated);
+  CHECK(repeated->accessSeconds > 1000 * wide->accessSeconds);
+  CHECK(repeated->seconds > 50 * wide->seconds);
 }

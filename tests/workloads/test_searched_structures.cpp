@@ -3,15 +3,19 @@
 // device gives register blocks numbers from its registers; the reads cost model predicts every
 // sampled point of matmul's register-blocked vector structures (their tuning values recorded
 // under their stems, chunk1 as chunk) and predicts them cheaper than the program as written;
-// a point of no known structure gets no prediction.
+// a point of no known structure gets no prediction. A program without reductions explored by
+// the program workload gets the memory model instead (workloads/pipeline/pipeline_cost_model.h):
+// every sampled point predicted, small work-groups slower than large ones.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "host/device_profile.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "workloads/pipeline/pipeline_workload.h"
 #include "workloads/pipeline/searched_structures.h"
 
 using namespace weft;
@@ -119,4 +123,44 @@ TEST_CASE("the search starts from the program with its window shapes bound") {
   const Definition product = matmul();
   CHECK(printDefinition(windowShapeSpecialised(product, {{"M", 4}, {"N", 4}, {"K", 4}})) ==
         printDefinition(product));
+}
+
+TEST_CASE("a program without reductions is ordered by the memory model") {
+  WorkloadRequest request;
+  request.program = parseProgram("def f(x: [float]N) = map(a -> a * 2.0f, x)").definitions.back();
+  request.sizes = {{"N", 1 << 16}};
+  const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  const std::vector<ExploreTarget> targets = pipelineWorkload()->targets(request, &profile);
+  REQUIRE(targets.size() == 1);
+  const ExploreTarget& target = targets.front();
+  REQUIRE(target.predictSeconds);
+  REQUIRE(target.structures.size() > 1);
+  SampledTarget sampled = sampleTarget(target, profile, 20, 5);
+  REQUIRE(sampled.points.size() > 10);
+  for (size_t j = 0; j < sampled.points.size(); ++j) {
+    const ExploreTarget::Structure& structure =
+        target.structures.at(sampled.spaceStructure.at(sampled.pointSpace.at(j)));
+    CAPTURE(structure.strategy);
+    const std::optional<double> seconds = target.predictSeconds(
+        parseRecordedParameters(parametersJson(sampled.spaces.at(sampled.pointSpace.at(j)),
+                                               sampled.points[j], structure.fixedParameters)),
+        profile);
+    REQUIRE(seconds);
+    CHECK(std::isfinite(*seconds));
+    CHECK(*seconds > 0);
+  }
+  // The program as written, one work-item per element: groups of 2 cost more than of 256.
+  const std::optional<double> pairs = target.predictSeconds({{"local_k0_d0", 2}}, profile);
+  const std::optional<double> wide = target.predictSeconds({{"local_k0_d0", 256}}, profile);
+  REQUIRE(pairs);
+  REQUIRE(wide);
+  CHECK(*pairs > 3 * *wide);
+
+  // Explored as written only, its local sizes are ordered by the same model.
+  request.options["search"] = "off";
+  const std::vector<ExploreTarget> asWritten = pipelineWorkload()->targets(request, &profile);
+  REQUIRE(asWritten.size() == 1);
+  REQUIRE(asWritten.front().predictSeconds);
+  CHECK(*asWritten.front().predictSeconds({{"local_k0_d0", 2}}, profile) >
+        3 * *asWritten.front().predictSeconds({{"local_k0_d0", 256}}, profile));
 }

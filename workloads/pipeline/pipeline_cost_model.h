@@ -1,7 +1,9 @@
 // A static cost model for an image pipeline's structures (pipeline_target.h: the program as
 // written and its fusions with open tile sizes), so that `weft explore FILE` keeps and
 // measures the promising tiles and local sizes first (the explorer's candidates and cost
-// order, explore/explorer.h) instead of in sampled order.
+// order, explore/explorer.h) instead of in sampled order. It also orders the structures the
+// rewrite search reaches from a program without reductions (named by their rewrite hash), which
+// differ in how they walk memory and divide work, not in what they compute.
 //
 // Per point, from the structure's analysis program (explore/parameter_space.h
 // analysisProgram: launch sizes, buffers and private values as expressions in the tile
@@ -14,9 +16,10 @@
 //   - memory: every kernel reads and writes its global buffers once (the unfused program's
 //     intermediate images count, the fused ones do not have them), at the bandwidth of the
 //     units its work-groups keep busy (the same balance factor);
-//   - a launch overhead per kernel;
-// the time is the larger of compute and memory plus the launches. It ranks, it does not
-// promise: the rates are nominal (see pipeline_cost_model.cpp for their sources).
+//   - a launch overhead per kernel, and on a CPU one per work-group (a kernel in groups of a
+//     few work-items pays it per item);
+// the time is the larger of compute and memory plus the launches and work-groups. It ranks, it does
+// not promise: the rates are nominal (see pipeline_cost_model.cpp for their sources).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,11 @@ struct PipelineCostPrediction {
   // the bytes the kernels move through global memory (below) at the bandwidth, balance included
   double memorySeconds = 0;
   double launchSeconds = 0;
+  // the work-groups' scheduling on a CPU (the profile's workGroupCycles per group)
+  double workGroupSeconds = 0;
+  // every global access executed (work-items that repeat an access included) at the
+  // first-level cache's rate
+  double accessSeconds = 0;
   // a CPU's first-level cache conflicts of a walk by column blocks: the strip's output rows,
   // a multiple of 4 KiB apart, are as many store streams; past the profile's conflict-free
   // streams each vector store loses the probe's cycles (added to `seconds`)
@@ -61,8 +69,9 @@ struct PipelineCostPrediction {
 ArithBinding pointBinding(const Definition& structure, const ArithBinding& sizes,
                           const std::map<std::string, int64_t>& parameters);
 
-// The model for the union of pipeline structures (each named by its "fusion" parameter;
-// absent: the program as written). Each structure is compiled for analysis once, when a point
+// The model for the union of pipeline structures (each named by its "fusion" parameter, or a
+// structure of the rewrite search by its "rewrite" parameter; neither: the program as
+// written). Each structure is compiled for analysis once, when a point
 // of it is first predicted. A point the model cannot evaluate (its structure does not compile,
 // a size it cannot bind) gets nullopt.
 std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "explore/variant_pick.h"
+#include "typecheck/flop_count.h"
+#include "workloads/pipeline/pipeline_cost_model.h"
 #include "workloads/pipeline/pipeline_target.h"
 #include "workloads/pipeline/searched_structures.h"
 
@@ -34,6 +36,16 @@ ExploreTarget asWritten(const Definition& definition, const ArithBinding& sizes)
 // is checked at smaller sizes of the program (ExploreTarget::referenceCheckSizes) instead.
 constexpr int64_t kInterpreterCheckMultiplyAdds = 20'000'000;
 
+// Whether the program's reductions read anything at these sizes (a program that does not
+// count, e.g. with a size left open, is taken to have them).
+bool hasReductions(const Definition& definition, const ArithBinding& sizes) {
+  try {
+    return countOperations(definition, sizes).reductionReads > 0;
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
 // The option's value, or `otherwise` when it was not given.
 std::string optionOr(const WorkloadRequest& request, const std::string& name,
                      const std::string& otherwise) {
@@ -60,7 +72,12 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
   const std::vector<ExploreTarget::Structure> searched =
       searchedStructures(definition, sizes, options, &report);
   target.structures.insert(target.structures.end(), searched.begin(), searched.end());
-  target.predictSeconds = readsCostModel(target.structures, sizes);
+  // The reads model ranks programs by what their reductions read; a program without reductions
+  // (maps, stencils written without reduce) moves its data once whatever the structure, and
+  // the memory model ranks its structures by bytes, work-groups and launches instead.
+  target.predictSeconds = hasReductions(definition, sizes)
+                              ? readsCostModel(target.structures, sizes)
+                              : pipelineCostModel(target.structures, sizes);
   target.description += "; as written and " + std::to_string(searched.size()) +
                         " structures of the rewrite search (" + report.summary() + ")";
   return target;
@@ -124,6 +141,16 @@ class PipelineWorkload final : public Workload {
     if (!target.reference && target.flops / 2 > kInterpreterCheckMultiplyAdds) {
       target.reference = boundReference(definition, target);
       target.interpreterCheckLimit = kInterpreterCheckMultiplyAdds;
+    }
+    // A program explored only as written (over its local sizes) is ordered by the memory
+    // model: the work-groups a local size makes cost a CPU per group.
+    if (!target.predictSeconds) {
+      std::vector<ExploreTarget::Structure> structures = target.structures;
+      if (structures.empty()) {
+        structures.push_back({target.parametric, target.switches, target.fixedParameters,
+                              "as written", target.strategy});
+      }
+      target.predictSeconds = pipelineCostModel(structures, request.sizes);
     }
     return {target};
   }
