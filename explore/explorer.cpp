@@ -1113,8 +1113,11 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
 
   // The generator process (explore/generator_process.h): per request it generates the variant,
   // then hands it to the launcher, which forks the measuring child, and reports how that ended.
-  auto serve = [&prep, &options, &launcher, &measurementOptionsFor](const Json& request,
-                                                                    int eventFd) {
+  // The interpreter's last output, for the next variant of the same program (a program
+  // without a reference is checked against the interpreter on every variant's instance).
+  InterpretedOutput lastInterpreted;
+  auto serve = [&prep, &options, &launcher, &measurementOptionsFor, &lastInterpreted](
+                   const Json& request, int eventFd) {
     const auto busyStart = Clock::now();
     const double cpuStart = threadCpuMs();
     const size_t index = request.at("variant").get<size_t>();
@@ -1128,7 +1131,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
     {
       GeneratedVariant variant =
           generateVariant(prep.programOf(index), prep.spaceOf(index).binding(prep.points[index]),
-                          prep.inputs, measurementOptions);
+                          prep.inputs, measurementOptions, &lastInterpreted);
       exited["generateCpuMs"] = threadCpuMs() - cpuStart;
       rusage after{};
       getrusage(RUSAGE_THREAD, &after);

@@ -167,8 +167,18 @@ struct GeneratedVariant {
 // (codegen/compile_pipeline.h) with every size and parameter specialised, source hash,
 // memory; then the expected output (the data's, or the interpreter's on the instance).
 // Nothing throws: a failure leaves `program` empty with status invalid.
+//
+// `lastInterpreted`, when given, keeps the interpreter's last output with the program it ran
+// (printed): variants that differ only in their launch (local sizes, the switches of code
+// generation) instantiate the same program and reuse it instead of interpreting it again.
+struct InterpretedOutput {
+  std::string program;
+  std::vector<float> output;
+};
 GeneratedVariant generateVariant(const Definition& parametric, const ArithBinding& binding,
-                                 const MeasurementInputs& data, const MeasurementOptions& options = {});
+                                 const MeasurementInputs& data,
+                                 const MeasurementOptions& options = {},
+                                 InterpretedOutput* lastInterpreted = nullptr);
 
 // measureVariant's steps from the build on, for a variant generateVariant produced (with a
 // program): the tamperProgram hook, build, warm-up, verification, timing. Nothing throws.

@@ -5,7 +5,10 @@
 // And a variant whose buffers do not fit the device (a buffer past the largest allocation, or
 // all of them past the memory) is recorded invalid at generation, never allocated. And the
 // warm-up run's deadline: the cap until a variant has a time, then k × best + margin plus an
-// allowance for the compile at first launch that grows with the variant's build time.
+// allowance for the compile at first launch that grows with the variant's build time. And the
+// expected output of a program without a reference: the interpreter's on the variant's instance,
+// reused for the next variant of the same instance (one that differs only in its launch), run
+// again for another.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -106,4 +109,29 @@ TEST_CASE("the warm-up deadline allows for the compile at first launch") {
   CHECK(warmUpDeadlineSeconds(options, best, 60.0) == doctest::Approx(120));
   options.firstLaunchCompileFactor = 0;
   CHECK(warmUpDeadlineSeconds(options, best, 1.5) == doctest::Approx(5.129));
+}
+
+TEST_CASE("variants of the same instance reuse the interpreter's output") {
+  const Definition& scaled = definitionOf(
+      "def f[1 <= k <= 8](x: [float]N) = join(map(row -> map(a -> a * 2.0f, row), split(k, x)))");
+  MeasurementInputs data;
+  data.sizes = {{"N", 8}};
+  data.inputs = randomInputs(scaled, data.sizes, 1);
+  InterpretedOutput last;
+  const GeneratedVariant first =
+      generateVariant(scaled, {{"N", 8}, {"k", 2}, {"local_k0_d0", 1}}, data, {}, &last);
+  REQUIRE(first.program);
+  REQUIRE(first.expected.size() == 8);
+  CHECK(last.output == first.expected);
+  CHECK(last.program.find("split(2") != std::string::npos);
+  // Another launch of the same instance takes the kept output (planted here to tell).
+  last.output.assign(8, 42.0f);
+  const GeneratedVariant sameInstance =
+      generateVariant(scaled, {{"N", 8}, {"k", 2}, {"local_k0_d0", 4}}, data, {}, &last);
+  CHECK(sameInstance.expected == std::vector<float>(8, 42.0f));
+  // Another instance is interpreted: the input doubled, whatever the kept output.
+  const GeneratedVariant other =
+      generateVariant(scaled, {{"N", 8}, {"k", 4}, {"local_k0_d0", 4}}, data, {}, &last);
+  CHECK(other.expected == first.expected);
+  CHECK(last.program.find("split(4") != std::string::npos);
 }
