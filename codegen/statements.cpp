@@ -497,6 +497,7 @@ void Generator::noteGlobalAccess(const ResolvedElement& element, bool written, c
   for (const LoopFrame& frame : loops_) {
     AccessLoop loop;
     loop.parallel = isParallelMap(frame.op);
+    loop.groupIndex = frame.op == Op::MapWrg;
     loop.unrolled = frame.op == Op::MapSeqUnroll || frame.op == Op::ReduceSeqUnroll;
     loop.dimension = frame.dimension;
     loop.index = frame.index;

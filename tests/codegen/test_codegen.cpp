@@ -501,5 +501,8 @@ TEST_CASE("each kernel lists its global accesses with the loops around them") {
   REQUIRE(staged.kernels[0].globalAccesses.size() == 2);
   for (const GlobalAccess& access : staged.kernels[0].globalAccesses) {
     CHECK((access.buffer == "in_x" || access.buffer == "out"));
+    REQUIRE(access.loops.size() == 2);
+    CHECK(access.loops[0].groupIndex);
+    CHECK_FALSE(access.loops[1].groupIndex);
   }
 }

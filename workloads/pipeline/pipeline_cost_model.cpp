@@ -176,7 +176,7 @@ AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
     const double trips = static_cast<double>(evaluate(loop.tripCount, binding));
     if (loop.parallel) {
       if (loop.dimension >= 0 && loop.dimension < 3) covered[loop.dimension] *= trips;
-      if (loop.dimension == 0 && !loop.index.isConstant()) lanes = &loop;
+      if (loop.dimension == 0 && !loop.groupIndex && !loop.index.isConstant()) lanes = &loop;
     } else {
       facts.executions *= trips;
       if (trips > 1) fastest = &loop;
