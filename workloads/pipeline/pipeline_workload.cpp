@@ -73,8 +73,10 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
       searchedStructures(definition, sizes, options, &report);
   target.structures.insert(target.structures.end(), searched.begin(), searched.end());
   // The reads model ranks programs by what their reductions read; a program without reductions
-  // (maps, stencils written without reduce) moves its data once whatever the structure, and
-  // the memory model ranks its structures by bytes, work-groups and launches instead.
+  // (maps, stencils written without reduce) computes the same values whatever the structure,
+  // and the memory model ranks its structures by how they walk memory and divide the work:
+  // bytes moved (lines a strided walk wastes), accesses work-items repeat, work-groups and
+  // launches.
   target.predictSeconds = hasReductions(definition, sizes)
                               ? readsCostModel(target.structures, sizes)
                               : pipelineCostModel(target.structures, sizes);
