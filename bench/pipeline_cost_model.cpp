@@ -167,13 +167,18 @@ int main(int argc, char** argv) {
         request.sizes = parsed->second;
         const std::vector<ExploreTarget> targets = pipelineWorkload()->targets(request, &profile);
         if (targets.empty() || !targets.front().predictSeconds) continue;
+        // The target's prediction, with the memory model's parts for --verbose (the same
+        // model for a program without reductions; beside the reads model for the others).
         const auto seconds = targets.front().predictSeconds;
+        const auto parts = pipelineCostPredictor(targets.front().structures, parsed->second);
         predictor =
-            [seconds](const std::map<std::string, int64_t>& parameters,
-                      const host::DeviceProfile& device) -> std::optional<PipelineCostPrediction> {
+            [seconds, parts](
+                const std::map<std::string, int64_t>& parameters,
+                const host::DeviceProfile& device) -> std::optional<PipelineCostPrediction> {
           const std::optional<double> predicted = seconds(parameters, device);
           if (!predicted) return std::nullopt;
-          PipelineCostPrediction prediction;
+          PipelineCostPrediction prediction =
+              parts(parameters, device).value_or(PipelineCostPrediction{});
           prediction.seconds = *predicted;
           return prediction;
         };
@@ -203,11 +208,13 @@ int main(int argc, char** argv) {
                       << fixed(static_cast<double>(*v->medianNs) / 1e6) << " ms, predicted "
                       << fixed(prediction->seconds * 1e3, 3) << " (compute "
                       << fixed(prediction->computeSeconds * 1e3, 3) << ", memory "
-                      << fixed(prediction->memorySeconds * 1e3, 3) << ", flops "
-                      << prediction->flops << ", lanes " << fixed(prediction->laneUse)
-                      << ", spill " << fixed(prediction->spillFactor) << ", balance "
-                      << fixed(prediction->balanceFactor) << ", kernels " << prediction->kernels
-                      << ")\n";
+                      << fixed(prediction->memorySeconds * 1e3, 3) << ", accesses "
+                      << fixed(prediction->accessSeconds * 1e3, 3) << ", work-groups "
+                      << fixed(prediction->workGroupSeconds * 1e3, 3) << ", bytes "
+                      << prediction->bytes << ", flops " << prediction->flops << ", lanes "
+                      << fixed(prediction->laneUse) << ", spill " << fixed(prediction->spillFactor)
+                      << ", balance " << fixed(prediction->balanceFactor) << ", kernels "
+                      << prediction->kernels << ")\n";
           }
           predicted.push_back(prediction->seconds * 1e3);
           measured.push_back(static_cast<double>(*v->medianNs) / 1e6);
