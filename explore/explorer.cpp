@@ -502,11 +502,7 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
   SampledTarget drawn =
       sampleTarget(target, profile, samples * std::min<size_t>(candidates, 1000), seed, options);
   if (drawn.points.size() <= samples) return drawn;
-  host::DeviceProfile reported = *profile;
-  reported.fmaLanesPerCycle = 0;
-  reported.fmaHalfWidthLanesPerCycle = 0;
-  reported.fmaLatencyCycles = 0;
-  reported.vectorLoadsPerCycle = 0;
+  const host::DeviceProfile reported = host::withoutProbedRates(*profile);
   std::vector<std::optional<double>> costs(drawn.points.size());
   for (size_t j = 0; j < drawn.points.size(); ++j) {
     const bool structured = !target.structures.empty();

@@ -167,9 +167,10 @@ SampledTarget sampleTarget(const ExploreTarget& target,
 // sampleTarget of `candidates` × `samples` points, of which `samples` are kept by
 // selectCandidates on the target's predicted costs, the structures' families sharing the
 // cheap half (ExploreOptions::candidates). The costs are
-// predicted with `profile` less its measured arithmetic rates (the cost model's defaults
-// instead), so that the same seed keeps the same points on every run of one device, whatever
-// the probe measured. Without a cost model, a profile or with candidates ≤ 1: sampleTarget.
+// predicted with `profile` less every rate the probe measures (host::withoutProbedRates: the
+// cost models' defaults instead), so that the same seed keeps the same points on every run of
+// one device, whatever the probe measured. Without a cost model, a profile or with candidates ≤ 1:
+// sampleTarget.
 SampledTarget sampleCandidates(const ExploreTarget& target,
                                const std::optional<host::DeviceProfile>& profile, size_t samples,
                                uint64_t seed, size_t candidates,

@@ -399,4 +399,16 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   return profile;
 }
 
+DeviceProfile withoutProbedRates(DeviceProfile profile) {
+  profile.fmaLanesPerCycle = 0;
+  profile.fmaHalfWidthLanesPerCycle = 0;
+  profile.fmaLatencyCycles = 0;
+  profile.vectorLoadsPerCycle = 0;
+  profile.conflictFreeStoreStreams = 0;
+  profile.conflictingStoreCycles = 0;
+  profile.memoryBytesPerCycle = 0;
+  profile.workGroupCycles = 0;
+  return profile;
+}
+
 }  // namespace weft::host

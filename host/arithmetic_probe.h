@@ -70,4 +70,9 @@ bool acceptsNontemporalStores(Context& context);
 // source saying so; profiles of other than CPU devices are returned unchanged.
 DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile);
 
+// The profile with every rate the probe measures unknown (0), so that a cost model uses its
+// defaults: what must not move with the probe's run-to-run noise (the points an exploration
+// keeps for a seed) is predicted with it. nontemporalStores, found by a build, stays.
+DeviceProfile withoutProbedRates(DeviceProfile profile);
+
 }  // namespace weft::host

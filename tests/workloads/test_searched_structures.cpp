@@ -5,7 +5,8 @@
 // under their stems, chunk1 as chunk) and predicts them cheaper than the program as written;
 // a point of no known structure gets no prediction. A program without reductions explored by
 // the program workload gets the memory model instead (workloads/pipeline/pipeline_cost_model.h):
-// every sampled point predicted, small work-groups slower than large ones.
+// every sampled point predicted, small work-groups slower than large ones, and the candidates it
+// keeps the same whatever the probe measured.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -155,6 +156,18 @@ TEST_CASE("a program without reductions is ordered by the memory model") {
   REQUIRE(pairs);
   REQUIRE(wide);
   CHECK(*pairs > 3 * *wide);
+
+  // The kept candidates do not depend on what the probe measured (its rates are noise from run
+  // to run): the same seed keeps the same points whatever the profile's measured figures.
+  host::DeviceProfile probed = profile;
+  probed.workGroupCycles = 5000;
+  probed.memoryBytesPerCycle = 0.01;
+  probed.vectorLoadsPerCycle = 0.5;
+  const SampledTarget kept = sampleCandidates(target, profile, 20, 1, 8);
+  const SampledTarget keptProbed = sampleCandidates(target, probed, 20, 1, 8);
+  CHECK(kept.candidatesDrawn > 20);
+  CHECK(kept.points == keptProbed.points);
+  CHECK(kept.pointSpace == keptProbed.pointSpace);
 
   // Explored as written only, its local sizes are ordered by the same model.
   request.options["search"] = "off";
