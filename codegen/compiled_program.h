@@ -52,6 +52,7 @@ struct KernelArg {
 struct AccessLoop {
   bool parallel = false;  // a work-item index (mapGlb, mapWrg, mapLcl) rather than a loop
   bool groupIndex = false;  // parallel: the work-group's index (mapWrg), shared by its items
+  bool localIndex = false;  // parallel: the work-item's index within its group (mapLcl)
   bool unrolled = false;  // one copy of an unrolled loop's body (index a constant)
   int dimension = 0;      // parallel: the launch dimension
   Arith index;            // the variable the access's offset uses (a constant when unrolled)

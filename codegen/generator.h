@@ -115,8 +115,11 @@ class Generator {
   std::string read(const ViewPtr& view, const Expr& at, std::vector<int> path = {},
                    std::optional<Arith> lane = std::nullopt);
   // Records a read or write of a global buffer with the loops around it
-  // (KernelPlan::globalAccesses), once per place in the program, buffer and offset.
+  // (KernelPlan::globalAccesses), once per place in the program, buffer and offset; a vector
+  // gathered lane by lane records what its lanes read.
   void noteGlobalAccess(const ResolvedElement& element, bool written, const Expr& at);
+  void noteGlobalAccessAt(const std::string& buffer, const Arith& offset, int vectorWidth,
+                          bool written, const Expr& at);
 
   // ---- loops (loops.cpp, pad_unswitching.cpp, interior_fast_path.cpp, border_unswitching.cpp)
   // ----
@@ -136,7 +139,12 @@ class Generator {
                             const std::function<void(const Arith&)>& body);
   // Runs `generateCopy` (a second copy of a body already generated: an unswitched or fast
   // path) and restores the private-memory estimates it changed: the copies never live at once.
+  // Its global accesses are not listed again (secondCopy).
   void keepingPrivateEstimates(const std::function<void()>& generateCopy);
+  // Runs `generateCopy`, a second copy of a body already generated (one of the copies loop
+  // unswitching emits), without listing its global accesses: a launch runs one copy or the
+  // other, so KernelPlan::globalAccesses lists the first copy's only.
+  void secondCopy(const std::function<void()>& generateCopy);
   bool unswitchBorderReads(const std::string& header, const LoopFrame& frame,
                            const std::function<void(const Arith&)>& body,
                            const BorderReadRecorder& recorded, const Emitter& general,
@@ -191,6 +199,7 @@ class Generator {
   std::vector<PrivateArray> privateArrays_;  // the private arrays the kernel declares
   std::vector<GlobalAccess> globalAccesses_;  // KernelPlan::globalAccesses
   std::set<std::tuple<const ExprNode*, std::string, bool, std::string>> notedAccesses_;
+  int secondCopies_ = 0;  // secondCopy calls under way
   // Accumulator params of the reduce steps being generated that an inner reduce may update in
   // place, with the loop depth of the step's body (genReduce).
   std::map<uint64_t, size_t> inPlaceAccumulators_;

@@ -135,13 +135,24 @@ void Generator::keepingPrivateEstimates(const std::function<void()>& generateCop
                 maxLive = maxLiveAccumulatorScalars_, widest = widestVector_;
   const Arith symbolicScalars = symbolicPrivateScalars_;
   const size_t arraysBefore = privateArraySizes_.size();
-  generateCopy();
+  secondCopy(generateCopy);
   privateArrayScalars_ = privateScalars;
   liveAccumulatorScalars_ = live;
   maxLiveAccumulatorScalars_ = maxLive;
   widestVector_ = widest;
   symbolicPrivateScalars_ = symbolicScalars;
   privateArraySizes_.resize(arraysBefore);
+}
+
+void Generator::secondCopy(const std::function<void()>& generateCopy) {
+  ++secondCopies_;
+  try {
+    generateCopy();
+  } catch (...) {
+    --secondCopies_;
+    throw;
+  }
+  --secondCopies_;
 }
 
 }  // namespace weft::opencl

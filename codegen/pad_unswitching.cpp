@@ -109,8 +109,10 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   if (hoisted.size() <= kMaxGuardsSplit &&
       guarded.lines.size() << hoisted.size() <= kMaxSplitLines) {
     PadGuardRecorder assume;
-    emitGuardOutcomes(header, LoopFrame{op, dim, index, tripCount, repeats}, body, hoisted,
-                      hoistedKeys, 0, assume);
+    secondCopy([&] {
+      emitGuardOutcomes(header, LoopFrame{op, dim, index, tripCount, repeats}, body, hoisted,
+                        hoistedKeys, 0, assume);
+    });
     return;
   }
   std::string anyFires;
@@ -119,14 +121,14 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   }
   emitter_.open("if (!(" + anyFires + "))");
   emitter_.open(header);
-  {
+  secondCopy([&] {
     PadGuardRecorder assume;
     assume.assumedInBounds = keys;
     PadGuardScope scope(views_, assume);
     push(index);
     body(index);
     pop();
-  }
+  });
   emitter_.close();
   --emitter_.indent;
   emitter_.line("} else {");

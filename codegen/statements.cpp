@@ -392,6 +392,7 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
       if (laneTarget.isMemory) {
         mentionedSizes_.push_back(laneTarget.offset);
         noteBuffer(laneTarget.base, /*written=*/true);
+        noteGlobalAccess(laneTarget, /*written=*/true, at);
       }
       char suffix[24];
       std::snprintf(suffix, sizeof suffix, ".s%llx", static_cast<unsigned long long>(lane));
@@ -485,19 +486,34 @@ std::string Generator::read(const ViewPtr& view, const Expr& at, std::vector<int
 }
 
 void Generator::noteGlobalAccess(const ResolvedElement& element, bool written, const Expr& at) {
-  if (!element.isMemory || element.space != AddressSpace::Global || element.droppedWrite) return;
-  if (!notedAccesses_.emplace(at.node(), element.base, written, element.offset.toString()).second) {
+  if (element.droppedWrite) return;
+  if (element.isMemory) {
+    if (element.space == AddressSpace::Global) {
+      noteGlobalAccessAt(element.base, element.offset, element.vectorWidth, written, at);
+    }
     return;
   }
+  for (const ResolvedElement::MemoryRead& read : element.gatheredReads) {
+    if (read.space == AddressSpace::Global) {
+      noteGlobalAccessAt(read.base, read.offset, read.vectorWidth, written, at);
+    }
+  }
+}
+
+void Generator::noteGlobalAccessAt(const std::string& buffer, const Arith& offset, int vectorWidth,
+                                   bool written, const Expr& at) {
+  if (secondCopies_ > 0) return;
+  if (!notedAccesses_.emplace(at.node(), buffer, written, offset.toString()).second) return;
   GlobalAccess access;
-  access.buffer = element.base;
+  access.buffer = buffer;
   access.written = written;
-  access.offset = element.offset;
-  access.vectorWidth = element.vectorWidth;
+  access.offset = offset;
+  access.vectorWidth = vectorWidth;
   for (const LoopFrame& frame : loops_) {
     AccessLoop loop;
     loop.parallel = isParallelMap(frame.op);
     loop.groupIndex = frame.op == Op::MapWrg;
+    loop.localIndex = frame.op == Op::MapLcl;
     loop.unrolled = frame.op == Op::MapSeqUnroll || frame.op == Op::ReduceSeqUnroll;
     loop.dimension = frame.dimension;
     loop.index = frame.index;

@@ -657,6 +657,13 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
             return result;
           }
           result.arrays = std::move(inner.arrays);
+          // What it reads when the guard does not fire.
+          if (inner.isMemory) {
+            result.gatheredReads.push_back(
+                {inner.base, inner.offset, inner.space, inner.vectorWidth});
+          }
+          result.gatheredReads.insert(result.gatheredReads.end(), inner.gatheredReads.begin(),
+                                      inner.gatheredReads.end());
           std::string condition;
           if (!aboveZero) condition = "(" + k.toC() + ") < 0";
           if (!belowEnd) {
@@ -743,6 +750,8 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
           }
         }
         result.arrays.push_back({first.base, false});
+        result.gatheredReads.push_back(
+            {first.base, first.offset, first.space, static_cast<int>(w)});
         return result;
       }
       if (contiguous) {
@@ -767,6 +776,13 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
       for (ResolvedElement& laneElement : lanes) {
         for (ResolvedElement::ArrayUse& use : laneElement.arrays) {
           result.arrays.push_back(std::move(use));
+        }
+        if (laneElement.isMemory) {
+          result.gatheredReads.push_back(
+              {laneElement.base, laneElement.offset, laneElement.space, laneElement.vectorWidth});
+        }
+        for (ResolvedElement::MemoryRead& read : laneElement.gatheredReads) {
+          result.gatheredReads.push_back(std::move(read));
         }
       }
       result.expression = text + ")";

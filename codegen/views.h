@@ -159,6 +159,19 @@ struct ResolvedElement {
   // update of padded accumulators): the store is dropped, not emitted under a guard that is
   // always false, since `expression` may name a private variable that does not exist.
   bool droppedWrite = false;
+  // An element read from memory but not one memory element itself (a vector assembled lane by
+  // lane, a vector read under the clamps of a pad, which reads one vector where every lane lies
+  // inside, a read under a constant pad's guard): the memory it reads, each lane a scalar read,
+  // a clamped vector read one vector read at its unclamped offset, a guarded read the read when
+  // the guard does not fire, so that a kernel's list of global accesses sees them
+  // (KernelPlan::globalAccesses).
+  struct MemoryRead {
+    std::string base;
+    Arith offset;
+    AddressSpace space = AddressSpace::Global;
+    int vectorWidth = 0;
+  };
+  std::vector<MemoryRead> gatheredReads;
 };
 
 // Guards of constant pads whose index may leave the padded array, for code generation's loop

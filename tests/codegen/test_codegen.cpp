@@ -506,3 +506,41 @@ TEST_CASE("each kernel lists its global accesses with the loops around them") {
     CHECK_FALSE(access.loops[1].groupIndex);
   }
 }
+
+TEST_CASE("a gathered vector lists what its lanes read; an unswitched copy of a loop lists none") {
+  // Columns of m read as vectors of 4: each lane is a scalar read 8 values after the last.
+  const CompiledProgram gathered = compile(R"(
+def f(m: [[float]8]8) =
+  mapGlb(0, col -> asScalar(mapSeq(v -> vectorize(4, x -> x * 2.0f, v), asVector(4, col))),
+         transpose(m))
+)");
+  REQUIRE(gathered.kernels.size() == 1);
+  std::vector<int64_t> lanes;
+  for (const GlobalAccess& access : gathered.kernels[0].globalAccesses) {
+    if (access.buffer != "in_m") continue;
+    CHECK_FALSE(access.written);
+    CHECK(access.vectorWidth == 0);
+    REQUIRE(access.loops.size() == 2);
+    lanes.push_back(evaluate(access.offset, {{access.loops[0].index.varName(), 1},
+                                             {access.loops[1].index.varName(), 1}}));
+  }
+  std::sort(lanes.begin(), lanes.end());
+  CHECK(lanes == std::vector<int64_t>{33, 41, 49, 57});
+
+  // Three rows of a constant pad: the channel loop is emitted once per outcome of the two
+  // guards, and a launch runs one of those copies: the reads are listed once.
+  const CompiledProgram unswitched = compile(R"(
+def windowSum(xs: [[float]C]N) =
+  mapGlb(0, t -> reduceSeq(0.0f, (acc, p) -> acc + p._0 + p._1 + p._2, zip(t._0, t._1, t._2)),
+         zip(crop(0, 2, pad(1, 1, constant(2.5f), xs)), crop(1, 1, pad(1, 1, constant(2.5f), xs)),
+             crop(2, 0, pad(1, 1, constant(2.5f), xs))))
+)",
+                                             {{"N", 16}, {"C", 8}});
+  REQUIRE(unswitched.kernels.size() == 1);
+  CHECK(unswitched.source.find("} else {") != std::string::npos);
+  int reads = 0;
+  for (const GlobalAccess& access : unswitched.kernels[0].globalAccesses) {
+    if (!access.written) ++reads;
+  }
+  CHECK(reads == 3);
+}
