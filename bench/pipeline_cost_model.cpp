@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "bench/rank_correlation.h"
+#include "explore/cache_footprint.h"
 #include "explore/explorer.h"
+#include "explore/parameter_space.h"
 #include "explore/results_db.h"
 #include "host/device_profile.h"
 #include "host/opencl_runtime.h"
@@ -93,6 +95,77 @@ std::string fixed(std::optional<double> value, int digits = 2) {
   return text.str();
 }
 
+// Each structure's kernels' global accesses (KernelPlan::globalAccesses) under the binding of
+// its first measured variant: buffer, read or write, offset, and the loops around it (outermost
+// first: p = parallel, g = a work-group index, u = unrolled; dimension, index, trips).
+void printAccesses(const std::string& program, const ExploreTarget& target,
+                   const host::DeviceProfile& profile, const ArithBinding& sizes,
+                   const std::vector<const VariantRecord*>& variants) {
+  for (const ExploreTarget::Structure& structure : target.structures) {
+    const VariantRecord* first = nullptr;
+    for (const VariantRecord* v : variants) {
+      std::map<std::string, int64_t> parameters = parseRecordedParameters(v->key.parameters);
+      bool matches = true;
+      for (const auto& [name, value] : structure.fixedParameters) {
+        auto found = parameters.find(name);
+        if (found == parameters.end() || found->second != value) matches = false;
+      }
+      if (structure.fixedParameters.empty() && parameters.count("rewrite")) matches = false;
+      if (matches) {
+        first = v;
+        break;
+      }
+    }
+    if (!first) continue;
+    std::cout << program << " " << structure.strategy << " " << first->key.parameters << "\n";
+    try {
+      const CompiledProgram compiled = analysisProgram(structure.parametric, sizes);
+      const ArithBinding binding =
+          pointBinding(structure.parametric, sizes, parseRecordedParameters(first->key.parameters));
+      for (const KernelPlan& kernel : compiled.kernels) {
+        std::cout << "  kernel " << kernel.name << " global";
+        for (int d = 0; d < kernel.dimensions; ++d) {
+          std::cout << " " << tryEvaluate(kernel.globalSize[d], binding).value_or(-1);
+        }
+        const bool barriers = kernelHasBarriers(compiled, kernel);
+        std::cout << (barriers ? ", barriers" : "") << "\n";
+        for (const GlobalAccess& access : kernel.globalAccesses) {
+          std::cout << "    " << (access.written ? "write " : "read ") << access.buffer << "["
+                    << access.offset.toString() << "] width " << access.vectorWidth << ":";
+          for (const AccessLoop& loop : access.loops) {
+            std::cout << " " << (loop.parallel ? "p" : "") << (loop.groupIndex ? "g" : "")
+                      << (loop.unrolled ? "u" : "") << loop.dimension << ":"
+                      << loop.index.toString() << "/"
+                      << tryEvaluate(loop.tripCount, binding).value_or(-1);
+          }
+          std::cout << "\n";
+        }
+        std::array<int64_t, 3> local{0, 0, 0};
+        const auto parameters = parseRecordedParameters(first->key.parameters);
+        const size_t k = static_cast<size_t>(&kernel - compiled.kernels.data());
+        for (int d = 0; d < kernel.dimensions; ++d) {
+          auto found = parameters.find("local_k" + std::to_string(k) + "_d" + std::to_string(d));
+          if (kernel.hasLocalSize)
+            local[d] = tryEvaluate(kernel.localSize[d], binding).value_or(0);
+          else if (found != parameters.end())
+            local[d] = found->second;
+        }
+        // The profile's first-level cache and line, else the cost model's nominal ones.
+        const double cacheBytes = profile.firstLevelCacheBytes > 0
+                                      ? static_cast<double>(profile.firstLevelCacheBytes)
+                                      : 32 * 1024;
+        const double lineBytes = profile.cacheLineBytes > 0 ? profile.cacheLineBytes : 64;
+        const CacheTraffic traffic =
+            cacheTraffic(kernel, barriers, binding, local, cacheBytes, lineBytes, true);
+        for (const std::string& line : traffic.explanation)
+          std::cout << "    group " << line << "\n";
+      }
+    } catch (const std::exception& error) {
+      std::cout << "  (no analysis program: " << error.what() << ")\n";
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,6 +183,10 @@ int main(int argc, char** argv) {
                  "a program file whose explorations to validate as well (weft explore FILE)");
   bool verbose = false;
   app.add_flag("--verbose", verbose, "also print every variant's prediction and its parts");
+  bool accesses = false;
+  app.add_flag("--accesses", accesses,
+               "also print the global accesses of each structure's kernels (--program only), "
+               "with the loops around them at the first variant's parameters");
   CLI11_PARSE(app, argc, argv);
   try {
     const host::DeviceProfile profile = profileName.empty()
@@ -170,7 +247,8 @@ int main(int argc, char** argv) {
         // The target's prediction, with the memory model's parts for --verbose (the same
         // model for a program without reductions; beside the reads model for the others).
         const auto seconds = targets.front().predictSeconds;
-        const auto parts = pipelineCostPredictor(targets.front().structures, parsed->second);
+        if (accesses) printAccesses(key.first, targets.front(), profile, parsed->second, variants);
+        const auto parts = pipelineCostPredictor(targets.front().structures, parsed->second, true);
         predictor =
             [seconds, parts](
                 const std::map<std::string, int64_t>& parameters,
@@ -190,7 +268,7 @@ int main(int argc, char** argv) {
         PipelineTargetOptions targetOptions;
         targetOptions.vectorWidth = profile.preferredFloatVectorWidth;
         const ExploreTarget target = pipelineTarget(*definition, parsed->second, targetOptions);
-        predictor = pipelineCostPredictor(target.structures, parsed->second);
+        predictor = pipelineCostPredictor(target.structures, parsed->second, true);
       }
       // By structure, then "all".
       std::map<std::string, std::vector<const VariantRecord*>> byStructure;
@@ -209,7 +287,8 @@ int main(int argc, char** argv) {
                       << fixed(prediction->seconds * 1e3, 3) << " (compute "
                       << fixed(prediction->computeSeconds * 1e3, 3) << ", memory "
                       << fixed(prediction->memorySeconds * 1e3, 3) << ", accesses "
-                      << fixed(prediction->accessSeconds * 1e3, 3) << ", work-groups "
+                      << fixed(prediction->accessSeconds * 1e3, 3) << ", cache "
+                      << fixed(prediction->cacheSeconds * 1e3, 3) << ", work-groups "
                       << fixed(prediction->workGroupSeconds * 1e3, 3) << ", bytes "
                       << prediction->bytes << ", flops " << prediction->flops << ", lanes "
                       << fixed(prediction->laneUse) << ", spill " << fixed(prediction->spillFactor)

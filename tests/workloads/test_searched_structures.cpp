@@ -6,7 +6,9 @@
 // a point of no known structure gets no prediction. A program without reductions explored by
 // the program workload gets the memory model instead (workloads/pipeline/pipeline_cost_model.h):
 // every sampled point predicted, small work-groups slower than large ones, and the candidates it
-// keeps the same whatever the probe measured.
+// keeps the same whatever the probe measured. A program with reductions explored by it adds to
+// its reads the cache lines loaded again (an untiled matmul at 1024³: a line of B per
+// multiply-add).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -176,4 +178,27 @@ TEST_CASE("a program without reductions is ordered by the memory model") {
   REQUIRE(asWritten.front().predictSeconds);
   CHECK(*asWritten.front().predictSeconds({{"local_k0_d0", 2}}, profile) >
         3 * *asWritten.front().predictSeconds({{"local_k0_d0", 256}}, profile));
+}
+
+TEST_CASE("a program with reductions adds the memory that no cache keeps to its reads") {
+  // At 1024³ a column of B (1024 lines) does not fit in a first-level cache between two
+  // work-items: the program as written loads a line of B per multiply-add.
+  WorkloadRequest request;
+  request.program = matmul();
+  request.sizes = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  request.options["search-depth"] = "1";
+  const host::DeviceProfile profile = host::loadProfile("pocl-cpu");
+  const std::vector<ExploreTarget> targets = pipelineWorkload()->targets(request, &profile);
+  REQUIRE(targets.size() == 1);
+  const ExploreTarget& target = targets.front();
+  REQUIRE(target.predictSeconds);
+  auto reads = readsCostModel(target.structures, request.sizes);
+  const std::optional<double> readsOnly = reads({}, profile);
+  const std::optional<double> withMemory = target.predictSeconds({}, profile);
+  REQUIRE(readsOnly);
+  REQUIRE(withMemory);
+  // 2^30 lines of 64 bytes at the nominal 6 bytes per cycle and compute unit.
+  const double reloads =
+      1024.0 * 1024 * 1024 * 64 / (6.0 * profile.computeUnits * profile.maxClockMHz * 1e6);
+  CHECK(*withMemory - *readsOnly == doctest::Approx(reloads).epsilon(0.05));
 }

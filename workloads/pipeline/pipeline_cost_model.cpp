@@ -80,6 +80,7 @@
 #include <memory>
 #include <mutex>
 
+#include "explore/cache_footprint.h"
 #include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
 #include "typecheck/flop_count.h"
@@ -140,6 +141,7 @@ struct KernelFacts {
   double writtenBytes = 0;  // of the buffers it writes
   double localWidth = 1;  // work-items of a group along dimension 0
   double accessBytes = 0;  // the bytes its global accesses execute, repeated ones included
+  double cacheLineLoads = 0;  // lines its accesses load into a CPU core's first-level cache
 };
 
 // The bytes a global access takes from memory per byte it uses: a walk whose consecutive
@@ -223,10 +225,9 @@ AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
   return facts;
 }
 
-KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
-                        const ArithBinding& binding,
+KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const ArithBinding& binding,
                         const std::map<std::string, int64_t>& parameters,
-                        const host::DeviceProfile& device) {
+                        const host::DeviceProfile& device, bool withCacheTraffic) {
   const KernelPlan& kernel = program.kernels.at(index);
   KernelFacts facts;
   double groupSize = 1;
@@ -252,6 +253,24 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
     groupSize *= local;
   }
   facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
+  if (withCacheTraffic && device.deviceType == "cpu") {
+    std::array<int64_t, 3> local{0, 0, 0};
+    for (int d = 0; d < kernel.dimensions; ++d) {
+      if (kernel.hasLocalSize) {
+        local[d] = evaluate(kernel.localSize[d], binding);
+      } else {
+        local[d] = parameterOr(parameters,
+                               "local_k" + std::to_string(index) + "_d" + std::to_string(d), 0);
+      }
+    }
+    const double cacheBytes = device.firstLevelCacheBytes > 0
+                                  ? static_cast<double>(device.firstLevelCacheBytes)
+                                  : kCpuFirstLevelCacheBytes;
+    const double lineBytes = device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
+    facts.cacheLineLoads = cacheTraffic(kernel, kernelHasBarriers(program, kernel), binding, local,
+                                        cacheBytes, lineBytes)
+                               .lineLoads;
+  }
   facts.privateValues =
       static_cast<double>(evaluate(registerResidentPrivateScalars(kernel, device), binding));
   // Per buffer, the bytes memory moves per byte its accesses use (their line waste, weighted by
@@ -281,7 +300,8 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index,
 
 std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const ArithBinding& sizes,
                                               const std::map<std::string, int64_t>& parameters,
-                                              const host::DeviceProfile& device) {
+                                              const host::DeviceProfile& device,
+                                              bool withCacheTraffic) {
   std::call_once(structure.compiled, [&] {
     try {
       structure.program = analysisProgram(structure.parametric, sizes);
@@ -319,13 +339,16 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
             : 1.0;
     std::optional<KernelFacts> main;
     double accessBytes = 0;
+    double cacheLineLoads = 0;
     const double workGroupCycles = device.workGroupCycles > 0 ? device.workGroupCycles
                                    : cpu                      ? kCpuWorkGroupCycles
                                                               : 0.0;
     for (size_t k = 0; k < program.kernels.size(); ++k) {
-      const KernelFacts facts = kernelFacts(program, k, binding, parameters, device);
+      const KernelFacts facts =
+          kernelFacts(program, k, binding, parameters, device, withCacheTraffic);
       out.workGroupSeconds += facts.workGroups * workGroupCycles / (units * cyclesPerSecond);
       accessBytes += facts.accessBytes;
+      cacheLineLoads += facts.cacheLineLoads;
       out.bytes += facts.bytes + (readAmplification - 1) * (facts.bytes - facts.writtenBytes) +
                    (readForOwnership ? facts.writtenBytes : 0);
       if (!main || facts.privateValues > main->privateValues ||
@@ -361,6 +384,10 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
         cpu ? std::max(device.vectorLoadsPerCycle, 1.0) * nativeLanes * kBytesPerValue
             : kGpuFirstLevelBytesPerCycle;
     out.accessSeconds = accessBytes / (units * cyclesPerSecond * firstLevelBytesPerCycle);
+    const double lineBytes = device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
+    out.cacheBytes = cacheLineLoads * lineBytes;
+    out.cacheSeconds =
+        out.cacheBytes / (units * cyclesPerSecond * bytesPerCycle) * out.balanceFactor;
     out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
     const int64_t strip = parameterOr(parameters, kStripParameter, 0);
     if (cpu && structure.columnWalk && strip > 0 && device.conflictingStoreCycles > 0 &&
@@ -408,7 +435,7 @@ ArithBinding pointBinding(const Definition& structure, const ArithBinding& sizes
 std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,
                                                     const host::DeviceProfile&)>
 pipelineCostPredictor(const std::vector<ExploreTarget::Structure>& structures,
-                      const ArithBinding& sizes) {
+                      const ArithBinding& sizes, bool withCacheTraffic) {
   // By fusion number or rewrite hash; the structure without either is the program as written.
   auto byKey =
       std::make_shared<std::map<std::pair<int, int64_t>, std::shared_ptr<StructureFacts>>>();
@@ -436,13 +463,13 @@ pipelineCostPredictor(const std::vector<ExploreTarget::Structure>& structures,
     }
     byKey->emplace(key, std::move(facts));
   }
-  return
-      [byKey, sizes](const std::map<std::string, int64_t>& parameters,
-                     const host::DeviceProfile& device) -> std::optional<PipelineCostPrediction> {
-        auto found = byKey->find(structureKey(parameters));
-        if (found == byKey->end()) return std::nullopt;
-        return predict(*found->second, sizes, parameters, device);
-      };
+  return [byKey, sizes, withCacheTraffic](
+             const std::map<std::string, int64_t>& parameters,
+             const host::DeviceProfile& device) -> std::optional<PipelineCostPrediction> {
+    auto found = byKey->find(structureKey(parameters));
+    if (found == byKey->end()) return std::nullopt;
+    return predict(*found->second, sizes, parameters, device, withCacheTraffic);
+  };
 }
 
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,

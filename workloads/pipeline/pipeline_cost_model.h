@@ -47,6 +47,13 @@ struct PipelineCostPrediction {
   // every global access executed (work-items that repeat an access included) at the
   // first-level cache's rate
   double accessSeconds = 0;
+  // On a CPU, the lines the accesses load into a core's first-level cache
+  // (explore/cache_footprint.h) at the memory bandwidth, balance included: data read again
+  // because what lies between two uses of a line no longer fits. Not in `seconds` (on the
+  // pipelines' explorations it ranked worse than the bytes above); the cost model of programs
+  // with reductions adds it (pipeline_workload.cpp). 0 on a GPU.
+  double cacheSeconds = 0;
+  double cacheBytes = 0;  // those lines' bytes
   // a CPU's first-level cache conflicts of a walk by column blocks: the strip's output rows,
   // a multiple of 4 KiB apart, are as many store streams; past the profile's conflict-free
   // streams each vector store loses the probe's cycles (added to `seconds`)
@@ -73,11 +80,12 @@ ArithBinding pointBinding(const Definition& structure, const ArithBinding& sizes
 // structure of the rewrite search by its "rewrite" parameter; neither: the program as
 // written). Each structure is compiled for analysis once, when a point
 // of it is first predicted. A point the model cannot evaluate (its structure does not compile,
-// a size it cannot bind) gets nullopt.
+// a size it cannot bind) gets nullopt. `cacheSeconds` is computed only `withCacheTraffic`
+// (it is not part of `seconds`).
 std::function<std::optional<PipelineCostPrediction>(const std::map<std::string, int64_t>&,
                                                     const host::DeviceProfile&)>
 pipelineCostPredictor(const std::vector<ExploreTarget::Structure>& structures,
-                      const ArithBinding& sizes);
+                      const ArithBinding& sizes, bool withCacheTraffic = false);
 
 // The same as an ExploreTarget::predictSeconds.
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,
