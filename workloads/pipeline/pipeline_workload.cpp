@@ -56,15 +56,15 @@ std::string optionOr(const WorkloadRequest& request, const std::string& name,
 
 // The cost model of a program with reductions: the reads model (searched_structures.h
 // readsCostModel), which counts what the reductions read as if every value came from the
-// cache, plus the larger of the memory model's two access terms (pipeline_cost_model.h): the
-// lines loaded into the first-level cache (a buffer read again because what lies between two
-// uses of a line no longer fits, explore/cache_footprint.h) at the memory bandwidth, and every
-// access executed at the cache's rate. Added rather than overlapped: a reduction's loads feed
-// its arithmetic directly. Replayed on the programs explored on a 2-core AMD Zen 4 under PoCL
-// (bench/results/reduction_cost_model-s65-amd.md), Spearman's rho against the reads model alone
-// went from 0.76 to 0.93 on matmul 1024^3, -0.24 to 0.68 on dot 2^24, 0.82 to 0.92 on sum 2^24,
-// 0.25 to 0.40 on the 2-D stencil, 0.75 to 0.88 on conv3_1 as a program file, and stayed 0.67 on
-// matvec 4096^2.
+// cache, plus from the memory model (pipeline_cost_model.h) the larger of its two access terms,
+// the lines loaded into the first-level cache (a buffer read again because what lies between two
+// uses of a line no longer fits, explore/cache_footprint.h) at the memory bandwidth and every
+// access executed at the cache's rate, and its work-groups and launches. Added rather than
+// overlapped: a reduction's loads feed its arithmetic directly. Replayed on the programs
+// explored on a 2-core AMD Zen 4 under PoCL (bench/results/reduction_cost_model-s65-amd.md),
+// Spearman's rho against the reads model alone went from 0.76 to 0.95 on matmul 1024^3, -0.24 to
+// 0.69 on dot 2^24, 0.67 to 0.68 on matvec 4096^2, 0.82 to 0.91 on sum 2^24, 0.25 to 0.52 on the
+// 2-D stencil and 0.75 to 0.87 on conv3_1 as a program file.
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,
                                     const host::DeviceProfile&)>
 reductionCostModel(const std::vector<ExploreTarget::Structure>& structures,
@@ -77,7 +77,8 @@ reductionCostModel(const std::vector<ExploreTarget::Structure>& structures,
     if (!computed) return std::nullopt;
     const std::optional<PipelineCostPrediction> moved = memory(parameters, device);
     if (!moved) return computed;
-    return *computed + std::max(moved->cacheSeconds, moved->accessSeconds);
+    return *computed + std::max(moved->cacheSeconds, moved->accessSeconds) +
+           moved->workGroupSeconds + moved->launchSeconds;
   };
 }
 
