@@ -89,9 +89,9 @@ struct KernelPlan {
   // register file holds (a line buffer's ring of whole rows) from a tile that is unrolled into
   // registers. Analysis only: not serialised.
   std::vector<int64_t> privateArrayScalars;
-  // Every distinct access of a global buffer the kernel's text makes (one per place in the
-  // program and offset: the copies of a body that loop unswitching emits count once where
-  // their offsets agree). Analysis only: not serialised.
+  // Every distinct access of a global buffer the kernel's text makes, one per place in the
+  // program and offset; of the copies of a body that loop unswitching emits, a launch runs one,
+  // and the first copy's are listed. Analysis only: not serialised.
   std::vector<GlobalAccess> globalAccesses;
 };
 
