@@ -150,13 +150,9 @@ void printAccesses(const std::string& program, const ExploreTarget& target,
           else if (found != parameters.end())
             local[d] = found->second;
         }
-        // The profile's first-level cache and line, else the cost model's nominal ones.
-        const double cacheBytes = profile.firstLevelCacheBytes > 0
-                                      ? static_cast<double>(profile.firstLevelCacheBytes)
-                                      : 32 * 1024;
-        const double lineBytes = profile.cacheLineBytes > 0 ? profile.cacheLineBytes : 64;
         const CacheTraffic traffic =
-            cacheTraffic(kernel, barriers, binding, local, cacheBytes, lineBytes, true);
+            cacheTraffic(kernel, barriers, binding, local, firstLevelCacheBytesOf(profile),
+                         cacheLineBytesOf(profile), true);
         for (const std::string& line : traffic.explanation)
           std::cout << "    group " << line << "\n";
       }

@@ -106,6 +106,19 @@ constexpr double kCpuFirstLevelCacheBytes = 32 * 1024;
 constexpr double kGpuFirstLevelBytesPerCycle = 128;
 constexpr int64_t kBytesPerValue = 4;  // float and int buffers
 
+}  // namespace
+
+double cacheLineBytesOf(const host::DeviceProfile& device) {
+  return device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
+}
+
+double firstLevelCacheBytesOf(const host::DeviceProfile& device) {
+  return device.firstLevelCacheBytes > 0 ? static_cast<double>(device.firstLevelCacheBytes)
+                                         : kCpuFirstLevelCacheBytes;
+}
+
+namespace {
+
 // One structure and, once compiled, its analysis program (or why it has none).
 struct StructureFacts {
   Definition parametric;
@@ -214,11 +227,9 @@ AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
   }
   std::sort(steps.begin(), steps.end());
   const double stride = steps[1];
-  const double lineBytes = device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
+  const double lineBytes = cacheLineBytesOf(device);
   if (cpu) {
-    const double cacheBytes = device.firstLevelCacheBytes > 0
-                                  ? static_cast<double>(device.firstLevelCacheBytes)
-                                  : kCpuFirstLevelCacheBytes;
+    const double cacheBytes = firstLevelCacheBytesOf(device);
     if (static_cast<double>(trips) * lineBytes <= cacheBytes) return facts;
   }
   facts.waste = lineWaste(stride, access.vectorWidth, lineBytes);
@@ -232,18 +243,21 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const Arit
   KernelFacts facts;
   double groupSize = 1;
   bool open = false;
+  std::array<int64_t, 3> localSizes{0, 0, 0};  // 0: left to the implementation
   for (int d = 0; d < kernel.dimensions; ++d) {
     const double global = static_cast<double>(evaluate(kernel.globalSize[d], binding));
     facts.workItems *= global;
     double local = 1;
     if (kernel.hasLocalSize) {
-      local = static_cast<double>(evaluate(kernel.localSize[d], binding));
+      localSizes[d] = evaluate(kernel.localSize[d], binding);
+      local = static_cast<double>(localSizes[d]);
     } else {
       // explore/launch_parameters.h names an open local size local_k<kernel>_d<dimension>.
       const std::string name =
           "local_k" + std::to_string(index) + "_d" + std::to_string(d);
       const int64_t value = parameterOr(parameters, name, 0);
       if (value > 0) {
+        localSizes[d] = value;
         local = static_cast<double>(value);
       } else if (global > 1) {
         open = true;
@@ -254,22 +268,10 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const Arit
   }
   facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
   if (withCacheTraffic && device.deviceType == "cpu") {
-    std::array<int64_t, 3> local{0, 0, 0};
-    for (int d = 0; d < kernel.dimensions; ++d) {
-      if (kernel.hasLocalSize) {
-        local[d] = evaluate(kernel.localSize[d], binding);
-      } else {
-        local[d] = parameterOr(parameters,
-                               "local_k" + std::to_string(index) + "_d" + std::to_string(d), 0);
-      }
-    }
-    const double cacheBytes = device.firstLevelCacheBytes > 0
-                                  ? static_cast<double>(device.firstLevelCacheBytes)
-                                  : kCpuFirstLevelCacheBytes;
-    const double lineBytes = device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
-    facts.cacheLineLoads = cacheTraffic(kernel, kernelHasBarriers(program, kernel), binding, local,
-                                        cacheBytes, lineBytes)
-                               .lineLoads;
+    facts.cacheLineLoads =
+        cacheTraffic(kernel, kernelHasBarriers(program, kernel), binding, localSizes,
+                     firstLevelCacheBytesOf(device), cacheLineBytesOf(device))
+            .lineLoads;
   }
   facts.privateValues =
       static_cast<double>(evaluate(registerResidentPrivateScalars(kernel, device), binding));
@@ -384,8 +386,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
         cpu ? std::max(device.vectorLoadsPerCycle, 1.0) * nativeLanes * kBytesPerValue
             : kGpuFirstLevelBytesPerCycle;
     out.accessSeconds = accessBytes / (units * cyclesPerSecond * firstLevelBytesPerCycle);
-    const double lineBytes = device.cacheLineBytes > 0 ? device.cacheLineBytes : kLineBytes;
-    out.cacheBytes = cacheLineLoads * lineBytes;
+    out.cacheBytes = cacheLineLoads * cacheLineBytesOf(device);
     out.cacheSeconds =
         out.cacheBytes / (units * cyclesPerSecond * bytesPerCycle) * out.balanceFactor;
     out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);

@@ -70,6 +70,11 @@ struct PipelineCostPrediction {
   double balanceFactor = 1;  // > 1 when the last round of work-groups leaves units idle
 };
 
+// The cache line and a CPU core's first-level data cache the model takes: the profile's, else
+// the nominal 64 bytes and 32 KiB.
+double cacheLineBytesOf(const host::DeviceProfile& device);
+double firstLevelCacheBytesOf(const host::DeviceProfile& device);
+
 // The binding of a point: `sizes`, the recorded parameters, and each tuning variable of
 // `structure` whose record names it by its stem (chunk1 recorded as chunk:
 // explore::parametersJson) where that is unambiguous.
