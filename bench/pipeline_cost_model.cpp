@@ -97,7 +97,8 @@ std::string fixed(std::optional<double> value, int digits = 2) {
 
 // Each structure's kernels' global accesses (KernelPlan::globalAccesses) under the binding of
 // its first measured variant: buffer, read or write, offset, and the loops around it (outermost
-// first: p = parallel, g = a work-group index, u = unrolled; dimension, index, trips).
+// first: p = parallel, g = a work-group index, u = unrolled, r = unrolled in the kernel proper;
+// dimension, index, trips).
 void printAccesses(const std::string& program, const ExploreTarget& target,
                    const host::DeviceProfile& profile, const ArithBinding& sizes,
                    const std::vector<const VariantRecord*>& variants) {
@@ -128,14 +129,15 @@ void printAccesses(const std::string& program, const ExploreTarget& target,
           std::cout << " " << tryEvaluate(kernel.globalSize[d], binding).value_or(-1);
         }
         const bool barriers = kernelHasBarriers(compiled, kernel);
-        std::cout << (barriers ? ", barriers" : "") << "\n";
+        std::cout << (barriers ? ", barriers" : "") << ", work-item loops " << kernel.workItemLoops
+                  << "\n";
         for (const GlobalAccess& access : kernel.globalAccesses) {
           std::cout << "    " << (access.written ? "write " : "read ") << access.buffer << "["
                     << access.offset.toString() << "] width " << access.vectorWidth << ":";
           for (const AccessLoop& loop : access.loops) {
             std::cout << " " << (loop.parallel ? "p" : "") << (loop.groupIndex ? "g" : "")
-                      << (loop.unrolled ? "u" : "") << loop.dimension << ":"
-                      << loop.index.toString() << "/"
+                      << (loop.unrolled ? "u" : "") << (loop.rolled ? "r" : "") << loop.dimension
+                      << ":" << loop.index.toString() << "/"
                       << tryEvaluate(loop.tripCount, binding).value_or(-1);
           }
           std::cout << "\n";
@@ -284,7 +286,8 @@ int main(int argc, char** argv) {
                       << fixed(prediction->computeSeconds * 1e3, 3) << ", memory "
                       << fixed(prediction->memorySeconds * 1e3, 3) << ", accesses "
                       << fixed(prediction->accessSeconds * 1e3, 3) << ", cache "
-                      << fixed(prediction->cacheSeconds * 1e3, 3) << ", work-groups "
+                      << fixed(prediction->cacheSeconds * 1e3, 3) << ", read operations per read "
+                      << fixed(prediction->readOperationsPerRead, 3) << ", work-groups "
                       << fixed(prediction->workGroupSeconds * 1e3, 3) << ", bytes "
                       << prediction->bytes << ", flops " << prediction->flops << ", lanes "
                       << fixed(prediction->laneUse) << ", spill " << fixed(prediction->spillFactor)

@@ -40,6 +40,11 @@ struct CodegenOptions {
   // symbolic length, so the source does not compile, and counted in
   // KernelPlan::privateScalarsExpr instead of failing.
   bool symbolicPrivateArrays = false;
+  // Analysis only: mapSeqUnroll and reduceSeqUnroll are generated as the loops of mapSeq and
+  // reduceSeq (their trip counts may depend on tuning parameters, which an unrolled loop
+  // cannot), with the text those would have, their accesses' loops marked AccessLoop::rolled,
+  // and not counted in KernelPlan::workItemLoops: what the kernel proper repeats is known.
+  bool unrolledAsLoops = false;
   // Vector stores to global memory at offsets that are multiples of their width are
   // non-temporal (clang's __builtin_nontemporal_store, which CPU compilers such as PoCL's turn
   // into streaming stores): a large output written once then bypasses the caches and is not

@@ -54,6 +54,11 @@ struct AccessLoop {
   bool groupIndex = false;  // parallel: the work-group's index (mapWrg), shared by its items
   bool localIndex = false;  // parallel: the work-item's index within its group (mapLcl)
   bool unrolled = false;  // one copy of an unrolled loop's body (index a constant)
+  // A loop the kernel proper unrolls, generated as a loop for analysis
+  // (CodegenOptions::unrolledAsLoops).
+  bool rolled = false;
+  // A reduction's loop: each iteration updates the accumulator the previous one left.
+  bool reduction = false;
   int dimension = 0;      // parallel: the launch dimension
   Arith index;            // the variable the access's offset uses (a constant when unrolled)
   Arith tripCount;        // iterations (parallel: items of the map over all work-items)
@@ -93,6 +98,12 @@ struct KernelPlan {
   // program and offset; of the copies of a body that loop unswitching emits, a launch runs one,
   // and the first copy's are listed. Analysis only: not serialised.
   std::vector<GlobalAccess> globalAccesses;
+  // The `for` loops a work-item runs (sequential loops, and parallel maps striding over more
+  // items than the launch has), unrolled ones not counted, nor the second copies loop
+  // unswitching emits. A CPU implementation that runs a work-group's work-items in a loop
+  // around the kernel body (PoCL) can vectorise that loop only when the body has none.
+  // Analysis only: not serialised.
+  int workItemLoops = 0;
 };
 
 struct CompiledProgram {

@@ -109,6 +109,7 @@ struct LoopFrame {
   Arith index;
   Arith tripCount;
   bool repeats;  // the body runs more than once on one work-item (a real or unrolled loop)
+  bool rolled = false;  // an unrolled loop generated as a loop (CodegenOptions::unrolledAsLoops)
 };
 
 }  // namespace weft::opencl

@@ -128,8 +128,8 @@ class Generator {
             const std::function<void(const Arith&)>& body, const std::vector<Arith>& factors = {});
   void nestedLoops(Op op, const std::vector<Arith>& factors, size_t level, const Arith& outer,
                    const Expr& at, const std::function<void(const Arith&)>& body);
-  void sequentialLoop(Op op, int dim, const Arith& tripCount, bool repeats,
-                      const std::function<void(const Arith&)>& body);
+  // The loop of `frame` (its index is the loop's own variable, made here).
+  void sequentialLoop(const LoopFrame& frame, const std::function<void(const Arith&)>& body);
   void emitGuardOutcomes(const std::string& header, const LoopFrame& frame,
                          const std::function<void(const Arith&)>& body,
                          const std::vector<std::string>& hoisted,
@@ -216,6 +216,7 @@ class Generator {
   LaunchPlan launch_;
   std::vector<LoopFrame> loops_;
   int loopsEmitted_ = 0;  // `for` loops emitted so far (loop unswitching: innermost loops only)
+  int workItemLoops_ = 0;  // the kernel's KernelPlan::workItemLoops so far
   std::string kernelName_;
   // The arithmetic printed into (or reached by the views of) the kernel being generated, each
   // expression once and constants left out: finishKernel makes the size variables in it int

@@ -25,6 +25,8 @@ void Generator::finishKernel() {
   plan.privateArrayScalars = std::move(privateArraySizes_);
   privateArraySizes_.clear();
   plan.globalAccesses = std::move(globalAccesses_);
+  plan.workItemLoops = workItemLoops_;
+  workItemLoops_ = 0;
   globalAccesses_.clear();
   notedAccesses_.clear();
   symbolicPrivateScalars_ = Arith(0);

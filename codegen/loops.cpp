@@ -4,7 +4,9 @@
 // reduceSeqUnroll repeat their body, once per index, in a block of its own. A sequential loop of
 // one iteration has no loop; one over join(join(...)) becomes one nested loop per factor, so that
 // the indices of the nested arrays need no division or modulo; others are emitted by
-// pad_unswitching.cpp. Every loop the body is inside is on loops_ while it is generated.
+// pad_unswitching.cpp. For analysis (CodegenOptions::unrolledAsLoops) an unrolled map or
+// reduction is generated as the sequential one, its frames marked rolled. Every loop the body is
+// inside is on loops_ while it is generated.
 #include "codegen/generator.h"
 
 namespace weft::opencl {
@@ -34,7 +36,9 @@ std::vector<Arith> Generator::flattenFactors(const Expr& e) {
 void Generator::loop(Op op, int dim, const Arith& tripCount, const Expr& at,
                      const std::function<void(const Arith&)>& body,
                      const std::vector<Arith>& factors) {
-  if ((op == Op::MapSeq || op == Op::ReduceSeq) && factors.size() > 1) {
+  const bool unrolled = op == Op::MapSeqUnroll || op == Op::ReduceSeqUnroll;
+  const bool rolled = unrolled && options_.unrolledAsLoops;
+  if ((op == Op::MapSeq || op == Op::ReduceSeq || rolled) && factors.size() > 1) {
     Arith product(1);
     for (const Arith& f : factors) product = product * f;
     if (product == tripCount) {
@@ -42,10 +46,13 @@ void Generator::loop(Op op, int dim, const Arith& tripCount, const Expr& at,
       return;
     }
   }
+  if (rolled) op = op == Op::MapSeqUnroll ? Op::MapSeq : Op::ReduceSeq;
   bool repeats = !(tripCount == Arith(1));
-  auto push = [&](const Arith& index) { loops_.push_back({op, dim, index, tripCount, repeats}); };
+  auto push = [&](const Arith& index) {
+    loops_.push_back({op, dim, index, tripCount, repeats, rolled});
+  };
   auto pop = [&]() { loops_.pop_back(); };
-  if (op == Op::MapSeqUnroll || op == Op::ReduceSeqUnroll) {
+  if (unrolled && !rolled) {
     auto n = tripCount.constant();
     if (!n) fail(at, "an unrolled loop needs a constant trip count, found " + tripCount.toString());
     for (int64_t i = 0; i < *n; ++i) {
@@ -98,6 +105,7 @@ void Generator::loop(Op op, int dim, const Arith& tripCount, const Expr& at,
       return;
     }
     ++loopsEmitted_;
+    if (secondCopies_ == 0) ++workItemLoops_;
     emitter_.open("for (int " + name + " = " + idFunction + "(" + std::to_string(dim) + "); " +
                   name + " < " + c(tripCount) + "; " + name + " += " + sizeFunction + "(" +
                   std::to_string(dim) + "))");
@@ -114,7 +122,7 @@ void Generator::loop(Op op, int dim, const Arith& tripCount, const Expr& at,
     pop();
     return;
   }
-  sequentialLoop(op, dim, tripCount, repeats, body);
+  sequentialLoop(LoopFrame{op, dim, Arith(0), tripCount, repeats, rolled}, body);
 }
 
 // One loop per factor; the flat index is i_0*f_1*...*f_k + ... + i_k.

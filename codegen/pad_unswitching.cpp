@@ -19,12 +19,13 @@ constexpr size_t kMaxGuardsSplit = 4;
 constexpr size_t kMaxSplitLines = 2000;
 
 // A sequential loop of more than one iteration (see the top of the file).
-void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repeats,
+void Generator::sequentialLoop(const LoopFrame& frame,
                                const std::function<void(const Arith&)>& body) {
-  auto push = [&](const Arith& index) { loops_.push_back({op, dim, index, tripCount, repeats}); };
-  auto pop = [&]() { loops_.pop_back(); };
+  const Arith& tripCount = frame.tripCount;
   std::string name = fresh("i");
   Arith index = Arith::var(name, VarKind::LoopIndex, 0, tripCount - 1);
+  LoopFrame indexed = frame;
+  indexed.index = index;
   const std::string header =
       "for (int " + name + " = 0; " + name + " < " + c(tripCount) + "; ++" + name + ")";
   // The body once into a scratch emitter, recording the guards of constant pads it reads.
@@ -45,9 +46,9 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   {
     PadGuardScope scope(views_, recorder);
     BorderReadScope borderScope(views_, borders);
-    push(index);
+    loops_.push_back(indexed);
     body(index);
-    pop();
+    loops_.pop_back();
   }
   if (enclosingBorders) {
     enclosingBorders->seen.insert(enclosingBorders->seen.end(), borders.seen.begin(),
@@ -56,6 +57,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   Emitter guarded = std::move(emitter_);
   emitter_ = std::move(saved);
   ++loopsEmitted_;
+  if (!frame.rolled && secondCopies_ == 0) ++workItemLoops_;
   // Loop unswitching: guards that do not depend on this loop's index (nor on any index
   // bound inside it) are checked once before the loop; when none fires, the loop runs a
   // second copy of the body that reads without them (e.g. a convolution's channel loop
@@ -95,8 +97,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
     const bool allocatesShared =
         localDeclarations_.size() != localBefore || localArgs_.size() != localArgsBefore ||
         program_.buffers.size() != buffersBefore || program_.kernels.size() != kernelsBefore;
-    if (unswitchBorderReads(header, LoopFrame{op, dim, index, tripCount, repeats}, body, borders,
-                            guarded, allocatesShared)) {
+    if (unswitchBorderReads(header, indexed, body, borders, guarded, allocatesShared)) {
       return;
     }
     emitGuarded(0);
@@ -109,10 +110,7 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
   if (hoisted.size() <= kMaxGuardsSplit &&
       guarded.lines.size() << hoisted.size() <= kMaxSplitLines) {
     PadGuardRecorder assume;
-    secondCopy([&] {
-      emitGuardOutcomes(header, LoopFrame{op, dim, index, tripCount, repeats}, body, hoisted,
-                        hoistedKeys, 0, assume);
-    });
+    secondCopy([&] { emitGuardOutcomes(header, indexed, body, hoisted, hoistedKeys, 0, assume); });
     return;
   }
   std::string anyFires;
@@ -125,9 +123,9 @@ void Generator::sequentialLoop(Op op, int dim, const Arith& tripCount, bool repe
     PadGuardRecorder assume;
     assume.assumedInBounds = keys;
     PadGuardScope scope(views_, assume);
-    push(index);
+    loops_.push_back(indexed);
     body(index);
-    pop();
+    loops_.pop_back();
   });
   emitter_.close();
   --emitter_.indent;

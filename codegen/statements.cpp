@@ -515,6 +515,8 @@ void Generator::noteGlobalAccessAt(const std::string& buffer, const Arith& offse
     loop.groupIndex = frame.op == Op::MapWrg;
     loop.localIndex = frame.op == Op::MapLcl;
     loop.unrolled = frame.op == Op::MapSeqUnroll || frame.op == Op::ReduceSeqUnroll;
+    loop.rolled = frame.rolled;
+    loop.reduction = isReduceFamily(frame.op);
     loop.dimension = frame.dimension;
     loop.index = frame.index;
     loop.tripCount = frame.tripCount;

@@ -322,18 +322,6 @@ Constraint makeConstraint(Relation relation, Arith lhs, Arith rhs, std::string o
   return c;
 }
 
-// mapSeqUnroll and reduceSeqUnroll replaced by mapSeq and reduceSeq.
-Expr withoutUnrolling(const Expr& e) {
-  if (e.isLambda()) return e.withBody(withoutUnrolling(e.body()));
-  if (!e.isPrim()) return e;
-  std::vector<Expr> funs, args;
-  for (const Expr& f : e.funs()) funs.push_back(withoutUnrolling(f));
-  for (const Expr& a : e.args()) args.push_back(withoutUnrolling(a));
-  if (e.isPrim(Op::MapSeqUnroll)) return Expr::prim(Op::MapSeq, e.nats(), funs, args);
-  if (e.isPrim(Op::ReduceSeqUnroll)) return Expr::prim(Op::ReduceSeq, e.nats(), funs, args);
-  return e.withChildren(e.nats(), funs, args);
-}
-
 // The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`, and of the unrolled
 // maps (mapSeqUnroll) that the register budget does not bound (`allMaps`: every one). On a CPU
 // an unrolled map that writes registers (inside toPrivate, or a reduction's accumulator: its
@@ -344,9 +332,10 @@ Expr withoutUnrolling(const Expr& e) {
 // OpenCL that PoCL built for 100 s. On a GPU every unrolled map is capped: an unrolled map
 // over a row of a size (a matmul's 1024 accumulators and their padding) took NVIDIA's compiler
 // 86-91 s to build, spilled and could not be launched. The register estimate does not see such
-// a row: the analysis program runs its unrolled maps as loops (withoutUnrolling), where the row
-// is a private array indexed at run time, counted as memory (memoryResidentPrivateScalars),
-// while the unrolled kernel promotes it to one scalar per element (codegen/scalar_promotion.h).
+// a row: the analysis program runs its unrolled maps as loops (CodegenOptions::unrolledAsLoops),
+// where the row is a private array indexed at run time, counted as memory
+// (memoryResidentPrivateScalars), while the unrolled kernel promotes it to one scalar per element
+// (codegen/scalar_promotion.h).
 void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool allMaps,
                             bool writesRegisters, std::vector<std::pair<Arith, bool>>& lengths) {
   if (e.isLambda()) {
@@ -378,10 +367,9 @@ CompiledProgram analysisProgram(const Definition& parametric, const ArithBinding
   CompilePipelineOptions passes;
   passes.codegen.specialize = sizes;
   passes.codegen.symbolicPrivateArrays = true;
+  passes.codegen.unrolledAsLoops = true;
   passes.lower = lowerBeforeCodegen;
-  Definition analysed = parametric;
-  analysed.function = withoutUnrolling(parametric.function);
-  return compileToOpenCL(analysed, {}, passes);
+  return compileToOpenCL(parametric, {}, passes);
 }
 
 namespace {

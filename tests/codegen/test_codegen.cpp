@@ -2,7 +2,8 @@
 // the manner of LLVM's FileCheck: lines that must appear in order, and text that must not
 // appear), the simplicity of index expressions for the paper's stencil (Listing 2), vector
 // loads and stores, multi-kernel programs, launch sizes, every "cannot map" error, and the global
-// accesses each kernel lists for cost models (their offsets and the loops around them).
+// accesses each kernel lists for cost models (their offsets and the loops around them, and the
+// loops a work-item runs, with unrolled ones generated as loops for analysis).
 // Whether the kernels compute the right values is checked on PoCL against the interpreter in
 // tests/codegen/opencl_*.cpp.
 #include <doctest/doctest.h>
@@ -505,6 +506,55 @@ TEST_CASE("each kernel lists its global accesses with the loops around them") {
     CHECK(access.loops[0].groupIndex);
     CHECK_FALSE(access.loops[1].groupIndex);
   }
+}
+
+TEST_CASE("for analysis, unrolled loops are generated as loops and marked, not counted") {
+  // A work-item doubles a row of `n` values (n a size, as a tuning parameter is for analysis).
+  const std::string rows =
+      "def f(x: [float]N) = join(mapGlb(0, row -> MAP(a -> a * 2.0f, row), split(n, x)))";
+  auto withMap = [&](const std::string& map) {
+    std::string text = rows;
+    text.replace(text.find("MAP"), 3, map);
+    return parseProgram(text, "test.weft").definitions.back();
+  };
+  CodegenOptions analysis;
+  analysis.specialize = {{"N", 1024}};
+  analysis.unrolledAsLoops = true;
+  const CompiledProgram rolled = generateOpenCL(withMap("mapSeqUnroll"), analysis);
+  const CompiledProgram looped = generateOpenCL(withMap("mapSeq"), analysis);
+  CHECK(rolled.source == looped.source);
+  REQUIRE(rolled.kernels.size() == 1);
+  REQUIRE(looped.kernels.size() == 1);
+  CHECK(rolled.kernels[0].workItemLoops == 0);
+  CHECK(looped.kernels[0].workItemLoops == 1);
+  for (const CompiledProgram* program : {&rolled, &looped}) {
+    for (const GlobalAccess& access : program->kernels[0].globalAccesses) {
+      REQUIRE(access.loops.size() == 2);
+      CHECK(access.loops[1].rolled == (program == &rolled));
+      CHECK_FALSE(access.loops[1].unrolled);
+      CHECK_FALSE(access.loops[1].reduction);
+    }
+  }
+  // Without the option a symbolic trip count cannot be unrolled.
+  CodegenOptions kernelProper = analysis;
+  kernelProper.unrolledAsLoops = false;
+  CHECK_THROWS_WITH_AS(generateOpenCL(withMap("mapSeqUnroll"), kernelProper),
+                       doctest::Contains("an unrolled loop needs a constant trip count"),
+                       CodegenError);
+  // A reduction's loop is marked as one.
+  const CompiledProgram sums = compile(
+      "def f(x: [float]N) = join(mapGlb(0, row -> toGlobal(r -> mapSeq(y -> id(y), r), "
+      "reduceSeq(toPrivate(z -> id(z), 0.0f), (acc, p) -> acc + p, row)), split(8, x)))",
+      {{"N", 64}});
+  REQUIRE(sums.kernels.size() == 1);
+  bool reductionRead = false;
+  for (const GlobalAccess& access : sums.kernels[0].globalAccesses) {
+    if (access.written) continue;
+    REQUIRE(access.loops.size() == 2);
+    reductionRead = access.loops[1].reduction;
+  }
+  CHECK(reductionRead);
+  CHECK(sums.kernels[0].workItemLoops == 1);
 }
 
 TEST_CASE("a gathered vector lists what its lanes read; an unswitched copy of a loop lists none") {

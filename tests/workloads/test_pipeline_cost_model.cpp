@@ -12,10 +12,13 @@
 // rewrite hash): work-groups of two cost a CPU 256 times what groups of 512 cost (the profile's
 // measured cost per group, else the nominal one; none on a GPU), a walk through a stride moves a
 // cache line per value, and accesses every work-item of a group repeats run at the first-level
-// cache's rate.
+// cache's rate. On a CPU the reads run in vectors where the compiler vectorises the loop around
+// them: the work-items' loop of a kernel whose work-item runs no loop, or a body loop that walks
+// memory contiguously; not a reduction's loop.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -330,6 +333,20 @@ Definition parsedDefinition(const std::string& text) {
   return parseProgram(text).definitions.back();
 }
 
+// The programs `texts` as structures of the rewrite search, named by their "rewrite" parameter
+// 1, 2, ... in order.
+std::vector<ExploreTarget::Structure> rewriteStructures(std::initializer_list<const char*> texts) {
+  std::vector<ExploreTarget::Structure> structures;
+  int64_t hash = 1;
+  for (const char* text : texts) {
+    ExploreTarget::Structure s;
+    s.parametric = parsedDefinition(text);
+    s.fixedParameters = {{"rewrite", hash++}};
+    structures.push_back(std::move(s));
+  }
+  return structures;
+}
+
 // Structures of `map(a -> a * 2.0f, x)` as the rewrite search names them (by their "rewrite"
 // parameter): 1 one work-item per element, 2 the same reading through a stride of 4096
 // (consecutive work-items read 4096 floats apart), 3 work-groups that copy 4096 floats to local
@@ -343,15 +360,7 @@ std::vector<ExploreTarget::Structure> mapStructures() {
       "  join(join(mapWrg(0, chunk -> mapSeq(chunk_1 -> map(a -> a * 2.0f, chunk_1),\n"
       "    toLocal(copy -> mapLcl(1, copy_1 -> mapLcl(0, copy_2 -> id(copy_2), copy_1), copy),\n"
       "      chunk)), split(64, split(64, x)))))";
-  std::vector<ExploreTarget::Structure> structures;
-  int64_t hash = 1;
-  for (const char* text : {plain, strided, repeated}) {
-    ExploreTarget::Structure s;
-    s.parametric = parsedDefinition(text);
-    s.fixedParameters = {{"rewrite", hash++}};
-    structures.push_back(std::move(s));
-  }
-  return structures;
+  return rewriteStructures({plain, strided, repeated});
 }
 
 }  // namespace
@@ -405,4 +414,35 @@ TEST_CASE("a map: small work-groups cost a CPU per group, strided and repeated a
   REQUIRE(repeated);
   CHECK(repeated->accessSeconds > 1000 * wide->accessSeconds);
   CHECK(repeated->seconds > 50 * wide->seconds);
+}
+
+TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that walks memory") {
+  // A 3-tap sum over a clamped row: 1 with its taps unrolled (no loop in the work-item, whose
+  // loop PoCL vectorises), 2 with them in a reduction's loop (which hides that loop and is not
+  // vectorised itself); 3 a work-item that doubles a row of 64 in a loop, contiguously.
+  const char* unrolled =
+      "def f(x: [float]N): [float]N = join(mapGlb(0, w -> toGlobal(r -> mapSeq(y -> id(y), r),\n"
+      "  reduceSeqUnroll(toPrivate(z -> id(z), 0.0f), (acc, p) -> acc + p, w)),\n"
+      "  slide(3, 1, pad(1, 1, clamp, x))))";
+  const char* looped =
+      "def f(x: [float]N): [float]N = join(mapGlb(0, w -> toGlobal(r -> mapSeq(y -> id(y), r),\n"
+      "  reduceSeq(toPrivate(z -> id(z), 0.0f), (acc, p) -> acc + p, w)),\n"
+      "  slide(3, 1, pad(1, 1, clamp, x))))";
+  const char* rows =
+      "def f(x: [float]N): [float]N = join(mapGlb(0, row -> mapSeq(a -> a * 2.0f, row),\n"
+      "  split(64, x)))";
+  const auto predict =
+      pipelineCostPredictor(rewriteStructures({unrolled, looped, rows}), {{"N", 1 << 20}});
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  auto perRead = [&](const std::map<std::string, int64_t>& point, const host::DeviceProfile& on) {
+    const auto prediction = predict(point, on);
+    REQUIRE(prediction);
+    return prediction->readOperationsPerRead;
+  };
+  CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0 / 16));
+  CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 4}}, cpu) == doctest::Approx(1.0 / 4));
+  CHECK(perRead({{"rewrite", 2}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0));
+  CHECK(perRead({{"rewrite", 3}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0 / 16));
+  // A GPU's lanes are its work-items: nothing to scale.
+  CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 64}}, host::loadProfile("nvidia-hopper")) == 1.0);
 }

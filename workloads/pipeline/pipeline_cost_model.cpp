@@ -155,6 +155,10 @@ struct KernelFacts {
   double localWidth = 1;  // work-items of a group along dimension 0
   double accessBytes = 0;  // the bytes its global accesses execute, repeated ones included
   double cacheLineLoads = 0;  // lines its accesses load into a CPU core's first-level cache
+  // Its global reads executed (repeated ones included), and the vector operations they take
+  // where the compiler vectorises the loop around them (AccessFacts::lanes).
+  double readsExecuted = 0;
+  double readOperations = 0;
 };
 
 // The bytes a global access takes from memory per byte it uses: a walk whose consecutive
@@ -178,6 +182,108 @@ struct AccessFacts {
   double distinct = 1;
   double waste = 1;
 };
+
+// The offset's step along `loop` at a few of its iterations (the median), every other loop of
+// the access at its second iteration; nullopt when it does not evaluate.
+std::optional<double> strideAlong(const GlobalAccess& access, const AccessLoop& walk,
+                                  const ArithBinding& binding) {
+  if (!walk.index.isVar()) return std::nullopt;
+  ArithBinding at = binding;
+  for (const AccessLoop& loop : access.loops) {
+    if (!loop.index.isVar()) continue;
+    const int64_t trips = evaluate(loop.tripCount, binding);
+    at[loop.index.varName()] = std::min<int64_t>(1, trips - 1);
+  }
+  const int64_t trips = evaluate(walk.tripCount, binding);
+  if (trips < 2) return 0.0;
+  std::vector<double> steps;
+  for (int64_t i : {int64_t{0}, trips / 2 - 1, trips - 2}) {
+    at[walk.index.varName()] = std::max<int64_t>(i, 0);
+    const std::optional<int64_t> here = tryEvaluate(access.offset, at);
+    at[walk.index.varName()] = std::max<int64_t>(i, 0) + 1;
+    const std::optional<int64_t> next = tryEvaluate(access.offset, at);
+    if (!here || !next) return std::nullopt;
+    steps.push_back(static_cast<double>(*next - *here));
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps[1];
+}
+
+// Whether `offset` steps along `variable` by affine arithmetic only: no division, remainder,
+// minimum or maximum of it (a clamped border read), which a compiler's dependence analysis
+// cannot see through.
+bool affineIn(const Arith& offset, const std::string& variable) {
+  switch (offset.kind()) {
+    case ArithKind::Constant:
+    case ArithKind::Var:
+      return true;
+    case ArithKind::Sum:
+      for (const auto& [coefficient, term] : offset.sumTerms()) {
+        if (!affineIn(term, variable)) return false;
+      }
+      return true;
+    case ArithKind::Product:
+      for (const Arith& factor : offset.productFactors()) {
+        if (!affineIn(factor, variable)) return false;
+      }
+      return true;
+    default:
+      return !offset.mentions(variable);
+  }
+}
+
+// Per global access of `kernel`, the executions one vector operation makes on a CPU (1: none,
+// the access runs scalar). PoCL runs a work-group's work-items in a loop that it marks
+// parallel, around the kernel body, or in a kernel with barriers inside the body's uniform
+// loops; the compiler vectorises it whatever the accesses' strides, `width` items of it (0:
+// the implementation's choice, taken as the native width), when no loop of the body hides it
+// (unrolled loops do not). Otherwise a loop of the body is vectorised when its iterations are
+// independent, every access it runs walks memory contiguously along it or stays put, and one
+// walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls (rolled
+// here) is straight-line code there, whose contiguous copies the compiler packs into vectors
+// (superword-level parallelism, Larsen and Amarasinghe, PLDI 2000) once their indices are
+// constants. A reduction's loop is vectorised by neither: floating-point sums are not reassociated.
+std::vector<double> vectorLanes(const KernelPlan& kernel, bool hasBarriers, double width,
+                                const ArithBinding& binding, const host::DeviceProfile& device) {
+  const double native = std::max(1, device.nativeFloatVectorWidth);
+  const double items = width > 0 ? std::min(native, width) : native;
+  std::vector<double> lanes(kernel.globalAccesses.size(), 1);
+  if (hasBarriers || kernel.workItemLoops == 0) {
+    for (size_t a = 0; a < kernel.globalAccesses.size(); ++a) {
+      if (kernel.globalAccesses[a].vectorWidth <= 1) lanes[a] = items;
+    }
+    return lanes;
+  }
+  // Each access's innermost loop of the body, and per loop whether everything in it vectorises.
+  std::vector<const AccessLoop*> innermost(kernel.globalAccesses.size(), nullptr);
+  // Per loop: whether every access it runs allows vectors, and whether one walks along it.
+  std::map<std::string, std::pair<bool, bool>> vectorises;
+  for (size_t a = 0; a < kernel.globalAccesses.size(); ++a) {
+    const GlobalAccess& access = kernel.globalAccesses[a];
+    for (const AccessLoop& loop : access.loops) {
+      if (!loop.parallel && !loop.unrolled && loop.index.isVar() &&
+          evaluate(loop.tripCount, binding) > 1) {
+        innermost[a] = &loop;
+      }
+    }
+    const AccessLoop* loop = innermost[a];
+    if (!loop) continue;
+    const std::optional<double> stride = strideAlong(access, *loop, binding);
+    const bool contiguous = access.vectorWidth <= 1 && stride && std::abs(*stride) <= 1 &&
+                            !loop->reduction &&
+                            (loop->rolled || affineIn(access.offset, loop->index.varName()));
+    const bool walks = contiguous && std::abs(*stride) == 1;
+    auto [it, inserted] = vectorises.emplace(loop->index.varName(), std::pair{contiguous, walks});
+    if (!inserted) it->second = {it->second.first && contiguous, it->second.second || walks};
+  }
+  for (size_t a = 0; a < kernel.globalAccesses.size(); ++a) {
+    if (kernel.globalAccesses[a].vectorWidth > 1) continue;
+    if (!innermost[a]) continue;
+    const auto [allow, walk] = vectorises[innermost[a]->index.varName()];
+    if (allow && walk) lanes[a] = native;
+  }
+  return lanes;
+}
 
 AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
                         const ArithBinding& binding, const host::DeviceProfile& device) {
@@ -241,6 +347,8 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const Arit
                         const host::DeviceProfile& device, bool withCacheTraffic) {
   const KernelPlan& kernel = program.kernels.at(index);
   KernelFacts facts;
+  const bool cpu = device.deviceType == "cpu";
+  const bool barriers = cpu && kernelHasBarriers(program, kernel);
   double groupSize = 1;
   bool open = false;
   std::array<int64_t, 3> localSizes{0, 0, 0};  // 0: left to the implementation
@@ -267,21 +375,28 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const Arit
     groupSize *= local;
   }
   facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
-  if (withCacheTraffic && device.deviceType == "cpu") {
-    facts.cacheLineLoads =
-        cacheTraffic(kernel, kernelHasBarriers(program, kernel), binding, localSizes,
-                     firstLevelCacheBytesOf(device), cacheLineBytesOf(device))
-            .lineLoads;
+  if (withCacheTraffic && cpu) {
+    facts.cacheLineLoads = cacheTraffic(kernel, barriers, binding, localSizes,
+                                        firstLevelCacheBytesOf(device), cacheLineBytesOf(device))
+                               .lineLoads;
   }
   facts.privateValues =
       static_cast<double>(evaluate(registerResidentPrivateScalars(kernel, device), binding));
   // Per buffer, the bytes memory moves per byte its accesses use (their line waste, weighted by
   // the distinct bytes each uses).
   std::map<std::string, std::pair<double, double>> wasteByBuffer;  // moved, used
-  for (const GlobalAccess& access : kernel.globalAccesses) {
+  const std::vector<double> lanes =
+      cpu ? vectorLanes(kernel, barriers, static_cast<double>(localSizes[0]), binding, device)
+          : std::vector<double>(kernel.globalAccesses.size(), 1.0);
+  for (size_t i = 0; i < kernel.globalAccesses.size(); ++i) {
+    const GlobalAccess& access = kernel.globalAccesses[i];
     const AccessFacts a = accessFacts(access, kernel, binding, device);
     const double width = kBytesPerValue * std::max(1, access.vectorWidth);
     facts.accessBytes += a.executions * width;
+    if (cpu && !access.written) {
+      facts.readsExecuted += a.executions;
+      facts.readOperations += a.executions / lanes[i];
+    }
     auto& [moved, used] = wasteByBuffer[access.buffer];
     moved += a.distinct * width * a.waste;
     used += a.distinct * width;
@@ -342,6 +457,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     std::optional<KernelFacts> main;
     double accessBytes = 0;
     double cacheLineLoads = 0;
+    double readsExecuted = 0, readOperations = 0;
     const double workGroupCycles = device.workGroupCycles > 0 ? device.workGroupCycles
                                    : cpu                      ? kCpuWorkGroupCycles
                                                               : 0.0;
@@ -351,6 +467,8 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
       out.workGroupSeconds += facts.workGroups * workGroupCycles / (units * cyclesPerSecond);
       accessBytes += facts.accessBytes;
       cacheLineLoads += facts.cacheLineLoads;
+      readsExecuted += facts.readsExecuted;
+      readOperations += facts.readOperations;
       out.bytes += facts.bytes + (readAmplification - 1) * (facts.bytes - facts.writtenBytes) +
                    (readForOwnership ? facts.writtenBytes : 0);
       if (!main || facts.privateValues > main->privateValues ||
@@ -359,6 +477,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
       }
     }
     out.kernels = static_cast<int>(program.kernels.size());
+    if (readsExecuted > 0) out.readOperationsPerRead = readOperations / readsExecuted;
 
     const int64_t tileWidth = parameterOr(parameters, kTileWidthParameter, 0);
     const int64_t vectorWidth = parameterOr(parameters, kVectorWidthParameter, 0);

@@ -54,6 +54,10 @@ struct PipelineCostPrediction {
   // with reductions adds it (pipeline_workload.cpp). 0 on a GPU.
   double cacheSeconds = 0;
   double cacheBytes = 0;  // those lines' bytes
+  // On a CPU, the vector operations the global reads take per read executed: 1 where none is
+  // in a loop the OpenCL compiler vectorises, 1/lanes where all are (pipeline_cost_model.cpp
+  // vectorLanes). The cost model of programs with reductions scales what they read by it.
+  double readOperationsPerRead = 1;
   // a CPU's first-level cache conflicts of a walk by column blocks: the strip's output rows,
   // a multiple of 4 KiB apart, are as many store streams; past the profile's conflict-free
   // streams each vector store loses the probe's cycles (added to `seconds`)

@@ -56,15 +56,14 @@ std::string optionOr(const WorkloadRequest& request, const std::string& name,
 
 // The cost model of a program with reductions: the reads model (searched_structures.h
 // readsCostModel), which counts what the reductions read as if every value came from the
-// cache, plus from the memory model (pipeline_cost_model.h) the larger of its two access terms,
-// the lines loaded into the first-level cache (a buffer read again because what lies between two
-// uses of a line no longer fits, explore/cache_footprint.h) at the memory bandwidth and every
-// access executed at the cache's rate, and its work-groups and launches. Added rather than
-// overlapped: a reduction's loads feed its arithmetic directly. Replayed on the programs
-// explored on a 2-core AMD Zen 4 under PoCL (bench/results/reduction_cost_model-s65-amd.md),
-// Spearman's rho against the reads model alone went from 0.76 to 0.95 on matmul 1024^3, -0.24 to
-// 0.69 on dot 2^24, 0.67 to 0.68 on matvec 4096^2, 0.82 to 0.91 on sum 2^24, 0.25 to 0.52 on the
-// 2-D stencil and 0.75 to 0.87 on conv3_1 as a program file.
+// cache, one per cycle, scaled on a CPU by the vector operations the global reads take per read
+// (PipelineCostPrediction::readOperationsPerRead: 1/16 where the compiler vectorises every loop
+// around them by 16); plus from the memory model (pipeline_cost_model.h) the larger of its two
+// access terms, the lines loaded into the first-level cache (a buffer read again because what
+// lies between two uses of a line no longer fits, explore/cache_footprint.h) at the memory
+// bandwidth and every access executed at the cache's rate; plus its work-groups and launches.
+// Added rather than overlapped: a reduction's loads feed its arithmetic directly. How each term
+// changed the order of measured explorations is in bench/results/reduction_cost_model-*.md.
 std::function<std::optional<double>(const std::map<std::string, int64_t>&,
                                     const host::DeviceProfile&)>
 reductionCostModel(const std::vector<ExploreTarget::Structure>& structures,
@@ -77,8 +76,9 @@ reductionCostModel(const std::vector<ExploreTarget::Structure>& structures,
     if (!computed) return std::nullopt;
     const std::optional<PipelineCostPrediction> moved = memory(parameters, device);
     if (!moved) return computed;
-    return *computed + std::max(moved->cacheSeconds, moved->accessSeconds) +
-           moved->workGroupSeconds + moved->launchSeconds;
+    return *computed * moved->readOperationsPerRead +
+           std::max(moved->cacheSeconds, moved->accessSeconds) + moved->workGroupSeconds +
+           moved->launchSeconds;
   };
 }
 
@@ -101,11 +101,6 @@ ExploreTarget withSearchedStructures(ExploreTarget target, const Definition& def
   const std::vector<ExploreTarget::Structure> searched =
       searchedStructures(definition, sizes, options, &report);
   target.structures.insert(target.structures.end(), searched.begin(), searched.end());
-  // The reads model ranks programs by what their reductions read; a program without reductions
-  // (maps, stencils written without reduce) computes the same values whatever the structure,
-  // and the memory model ranks its structures by how they walk memory and divide the work:
-  // bytes moved (lines a strided walk wastes), accesses work-items repeat, work-groups and
-  // launches.
   // The reads model ranks programs by what their reductions read, the memory that no cache
   // keeps between two uses added (reductionCostModel); a program without reductions (maps,
   // stencils written without reduce) computes the same values whatever the structure, and the
