@@ -209,24 +209,31 @@ std::optional<double> strideAlong(const GlobalAccess& access, const AccessLoop& 
   return steps[1];
 }
 
-// Whether `offset` steps along `variable` by affine arithmetic only: no division, remainder,
-// minimum or maximum of it (a clamped border read), which a compiler's dependence analysis
-// cannot see through.
-bool affineIn(const Arith& offset, const std::string& variable) {
+// Whether `offset` steps along `variable` by affine arithmetic only: no division or remainder
+// of it, nor (unless `clampsAllowed`) a minimum or maximum of it (a clamped border read),
+// which a compiler's dependence analysis cannot see through.
+bool affineIn(const Arith& offset, const std::string& variable, bool clampsAllowed) {
   switch (offset.kind()) {
     case ArithKind::Constant:
     case ArithKind::Var:
       return true;
     case ArithKind::Sum:
       for (const auto& [coefficient, term] : offset.sumTerms()) {
-        if (!affineIn(term, variable)) return false;
+        if (!affineIn(term, variable, clampsAllowed)) return false;
       }
       return true;
     case ArithKind::Product:
       for (const Arith& factor : offset.productFactors()) {
-        if (!affineIn(factor, variable)) return false;
+        if (!affineIn(factor, variable, clampsAllowed)) return false;
       }
       return true;
+    case ArithKind::Min:
+    case ArithKind::Max:
+      if (clampsAllowed) {
+        return affineIn(offset.operands()[0], variable, true) &&
+               affineIn(offset.operands()[1], variable, true);
+      }
+      return !offset.mentions(variable);
     default:
       return !offset.mentions(variable);
   }
@@ -237,11 +244,14 @@ bool affineIn(const Arith& offset, const std::string& variable) {
 // parallel, around the kernel body, or in a kernel with barriers inside the body's uniform
 // loops; the compiler vectorises it whatever the accesses' strides, `width` items of it (0:
 // the implementation's choice, taken as the native width), when no loop of the body hides it
-// (unrolled loops do not). Otherwise a loop of the body is vectorised when its iterations are
-// independent, every access it runs walks memory contiguously along it or stays put, and one
-// walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls (rolled
-// here) is straight-line code there, whose contiguous copies the compiler packs into vectors
-// (superword-level parallelism, Larsen and Amarasinghe, PLDI 2000) once their indices are
+// (unrolled loops do not); but an access whose offset divides the item's index, or takes its
+// remainder, is counted unvectorised: its lanes are gathered one by one, where a clamp at the
+// border (a minimum or maximum of the index) costs little (bench/results/
+// reduction_cost_model-s66-amd.md). Otherwise a loop of the body is vectorised when its
+// iterations are independent, every access it runs walks memory contiguously along it or stays put,
+// and one walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls
+// (rolled here) is straight-line code there, whose contiguous copies the compiler packs into
+// vectors (superword-level parallelism, Larsen and Amarasinghe, PLDI 2000) once their indices are
 // constants. A reduction's loop is vectorised by neither: floating-point sums are not reassociated.
 std::vector<double> vectorLanes(const KernelPlan& kernel, bool hasBarriers, double width,
                                 const ArithBinding& binding, const host::DeviceProfile& device) {
@@ -250,7 +260,17 @@ std::vector<double> vectorLanes(const KernelPlan& kernel, bool hasBarriers, doub
   std::vector<double> lanes(kernel.globalAccesses.size(), 1);
   if (hasBarriers || kernel.workItemLoops == 0) {
     for (size_t a = 0; a < kernel.globalAccesses.size(); ++a) {
-      if (kernel.globalAccesses[a].vectorWidth <= 1) lanes[a] = items;
+      const GlobalAccess& access = kernel.globalAccesses[a];
+      const AccessLoop* item = nullptr;
+      for (const AccessLoop& loop : access.loops) {
+        if (loop.parallel && !loop.groupIndex && loop.dimension == 0 && loop.index.isVar()) {
+          item = &loop;
+        }
+      }
+      if (access.vectorWidth <= 1 && item &&
+          affineIn(access.offset, item->index.varName(), /*clampsAllowed=*/true)) {
+        lanes[a] = items;
+      }
     }
     return lanes;
   }
@@ -269,9 +289,9 @@ std::vector<double> vectorLanes(const KernelPlan& kernel, bool hasBarriers, doub
     const AccessLoop* loop = innermost[a];
     if (!loop) continue;
     const std::optional<double> stride = strideAlong(access, *loop, binding);
-    const bool contiguous = access.vectorWidth <= 1 && stride && std::abs(*stride) <= 1 &&
-                            !loop->reduction &&
-                            (loop->rolled || affineIn(access.offset, loop->index.varName()));
+    const bool contiguous =
+        access.vectorWidth <= 1 && stride && std::abs(*stride) <= 1 && !loop->reduction &&
+        (loop->rolled || affineIn(access.offset, loop->index.varName(), /*clampsAllowed=*/false));
     const bool walks = contiguous && std::abs(*stride) == 1;
     auto [it, inserted] = vectorises.emplace(loop->index.varName(), std::pair{contiguous, walks});
     if (!inserted) it->second = {it->second.first && contiguous, it->second.second || walks};
