@@ -118,6 +118,16 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
         << " KiB per core (a lane's share of it bounds a work-item's private tile: registers "
            "spill into it)\n";
   }
+  if (p.secondLevelCacheBytes > 0) {
+    out << indent << "second-level cache " << (p.secondLevelCacheBytes >> 10) << " KiB per core";
+    if (p.secondLevelBytesPerCycle > 0) {
+      out << fmt::format(
+          ", read at {:.1f} bytes per cycle (probe): lines it keeps between two "
+          "uses come back at that rate, not from memory",
+          p.secondLevelBytesPerCycle);
+    }
+    out << "\n";
+  }
   out << indent << "fingerprint " << p.fingerprint << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent

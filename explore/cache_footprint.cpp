@@ -90,6 +90,7 @@ CacheTraffic cacheTraffic(const KernelPlan& kernel, bool hasBarriers, const Arit
                           const std::array<int64_t, 3>& local, double cacheBytes, double lineBytes,
                           bool explain) {
   constexpr double kBytesPerValue = 4;  // float and int buffers
+  constexpr double kPageBytes = 4096;   // the base page of x86-64 and of most ARM systems
   const double lineScalars = std::max(1.0, lineBytes / kBytesPerValue);
   std::array<double, 3> global{1, 1, 1}, items{1, 1, 1}, groups{1, 1, 1};
   for (int d = 0; d < kernel.dimensions; ++d) {
@@ -268,6 +269,12 @@ CacheTraffic cacheTraffic(const KernelPlan& kernel, bool hasBarriers, const Arit
     }
     traffic.lineLoads += loads;
     traffic.lineLoadsByBuffer[references[r].buffer] += loads;
+    const double pageScalars = kPageBytes / kBytesPerValue;
+    const bool membersOnPages =
+        references[r].clusters <= 1 || std::abs(references[r].clusterStride) >= pageScalars;
+    if (!loops.empty() && std::abs(loops.back().stride) >= pageScalars && membersOnPages) {
+      traffic.pageWalkLineLoads += loads;
+    }
     traffic.distinctLines += inside[r][0];
   }
   return traffic;

@@ -25,8 +25,9 @@
 //     cached for the next iteration when the kernel's footprint of one iteration (every group
 //     inside that loop) fits in the cache: then only the new lines load; else every iteration
 //     loads its lines again.
-// It is an estimate for ordering variants, not a simulation: associativity, prefetching,
-// hardware threads and the second-level cache are not modelled.
+// It is an estimate for ordering variants, not a simulation: associativity, prefetching and
+// hardware threads are not modelled. For a core's second-level cache the same analysis runs at
+// that cache's size.
 #pragma once
 
 #include <array>
@@ -44,6 +45,10 @@ struct CacheTraffic {
   double lineLoads = 0;  // lines loaded into the cache over the whole launch, every buffer
   std::map<std::string, double> lineLoadsByBuffer;
   double distinctLines = 0;  // the lines the accesses touch at all (the compulsory loads)
+  // Of lineLoads, those of reference groups whose innermost loop steps a page (4 KiB) or more
+  // and whose members lie a page or more apart: each line on a page of its own, so that
+  // translating its address, not the cache's bandwidth, bounds how fast such lines come back.
+  double pageWalkLineLoads = 0;
   // One line per reference group (with `explain`): its buffer, members, loops and loads.
   std::vector<std::string> explanation;
 };
@@ -51,7 +56,7 @@ struct CacheTraffic {
 // Whether the kernel named `kernel` uses work-group barriers (read from the program's text).
 bool kernelHasBarriers(const CompiledProgram& program, const KernelPlan& kernel);
 
-// The lines `kernel` loads into a first-level cache of `cacheBytes` with lines of `lineBytes`,
+// The lines `kernel` loads into a core's cache of `cacheBytes` with lines of `lineBytes`,
 // under `binding` (sizes and tuning values), with `local` work-items per group in each
 // dimension (0: the implementation's choice, taken as the whole global size).
 CacheTraffic cacheTraffic(const KernelPlan& kernel, bool hasBarriers, const ArithBinding& binding,

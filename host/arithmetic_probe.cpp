@@ -9,9 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 namespace weft::host {
 
@@ -110,6 +111,37 @@ std::string loadKernel(const std::string& name, int width, int chains, int round
   text += "  }\n  " + type + " all = acc0";
   for (int c = 1; c < chains; ++c) text += fmt::format(" | acc{}", c);
   text += ";\n";
+  if (width == 1) {
+    text += "  out[get_global_id(0)] = (float)all;\n}\n";
+  } else {
+    text += "  uint total = 0u;\n";
+    for (int lane = 0; lane < width; ++lane) text += fmt::format("  total |= all.s{:x};\n", lane);
+    text += "  out[get_global_id(0)] = (float)total;\n}\n";
+  }
+  return text;
+}
+
+// A kernel whose work-item adds up `vectors` consecutive uint<width> vectors of one of the two
+// halves of its own part of `in` (2 × vectors), alternately, per iteration, into four
+// accumulators: a contiguous read of half the part, which the second-level cache keeps when the
+// part is half its size, while the first-level cache keeps a small share of it.
+std::string secondLevelReadKernel(const std::string& name, int width) {
+  const std::string type = width == 1 ? "uint" : fmt::format("uint{}", width);
+  std::string text = fmt::format(
+      "__kernel void {0}(__global float* out, __global const {1}* in, int vectors,\n"
+      "                  int iterations) {{\n"
+      "  __global const {1}* own = in + get_global_id(0) * (size_t)(2 * vectors);\n"
+      "  {1} acc0 = ({1})(0u), acc1 = acc0, acc2 = acc0, acc3 = acc0;\n"
+      "  for (int i = 0; i < iterations; ++i) {{\n"
+      // Which half depends on the data read before (0 for this buffer), so that the compiler
+      // cannot hoist the reads out of the loop.
+      "    __global const {1}* p = own + ((((uint)i) ^ ({2} & 1u)) & 1u) * vectors;\n"
+      "    for (int v = 0; v < vectors; v += 4) {{\n"
+      "      acc0 += p[v]; acc1 += p[v + 1]; acc2 += p[v + 2]; acc3 += p[v + 3];\n"
+      "    }}\n"
+      "  }}\n"
+      "  const {1} all = acc0 + acc1 + acc2 + acc3;\n",
+      name, type, width == 1 ? "acc0" : "acc0.s0");
   if (width == 1) {
     text += "  out[get_global_id(0)] = (float)all;\n}\n";
   } else {
@@ -259,6 +291,7 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
       fmaKernel("fmaFull", width, kChains, kRounds) + fmaKernel("fmaHalf", half, kChains, kRounds) +
       fmaKernel("fmaChain", width, 1, kLatencySteps) +
       loadKernel("vectorLoads", width, kChains, kRounds) + copyKernel("streamCopy", width) +
+      secondLevelReadKernel("secondLevelReads", width) +
       "__kernel void workGroupStep(__global float* out) { out[get_global_id(0)] = 1.0f; }\n";
   for (const int streams : kStoreStreams) {
     source += storeKernel(fmt::format("storesAliased{}", streams), streams, kAliasedStrideFloats);
@@ -288,6 +321,27 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
       {Kernel(program, "fmaHalf"), fmaArguments, double{kChains} * kRounds * half},
       {Kernel(program, "fmaChain"), fmaArguments, double{kLatencySteps}},
       {Kernel(program, "vectorLoads"), loadArguments, double{kChains} * kRounds}};
+  // The second-level reads: each compute unit's part half the cache (its halves a quarter),
+  // in whole groups of four vectors.
+  const std::size_t vectorBytes = sizeof(float) * static_cast<std::size_t>(width);
+  const int halfVectors =
+      static_cast<int>(profile.secondLevelCacheBytes / 4 / static_cast<std::int64_t>(vectorBytes)) /
+      4 * 4;
+  std::optional<Buffer> secondLevelIn;
+  std::optional<std::size_t> secondLevelKernel;
+  if (halfVectors >= 4) {
+    secondLevelIn = context.createBuffer(static_cast<std::size_t>(units) * 2 *
+                                         static_cast<std::size_t>(halfVectors) * vectorBytes);
+    context.fillZero(*secondLevelIn);
+    secondLevelKernel = kernels.size();
+    kernels.push_back({Kernel(program, "secondLevelReads"),
+                       [&](Kernel& k) {
+                         k.setArg(0, out);
+                         k.setArg(1, *secondLevelIn);
+                         k.setArg(2, static_cast<std::int32_t>(halfVectors));
+                       },
+                       static_cast<double>(halfVectors) * static_cast<double>(vectorBytes)});
+  }
   const std::size_t firstStoreKernel = kernels.size();
   for (const int streams : kStoreStreams) {
     const double stores = double{kStoresPerStep} * streams;
@@ -319,6 +373,7 @@ ArithmeticFacts probeArithmetic(Context& context, const DeviceProfile& profile) 
   facts.fmaHalfWidthLanesPerCycle = perCycle(kernels[1]);
   facts.fmaLatencyCycles = 1.0 / perCycle(kernels[2]);
   facts.vectorLoadsPerCycle = perCycle(kernels[3]);
+  if (secondLevelKernel) facts.secondLevelBytesPerCycle = perCycle(kernels[*secondLevelKernel]);
   // Store streams: the most streams before the first count whose aliased stores are
   // kConflictRatio times slower than the padded ones, and the cycles per store lost at the largest
   // count tried up to twice that (the first conflicting count when none is).
@@ -390,11 +445,12 @@ DeviceProfile withProbedArithmetic(Context& context, DeviceProfile profile) {
   profile.conflictFreeStoreStreams = facts.conflictFreeStoreStreams;
   profile.conflictingStoreCycles = tenth(facts.conflictingStoreCycles);
   profile.memoryBytesPerCycle = tenth(facts.memoryBytesPerCycle);
+  profile.secondLevelBytesPerCycle = tenth(facts.secondLevelBytesPerCycle);
   profile.workGroupCycles = tenth(facts.workGroupCycles);
   profile.source +=
       "; fmaLanesPerCycle, fmaHalfWidthLanesPerCycle, fmaLatencyCycles, vectorLoadsPerCycle, "
-      "conflictFreeStoreStreams, conflictingStoreCycles, memoryBytesPerCycle and "
-      "workGroupCycles measured by the arithmetic probe, "
+      "conflictFreeStoreStreams, conflictingStoreCycles, memoryBytesPerCycle, "
+      "secondLevelBytesPerCycle and workGroupCycles measured by the arithmetic probe, "
       "nontemporalStores found by a build (host/arithmetic_probe.h)";
   return profile;
 }
@@ -407,6 +463,7 @@ DeviceProfile withoutProbedRates(DeviceProfile profile) {
   profile.conflictFreeStoreStreams = 0;
   profile.conflictingStoreCycles = 0;
   profile.memoryBytesPerCycle = 0;
+  profile.secondLevelBytesPerCycle = 0;
   profile.workGroupCycles = 0;
   return profile;
 }

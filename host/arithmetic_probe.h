@@ -23,6 +23,9 @@
 //     manuals); past the set's ways each store misses the cache. S in {4, 8, 12, 16, 24, 32}:
 //     the most streams that do not make the stores twice as slow, and the cycles a store loses
 //     past them.
+// And the second-level cache's read rate, where the profile knows that cache's size: one
+// work-item per compute unit adds up uint<W> vectors of its own buffer half the cache's size,
+// a half of it per iteration, alternately (each half many times the first-level cache).
 // And memory bandwidth: one work-item per compute unit copies its part of a buffer several
 // times larger than the device's global memory cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, the last
 // level on a CPU; at least 64 MiB) into another with ordinary vector stores, each buffer written
@@ -54,6 +57,7 @@ struct ArithmeticFacts {
   double conflictFreeStoreStreams = 0;   // store streams 4 KiB-multiples apart without conflicts
   double conflictingStoreCycles = 0;     // cycles a store loses past them (0: none up to 32)
   double memoryBytesPerCycle = 0;        // bytes moved to and from memory while all units copy
+  double secondLevelBytesPerCycle = 0;   // bytes read from the second-level cache (0: unknown)
   double workGroupCycles = 0;            // cycles a compute unit spends per work-group
   double seconds = 0;                    // the probe's own time, its build included
 };

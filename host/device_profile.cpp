@@ -185,12 +185,14 @@ class FieldReader {
                                                                "conflictFreeStoreStreams",
                                                                "conflictingStoreCycles",
                                                                "memoryBytesPerCycle",
+                                                               "secondLevelBytesPerCycle",
                                                                "workGroupCycles",
                                                                "fp64",
                                                                "fp16",
                                                                "nontemporalStores",
                                                                "cacheLineBytes",
                                                                "firstLevelCacheBytes",
+                                                               "secondLevelCacheBytes",
                                                                "fingerprint",
                                                                "source"};
 
@@ -268,12 +270,16 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   }
   if (p.conflictingStoreCycles > 0) json["conflictingStoreCycles"] = p.conflictingStoreCycles;
   if (p.memoryBytesPerCycle > 0) json["memoryBytesPerCycle"] = p.memoryBytesPerCycle;
+  if (p.secondLevelBytesPerCycle > 0) {
+    json["secondLevelBytesPerCycle"] = p.secondLevelBytesPerCycle;
+  }
   if (p.workGroupCycles > 0) json["workGroupCycles"] = p.workGroupCycles;
   json["fp64"] = p.fp64;
   json["fp16"] = p.fp16;
   if (p.nontemporalStores) json["nontemporalStores"] = true;
   if (p.cacheLineBytes > 0) json["cacheLineBytes"] = p.cacheLineBytes;
   if (p.firstLevelCacheBytes > 0) json["firstLevelCacheBytes"] = p.firstLevelCacheBytes;
+  if (p.secondLevelCacheBytes > 0) json["secondLevelCacheBytes"] = p.secondLevelCacheBytes;
   json["fingerprint"] = p.fingerprint;
   json["source"] = p.source;
   return json;
@@ -362,6 +368,7 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   rate("conflictFreeStoreStreams", &p.conflictFreeStoreStreams);
   rate("conflictingStoreCycles", &p.conflictingStoreCycles);
   rate("memoryBytesPerCycle", &p.memoryBytesPerCycle);
+  rate("secondLevelBytesPerCycle", &p.secondLevelBytesPerCycle);
   rate("workGroupCycles", &p.workGroupCycles);
   p.fp64 = r.boolean("fp64");
   p.fp16 = r.boolean("fp16");
@@ -377,6 +384,10 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   if (const Json* cache = r.find("firstLevelCacheBytes")) {
     p.firstLevelCacheBytes =
         r.checkInteger(*cache, "firstLevelCacheBytes", 0, std::int64_t{1} << 40);
+  }
+  if (const Json* cache = r.find("secondLevelCacheBytes")) {
+    p.secondLevelCacheBytes =
+        r.checkInteger(*cache, "secondLevelCacheBytes", 0, std::int64_t{1} << 40);
   }
   p.fingerprint = r.string("fingerprint", &empty);
   if (p.fingerprint.empty()) {
@@ -532,17 +543,17 @@ int estimateRegistersPerWorkItem(std::string_view deviceType, std::string_view v
 
 namespace {
 
-// The first CPU's level-1 data (or unified) cache in bytes, as Linux describes it in
+// The first CPU's data (or unified) cache of `wantedLevel` in bytes, as Linux describes it in
 // /sys/devices/system/cpu/cpu0/cache/index*/{level,type,size} (size as "32K"); 0 where the
 // files are missing or unreadable (another operating system, a container hiding them).
-std::int64_t hostFirstLevelDataCacheBytes() {
+std::int64_t hostDataCacheBytes(int wantedLevel) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
     std::ifstream levelFile(dir + "level"), typeFile(dir + "type"), sizeFile(dir + "size");
     int level = 0;
     std::string type, size;
     if (!(levelFile >> level) || !(typeFile >> type) || !(sizeFile >> size)) continue;
-    if (level != 1 || (type != "Data" && type != "Unified")) continue;
+    if (level != wantedLevel || (type != "Data" && type != "Unified")) continue;
     char* end = nullptr;
     const long long value = std::strtoll(size.c_str(), &end, 10);
     if (value <= 0) continue;
@@ -633,7 +644,10 @@ DeviceProfile queryProfile(const Device& device) {
   p.fp64 = deviceHasExtension(id, "cl_khr_fp64") || doubleConfig != 0;
   p.fp16 = deviceHasExtension(id, "cl_khr_fp16");
   p.cacheLineBytes = static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
-  if (p.deviceType == "cpu") p.firstLevelCacheBytes = hostFirstLevelDataCacheBytes();
+  if (p.deviceType == "cpu") {
+    p.firstLevelCacheBytes = hostDataCacheBytes(1);
+    p.secondLevelCacheBytes = hostDataCacheBytes(2);
+  }
   p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
   p.source = fmt::format(
       "queried through OpenCL on platform '{}'; workGroupMultiple and registersPerWorkItem are "

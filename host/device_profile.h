@@ -94,6 +94,12 @@ struct DeviceProfile {
   // bandwidth over compute units and clock (0: unknown; a cost model then assumes a nominal
   // one). Measured by the arithmetic probe on a CPU; optional in the JSON.
   double memoryBytesPerCycle = 0;
+  // The bytes a CPU core reads per cycle of the profile's clock from its second-level cache
+  // (contiguous vectors of a buffer half that cache's size, while every compute unit reads
+  // its own): the rate at which lines no first-level cache keeps come back when the
+  // second-level cache keeps them (0: unknown, or no such cache; a cost model then charges them
+  // at the memory bandwidth). Measured by the arithmetic probe; optional in the JSON.
+  double secondLevelBytesPerCycle = 0;
   // The cycles a compute unit spends per work-group beyond the work of its work-items (a CPU
   // implementation's scheduling of each group; a kernel in groups of a few work-items pays it
   // per item). 0: unknown (a cost model then assumes a nominal one on a CPU, none on a GPU,
@@ -121,6 +127,11 @@ struct DeviceProfile {
   // than by the register file (explore/launch_parameters.h privateValuesBound). Optional in the
   // JSON (written when known).
   std::int64_t firstLevelCacheBytes = 0;
+  // A CPU core's second-level cache in bytes (0: unknown; GPUs leave it 0), read from the
+  // operating system as the first-level one is. What lies between two uses of a line beyond the
+  // first-level cache but within this one comes back at secondLevelBytesPerCycle. Optional in
+  // the JSON (written when known).
+  std::int64_t secondLevelCacheBytes = 0;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
   // driverVersion, platformVersion). Results measured on a device are keyed by it.
   std::string fingerprint;

@@ -1,7 +1,8 @@
 // Tests of the cache footprint analysis (explore/cache_footprint.h) on kernels whose line loads
 // can be counted by hand: a streaming map loads each line once; an untiled matrix product loads
 // a line of B per multiply-add when a column of B does not fit in the cache between two rows,
-// and each line of B once when the whole of B does; a window's unrolled taps are one reference
+// and each line of B once when the whole of B does, its lines on pages of their own when B's
+// rows are a page long (a walk across pages); a window's unrolled taps are one reference
 // group, loading each line once, not once per tap; a kernel with barriers is told apart.
 #include <doctest/doctest.h>
 
@@ -61,6 +62,17 @@ def mm(a: [[float]K]M, b: [[float]N]K) =
   CHECK(large.lineLoadsByBuffer.at("in_b") == doctest::Approx(1024.0 * 64 / 16));
   CHECK(large.lineLoadsByBuffer.at("in_a") == doctest::Approx(64.0 * 1024 / 16));
   CHECK(large.distinctLines == doctest::Approx(small.distinctLines));
+  // The column's lines lie 64 floats apart, on the same pages: no walk across pages.
+  CHECK(small.pageWalkLineLoads == 0);
+
+  // With rows of B 1024 floats long, each line of the column is on a page of its own.
+  const ArithBinding wide = {{"M", 16}, {"N", 1024}, {"K", 1024}};
+  const CompiledProgram widely = compile(text, wide);
+  REQUIRE(widely.kernels.size() == 1);
+  const CacheTraffic paged =
+      cacheTraffic(widely.kernels[0], false, wide, {16, 1, 0}, kFirstLevel, kLine);
+  CHECK(paged.lineLoadsByBuffer.at("in_b") == doctest::Approx(16.0 * 1024 * 1024));
+  CHECK(paged.pageWalkLineLoads == doctest::Approx(paged.lineLoadsByBuffer.at("in_b")));
 }
 
 TEST_CASE("a window's unrolled taps are one reference group") {

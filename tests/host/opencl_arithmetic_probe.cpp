@@ -68,6 +68,16 @@ TEST_CASE("the arithmetic probe measures a CPU's FMA pipes, their width and the 
   CHECK(facts.workGroupCycles >= 1);
   CHECK(facts.workGroupCycles < 1e-3 * queried.maxClockMHz * 1e6);
 
+  // The second-level cache, where its size is known: faster than memory (a core's share of
+  // it), slower than the first-level cache's loads.
+  if (queried.secondLevelCacheBytes > 0) {
+    MESSAGE(facts.secondLevelBytesPerCycle << " bytes per cycle from the second-level cache");
+    CHECK(facts.secondLevelBytesPerCycle > facts.memoryBytesPerCycle);
+    CHECK(facts.secondLevelBytesPerCycle <= facts.vectorLoadsPerCycle * width * 4);
+  } else {
+    CHECK(facts.secondLevelBytesPerCycle == 0);
+  }
+
   const DeviceProfile probed = withProbedArithmetic(context(), queried);
   CHECK(probed.fmaLanesPerCycle > 0);
   CHECK(probed.workGroupCycles > 0);

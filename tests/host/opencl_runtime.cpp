@@ -311,6 +311,8 @@ TEST_CASE("a queried profile agrees with OpenCL and survives JSON") {
       if (std::ifstream("/sys/devices/system/cpu/cpu0/cache/index0/size")) {
         CHECK(p.firstLevelCacheBytes >= (16 << 10));
       }
+      // Where the second level is described, it is larger than the first.
+      if (p.secondLevelCacheBytes > 0) CHECK(p.secondLevelCacheBytes > p.firstLevelCacheBytes);
       CHECK_FALSE(p.hasDedicatedLocalMemory());  // PoCL emulates local memory in RAM
       CHECK(p.deviceType == "cpu");
     }

@@ -233,11 +233,13 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.fmaHalfWidthLanesPerCycle = *rc::gen::inRange(0, 1000) / 10.0;
     p.fmaLatencyCycles = *rc::gen::inRange(0, 200) / 10.0;
     p.vectorLoadsPerCycle = *rc::gen::inRange(0, 100) / 10.0;
+    p.secondLevelBytesPerCycle = *rc::gen::inRange(0, 1000) / 10.0;
     p.fp64 = *rc::gen::arbitrary<bool>();
     p.fp16 = *rc::gen::arbitrary<bool>();
     p.nontemporalStores = *rc::gen::arbitrary<bool>();
     p.cacheLineBytes = *rc::gen::inRange(0, 4097);
     p.firstLevelCacheBytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
+    p.secondLevelCacheBytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
     p.fingerprint =
         weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
     p.source = text();
@@ -266,6 +268,8 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.vectorLoadsPerCycle == 0);
   CHECK(p.cacheLineBytes == 0);  // unknown
   CHECK(p.firstLevelCacheBytes == 0);  // unknown
+  CHECK(p.secondLevelCacheBytes == 0);
+  CHECK(p.secondLevelBytesPerCycle == 0);
 
   // Without "name", a file's profile is named after the file.
   std::string unnamed = text;

@@ -14,7 +14,9 @@
 // cache line per value, and accesses every work-item of a group repeats run at the first-level
 // cache's rate. On a CPU the reads run in vectors where the compiler vectorises the loop around
 // them: the work-items' loop of a kernel whose work-item runs no loop, or a body loop that walks
-// memory contiguously; not a reduction's loop.
+// memory contiguously; not a reduction's loop. Lines that no first-level cache keeps come back
+// at the second-level cache's rate where it keeps them, at memory's where a walk takes each from
+// a page of its own.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -445,4 +447,43 @@ TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that wa
   CHECK(perRead({{"rewrite", 3}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0 / 16));
   // A GPU's lanes are its work-items: nothing to scale.
   CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 64}}, host::loadProfile("nvidia-hopper")) == 1.0);
+}
+
+TEST_CASE("lines the second-level cache keeps come back at its rate, a page walk's at memory's") {
+  // An untiled product: a work-item walks a column of B (1024 lines, more than a 32 KiB cache
+  // holds), so the next one loads it again. With rows of 64 floats the column's lines share
+  // pages and all of B (256 KiB) stays in a 1 MiB second-level cache; with rows of 1024 every
+  // line of the column is on a page of its own.
+  const char* product =
+      "def mm(a: [[float]K]M, b: [[float]N]K) =\n"
+      "  mapGlb(1, row -> mapGlb(0, col -> reduceSeq(0.0f, (acc, p) -> acc + p._0 * p._1,\n"
+      "                                             zip(row, col)), transpose(b)), a)";
+  const auto structures = rewriteStructures({product});
+  host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  cpu.firstLevelCacheBytes = 32 << 10;
+  cpu.memoryBytesPerCycle = 8;
+  host::DeviceProfile withSecondLevel = cpu;
+  withSecondLevel.secondLevelCacheBytes = 1 << 20;
+  withSecondLevel.secondLevelBytesPerCycle = 40;
+  const std::map<std::string, int64_t> point = {
+      {"rewrite", 1}, {"local_k0_d0", 16}, {"local_k0_d1", 1}};
+  for (const int64_t n : {64, 1024}) {
+    CAPTURE(n);
+    const auto predict = pipelineCostPredictor(
+        structures, {{"M", 16}, {"N", n}, {"K", 1024}}, /*withCacheTraffic=*/true);
+    const auto memoryOnly = predict(point, cpu);
+    const auto twoLevels = predict(point, withSecondLevel);
+    REQUIRE(memoryOnly);
+    REQUIRE(twoLevels);
+    CHECK(twoLevels->cacheBytes == doctest::Approx(memoryOnly->cacheBytes));
+    CHECK(memoryOnly->cacheSeconds > 0);
+    if (n == 64) {
+      // Nearly every line comes back from the second level, five times as fast.
+      CHECK(twoLevels->cacheSeconds < 0.25 * memoryOnly->cacheSeconds);
+      CHECK(twoLevels->cacheSeconds > 0.15 * memoryOnly->cacheSeconds);
+    } else {
+      // B's lines cost what memory's do; only the few others come back faster.
+      CHECK(twoLevels->cacheSeconds > 0.9 * memoryOnly->cacheSeconds);
+    }
+  }
 }

@@ -155,6 +155,9 @@ struct KernelFacts {
   double localWidth = 1;  // work-items of a group along dimension 0
   double accessBytes = 0;  // the bytes its global accesses execute, repeated ones included
   double cacheLineLoads = 0;  // lines its accesses load into a CPU core's first-level cache
+  // Of those, the lines the second-level cache does not keep either (all of them where the
+  // profile does not know that cache or its rate): they come from memory.
+  double memoryLineLoads = 0;
   // Its global reads executed (repeated ones included), and the vector operations they take
   // where the compiler vectorises the loop around them (AccessFacts::lanes).
   double readsExecuted = 0;
@@ -396,9 +399,21 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const Arit
   }
   facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
   if (withCacheTraffic && cpu) {
-    facts.cacheLineLoads = cacheTraffic(kernel, barriers, binding, localSizes,
-                                        firstLevelCacheBytesOf(device), cacheLineBytesOf(device))
-                               .lineLoads;
+    const double firstLevel = firstLevelCacheBytesOf(device);
+    const CacheTraffic first =
+        cacheTraffic(kernel, barriers, binding, localSizes, firstLevel, cacheLineBytesOf(device));
+    facts.cacheLineLoads = first.lineLoads;
+    facts.memoryLineLoads = facts.cacheLineLoads;
+    const double secondLevel = static_cast<double>(device.secondLevelCacheBytes);
+    if (secondLevel > firstLevel && device.secondLevelBytesPerCycle > 0) {
+      // What the second-level cache keeps comes back from it, except lines a walk takes a page
+      // apart: those cost what memory's do.
+      const CacheTraffic second = cacheTraffic(kernel, barriers, binding, localSizes, secondLevel,
+                                               cacheLineBytesOf(device));
+      facts.memoryLineLoads =
+          std::min(facts.cacheLineLoads,
+                   second.lineLoads - second.pageWalkLineLoads + first.pageWalkLineLoads);
+    }
   }
   facts.privateValues =
       static_cast<double>(evaluate(registerResidentPrivateScalars(kernel, device), binding));
@@ -476,7 +491,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
             : 1.0;
     std::optional<KernelFacts> main;
     double accessBytes = 0;
-    double cacheLineLoads = 0;
+    double cacheLineLoads = 0, memoryLineLoads = 0;
     double readsExecuted = 0, readOperations = 0;
     const double workGroupCycles = device.workGroupCycles > 0 ? device.workGroupCycles
                                    : cpu                      ? kCpuWorkGroupCycles
@@ -487,6 +502,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
       out.workGroupSeconds += facts.workGroups * workGroupCycles / (units * cyclesPerSecond);
       accessBytes += facts.accessBytes;
       cacheLineLoads += facts.cacheLineLoads;
+      memoryLineLoads += facts.memoryLineLoads;
       readsExecuted += facts.readsExecuted;
       readOperations += facts.readOperations;
       out.bytes += facts.bytes + (readAmplification - 1) * (facts.bytes - facts.writtenBytes) +
@@ -525,9 +541,14 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
         cpu ? std::max(device.vectorLoadsPerCycle, 1.0) * nativeLanes * kBytesPerValue
             : kGpuFirstLevelBytesPerCycle;
     out.accessSeconds = accessBytes / (units * cyclesPerSecond * firstLevelBytesPerCycle);
+    // Lines the second-level cache keeps come back at its probed rate, the rest from memory.
     out.cacheBytes = cacheLineLoads * cacheLineBytesOf(device);
-    out.cacheSeconds =
-        out.cacheBytes / (units * cyclesPerSecond * bytesPerCycle) * out.balanceFactor;
+    const double memoryLineBytes = memoryLineLoads * cacheLineBytesOf(device);
+    out.cacheSeconds = (memoryLineBytes / bytesPerCycle +
+                        (device.secondLevelBytesPerCycle > 0
+                             ? (out.cacheBytes - memoryLineBytes) / device.secondLevelBytesPerCycle
+                             : 0.0)) /
+                       (units * cyclesPerSecond) * out.balanceFactor;
     out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
     const int64_t strip = parameterOr(parameters, kStripParameter, 0);
     if (cpu && structure.columnWalk && strip > 0 && device.conflictingStoreCycles > 0 &&

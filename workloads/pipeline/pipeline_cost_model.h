@@ -48,10 +48,12 @@ struct PipelineCostPrediction {
   // first-level cache's rate
   double accessSeconds = 0;
   // On a CPU, the lines the accesses load into a core's first-level cache
-  // (explore/cache_footprint.h) at the memory bandwidth, balance included: data read again
-  // because what lies between two uses of a line no longer fits. Not in `seconds` (on the
-  // pipelines' explorations it ranked worse than the bytes above); the cost model of programs
-  // with reductions adds it (pipeline_workload.cpp). 0 on a GPU.
+  // (explore/cache_footprint.h), balance included: data read again because what lies between
+  // two uses of a line no longer fits. Those the second-level cache keeps (the same analysis at
+  // its size) come back at the profile's secondLevelBytesPerCycle, the rest at the memory
+  // bandwidth (all of them where the profile does not know that cache or its rate). Not in
+  // `seconds` (on the pipelines' explorations it ranked worse than the bytes above); the cost model
+  // of programs with reductions adds it (pipeline_workload.cpp). 0 on a GPU.
   double cacheSeconds = 0;
   double cacheBytes = 0;  // those lines' bytes
   // On a CPU, the vector operations the global reads take per read executed: 1 where none is
