@@ -87,6 +87,15 @@ std::string fmaKernel(const std::string& name, int width, int chains, int rounds
   return text;
 }
 
+// The end of a kernel whose uint<width> `all` holds what it read: its lanes OR-ed together and
+// stored as the work-item's float of `out`, so that none of the reads is dead code.
+std::string storedLanes(int width) {
+  if (width == 1) return "  out[get_global_id(0)] = (float)all;\n}\n";
+  std::string text = "  uint total = 0u;\n";
+  for (int lane = 0; lane < width; ++lane) text += fmt::format("  total |= all.s{:x};\n", lane);
+  return text + "  out[get_global_id(0)] = (float)total;\n}\n";
+}
+
 // A kernel whose work-item loads float<width> vectors from `in` (one of two overlapping blocks
 // of chains × rounds vectors of its kLoadBufferVectors, alternately) into `chains` integer
 // accumulators by OR, `rounds` times per iteration.
@@ -111,14 +120,7 @@ std::string loadKernel(const std::string& name, int width, int chains, int round
   text += "  }\n  " + type + " all = acc0";
   for (int c = 1; c < chains; ++c) text += fmt::format(" | acc{}", c);
   text += ";\n";
-  if (width == 1) {
-    text += "  out[get_global_id(0)] = (float)all;\n}\n";
-  } else {
-    text += "  uint total = 0u;\n";
-    for (int lane = 0; lane < width; ++lane) text += fmt::format("  total |= all.s{:x};\n", lane);
-    text += "  out[get_global_id(0)] = (float)total;\n}\n";
-  }
-  return text;
+  return text + storedLanes(width);
 }
 
 // A kernel whose work-item adds up `vectors` consecutive uint<width> vectors of one of the two
@@ -142,14 +144,7 @@ std::string secondLevelReadKernel(const std::string& name, int width) {
       "  }}\n"
       "  const {1} all = acc0 + acc1 + acc2 + acc3;\n",
       name, type, width == 1 ? "acc0" : "acc0.s0");
-  if (width == 1) {
-    text += "  out[get_global_id(0)] = (float)all;\n}\n";
-  } else {
-    text += "  uint total = 0u;\n";
-    for (int lane = 0; lane < width; ++lane) text += fmt::format("  total |= all.s{:x};\n", lane);
-    text += "  out[get_global_id(0)] = (float)total;\n}\n";
-  }
-  return text;
+  return text + storedLanes(width);
 }
 
 // A kernel whose work-item stores, per step, kStoresPerStep floats two apart into each of
