@@ -541,12 +541,34 @@ int estimateRegistersPerWorkItem(std::string_view deviceType, std::string_view v
   return 64;
 }
 
+int cpuListCount(std::string_view list) {
+  int count = 0;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view range = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    int first = 0, last = 0;
+    const size_t dash = range.find('-');
+    const std::string text(range);
+    if (dash == std::string_view::npos) {
+      if (std::sscanf(text.c_str(), "%d", &first) != 1) return 0;
+      last = first;
+    } else if (std::sscanf(text.c_str(), "%d-%d", &first, &last) != 2) {
+      return 0;
+    }
+    if (first < 0 || last < first) return 0;
+    count += last - first + 1;
+  }
+  return count;
+}
+
 namespace {
 
 // The first CPU's data (or unified) cache of `wantedLevel` in bytes, as Linux describes it in
-// /sys/devices/system/cpu/cpu0/cache/index*/{level,type,size} (size as "32K"); 0 where the
-// files are missing or unreadable (another operating system, a container hiding them).
-std::int64_t hostDataCacheBytes(int wantedLevel) {
+// /sys/devices/system/cpu/cpu0/cache/index*/{level,type,size} (size as "32K"), or with
+// `perSharingCpu` its share among the CPUs of its shared_cpu_list; 0 where the files are missing
+// or unreadable (another operating system, a container hiding them).
+std::int64_t hostDataCacheBytes(int wantedLevel, bool perSharingCpu) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", index);
     std::ifstream levelFile(dir + "level"), typeFile(dir + "type"), sizeFile(dir + "size");
@@ -558,9 +580,17 @@ std::int64_t hostDataCacheBytes(int wantedLevel) {
     const long long value = std::strtoll(size.c_str(), &end, 10);
     if (value <= 0) continue;
     const std::string unit(end);
-    if (unit.empty()) return value;
-    if (unit == "K") return value << 10;
-    if (unit == "M") return value << 20;
+    std::int64_t bytes = 0;
+    if (unit.empty()) bytes = value;
+    if (unit == "K") bytes = value << 10;
+    if (unit == "M") bytes = value << 20;
+    if (bytes == 0) continue;
+    if (perSharingCpu) {
+      std::ifstream sharedFile(dir + "shared_cpu_list");
+      std::string shared;
+      if (sharedFile >> shared && cpuListCount(shared) > 1) bytes /= cpuListCount(shared);
+    }
+    return bytes;
   }
   return 0;
 }
@@ -645,8 +675,8 @@ DeviceProfile queryProfile(const Device& device) {
   p.fp16 = deviceHasExtension(id, "cl_khr_fp16");
   p.cacheLineBytes = static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
   if (p.deviceType == "cpu") {
-    p.firstLevelCacheBytes = hostDataCacheBytes(1);
-    p.secondLevelCacheBytes = hostDataCacheBytes(2);
+    p.firstLevelCacheBytes = hostDataCacheBytes(1, /*perSharingCpu=*/false);
+    p.secondLevelCacheBytes = hostDataCacheBytes(2, /*perSharingCpu=*/true);
   }
   p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
   p.source = fmt::format(

@@ -127,10 +127,11 @@ struct DeviceProfile {
   // than by the register file (explore/launch_parameters.h privateValuesBound). Optional in the
   // JSON (written when known).
   std::int64_t firstLevelCacheBytes = 0;
-  // A CPU core's second-level cache in bytes (0: unknown; GPUs leave it 0), read from the
-  // operating system as the first-level one is. What lies between two uses of a line beyond the
-  // first-level cache but within this one comes back at secondLevelBytesPerCycle. Optional in
-  // the JSON (written when known).
+  // A CPU core's share of its second-level cache in bytes (0: unknown; GPUs leave it 0), read
+  // from the operating system as the first-level one is, divided among the CPUs that share it
+  // (a cluster's cache shared by four cores gives each a quarter). What lies between two uses of a
+  // line beyond the first-level cache but within this one comes back at secondLevelBytesPerCycle.
+  // Optional in the JSON (written when known).
   std::int64_t secondLevelCacheBytes = 0;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
   // driverVersion, platformVersion). Results measured on a device are keyed by it.
@@ -144,6 +145,10 @@ struct DeviceProfile {
 
 // FNV-1a 64-bit hash of the three strings (newline-separated) as 16 lower-case hex digits; the
 // same on every machine and compiler.
+// The number of CPUs a Linux CPU list names ("0-3,8" -> 5; 0 for an empty or malformed one), as
+// in /sys/devices/system/cpu/cpu0/cache/index*/shared_cpu_list.
+int cpuListCount(std::string_view list);
+
 std::string profileFingerprint(std::string_view deviceName, std::string_view driverVersion,
                                std::string_view platformVersion);
 

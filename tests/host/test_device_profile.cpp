@@ -434,3 +434,14 @@ TEST_CASE("a number beyond a double's range is a ProfileError naming the file") 
                                                 "huge.json"),
                        doctest::Contains("huge.json: unreadable JSON"), ProfileError);
 }
+
+TEST_CASE("a Linux CPU list counts its CPUs") {
+  CHECK(weft::host::cpuListCount("0") == 1);
+  CHECK(weft::host::cpuListCount("0-3") == 4);
+  CHECK(weft::host::cpuListCount("0-3,8") == 5);
+  CHECK(weft::host::cpuListCount("0,32") == 2);
+  CHECK(weft::host::cpuListCount("0-1,4-5") == 4);
+  CHECK(weft::host::cpuListCount("") == 0);
+  CHECK(weft::host::cpuListCount("3-1") == 0);
+  CHECK(weft::host::cpuListCount("a") == 0);
+}
