@@ -33,24 +33,6 @@ struct Reference {
   std::vector<int> widths;
 };
 
-// The offset's step along `variable` at a few of its iterations (the median), every other
-// variable at `at`; nullopt when the offset does not evaluate there.
-std::optional<double> strideAlong(const Arith& offset, const std::string& variable, int64_t trips,
-                                  ArithBinding at) {
-  if (trips < 2) return 0.0;
-  std::vector<double> steps;
-  for (int64_t i : {int64_t{0}, trips / 2 - 1, trips - 2}) {
-    at[variable] = std::max<int64_t>(i, 0);
-    const std::optional<int64_t> here = tryEvaluate(offset, at);
-    at[variable] = std::max<int64_t>(i, 0) + 1;
-    const std::optional<int64_t> next = tryEvaluate(offset, at);
-    if (!here || !next) return std::nullopt;
-    steps.push_back(static_cast<double>(*next - *here));
-  }
-  std::sort(steps.begin(), steps.end());
-  return steps[1];
-}
-
 // The distinct lines a reference touches during `loops` (any subset of its nest).
 double distinctLines(const Reference& reference, const std::vector<NestLoop>& loops,
                      double lineScalars) {
@@ -77,6 +59,22 @@ double distinctLines(const Reference& reference, const std::vector<NestLoop>& lo
 }
 
 }  // namespace
+
+std::optional<double> offsetStepAlong(const Arith& offset, const std::string& variable,
+                                      int64_t trips, ArithBinding at) {
+  if (trips < 2) return 0.0;
+  std::vector<double> steps;
+  for (int64_t i : {int64_t{0}, trips / 2 - 1, trips - 2}) {
+    at[variable] = std::max<int64_t>(i, 0);
+    const std::optional<int64_t> here = tryEvaluate(offset, at);
+    at[variable] = std::max<int64_t>(i, 0) + 1;
+    const std::optional<int64_t> next = tryEvaluate(offset, at);
+    if (!here || !next) return std::nullopt;
+    steps.push_back(static_cast<double>(*next - *here));
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps[1];
+}
 
 bool kernelHasBarriers(const CompiledProgram& program, const KernelPlan& kernel) {
   const size_t start = program.source.find(" " + kernel.name + "(");
@@ -124,7 +122,7 @@ CacheTraffic cacheTraffic(const KernelPlan& kernel, bool hasBarriers, const Arit
       const int64_t trips = evaluate(loop.tripCount, binding);
       if (!loop.index.isVar()) continue;  // an unrolled copy: its own access
       const std::optional<double> stride =
-          strideAlong(access.offset, loop.index.varName(), trips, at);
+          offsetStepAlong(access.offset, loop.index.varName(), trips, at);
       if (!stride) {
         usable = false;
         break;

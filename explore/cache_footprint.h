@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ struct CacheTraffic {
   // One line per reference group (with `explain`): its buffer, members, loops and loads.
   std::vector<std::string> explanation;
 };
+
+// The step of `offset` (in scalars) per iteration of the loop over `variable` of `trips`
+// iterations: the median of its steps at the first, middle and last iterations, every other
+// variable at `at`; 0 for a loop of one iteration, nullopt where the offset does not evaluate.
+std::optional<double> offsetStepAlong(const Arith& offset, const std::string& variable,
+                                      int64_t trips, ArithBinding at);
 
 // Whether the kernel named `kernel` uses work-group barriers (read from the program's text).
 bool kernelHasBarriers(const CompiledProgram& program, const KernelPlan& kernel);

@@ -159,7 +159,7 @@ struct KernelFacts {
   // profile does not know that cache or its rate): they come from memory.
   double memoryLineLoads = 0;
   // Its global reads executed (repeated ones included), and the vector operations they take
-  // where the compiler vectorises the loop around them (AccessFacts::lanes).
+  // where the compiler vectorises the loop around them (vectorLanes).
   double readsExecuted = 0;
   double readOperations = 0;
 };
@@ -186,30 +186,18 @@ struct AccessFacts {
   double waste = 1;
 };
 
-// The offset's step along `loop` at a few of its iterations (the median), every other loop of
-// the access at its second iteration; nullopt when it does not evaluate.
+// The access's step along `walk` (explore/cache_footprint.h offsetStepAlong), every other loop
+// of the access at its second iteration; nullopt when it does not evaluate.
 std::optional<double> strideAlong(const GlobalAccess& access, const AccessLoop& walk,
                                   const ArithBinding& binding) {
   if (!walk.index.isVar()) return std::nullopt;
   ArithBinding at = binding;
   for (const AccessLoop& loop : access.loops) {
     if (!loop.index.isVar()) continue;
-    const int64_t trips = evaluate(loop.tripCount, binding);
-    at[loop.index.varName()] = std::min<int64_t>(1, trips - 1);
+    at[loop.index.varName()] = std::min<int64_t>(1, evaluate(loop.tripCount, binding) - 1);
   }
-  const int64_t trips = evaluate(walk.tripCount, binding);
-  if (trips < 2) return 0.0;
-  std::vector<double> steps;
-  for (int64_t i : {int64_t{0}, trips / 2 - 1, trips - 2}) {
-    at[walk.index.varName()] = std::max<int64_t>(i, 0);
-    const std::optional<int64_t> here = tryEvaluate(access.offset, at);
-    at[walk.index.varName()] = std::max<int64_t>(i, 0) + 1;
-    const std::optional<int64_t> next = tryEvaluate(access.offset, at);
-    if (!here || !next) return std::nullopt;
-    steps.push_back(static_cast<double>(*next - *here));
-  }
-  std::sort(steps.begin(), steps.end());
-  return steps[1];
+  return offsetStepAlong(access.offset, walk.index.varName(), evaluate(walk.tripCount, binding),
+                         at);
 }
 
 // Whether `offset` steps along `variable` by affine arithmetic only: no division or remainder
@@ -249,10 +237,10 @@ bool affineIn(const Arith& offset, const std::string& variable, bool clampsAllow
 // the implementation's choice, taken as the native width), when no loop of the body hides it
 // (unrolled loops do not); but an access whose offset divides the item's index, or takes its
 // remainder, is counted unvectorised: its lanes are gathered one by one, where a clamp at the
-// border (a minimum or maximum of the index) costs little (bench/results/
-// reduction_cost_model-s66-amd.md). Otherwise a loop of the body is vectorised when its
-// iterations are independent, every access it runs walks memory contiguously along it or stays put,
-// and one walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls
+// border (a minimum or maximum of the index) costs little
+// (bench/results/reduction_cost_model-s66-amd.md). Otherwise a loop of the body is vectorised when
+// its iterations are independent, every access it runs walks memory contiguously along it or stays
+// put, and one walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls
 // (rolled here) is straight-line code there, whose contiguous copies the compiler packs into
 // vectors (superword-level parallelism, Larsen and Amarasinghe, PLDI 2000) once their indices are
 // constants. A reduction's loop is vectorised by neither: floating-point sums are not reassociated.
@@ -335,33 +323,16 @@ AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
   facts.distinct = facts.executions / repeated;
   const AccessLoop* walk = cpu && fastest ? fastest : lanes;
   if (!walk || !walk->index.isVar()) return facts;
-  // The stride: the offset's step along the walk at a few of its iterations (the median),
-  // every other loop at its second iteration.
-  ArithBinding at = binding;
-  for (const AccessLoop& loop : access.loops) {
-    if (!loop.index.isVar()) continue;
-    const int64_t trips = evaluate(loop.tripCount, binding);
-    at[loop.index.varName()] = std::min<int64_t>(1, trips - 1);
-  }
   const int64_t trips = evaluate(walk->tripCount, binding);
   if (trips < 2) return facts;
-  std::vector<double> steps;
-  for (int64_t i : {int64_t{0}, trips / 2 - 1, trips - 2}) {
-    at[walk->index.varName()] = std::max<int64_t>(i, 0);
-    const std::optional<int64_t> here = tryEvaluate(access.offset, at);
-    at[walk->index.varName()] = std::max<int64_t>(i, 0) + 1;
-    const std::optional<int64_t> next = tryEvaluate(access.offset, at);
-    if (!here || !next) return facts;
-    steps.push_back(static_cast<double>(*next - *here));
-  }
-  std::sort(steps.begin(), steps.end());
-  const double stride = steps[1];
+  const std::optional<double> stride = strideAlong(access, *walk, binding);
+  if (!stride) return facts;
   const double lineBytes = cacheLineBytesOf(device);
   if (cpu) {
     const double cacheBytes = firstLevelCacheBytesOf(device);
     if (static_cast<double>(trips) * lineBytes <= cacheBytes) return facts;
   }
-  facts.waste = lineWaste(stride, access.vectorWidth, lineBytes);
+  facts.waste = lineWaste(*stride, access.vectorWidth, lineBytes);
   return facts;
 }
 
