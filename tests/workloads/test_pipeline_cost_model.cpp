@@ -421,7 +421,9 @@ TEST_CASE("a map: small work-groups cost a CPU per group, strided and repeated a
 TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that walks memory") {
   // A 3-tap sum over a clamped row: 1 with its taps unrolled (no loop in the work-item, whose
   // loop PoCL vectorises), 2 with them in a reduction's loop (which hides that loop and is not
-  // vectorised itself); 3 a work-item that doubles a row of 64 in a loop, contiguously.
+  // vectorised itself); 3 a work-item that doubles a row of 64 in a loop, contiguously; 4 a
+  // loop-free work-item reading a transposed matrix by its index divided and taken modulo
+  // (gathered lane by lane).
   const char* unrolled =
       "def f(x: [float]N): [float]N = join(mapGlb(0, w -> toGlobal(r -> mapSeq(y -> id(y), r),\n"
       "  reduceSeqUnroll(toPrivate(z -> id(z), 0.0f), (acc, p) -> acc + p, w)),\n"
@@ -433,8 +435,10 @@ TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that wa
   const char* rows =
       "def f(x: [float]N): [float]N = join(mapGlb(0, row -> mapSeq(a -> a * 2.0f, row),\n"
       "  split(64, x)))";
-  const auto predict =
-      pipelineCostPredictor(rewriteStructures({unrolled, looped, rows}), {{"N", 1 << 20}});
+  const char* transposed =
+      "def f(x: [float]N) = mapGlb(0, a -> a * 2.0f, join(transpose(split(64, x))))";
+  const auto predict = pipelineCostPredictor(
+      rewriteStructures({unrolled, looped, rows, transposed}), {{"N", 1 << 20}});
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
   auto perRead = [&](const std::map<std::string, int64_t>& point, const host::DeviceProfile& on) {
     const auto prediction = predict(point, on);
@@ -445,6 +449,7 @@ TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that wa
   CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 4}}, cpu) == doctest::Approx(1.0 / 4));
   CHECK(perRead({{"rewrite", 2}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0));
   CHECK(perRead({{"rewrite", 3}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0 / 16));
+  CHECK(perRead({{"rewrite", 4}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0));
   // A GPU's lanes are its work-items: nothing to scale.
   CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 64}}, host::loadProfile("nvidia-hopper")) == 1.0);
 }
