@@ -142,16 +142,9 @@ void printAccesses(const std::string& program, const ExploreTarget& target,
           }
           std::cout << "\n";
         }
-        std::array<int64_t, 3> local{0, 0, 0};
-        const auto parameters = parseRecordedParameters(first->key.parameters);
         const size_t k = static_cast<size_t>(&kernel - compiled.kernels.data());
-        for (int d = 0; d < kernel.dimensions; ++d) {
-          auto found = parameters.find("local_k" + std::to_string(k) + "_d" + std::to_string(d));
-          if (kernel.hasLocalSize)
-            local[d] = tryEvaluate(kernel.localSize[d], binding).value_or(0);
-          else if (found != parameters.end())
-            local[d] = found->second;
-        }
+        const std::array<int64_t, 3> local =
+            kernelLocalSizes(kernel, k, binding, parseRecordedParameters(first->key.parameters));
         const CacheTraffic traffic =
             cacheTraffic(kernel, barriers, binding, local, firstLevelCacheBytesOf(profile),
                          cacheLineBytesOf(profile), true);

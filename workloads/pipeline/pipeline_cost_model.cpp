@@ -80,6 +80,7 @@
 #include <memory>
 #include <mutex>
 
+#include "codegen/compile_pipeline.h"
 #include "explore/cache_footprint.h"
 #include "explore/launch_parameters.h"
 #include "explore/parameter_space.h"
@@ -117,6 +118,21 @@ double firstLevelCacheBytesOf(const host::DeviceProfile& device) {
                                          : kCpuFirstLevelCacheBytes;
 }
 
+std::array<int64_t, 3> kernelLocalSizes(const KernelPlan& kernel, size_t index,
+                                        const ArithBinding& binding,
+                                        const std::map<std::string, int64_t>& parameters) {
+  std::array<int64_t, 3> local{0, 0, 0};
+  for (int d = 0; d < kernel.dimensions; ++d) {
+    if (kernel.hasLocalSize) {
+      local[d] = evaluate(kernel.localSize[d], binding);
+      continue;
+    }
+    auto found = parameters.find(localSizeParameterName(static_cast<int>(index), d));
+    if (found != parameters.end() && found->second > 0) local[d] = found->second;
+  }
+  return local;
+}
+
 namespace {
 
 // One structure and, once compiled, its analysis program (or why it has none).
@@ -130,6 +146,7 @@ struct StructureFacts {
   Arith outputRow = Arith(0), outputRows = Arith(0);
   std::once_flag compiled;
   std::optional<CompiledProgram> program;
+  std::vector<bool> barriers;  // per kernel of `program`: whether it uses barriers
 };
 
 int64_t parameterOr(const std::map<std::string, int64_t>& parameters, const std::string& name,
@@ -336,34 +353,25 @@ AccessFacts accessFacts(const GlobalAccess& access, const KernelPlan& kernel,
   return facts;
 }
 
-KernelFacts kernelFacts(const CompiledProgram& program, size_t index, const ArithBinding& binding,
+KernelFacts kernelFacts(const CompiledProgram& program, size_t index, bool hasBarriers,
+                        const ArithBinding& binding,
                         const std::map<std::string, int64_t>& parameters,
                         const host::DeviceProfile& device, bool withCacheTraffic) {
   const KernelPlan& kernel = program.kernels.at(index);
   KernelFacts facts;
   const bool cpu = device.deviceType == "cpu";
-  const bool barriers = cpu && kernelHasBarriers(program, kernel);
+  const bool barriers = cpu && hasBarriers;
   double groupSize = 1;
   bool open = false;
-  std::array<int64_t, 3> localSizes{0, 0, 0};  // 0: left to the implementation
+  const std::array<int64_t, 3> localSizes = kernelLocalSizes(kernel, index, binding, parameters);
   for (int d = 0; d < kernel.dimensions; ++d) {
     const double global = static_cast<double>(evaluate(kernel.globalSize[d], binding));
     facts.workItems *= global;
     double local = 1;
-    if (kernel.hasLocalSize) {
-      localSizes[d] = evaluate(kernel.localSize[d], binding);
+    if (localSizes[d] > 0) {
       local = static_cast<double>(localSizes[d]);
-    } else {
-      // explore/launch_parameters.h names an open local size local_k<kernel>_d<dimension>.
-      const std::string name =
-          "local_k" + std::to_string(index) + "_d" + std::to_string(d);
-      const int64_t value = parameterOr(parameters, name, 0);
-      if (value > 0) {
-        localSizes[d] = value;
-        local = static_cast<double>(value);
-      } else if (global > 1) {
-        open = true;
-      }
+    } else if (global > 1) {
+      open = true;
     }
     if (d == 0) facts.localWidth = local;
     groupSize *= local;
@@ -428,6 +436,9 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
   std::call_once(structure.compiled, [&] {
     try {
       structure.program = analysisProgram(structure.parametric, sizes);
+      for (const KernelPlan& kernel : structure.program->kernels) {
+        structure.barriers.push_back(kernelHasBarriers(*structure.program, kernel));
+      }
     } catch (const std::exception&) {
       structure.program.reset();
     }
@@ -468,8 +479,8 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
                                    : cpu                      ? kCpuWorkGroupCycles
                                                               : 0.0;
     for (size_t k = 0; k < program.kernels.size(); ++k) {
-      const KernelFacts facts =
-          kernelFacts(program, k, binding, parameters, device, withCacheTraffic);
+      const KernelFacts facts = kernelFacts(program, k, structure.barriers[k], binding, parameters,
+                                            device, withCacheTraffic);
       out.workGroupSeconds += facts.workGroups * workGroupCycles / (units * cyclesPerSecond);
       accessBytes += facts.accessBytes;
       cacheLineLoads += facts.cacheLineLoads;

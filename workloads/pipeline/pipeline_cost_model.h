@@ -22,6 +22,7 @@
 // not promise: the rates are nominal (see pipeline_cost_model.cpp for their sources).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compiled_program.h"
 #include "explore/explorer.h"
 #include "host/device_profile.h"
 #include "ir/arith.h"
@@ -80,6 +82,13 @@ struct PipelineCostPrediction {
 // the nominal 64 bytes and 32 KiB.
 double cacheLineBytesOf(const host::DeviceProfile& device);
 double firstLevelCacheBytesOf(const host::DeviceProfile& device);
+
+// The local sizes kernel `index` of an analysis program launches with at a point: its own, else
+// the point's open local sizes (codegen/compile_pipeline.h localSizeParameterName); 0 where
+// the implementation chooses.
+std::array<int64_t, 3> kernelLocalSizes(const KernelPlan& kernel, size_t index,
+                                        const ArithBinding& binding,
+                                        const std::map<std::string, int64_t>& parameters);
 
 // The binding of a point: `sizes`, the recorded parameters, and each tuning variable of
 // `structure` whose record names it by its stem (chunk1 recorded as chunk:
