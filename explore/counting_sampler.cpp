@@ -44,6 +44,39 @@ bool linearIn(const Arith& e, const std::string& name, int64_t& a, int64_t& b) {
   return a != 0;
 }
 
+// What a*p + b (p: the variable `name`) must divide for it to divide `e`, when `e` is k*p + X
+// with X free of p and a | k: X - (k/a)*b, since e = (k/a)*(a*p + b) + X - (k/a)*b. A slide's
+// step condition (L - theta) % (theta - c) = 0 becomes (theta - c) | L - c this way.
+std::optional<Arith> divisorTarget(const Arith& e, const std::string& name, int64_t a, int64_t b) {
+  if (!e.mentions(name)) return e;
+  int64_t k = 0;
+  Arith rest(0);
+  int64_t constant = 0;
+  if (e.isVar() && e.varName() == name) {
+    k = 1;
+  } else if (e.kind() == ArithKind::Sum) {
+    constant = e.sumConstant();
+    for (const auto& [coefficient, term] : e.sumTerms()) {
+      if (term.isVar() && term.varName() == name) {
+        if (__builtin_add_overflow(k, coefficient, &k)) return std::nullopt;
+      } else if (term.mentions(name)) {
+        return std::nullopt;
+      } else {
+        rest = rest + Arith(coefficient) * term;
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (k % a != 0) return std::nullopt;
+  int64_t shift, adjusted;
+  if (__builtin_mul_overflow(k / a, b, &shift) ||
+      __builtin_sub_overflow(constant, shift, &adjusted)) {
+    return std::nullopt;
+  }
+  return rest + Arith(adjusted);
+}
+
 // A value uniform in [0, n), n > 0.
 PointCount uniformBelow(std::mt19937_64& rng, PointCount n) {
   if (n <= static_cast<PointCount>(UINT64_MAX)) {
@@ -84,17 +117,18 @@ void CountingSampler::findGenerators() {
     for (size_t p = 0; p < n_; ++p) {
       const std::string& name = space_.parameters[p].name;
       int64_t a, b;
-      if (constraint.relation == Relation::Divides && linearIn(constraint.lhs, name, a, b) &&
-          !constraint.rhs.mentions(name)) {
-        generators_[p].push_back({c, false, a, b, constraint.rhs, slotsOf(constraint.rhs)});
+      if (constraint.relation == Relation::Divides && linearIn(constraint.lhs, name, a, b)) {
+        if (std::optional<Arith> target = divisorTarget(constraint.rhs, name, a, b)) {
+          generators_[p].push_back({c, false, a, b, *target, slotsOf(*target)});
+        }
       } else if (constraint.relation == Relation::Equal) {
         const Arith* mod = nullptr;
         if (constraint.lhs == Arith(0)) mod = &constraint.rhs;
         if (constraint.rhs == Arith(0)) mod = &constraint.lhs;
-        if (mod && mod->kind() == ArithKind::Mod && linearIn(mod->operands()[1], name, a, b) &&
-            !mod->operands()[0].mentions(name)) {
-          generators_[p].push_back(
-              {c, true, a, b, mod->operands()[0], slotsOf(mod->operands()[0])});
+        if (mod && mod->kind() == ArithKind::Mod && linearIn(mod->operands()[1], name, a, b)) {
+          if (std::optional<Arith> target = divisorTarget(mod->operands()[0], name, a, b)) {
+            generators_[p].push_back({c, true, a, b, *target, slotsOf(*target)});
+          }
         }
       }
     }
@@ -212,15 +246,45 @@ double CountingSampler::estimateCost(const std::vector<int>& order) const {
   for (size_t p = 0; p < n_; ++p) {
     for (int s : before_[p]) lastRead[s] = std::max(lastRead[s], levelOf[p]);
   }
+  // Levels counted without visiting their values (free_ in analyse) cost one node per state.
+  std::vector<bool> checked(n_, false);
+  for (size_t c = 0; c < compiled_.size(); ++c) {
+    if (!kept_[c] || arity_[c] == 0) continue;
+    size_t last = 0;
+    for (int s : compiled_[c].slots()) last = std::max(last, levelOf[s]);
+    bool pOnLeft;
+    if (!boundOn(c, order[last], pOnLeft)) checked[last] = true;
+  }
   double cost = 0;
   for (size_t l = 0; l < n_; ++l) {
     double states = 1;
     for (size_t p = 0; p < n_; ++p) {
       if (levelOf[p] < l && lastRead[p] >= l) states *= levelSize[levelOf[p]];
     }
-    cost += states * levelSize[l];
+    const int p = order[l];
+    const bool generated = levelSize[l] < size[p];
+    const bool free = !checked[l] && !generated && lastRead[p] <= l &&
+                      (isListed_[p] || space_.parameters[p].kind == DomainKind::Range);
+    cost += states * (free ? 1.0 : levelSize[l]);
   }
   return cost;
+}
+
+bool CountingSampler::boundOn(size_t c, int p, bool& pOnLeft) const {
+  const Constraint& constraint = space_.constraints[c].constraint;
+  if (constraint.relation == Relation::Divides) return false;
+  const std::string& name = space_.parameters[p].name;
+  if (constraint.lhs.isVar() && constraint.lhs.varName() == name &&
+      !constraint.rhs.mentions(name)) {
+    pOnLeft = true;
+    return true;
+  }
+  if (constraint.rhs.isVar() && constraint.rhs.varName() == name &&
+      !constraint.lhs.mentions(name)) {
+    pOnLeft = false;
+    return true;
+  }
+  return false;
 }
 
 void CountingSampler::analyse(const std::vector<int>& order) {
@@ -262,6 +326,24 @@ void CountingSampler::analyse(const std::vector<int>& order) {
     for (size_t p = 0; p < n_; ++p) {
       if (levelOf[p] < l && lastRead[p] >= l) frontier_[l].push_back(static_cast<int>(p));
     }
+  }
+  // Checks that bound the level's parameter become bounds of its candidate range.
+  boundsAt_.assign(n_, {});
+  free_.assign(n_, false);
+  for (size_t l = 0; l < n_; ++l) {
+    const int p = order[l];
+    std::vector<size_t> checks;
+    for (size_t c : checkAt_[l]) {
+      bool pOnLeft;
+      if (boundOn(c, p, pOnLeft)) {
+        boundsAt_[l].push_back({c, pOnLeft});
+      } else {
+        checks.push_back(c);
+      }
+    }
+    checkAt_[l] = std::move(checks);
+    free_[l] = checkAt_[l].empty() && !generator_[l] && lastRead[p] <= l &&
+               (isListed_[p] || space_.parameters[p].kind == DomainKind::Range);
   }
   // A candidate is kept when all of its level's checks hold: the cheapest are tried first.
   for (std::vector<size_t>& checks : checkAt_) sortByCost(checks);
@@ -388,18 +470,62 @@ const std::vector<int64_t>& CountingSampler::divisorsOf(int64_t n) {
   return divisors_.emplace(n, std::move(small)).first->second;
 }
 
-template <typename Visit>
-void CountingSampler::candidates(size_t level, std::vector<int64_t>& values, Visit&& visit) {
+bool CountingSampler::bounded(size_t level, const std::vector<int64_t>& values, int64_t& lo,
+                              int64_t& hi) const {
   const int p = order_[level];
   const Parameter& parameter = space_.parameters[p];
-  int64_t lo = parameter.lo, hi = parameter.hi;
+  lo = parameter.lo;
+  hi = parameter.hi;
   if (!lo_[p].isConstant()) {
     if (auto v = lo_[p].evaluate(values.data())) lo = std::max(lo, *v);
   }
   if (!hi_[p].isConstant()) {
     if (auto v = hi_[p].evaluate(values.data())) hi = std::min(hi, *v);
   }
-  if (lo > hi) return;
+  for (const auto& [c, pOnLeft] : boundsAt_[level]) {
+    const CompiledConstraint& constraint = compiled_[c];
+    // An undefined side makes the constraint false for every value.
+    std::optional<int64_t> limit =
+        (pOnLeft ? constraint.rhs() : constraint.lhs()).evaluate(values.data());
+    if (!limit) return false;
+    const bool strict = constraint.relation() == Relation::Less;
+    if (constraint.relation() == Relation::Equal || pOnLeft) {  // p <= limit, p < limit
+      if (strict && *limit == INT64_MIN) return false;
+      hi = std::min(hi, strict ? *limit - 1 : *limit);
+    }
+    if (constraint.relation() == Relation::Equal || !pOnLeft) {  // limit <= p, limit < p
+      if (strict && *limit == INT64_MAX) return false;
+      lo = std::max(lo, strict ? *limit + 1 : *limit);
+    }
+  }
+  return lo <= hi;
+}
+
+PointCount CountingSampler::candidateCount(size_t level, int64_t lo, int64_t hi) const {
+  const int p = order_[level];
+  if (isListed_[p]) {
+    const std::vector<int64_t>& list = listed_[p];
+    return static_cast<PointCount>(std::upper_bound(list.begin(), list.end(), hi) -
+                                   std::lower_bound(list.begin(), list.end(), lo));
+  }
+  return static_cast<PointCount>(static_cast<__int128>(hi) - lo + 1);
+}
+
+int64_t CountingSampler::candidateAt(size_t level, int64_t lo, PointCount index) const {
+  const int p = order_[level];
+  if (isListed_[p]) {
+    const std::vector<int64_t>& list = listed_[p];
+    return *(std::lower_bound(list.begin(), list.end(), lo) + static_cast<ptrdiff_t>(index));
+  }
+  return static_cast<int64_t>(static_cast<__int128>(lo) + static_cast<__int128>(index));
+}
+
+template <typename Visit>
+void CountingSampler::candidates(size_t level, std::vector<int64_t>& values, Visit&& visit) {
+  const int p = order_[level];
+  const Parameter& parameter = space_.parameters[p];
+  int64_t lo, hi;
+  if (!bounded(level, values, lo, hi)) return;
   const std::vector<size_t>& checks = checkAt_[level];
   // Returns whether to go on.
   auto consider = [&](int64_t v) -> bool {
@@ -466,10 +592,23 @@ PointCount CountingSampler::countFrom(size_t level, std::vector<int64_t>& values
   auto found = memo_[level].find(key);
   if (found != memo_[level].end()) return found->second;
   PointCount sum = 0;
-  candidates(level, values, [&](int64_t) {
-    sum += countFrom(level + 1, values);
-    return true;
-  });
+  if (free_[level]) {
+    // Every candidate has the same count below: no later level reads this one.
+    int64_t lo, hi;
+    if (bounded(level, values, lo, hi)) {
+      const PointCount candidates = candidateCount(level, lo, hi);
+      if (candidates > 0) {
+        if (++nodes_ > budget_) throw BudgetExceeded{};
+        values[order_[level]] = candidateAt(level, lo, 0);
+        sum = candidates * countFrom(level + 1, values);
+      }
+    }
+  } else {
+    candidates(level, values, [&](int64_t) {
+      sum += countFrom(level + 1, values);
+      return true;
+    });
+  }
   memo_[level].emplace(std::move(key), sum);
   return sum;
 }
@@ -479,6 +618,17 @@ PointCount CountingSampler::countFrom(size_t level, std::vector<int64_t>& values
 std::vector<int64_t> CountingSampler::drawRelaxed(std::mt19937_64& rng) {
   std::vector<int64_t> values(n_, 0);
   for (size_t level = 0; level < n_; ++level) {
+    if (free_[level]) {
+      // The subtree is not empty, so neither are the candidates nor the count below them.
+      int64_t lo, hi;
+      const PointCount candidates =
+          bounded(level, values, lo, hi) ? candidateCount(level, lo, hi) : 0;
+      if (candidates == 0) {
+        throw std::logic_error("counting sampler: drawing from an empty subtree");
+      }
+      values[order_[level]] = candidateAt(level, lo, uniformBelow(rng, candidates));
+      continue;
+    }
     std::vector<int64_t> key = keyAt(level, values);
     auto found = choices_[level].find(key);
     if (found == choices_[level].end()) {
@@ -601,6 +751,10 @@ std::string CountingSampler::describePlan() const {
       text += " (divisors, from: " +
               space_.constraints[generator_[level]->constraint].constraint.requirement() + ")";
     }
+    for (const auto& [c, pOnLeft] : boundsAt_[level]) {
+      text += " (bounded by: " + space_.constraints[c].constraint.requirement() + ")";
+    }
+    if (free_[level]) text += " (counted by its range: no later level reads it)";
     text += "; state:";
     if (frontier_[level].empty()) text += " none";
     for (int f : frontier_[level]) text += " " + space_.parameters[f].name;

@@ -3,17 +3,25 @@
 //
 // The valid points are the leaves of a tree that fixes one parameter per level in an order.
 // At each level the candidate values of the parameter are
-//   - its domain, narrowed by the constraints that mention it alone (filtered once) and by its
-//     range evaluated for the earlier values (a rule's σ <= windows per tile), or
+//   - its domain, narrowed by the constraints that mention it alone (filtered once), by its
+//     range evaluated for the earlier values (a rule's σ <= windows per tile) and by the kept
+//     constraints that bound it by the earlier values (p <= e, e < p, p = e with e free of p:
+//     applied as bounds, not checked value by value), or
 //   - when a kept constraint says that a linear form a*p + b of the parameter divides (or is a
 //     modulus leaving 0 of) a quantity the earlier values fix, the divisors of that quantity
-//     mapped back to p: the divisor set is enumerated directly instead of the whole range;
+//     mapped back to p: the divisor set is enumerated directly instead of the whole range (a
+//     quantity k*p + X with a | k counts as X - (k/a)*b, which a*p + b divides exactly when it
+//     divides k*p + X);
 // and a candidate is kept when every kept constraint whose last parameter it is holds
 // (explore/compiled_constraint.h). The number of leaves below a node depends only on the
 // earlier values that later levels read (the level's frontier), so counts are memoised per
 // level and frontier values: a dynamic programme over the order. Independent groups of
 // parameters (connected components of the constraint graph) need no special case: a level
-// whose frontier is empty is counted once.
+// whose frontier is empty is counted once. A level whose candidates are only bounded (no
+// check, no divisor set) and whose value no later level reads contributes (its candidate count)
+// x (the count below one of them), found without visiting each value; sampling picks its value
+// uniformly among the candidates. Padding parameters have such ranges (up to a size each, and
+// often unread by the rest), where a walk over every value would cost as much as the size.
 //
 // Sampling descends from the root choosing each value with probability (leaves below it) /
 // (leaves below the node): every leaf is equally likely.
@@ -121,6 +129,16 @@ class CountingSampler {
   void analyse(const std::vector<int>& order);
   template <typename Visit>
   void candidates(size_t level, std::vector<int64_t>& values, Visit&& visit);
+  // Whether kept constraint `c` bounds parameter `p` by the other parameters: one side is p
+  // alone, the other does not mention it, the relation is =, <= or <. pOnLeft: p is the lhs.
+  bool boundOn(size_t c, int p, bool& pOnLeft) const;
+  // The level's candidate range [lo, hi] for the earlier values: the domain's bounds, its
+  // range and its bounding constraints; false when empty or a bound is undefined.
+  bool bounded(size_t level, const std::vector<int64_t>& values, int64_t& lo, int64_t& hi) const;
+  // For a level whose candidates are its domain's values in [lo, hi] (free_ levels): how many,
+  // and the index-th of them.
+  PointCount candidateCount(size_t level, int64_t lo, int64_t hi) const;
+  int64_t candidateAt(size_t level, int64_t lo, PointCount index) const;
   PointCount countFrom(size_t level, std::vector<int64_t>& values);
   std::vector<int64_t> keyAt(size_t level, const std::vector<int64_t>& values) const;
   const std::vector<int64_t>& divisorsOf(int64_t n);
@@ -153,6 +171,11 @@ class CountingSampler {
   std::vector<int> order_;                           // level -> parameter
   std::vector<std::vector<size_t>> checkAt_;         // per level: kept constraints completed there
   std::vector<std::optional<Generator>> generator_;  // per level
+  // Per level: the kept constraints applied as bounds on its parameter (not in checkAt_), with
+  // whether the parameter is their lhs.
+  std::vector<std::vector<std::pair<size_t, bool>>> boundsAt_;
+  // Per level: counted without visiting its values (see the file comment).
+  std::vector<bool> free_;
   std::vector<std::vector<int>> frontier_;           // per level: parameters the rest reads
   std::vector<Memo> memo_;
   std::vector<std::unordered_map<std::vector<int64_t>, Choices, KeyHash>> choices_;

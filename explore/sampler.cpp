@@ -438,6 +438,11 @@ std::vector<std::pair<int, int64_t>> Sampler::assignment(size_t level,
   return out;
 }
 
+void Sampler::startEnumeration() {
+  nodeBudget_ = options_.nodeBudget;
+  solverChecksBefore_ = solver_ ? solver_->checks() : 0;
+}
+
 bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
                             uint64_t cap, SpaceCount& counted,
                             std::vector<std::vector<int64_t>>* collect) {
@@ -456,9 +461,11 @@ bool Sampler::enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBin
     values[order_[level]] = v;
     binding[p.name] = v;
     if (!acceptableAt(level, binding)) continue;
-    if (level + 1 < n && linkedBeyond_[level] && subtreeSize_[level] > options_.z3PruneAbove &&
-        !solver().extendable(assignment(level, values))) {
-      continue;
+    if (level + 1 < n && linkedBeyond_[level] && subtreeSize_[level] > options_.z3PruneAbove) {
+      if (solver().checks() >= solverChecksBefore_ + options_.enumerationSolverChecks) {
+        return false;
+      }
+      if (!solver().extendable(assignment(level, values))) continue;
     }
     if (!enumerateFrom(level + 1, values, binding, cap, counted, collect)) return false;
   }
@@ -549,7 +556,7 @@ SpaceCount Sampler::count(uint64_t cap) {
   SpaceCount counted;
   std::vector<int64_t> values(space_.parameters.size(), 0);
   ArithBinding binding;
-  nodeBudget_ = options_.nodeBudget;
+  startEnumeration();
   bool complete = enumerateFrom(0, values, binding, cap, counted, nullptr);
   counted.exact = complete;
   if (!complete && counted.points > cap) counted.points = cap;
@@ -584,7 +591,7 @@ std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap
   std::vector<std::vector<int64_t>> points;
   std::vector<int64_t> values(space_.parameters.size(), 0);
   ArithBinding binding;
-  nodeBudget_ = options_.nodeBudget;
+  startEnumeration();
   if (!enumerateFrom(0, values, binding, cap, counted, &points)) return std::nullopt;
   return points;
 }

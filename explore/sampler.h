@@ -12,13 +12,13 @@
 // within the node budget and the cap, else a lower bound, with the relaxed count as upper bound
 // and an estimate from the acceptance rate of uniform draws. When that walk lists a space small
 // enough to be sampled by enumeration, its points are kept for the next sample(), which then
-// does not walk again (a Sampler that counted is meant to be kept for sampling). Without a plan (the older method,
-// also used for order() and describeOrder()): a depth-first enumeration in that order. A parameter
-// whose range depends on earlier ones iterates over that range evaluated for their values. At each
-// level a value is kept only if the constraints that become fully assigned there hold (evaluated in
-// C++); where the subtree below is large, Z3 also prunes values that cannot be completed. The
-// enumeration stops after a budget of visited nodes or a cap on points: the count is then a lower
-// bound.
+// does not walk again (a Sampler that counted is meant to be kept for sampling). Without a plan
+// (the older method, also used for order() and describeOrder()): a depth-first enumeration in that
+// order. A parameter whose range depends on earlier ones iterates over that range evaluated for
+// their values. At each level a value is kept only if the constraints that become fully assigned
+// there hold (evaluated in C++); where the subtree below is large, Z3 also prunes values that
+// cannot be completed. The enumeration stops after a budget of visited nodes, a budget of solver
+// checks or a cap on points: the count is then a lower bound.
 //
 // Sampling, with a seeded std::mt19937_64 (the same seed gives the same samples), by the first
 // method that applies:
@@ -75,6 +75,9 @@ namespace weft::explore {
 struct SamplerOptions {
   uint64_t enumerationCap = 100000;  // spaces up to this many points are sampled exactly
   uint64_t nodeBudget = 4000000;     // visited nodes before counting gives up
+  // Solver checks (Z3 pruning) before the enumeration gives up: a node that asks the solver
+  // costs far more than one evaluated in C++, so the node budget alone does not bound the time.
+  uint64_t enumerationSolverChecks = 20000;
   uint64_t z3PruneAbove = 32;        // use Z3 to prune a subtree larger than this (unconstrained)
   int duplicateRetriesPerSample = 50;
   bool counting = true;  // use the counting sampler when a plan fits its budgets
@@ -173,6 +176,8 @@ class Sampler {
                                                        const ArithBinding& binding) const;
   bool enumerateFrom(size_t level, std::vector<int64_t>& values, ArithBinding& binding,
                      uint64_t cap, SpaceCount& counted, std::vector<std::vector<int64_t>>* collect);
+  // Starts an enumeration's budgets (nodes, solver checks).
+  void startEnumeration();
   bool acceptableAt(size_t level, const ArithBinding& binding) const;
   std::optional<std::vector<int64_t>> drawOne(std::mt19937_64& rng, uint64_t& attempts);
   std::vector<std::pair<int, int64_t>> assignment(size_t level,
@@ -224,6 +229,7 @@ class Sampler {
   // them all and one is not a constant (sizes substituted); empty otherwise.
   std::vector<std::vector<Arith>> dividends_;
   uint64_t nodeBudget_ = 0;                         // of the enumeration under way
+  uint64_t solverChecksBefore_ = 0;                 // the solver's checks when it started
   std::map<std::vector<int64_t>, LevelCache> cache_;
   std::unique_ptr<CountingSampler> counting_;
   bool countingPlanned_ = false;

@@ -100,6 +100,48 @@ ParameterSpace threeParameterSpace() {
   return space;
 }
 
+// The shape of the spaces the rewrite search gives padding rules: a split size, two paddings
+// up to a size each, their ranges dependent on the split and the same bounds repeated as
+// constraints (with `small`, the second's bound is a constraint only, and a small parameter is
+// bounded strictly by it); with `relaxable`, a constraint on three parameters too.
+ParameterSpace paddingSpace(int64_t n, bool relaxable, bool small = true) {
+  Program program = parseProgram("def f[1 <= chunk <= " + std::to_string(n) +
+                                 "](xs: [float]N) = split(chunk, xs)\n");
+  Definition tuned = tuneUnboundSizes(program.definitions[0], {{"N", n}});
+  ParameterSpace space = buildParameterSpace(tuned, {{"N", n}});
+  REQUIRE(space.parameters.size() == 1);
+  const Arith chunk = space.find("chunk")->variable;
+  auto addParameter = [&](const std::string& name, int64_t hi, std::optional<Arith> rangeHi) {
+    Parameter p;
+    p.name = name;
+    p.lo = 0;
+    p.hi = hi;
+    p.variable = Arith::var(name, VarKind::Tuning, Arith(0), rangeHi.value_or(Arith(hi)));
+    space.parameters.push_back(p);
+    return p.variable;
+  };
+  const Arith rho2 = addParameter("rho2", n, Arith(n) / chunk);
+  const Arith rho3 = addParameter("rho3", n, small ? std::nullopt : std::optional<Arith>(chunk));
+  auto add = [&](Relation relation, Arith lhs, Arith rhs) {
+    Constraint c;
+    c.relation = relation;
+    c.lhs = lhs;
+    c.rhs = rhs;
+    c.origin = "test";
+    c.reason = "a test constraint";
+    space.constraints.push_back({c, c, ConstraintSource::Algorithmic});
+  };
+  add(Relation::LessEqual, rho2, Arith(n) / chunk);
+  add(Relation::LessEqual, rho3, chunk);
+  if (small) {
+    const Arith s = addParameter("small", 8, std::nullopt);
+    add(Relation::Less, s, rho3 + 3);
+    add(Relation::LessEqual, Arith(1), s);
+  }
+  if (relaxable) add(Relation::LessEqual, chunk + rho2 + rho3, Arith(n + 2));
+  return space;
+}
+
 }  // namespace
 
 TEST_CASE("compiled constraints agree with Constraint::evaluate at random points") {
@@ -149,6 +191,9 @@ TEST_CASE("exact counts and listed points equal brute force") {
                            {{"N", 130}})});
   cases.push_back({"work-groups", buildParameterSpace(ex::workGroups(c3), {{"N", 4096}}, mali)});
   cases.push_back({"three parameters", threeParameterSpace()});
+  cases.push_back({"paddings", paddingSpace(24, false)});
+  cases.push_back({"paddings, relaxable", paddingSpace(24, true)});
+  cases.push_back({"paddings, both ranges dependent", paddingSpace(24, true, false)});
   for (auto& [name, space] : cases) {
     CAPTURE(name);
     Points brute = bruteForceValid(space);
@@ -164,6 +209,120 @@ TEST_CASE("exact counts and listed points equal brute force") {
       CHECK(listValid(counting) == brute);
     }
   }
+}
+
+TEST_CASE("paddings up to a large size are counted by their ranges, not value by value") {
+  // Two paddings of up to 2^20 each: a walk over their values takes tens of millions of nodes.
+  const int64_t n = int64_t(1) << 20;
+  ParameterSpace space = paddingSpace(n, false);
+  auto start = std::chrono::steady_clock::now();
+  CountingSampler counting(space);
+  REQUIRE(counting.ok());
+  REQUIRE(counting.exact());
+  // chunk | n; rho2 in [0, n/chunk]; rho3 in [0, chunk]; small in [1, min(8, rho3 + 2)].
+  PointCount expected = 0;
+  for (int64_t chunk = 1; chunk <= n; chunk *= 2) {
+    for (int64_t rho3 = 0; rho3 <= chunk; ++rho3) {
+      expected += PointCount(n / chunk + 1) * PointCount(std::min<int64_t>(8, rho3 + 2));
+    }
+  }
+  CHECK(countToString(counting.relaxedCount()) == countToString(expected));
+  CHECK(counting.nodesVisited() < 5000000);
+  MESSAGE(counting.describePlan());
+  CHECK(counting.describePlan().find("rho2 (bounded by: ") != std::string::npos);
+  Sampler sampler(space);
+  SpaceCount counted = sampler.count(UINT64_MAX);
+  CHECK(counted.method == "counting");
+  CHECK(counted.exact);
+  SampleSet s = sampler.sample(200, 5);
+  CHECK(s.method == "counting");
+  REQUIRE(s.points.size() == 200);
+  for (const auto& point : s.points) CHECK(space.violations(point).empty());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 5);
+}
+
+TEST_CASE("without a counting plan, the solver-pruned enumeration stops at its solver budget") {
+  // The paddings' space with counting switched off: every value of the first padding would ask
+  // the solver whether the rest can be completed.
+  ParameterSpace space = paddingSpace(int64_t(1) << 20, false, /*small=*/false);
+  SamplerOptions options;
+  options.counting = false;
+  options.enumerationSolverChecks = 500;
+  auto start = std::chrono::steady_clock::now();
+  Sampler sampler(space, options);
+  SpaceCount counted = sampler.count(UINT64_MAX);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("count without a plan: " << counted.points << " points (lower bound) in " << seconds
+                                   << " s, " << sampler.solver().checks() << " solver checks");
+  CHECK_FALSE(counted.exact);
+  CHECK(counted.points > 0);
+  CHECK(sampler.solver().checks() <= 500 + 10);
+  CHECK(seconds < 10);
+}
+
+TEST_CASE("a slide's step condition lists its tile sizes as divisors, at any size") {
+  // slide-tiling then split-join: (L - theta) % (theta - 2) = 0 mentions theta on both sides;
+  // it holds exactly when theta - 2 divides L - 2, so the tile sizes come from that divisor set
+  // instead of a walk over a range as long as the input.
+  for (int64_t n : {int64_t(130), int64_t(1) << 22}) {
+    CAPTURE(n);
+    rewrite::RewriteContext context;
+    Definition tiled = ex::applyRules(ex::kStencil1D, {{"slide-tiling", "0.1"}}, context);
+    ParameterSpace space = buildParameterSpace(tiled, {{"N", n}});
+    REQUIRE(space.parameters.size() == 1);
+    const Parameter& theta = space.parameters[0];
+    auto start = std::chrono::steady_clock::now();
+    CountingSampler counting(space);
+    REQUIRE(counting.ok());
+    REQUIRE(counting.exact());
+    CHECK(counting.describePlan().find("(divisors, from: ") != std::string::npos);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 1);
+    // The oracle: every value of the domain through the compiled constraints.
+    auto slotOf = [&](const std::string& name) { return space.indexOf(name); };
+    std::vector<CompiledConstraint> compiled;
+    for (const SpaceConstraint& c : space.constraints) compiled.emplace_back(c.constraint, slotOf);
+    Points brute;
+    for (int64_t v = theta.lo; v <= theta.hi; ++v) {
+      if (!theta.contains(v)) continue;
+      std::vector<int64_t> point{v};
+      if (std::all_of(compiled.begin(), compiled.end(),
+                      [&](const CompiledConstraint& c) { return c.holds(point.data()); })) {
+        brute.insert(point);
+      }
+    }
+    CHECK(countToString(counting.relaxedCount()) == std::to_string(brute.size()));
+    CHECK(listValid(counting) == brute);
+  }
+}
+
+TEST_CASE("descent through levels counted by their ranges is uniform") {
+  ParameterSpace space = paddingSpace(8, false);
+  const Points valid = bruteForceValid(space);
+  SamplerOptions options;
+  options.enumerationCap = 0;  // never list: always descend by counts
+  Sampler sampler(space, options);
+  REQUIRE(sampler.counting() != nullptr);
+  REQUIRE(sampler.counting()->describePlan().find("counted by its range") != std::string::npos);
+  std::map<std::vector<int64_t>, int> observed;
+  const int runs = 4000;
+  for (int seed = 1; seed <= runs; ++seed) {
+    SampleSet s = sampler.sample(1, seed);
+    REQUIRE(s.points.size() == 1);
+    CHECK(s.method == "counting");
+    CHECK(valid.count(s.points[0]) == 1);
+    ++observed[s.points[0]];
+  }
+  double chi = chiSquare(observed, valid.size(), double(runs) / valid.size());
+  CAPTURE(valid.size());
+  CAPTURE(chi);
+  const double dof = double(valid.size() - 1);
+  CHECK(chi < dof + 6 * std::sqrt(2 * dof));
+  CHECK(observed.size() > valid.size() * 9 / 10);
 }
 
 TEST_CASE("a small conv-direct space: counting equals brute force, relaxed or not") {
