@@ -36,12 +36,17 @@
 // and materialize make of a view) is the exception to views staying maps: the let names a value
 // to be stored, so it is computed by a kernel of its own, mapGlb over its outer levels (at most
 // three, the outermost in the highest dimension) and mapSeq below. A re-layout left a view would
-// be read through the same strided view it was made to avoid.
+// be read through the same strided view it was made to avoid. A definition whose whole body
+// computes nothing (a transpose or a pad of its inputs) is copied the same way: as written it
+// would be one work-item's copy of the whole result.
 #include "codegen/lowering.h"
 
 #include <algorithm>
 #include <optional>
 #include <vector>
+
+#include "ir/builders.h"
+#include "typecheck/typecheck.h"
 
 namespace weft {
 
@@ -234,6 +239,7 @@ class Lowering {
 
   // The copy nest `e`: mapGlb(dim) at this level while dim >= 0, mapSeq below; the data of
   // its outermost map lowered as a kernel's input.
+ public:
   Expr lowerCopyNest(const Expr& e, int dim, bool outermost = true) {
     const Expr& f = e.funs()[0];
     Expr body = f.body();
@@ -246,6 +252,7 @@ class Lowering {
     return Expr::prim(Op::MapSeq, {}, {f.withBody(body)}, {data}, e.attribute(), e.loc());
   }
 
+ private:
   // mapGlb with the dimension its nest gives it (at most `freeDimensions` levels); its data
   // argument is lowered at `inputPlace`.
   Expr parallelMap(const Expr& e, int freeDimensions, Place inputPlace) {
@@ -269,10 +276,49 @@ class Lowering {
 
 }  // namespace
 
+namespace {
+
+// The array levels of `type` down to scalar or vector elements; 0 for anything else (tuples
+// are stored by the single work-item kernel as before).
+int copyableDepth(const Type& type) {
+  int depth = 0;
+  Type element = type;
+  while (element.isArray()) {
+    element = element.arrayElement();
+    ++depth;
+  }
+  return element.isScalar() || element.isVector() ? depth : 0;
+}
+
+// `view` copied element by element: `depth` nested maps down to id.
+Expr copyNest(const Expr& view, int depth) {
+  if (depth == 0) return id(view);
+  return map(lam("x", [&](Expr x) { return depth == 1 ? id(x) : copyNest(x, depth - 1); }), view);
+}
+
+}  // namespace
+
 Definition lowerDefault(const Definition& highLevel) {
   Definition lowered = highLevel;
   if (highLevel.function.isNull()) return lowered;
   Lowering lowering;
+  const Expr& body = highLevel.function.body();
+  // A body that computes nothing (a transpose, a join, a pad of the inputs) is a view: written
+  // as it is, the whole result would be copied by one work-item. It is copied by a kernel of
+  // its own instead, mapGlb over its outer levels, as a let's copy nest is.
+  if (isPureLayout(body)) {
+    int depth = 0;
+    try {
+      depth = copyableDepth(typecheckRemembered(highLevel)->typeOf(body));
+    } catch (const std::exception&) {
+      depth = 0;  // not typed here: lowered as written, and generation reports the error
+    }
+    if (depth > 0) {
+      lowered.function = highLevel.function.withBody(
+          lowering.lowerCopyNest(copyNest(body, depth), std::min(depth, kMaxDimensions) - 1));
+      return lowered;
+    }
+  }
   lowered.function = lowering.lower(highLevel.function, kHost);
   return lowered;
 }

@@ -6,7 +6,8 @@
 // mapGlb of the next lower dimension, up to three dimensions, so that the innermost parallel
 // map is dimension 0; every other map becomes mapSeq and every reduce becomes reduceSeq.
 // Already low-level primitives are left as they are. A let's value that is a copy nest (maps
-// down to id, as hoist-relayout makes) is a kernel of its own, so that the copy is stored.
+// down to id, as hoist-relayout makes) is a kernel of its own, so that the copy is stored; so
+// is a body that computes nothing (a view of the inputs, e.g. a transpose), copied in parallel.
 #pragma once
 
 #include "ir/expr.h"

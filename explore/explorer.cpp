@@ -323,6 +323,7 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   // e.g. conv-direct's unroll 0 and 1 where the cap on unrolled reductions does not bind,
   // which changes the code but no parameter or constraint).
   std::vector<uint64_t> counts;
+  std::vector<uint64_t> fullCounts;  // counts, or the full points where the sampler counted them
   std::vector<std::string> families;
   std::vector<std::unique_ptr<ParameterSpace>> built(target.structures.size());
   std::vector<std::string> buildErrors(target.structures.size());
@@ -362,6 +363,7 @@ SampledTarget sampleTarget(const ExploreTarget& target,
         out.spaceStructure.push_back(i);
         out.counts.push_back(*one.count);
         counts.push_back(one.count->points);
+        fullCounts.push_back(std::max(one.count->points, one.count->withLaunchSizes.value_or(0)));
         families.push_back(structure.family);
       }
       ++b;
@@ -379,9 +381,16 @@ SampledTarget sampleTarget(const ExploreTarget& target,
     for (const std::string& e : out.emptyStructures) why += "\n  " + e;
     throw std::runtime_error("no structure has a valid variant:" + why);
   }
-  std::map<std::string, double> familyTotals;
+  // What each structure can give: its points without local sizes (what sampling is uniform
+  // over), or, when those are fewer than the samples asked for in all, its points with every
+  // valid local size (a program with no parameter of its own is still explored over those).
+  uint64_t firstStageTotal = 0;
+  for (uint64_t c : counts) firstStageTotal += c;
+  const std::vector<uint64_t>& capacities = firstStageTotal < samples ? fullCounts : counts;
+  std::map<std::string, double> familyTotals, familyCapacities;
   for (size_t i = 0; i < counts.size(); ++i) {
     familyTotals[families[i]] += static_cast<double>(counts[i]);
+    familyCapacities[families[i]] += static_cast<double>(capacities[i]);
   }
   std::mt19937_64 rng(seed);
   std::vector<double> weights;
@@ -389,10 +398,11 @@ SampledTarget sampleTarget(const ExploreTarget& target,
     weights.push_back(static_cast<double>(counts[i]) / familyTotals[families[i]]);
   }
   std::vector<size_t> wanted(counts.size(), 0);
-  uint64_t total = 0;
+  uint64_t total = 0, capacity = 0;
   for (uint64_t c : counts) total += c;
+  for (uint64_t c : capacities) capacity += c;
   out.validPoints = total;
-  const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, total));
+  const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, capacity));
   // The families' shares.
   std::vector<std::string> familyNames;
   for (const auto& [name, points] : familyTotals) familyNames.push_back(name);
@@ -401,13 +411,13 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   for (size_t left = targetCount; left > 0;) {
     std::vector<std::string> open;
     for (const std::string& name : familyNames) {
-      if (familyShare[name] < static_cast<uint64_t>(familyTotals[name])) open.push_back(name);
+      if (familyShare[name] < static_cast<uint64_t>(familyCapacities[name])) open.push_back(name);
     }
     if (open.empty()) break;
     const size_t each = std::max<size_t>(left / open.size(), 1);
     for (const std::string& name : open) {
       if (left == 0) break;
-      const uint64_t room = static_cast<uint64_t>(familyTotals[name]) - familyShare[name];
+      const uint64_t room = static_cast<uint64_t>(familyCapacities[name]) - familyShare[name];
       const uint64_t given = std::min<uint64_t>({each, room, left});
       familyShare[name] += given;
       left -= given;
@@ -422,7 +432,7 @@ SampledTarget sampleTarget(const ExploreTarget& target,
     for (uint64_t assigned = 0; assigned < familyShare[name];) {
       std::discrete_distribution<size_t> pick(familyWeights.begin(), familyWeights.end());
       size_t i = pick(rng);
-      if (wanted[i] >= counts[i]) {
+      if (wanted[i] >= capacities[i]) {
         familyWeights[i] = 0;
         continue;
       }

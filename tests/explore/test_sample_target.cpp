@@ -106,10 +106,16 @@ TEST_CASE("a family with fewer points than its share gives all of them, the rest
     }
     return count;
   };
-  const size_t winogradPoints = winogradCount(sampleTarget(target, cpu, 3000, 1));
+  const SampledTarget sampled = sampleTarget(target, cpu, 60, 2);
+  size_t winogradPoints = 0;  // its points without local sizes (what sampling is uniform over)
+  for (size_t i = 0; i < sampled.spaces.size(); ++i) {
+    if (target.structures[sampled.spaceStructure[i]].family == "winograd") {
+      winogradPoints += sampled.counts[i].points;
+    }
+  }
   REQUIRE(winogradPoints > 0);
   REQUIRE(winogradPoints < 20);
-  const SampledTarget sampled = sampleTarget(target, cpu, 60, 2);
+  REQUIRE(sampled.validPoints > 60);  // more points than asked for: local sizes add none
   CHECK(sampled.points.size() == 60);
   CHECK(winogradCount(sampled) == winogradPoints);
 }
@@ -237,4 +243,30 @@ TEST_CASE(
       CHECK(mapCaps(toRegisters, profile, 1024) == std::vector<std::string>{"1024 <= 256"});
     }
   }
+}
+
+TEST_CASE(
+    "a structure with a few points and open local sizes gives samples up to its full points") {
+  // A 2-D kernel with no tuning parameter of its own: one first-stage point, whose valid local
+  // sizes are the points to sample (each counted by SpaceCount::withLaunchSizes).
+  ExploreTarget target;
+  target.program = "transpose";
+  target.sizes = {{"M", 64}, {"N", 32}};
+  ExploreTarget::Structure structure;
+  structure.parametric =
+      parseProgram("def t(a: [[float]N]M) = transpose(a)\n", "t.weft").definitions.back();
+  structure.family = "as-written";
+  target.structures.push_back(structure);
+  const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
+  const SampledTarget sampled = sampleTarget(target, cpu, 8, 3);
+  REQUIRE(sampled.counts.size() == 1);
+  CHECK(sampled.counts[0].points == 1);
+  REQUIRE(sampled.counts[0].withLaunchSizes.has_value());
+  CHECK(*sampled.counts[0].withLaunchSizes > 8);
+  REQUIRE(sampled.points.size() == 8);
+  CHECK(std::set<std::vector<int64_t>>(sampled.points.begin(), sampled.points.end()).size() == 8);
+  for (const std::vector<int64_t>& point : sampled.points) {
+    CHECK(sampled.spaces[0].violations(point).empty());
+  }
+  CHECK_FALSE(sampled.fewerThanRequested);
 }
