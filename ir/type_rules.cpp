@@ -79,15 +79,25 @@ Type elementwisePair(TypeRuleContext& context, size_t left, size_t right) {
   throw std::logic_error("TypeRuleContext::failArg returned");
 }
 
+// What a numeric operand must be, with a hint when `found` is a one-element array of numbers:
+// most often a reduce's result, which is [T]1 as in LIFT, used as if it were its element.
+std::string numericExpected(const Type& found) {
+  std::string expected = "int, float or a vector of them";
+  if (found.isArray() && found.arrayLength() == Arith(1) && isNumeric(found.arrayElement())) {
+    expected += " (a reduce gives a one-element array, " + found.toString() +
+                ": map over it, as in map(s -> s * 2.0f, reduce(...)), then join the results)";
+  }
+  return expected;
+}
+
 Type numericBinary(TypeRuleContext& context) {
-  const char* expected = "int, float or a vector of them";
-  if (!isNumeric(context.argType(0))) context.failArg(0, expected);
-  if (!isNumeric(context.argType(1))) context.failArg(1, expected);
+  if (!isNumeric(context.argType(0))) context.failArg(0, numericExpected(context.argType(0)));
+  if (!isNumeric(context.argType(1))) context.failArg(1, numericExpected(context.argType(1)));
   return elementwisePair(context, 0, 1);
 }
 
 Type numericUnary(TypeRuleContext& context) {
-  if (!isNumeric(context.argType(0))) context.failArg(0, "int, float or a vector of them");
+  if (!isNumeric(context.argType(0))) context.failArg(0, numericExpected(context.argType(0)));
   return context.argType(0);
 }
 

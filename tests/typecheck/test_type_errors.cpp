@@ -343,3 +343,26 @@ TEST_CASE("parsed programs: errors point at the primitive in the source") {
     CHECK(error.loc.toString().rfind("wrong.weft:2:", 0) == 0);
   }
 }
+
+TEST_CASE("a reduce's one-element result used as a number: the error says how to use it") {
+  Program program = parseProgram(
+      "def mean(x: [float]N) =\n"
+      "  reduce(0.0f, (acc, v) -> acc + v, x) / 9.0f\n",
+      "mean.weft");
+  try {
+    typecheckProgram(program);
+    FAIL("expected a type error");
+  } catch (const TypeError& error) {
+    CHECK(error.message ==
+          "div (/): left operand: expected int, float or a vector of them (a reduce gives a "
+          "one-element array, [float]1: map over it, as in map(s -> s * 2.0f, reduce(...)), then "
+          "join the results), found [float]1");
+    CHECK(error.loc.line == 2);
+  }
+  // Other arrays get no such hint.
+  Program rows = parseProgram("def f(x: [float]N) = -x\n", "rows.weft");
+  CHECK_THROWS_WITH_AS(typecheckProgram(rows),
+                       "rows.weft:1:22: type error: neg (-): operand: expected int, float or a "
+                       "vector of them, found [float]N",
+                       TypeError);
+}
