@@ -77,6 +77,17 @@ double chiSquare(const std::map<std::vector<int64_t>, int>& observed, size_t cat
   return sum;
 }
 
+// Adds `lhs relation rhs` to the space as an algorithmic constraint.
+void addTestConstraint(ParameterSpace& space, Relation relation, Arith lhs, Arith rhs) {
+  Constraint c;
+  c.relation = relation;
+  c.lhs = lhs;
+  c.rhs = rhs;
+  c.origin = "test";
+  c.reason = "a test constraint";
+  space.constraints.push_back({c, c, ConstraintSource::Algorithmic});
+}
+
 // A space with a constraint on three parameters, so that maxKeptArity = 2 relaxes it:
 // a | 3600, b | a, c | 3600 (c <= 12), a*b*c <= 100, a + b <= c + 10.
 ParameterSpace threeParameterSpace() {
@@ -86,13 +97,7 @@ ParameterSpace threeParameterSpace() {
   Definition tuned = tuneUnboundSizes(program.definitions[0], {{"N", 3600}});
   ParameterSpace space = buildParameterSpace(tuned, {{"N", 3600}});
   auto add = [&](Relation relation, Arith lhs, Arith rhs) {
-    Constraint c;
-    c.relation = relation;
-    c.lhs = lhs;
-    c.rhs = rhs;
-    c.origin = "test";
-    c.reason = "a test constraint";
-    space.constraints.push_back({c, c, ConstraintSource::Algorithmic});
+    addTestConstraint(space, relation, lhs, rhs);
   };
   Arith a = space.find("a")->variable, b = space.find("b")->variable, c = space.find("c")->variable;
   add(Relation::LessEqual, a * b * c, Arith(100));
@@ -123,13 +128,7 @@ ParameterSpace paddingSpace(int64_t n, bool relaxable, bool small = true) {
   const Arith rho2 = addParameter("rho2", n, Arith(n) / chunk);
   const Arith rho3 = addParameter("rho3", n, small ? std::nullopt : std::optional<Arith>(chunk));
   auto add = [&](Relation relation, Arith lhs, Arith rhs) {
-    Constraint c;
-    c.relation = relation;
-    c.lhs = lhs;
-    c.rhs = rhs;
-    c.origin = "test";
-    c.reason = "a test constraint";
-    space.constraints.push_back({c, c, ConstraintSource::Algorithmic});
+    addTestConstraint(space, relation, lhs, rhs);
   };
   add(Relation::LessEqual, rho2, Arith(n) / chunk);
   add(Relation::LessEqual, rho3, chunk);
