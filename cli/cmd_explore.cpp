@@ -34,11 +34,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -241,7 +244,33 @@ void exploreOne(const explore::ExploreTarget& target, const explore::ExploreOpti
     std::cerr << "preparing: device query, reference run, space and " << options.samples
               << " samples...\n";
   }
-  explore::Preparation prep = explore::prepareExploration(target, explore);
+  // Counting the structures' spaces can take a while: after two seconds, a line every two
+  // seconds says how far it is.
+  explore::ExploreOptions preparing = explore;
+  if (!options.quiet) {
+    using Clock = std::chrono::steady_clock;
+    auto started = std::make_shared<std::optional<Clock::time_point>>();
+    auto shown = std::make_shared<std::optional<Clock::time_point>>();
+    preparing.sampler.onSpaceCounted = [=](size_t counted, size_t spaces) {
+      const Clock::time_point now = Clock::now();
+      if (!*started) *started = now;
+      const bool last = counted == spaces;
+      const bool due = now - **started >= std::chrono::seconds(2) &&
+                       (!*shown || now - **shown >= std::chrono::seconds(2));
+      if (!due && !(last && *shown)) return;
+      *shown = now;
+      const double seconds = std::chrono::duration<double>(now - **started).count();
+      std::ostringstream line;
+      line << "counting the structures' spaces: " << counted << " of " << spaces << " ("
+           << std::fixed << std::setprecision(0) << seconds << " s)";
+      if (terminal) {
+        std::cerr << "\r\033[K" << line.str() << (last ? "\n" : "") << std::flush;
+      } else {
+        std::cerr << line.str() << "\n";
+      }
+    };
+  }
+  explore::Preparation prep = explore::prepareExploration(target, preparing);
   if (!options.quiet) {
     std::cerr << "device " << prep.device.deviceName << " (" << prep.device.fingerprint
               << "), constraints from profile " << prep.deviceProfileName << "; "

@@ -86,6 +86,10 @@ struct SamplerOptions {
   // requested sample (plus 100000).
   uint64_t rejectionDrawsPerSample = 2000;
   uint64_t estimateDraws = 20000;  // relaxed draws that estimate the valid size in count()
+  // Called in the calling process as the distinct spaces of many structures are counted
+  // (explore/structure_sampling.h), with the number counted so far and the number to count:
+  // progress for a preparation that can take a while. Not part of what is sampled.
+  std::function<void(size_t counted, size_t spaces)> onSpaceCounted;
 };
 
 struct SpaceCount {

@@ -1,6 +1,7 @@
 // Counting and sampling many structures' spaces in forked workers (structure_sampling.h).
 #include "explore/structure_sampling.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -131,32 +132,29 @@ Sampler& StructureSampling::samplerOf(size_t keyIndex) {
   return *samplers_[keyIndex];
 }
 
-std::vector<CountedSpace> StructureSampling::countIn(const std::vector<size_t>& keyIndices) {
-  std::vector<CountedSpace> counted;
-  for (size_t k : keyIndices) {
-    CountedSpace one;
-    try {
-      samplerOf(k);
-      one.count = counts_[k];
-    } catch (const std::exception& error) {
-      one.error = error.what();
-    }
-    counted.push_back(std::move(one));
+CountedSpace StructureSampling::countOne(size_t keyIndex) {
+  CountedSpace one;
+  try {
+    samplerOf(keyIndex);
+    one.count = counts_[keyIndex];
+  } catch (const std::exception& error) {
+    one.error = error.what();
   }
-  return counted;
+  return one;
 }
 
-// A worker: counts every W-th distinct space, sends the counts and "counted", waits for the
-// points wanted of its spaces, draws them with the samplers that counted, sends them and "done".
+// A worker: counts every W-th distinct space, sending each count as it is found, then
+// "counted"; waits for the points wanted of its spaces, draws them with the samplers that
+// counted, sends them and "done".
 void StructureSampling::runWorker(size_t w, int toParent, int fromParent) {
   const std::vector<size_t> mine = keysOf(w);
-  std::vector<CountedSpace> counted = countIn(mine);
-  for (size_t j = 0; j < mine.size(); ++j) {
-    Json line = {{"key", mine[j]}};
-    if (counted[j].count) {
-      line["count"] = countToJson(*counted[j].count);
+  for (size_t key : mine) {
+    const CountedSpace counted = countOne(key);
+    Json line = {{"key", key}};
+    if (counted.count) {
+      line["count"] = countToJson(*counted.count);
     } else {
-      line["failure"] = counted[j].error;
+      line["failure"] = counted.error;
     }
     process::sendLine(toParent, line);
   }
@@ -209,21 +207,60 @@ bool StructureSampling::startWorkers(std::vector<CountedSpace>& byKey) {
       return false;
     }
   }
+  // The counts as they come, from whichever worker sends one, until every worker has said
+  // "counted".
   size_t received = 0;
-  for (Worker& worker : running_) {
-    std::vector<Json> lines;
-    if (!readUntil(worker.fromWorker, worker.pending, "counted", lines)) {
+  std::vector<bool> finished(running_.size(), false);
+  size_t workersLeft = running_.size();
+  // One message from worker i (a complete line: what it has sent may hold more); false when
+  // the worker is gone or sent something else.
+  auto takeLine = [&](size_t i) {
+    Worker& worker = running_[i];
+    std::string text;
+    if (!process::readLine(worker.fromWorker, worker.pending, text)) return false;
+    Json line = Json::parse(text, nullptr, false);
+    if (line.is_discarded() || line.value("event", "") == "error") return false;
+    if (line.contains("counted")) {
+      finished[i] = true;
+      --workersLeft;
+      return true;
+    }
+    if (!line.contains("key")) return false;
+    CountedSpace& one = byKey.at(line.at("key").get<size_t>());
+    if (line.contains("count")) {
+      one.count = countFromJson(line["count"]);
+    } else {
+      one.error = line.at("failure").get<std::string>();
+    }
+    ++received;
+    if (options_.onSpaceCounted) options_.onSpaceCounted(received, spacesOfKey_.size());
+    return true;
+  };
+  while (workersLeft > 0) {
+    std::vector<pollfd> polled;
+    std::vector<size_t> polledWorker;
+    for (size_t i = 0; i < running_.size(); ++i) {
+      if (finished[i]) continue;
+      polled.push_back({running_[i].fromWorker, POLLIN, 0});
+      polledWorker.push_back(i);
+    }
+    if (::poll(polled.data(), polled.size(), -1) < 0) {
+      if (errno == EINTR) continue;
       stopWorkers();
       return false;
     }
-    for (const Json& line : lines) {
-      CountedSpace& one = byKey.at(line.at("key").get<size_t>());
-      if (line.contains("count")) {
-        one.count = countFromJson(line["count"]);
-      } else {
-        one.error = line.at("failure").get<std::string>();
+    for (size_t j = 0; j < polled.size(); ++j) {
+      if (polled[j].revents == 0) continue;
+      const size_t i = polledWorker[j];
+      // A readable worker sends whole lines; the ones already read come out of `pending`.
+      bool ok = takeLine(i);
+      while (ok && !finished[i] && running_[i].pending.find('\n') != std::string::npos) {
+        ok = takeLine(i);
       }
-      ++received;
+      if (!ok) {
+        stopWorkers();
+        return false;
+      }
     }
   }
   if (received != spacesOfKey_.size()) {
@@ -238,9 +275,10 @@ std::vector<CountedSpace> StructureSampling::count() {
   const size_t keys = spacesOfKey_.size();
   std::vector<CountedSpace> byKey(keys);
   if (workers_ <= 1 || keys <= 1 || !startWorkers(byKey)) {
-    std::vector<size_t> all(keys);
-    for (size_t k = 0; k < keys; ++k) all[k] = k;
-    byKey = countIn(all);
+    for (size_t k = 0; k < keys; ++k) {
+      byKey[k] = countOne(k);
+      if (options_.onSpaceCounted) options_.onSpaceCounted(k + 1, keys);
+    }
   }
   std::vector<CountedSpace> out;
   for (size_t i = 0; i < spaces_.size(); ++i) out.push_back(byKey[keyOf_[i]]);

@@ -4,7 +4,8 @@
 // over every relaxed point where constraints are relaxed) and then sampled. Counting is most of
 // an exploration's preparation: on a GPU profile, seconds per layer before the first variant
 // runs. The spaces are independent, so with several cores they are counted in forked workers,
-// each taking every W-th distinct space. A worker sends its counts back as JSON lines and waits:
+// each taking every W-th distinct space. A worker sends each count back as a JSON line as soon
+// as it has it (SamplerOptions::onSpaceCounted reports them as they come), then waits:
 // once the caller has shared the samples out, it draws those of its spaces with the samplers
 // that counted them (a fresh sampler would count again) and sends the points. Spaces that are the
 // same to a sampler (the same sampling key) are counted once and sampled by one sampler, in the
@@ -52,7 +53,7 @@ class StructureSampling {
   size_t workersThatCounted() const { return workersThatCounted_; }
 
  private:
-  std::vector<CountedSpace> countIn(const std::vector<size_t>& keyIndices);
+  CountedSpace countOne(size_t keyIndex);
   struct Worker {
     pid_t pid;
     int fromWorker;

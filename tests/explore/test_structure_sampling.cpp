@@ -93,6 +93,29 @@ TEST_CASE("workers count and sample exactly what one process does") {
   CHECK(drawn > 0);
 }
 
+TEST_CASE("each distinct space counted is reported as it comes, with or without workers") {
+  Spaces spaces = layerSpaces();
+  REQUIRE(spaces.pointers.size() > 8);
+  for (size_t workers : {size_t(1), size_t(3)}) {
+    CAPTURE(workers);
+    std::vector<std::pair<size_t, size_t>> reports;
+    SamplerOptions options;
+    options.onSpaceCounted = [&](size_t counted, size_t all) { reports.push_back({counted, all}); };
+    StructureSampling sampling(spaces.pointers, options, workers);
+    const std::vector<CountedSpace> counted = sampling.count();
+    CHECK(sampling.workersThatCounted() == (workers == 1 ? 0 : workers));
+    REQUIRE(!reports.empty());
+    const size_t distinct = reports.front().second;
+    CHECK(distinct <= spaces.pointers.size());
+    REQUIRE(reports.size() == distinct);  // once per distinct space, in order
+    for (size_t i = 0; i < reports.size(); ++i) {
+      CHECK(reports[i].first == i + 1);
+      CHECK(reports[i].second == distinct);
+    }
+    CHECK(counted.size() == spaces.pointers.size());
+  }
+}
+
 TEST_CASE("sampling without workers left running (count not called) draws in this process") {
   Spaces spaces = layerSpaces();
   StructureSampling withWorkers(spaces.pointers, {}, 2);
