@@ -189,6 +189,20 @@ class Lowering {
     return e;
   }
 
+  // The copy nest `e`: mapGlb(dim) at this level while dim >= 0, mapSeq below; the data of
+  // its outermost map lowered as a kernel's input.
+  Expr lowerCopyNest(const Expr& e, int dim, bool outermost = true) {
+    const Expr& f = e.funs()[0];
+    Expr body = f.body();
+    if (body.isPrim(Op::Map)) body = lowerCopyNest(body, dim - 1, false);
+    Expr data = outermost ? lower(e.args()[0], kHostInput) : e.args()[0];
+    if (dim >= 0) {
+      return Expr::prim(Op::MapGlb, {Arith(dim)}, {f.withBody(body)}, {data}, e.attribute(),
+                        e.loc());
+    }
+    return Expr::prim(Op::MapSeq, {}, {f.withBody(body)}, {data}, e.attribute(), e.loc());
+  }
+
  private:
   Expr lowerAtHost(const Expr& e) {
     const Op op = e.primOp();
@@ -237,22 +251,6 @@ class Lowering {
                           lowerAll(e.args(), kSequential));
   }
 
-  // The copy nest `e`: mapGlb(dim) at this level while dim >= 0, mapSeq below; the data of
-  // its outermost map lowered as a kernel's input.
- public:
-  Expr lowerCopyNest(const Expr& e, int dim, bool outermost = true) {
-    const Expr& f = e.funs()[0];
-    Expr body = f.body();
-    if (body.isPrim(Op::Map)) body = lowerCopyNest(body, dim - 1, false);
-    Expr data = outermost ? lower(e.args()[0], kHostInput) : e.args()[0];
-    if (dim >= 0) {
-      return Expr::prim(Op::MapGlb, {Arith(dim)}, {f.withBody(body)}, {data}, e.attribute(),
-                        e.loc());
-    }
-    return Expr::prim(Op::MapSeq, {}, {f.withBody(body)}, {data}, e.attribute(), e.loc());
-  }
-
- private:
   // mapGlb with the dimension its nest gives it (at most `freeDimensions` levels); its data
   // argument is lowered at `inputPlace`.
   Expr parallelMap(const Expr& e, int freeDimensions, Place inputPlace) {
@@ -290,12 +288,6 @@ int copyableDepth(const Type& type) {
   return element.isScalar() || element.isVector() ? depth : 0;
 }
 
-// `view` copied element by element: `depth` nested maps down to id.
-Expr copyNest(const Expr& view, int depth) {
-  if (depth == 0) return id(view);
-  return map(lam("x", [&](Expr x) { return depth == 1 ? id(x) : copyNest(x, depth - 1); }), view);
-}
-
 }  // namespace
 
 Definition lowerDefault(const Definition& highLevel) {
@@ -307,15 +299,15 @@ Definition lowerDefault(const Definition& highLevel) {
   // as it is, the whole result would be copied by one work-item. It is copied by a kernel of
   // its own instead, mapGlb over its outer levels, as a let's copy nest is.
   if (isPureLayout(body)) {
-    int depth = 0;
+    Type type;
     try {
-      depth = copyableDepth(typecheckRemembered(highLevel)->typeOf(body));
+      type = typecheckRemembered(highLevel)->typeOf(body);
     } catch (const std::exception&) {
-      depth = 0;  // not typed here: lowered as written, and generation reports the error
+      // not typed here: lowered as written, and generation reports the error
     }
-    if (depth > 0) {
+    if (const int depth = type ? copyableDepth(type) : 0; depth > 0) {
       lowered.function = highLevel.function.withBody(
-          lowering.lowerCopyNest(copyNest(body, depth), std::min(depth, kMaxDimensions) - 1));
+          lowering.lowerCopyNest(copyOf(type, body), std::min(depth, kMaxDimensions) - 1));
       return lowered;
     }
   }

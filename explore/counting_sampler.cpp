@@ -226,13 +226,17 @@ double CountingSampler::estimateCost(const std::vector<int>& order) const {
   }
   // A parameter with a usable divisor generator has few candidates.
   std::vector<double> levelSize(n_);
+  std::vector<bool> generated(n_, false);  // a divisor set lists the level's candidates
   for (size_t l = 0; l < n_; ++l) {
     int p = order[l];
     levelSize[l] = size[p];
     for (const auto& [c, modulus, a, b, target, slots] : generators_[p]) {
       if (!kept_[c]) continue;
       bool earlier = std::all_of(slots.begin(), slots.end(), [&](int s) { return levelOf[s] < l; });
-      if (earlier) levelSize[l] = std::min(levelSize[l], 64.0);
+      if (earlier) {
+        levelSize[l] = std::min(levelSize[l], 64.0);
+        generated[l] = true;
+      }
     }
   }
   // Frontier of each level: earlier parameters read at that level or later.
@@ -262,12 +266,14 @@ double CountingSampler::estimateCost(const std::vector<int>& order) const {
       if (levelOf[p] < l && lastRead[p] >= l) states *= levelSize[levelOf[p]];
     }
     const int p = order[l];
-    const bool generated = levelSize[l] < size[p];
-    const bool free = !checked[l] && !generated && lastRead[p] <= l &&
-                      (isListed_[p] || space_.parameters[p].kind == DomainKind::Range);
+    const bool free = !checked[l] && !generated[l] && lastRead[p] <= l && countableByRange(p);
     cost += states * (free ? 1.0 : levelSize[l]);
   }
   return cost;
+}
+
+bool CountingSampler::countableByRange(int p) const {
+  return isListed_[p] || space_.parameters[p].kind == DomainKind::Range;
 }
 
 bool CountingSampler::boundOn(size_t c, int p, bool& pOnLeft) const {
@@ -342,8 +348,7 @@ void CountingSampler::analyse(const std::vector<int>& order) {
       }
     }
     checkAt_[l] = std::move(checks);
-    free_[l] = checkAt_[l].empty() && !generator_[l] && lastRead[p] <= l &&
-               (isListed_[p] || space_.parameters[p].kind == DomainKind::Range);
+    free_[l] = checkAt_[l].empty() && !generator_[l] && lastRead[p] <= l && countableByRange(p);
   }
   // A candidate is kept when all of its level's checks hold: the cheapest are tried first.
   for (std::vector<size_t>& checks : checkAt_) sortByCost(checks);

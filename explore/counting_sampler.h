@@ -135,6 +135,9 @@ class CountingSampler {
   // The level's candidate range [lo, hi] for the earlier values: the domain's bounds, its
   // range and its bounding constraints; false when empty or a bound is undefined.
   bool bounded(size_t level, const std::vector<int64_t>& values, int64_t& lo, int64_t& hi) const;
+  // Whether the values of parameter p in a range can be counted and indexed without a walk:
+  // its domain is listed, or every integer of the range.
+  bool countableByRange(int p) const;
   // For a level whose candidates are its domain's values in [lo, hi] (free_ levels): how many,
   // and the index-th of them.
   PointCount candidateCount(size_t level, int64_t lo, int64_t hi) const;

@@ -384,9 +384,9 @@ SampledTarget sampleTarget(const ExploreTarget& target,
   // What each structure can give: its points without local sizes (what sampling is uniform
   // over), or, when those are fewer than the samples asked for in all, its points with every
   // valid local size (a program with no parameter of its own is still explored over those).
-  uint64_t firstStageTotal = 0;
-  for (uint64_t c : counts) firstStageTotal += c;
-  const std::vector<uint64_t>& capacities = firstStageTotal < samples ? fullCounts : counts;
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  const std::vector<uint64_t>& capacities = total < samples ? fullCounts : counts;
   std::map<std::string, double> familyTotals, familyCapacities;
   for (size_t i = 0; i < counts.size(); ++i) {
     familyTotals[families[i]] += static_cast<double>(counts[i]);
@@ -398,8 +398,7 @@ SampledTarget sampleTarget(const ExploreTarget& target,
     weights.push_back(static_cast<double>(counts[i]) / familyTotals[families[i]]);
   }
   std::vector<size_t> wanted(counts.size(), 0);
-  uint64_t total = 0, capacity = 0;
-  for (uint64_t c : counts) total += c;
+  uint64_t capacity = 0;
   for (uint64_t c : capacities) capacity += c;
   out.validPoints = total;
   const size_t targetCount = static_cast<size_t>(std::min<uint64_t>(samples, capacity));

@@ -86,6 +86,12 @@ Expr apply(Expr f, std::vector<Expr> args) {
   return prim(Op::Apply, {}, {std::move(f)}, std::move(args));
 }
 Expr id(Expr x) { return unary(Op::Id, std::move(x)); }
+
+Expr copyOf(const Type& type, const Expr& x) {
+  if (!type.isArray()) return id(x);
+  const Type element = type.arrayElement();
+  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
+}
 Expr vectorize(Arith width, Expr f, std::vector<Expr> args) {
   return prim(Op::Vectorize, {std::move(width)}, {std::move(f)}, std::move(args));
 }

@@ -63,6 +63,9 @@ Expr reduce(Expr init, Expr f, Expr x);
 Expr let(Expr f, Expr x);
 Expr apply(Expr f, std::vector<Expr> args);
 Expr id(Expr x);
+// x => map(map(..map(id)..)) over every array level of x (of type `type`): a copy, which code
+// generation computes in a kernel of its own.
+Expr copyOf(const Type& type, const Expr& x);
 Expr vectorize(Arith width, Expr f, std::vector<Expr> args);
 Expr fill(Arith n, Expr x);
 

@@ -146,14 +146,6 @@ inline std::vector<uint64_t> freeParamsOf(const Expr& e) {
   return free;
 }
 
-// x => map(map(..map(id)..)) over every array level of x (of type `type`): a copy, which code
-// generation computes in a kernel of its own.
-inline Expr copyOf(const Type& type, const Expr& x) {
-  if (!type.isArray()) return id(x);
-  const Type element = type.arrayElement();
-  return map(lam("e", [&](Expr e) { return copyOf(element, e); }), x);
-}
-
 // slide2D's expansion (ir/builders.h):
 //   map(w -> transpose(w), S1(size1, step1, map(row -> S2(size2, step2, row), x)))
 // with S1 and S2 each slide or slideStrict.

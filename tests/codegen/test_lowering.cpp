@@ -188,16 +188,16 @@ TEST_CASE("a body that computes nothing is copied by a kernel of its own") {
   // Written as it is, one work-item would copy the whole view; the copy nest is parallel over
   // the view's outer levels (at most three), its elements copied by id.
   CHECK(lowered("def f(x: [[float]N]M) = transpose(x)") ==
-        "mapGlb(1, x_1 -> mapGlb(0, x_2 -> id(x_2), x_1), transpose(x))");
-  CHECK(lowered("def f(x: [float]N) = x") == "mapGlb(0, x_1 -> id(x_1), x)");
+        "mapGlb(1, e -> mapGlb(0, e_1 -> id(e_1), e), transpose(x))");
+  CHECK(lowered("def f(x: [float]N) = x") == "mapGlb(0, e -> id(e), x)");
   CHECK(lowered("def f(x: [float]N) = pad(1, 1, clamp, x)") ==
-        "mapGlb(0, x_1 -> id(x_1), pad(1, 1, clamp, x))");
+        "mapGlb(0, e -> id(e), pad(1, 1, clamp, x))");
   CHECK(lowered("def f(x: [[[float]N]M]K) = map(m -> transpose(m), x)") ==
-        "mapGlb(2, x_1 -> mapGlb(1, x_2 -> mapGlb(0, x_3 -> id(x_3), x_2), x_1), map(m -> "
+        "mapGlb(2, e -> mapGlb(1, e_1 -> mapGlb(0, e_2 -> id(e_2), e_1), e), map(m -> "
         "transpose(m), x))");
   CHECK(lowered("def f(x: [[[[float]N]M]K]J) = join(x)") ==
-        "mapGlb(2, x_1 -> mapGlb(1, x_2 -> mapGlb(0, x_3 -> id(x_3), x_2), x_1), join(x))");
-  CHECK(lowered("def f(x: [float4]N) = x") == "mapGlb(0, x_1 -> id(x_1), x)");
+        "mapGlb(2, e -> mapGlb(1, e_1 -> mapGlb(0, e_2 -> id(e_2), e_1), e), join(x))");
+  CHECK(lowered("def f(x: [float4]N) = x") == "mapGlb(0, e -> id(e), x)");
 }
 
 TEST_CASE("low-level primitives already present are kept and never get a same-dimension nest") {
