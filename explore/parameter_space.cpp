@@ -322,41 +322,48 @@ Constraint makeConstraint(Relation relation, Arith lhs, Arith rhs, std::string o
   return c;
 }
 
-// The iteration counts of the unrolled reductions (reduceSeqUnroll) of `e`, and of the unrolled
-// maps (mapSeqUnroll) that the register budget does not bound (`allMaps`: every one). On a CPU
-// an unrolled map that writes registers (inside toPrivate, or a reduction's accumulator: its
-// initial value and its operator) is left alone: its private array with constant indices is bounded
-// by the register budget, and PoCL builds and runs long ones well (tiles of over a thousand
-// values). An unrolled map that writes global or local memory is capped: nothing else bounds it,
-// and unrolled over a row of a size (a map of 32768 elements split by the search) it made 3.4 MB of
-// OpenCL that PoCL built for 100 s. On a GPU every unrolled map is capped: an unrolled map
-// over a row of a size (a matmul's 1024 accumulators and their padding) took NVIDIA's compiler
-// 86-91 s to build, spilled and could not be launched. The register estimate does not see such
-// a row: the analysis program runs its unrolled maps as loops (CodegenOptions::unrolledAsLoops),
-// where the row is a private array indexed at run time, counted as memory
-// (memoryResidentPrivateScalars), while the unrolled kernel promotes it to one scalar per element
-// (codegen/scalar_promotion.h).
-void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool allMaps,
-                            bool writesRegisters, std::vector<std::pair<Arith, bool>>& lengths) {
+// An unrolled loop of a program: its iteration count, whether it is a reduction
+// (reduceSeqUnroll), and whether it is a map (mapSeqUnroll) that writes registers.
+struct UnrolledLoop {
+  Arith length;
+  bool reduction = false;
+  bool writesRegisters = false;
+};
+
+// The unrolled loops of `e`. An unrolled map writes registers inside toPrivate or in a
+// reduction's accumulator (its initial value and its operator). On a CPU such a map's private
+// array with constant indices is bounded by the register budget, and PoCL builds and runs long
+// ones well (tiles of over a thousand values), so the space caps it only at
+// SpaceOptions::maxUnrolledRegisterIterations: the accumulator may be in global memory after
+// all (a hoisted stage), where an unrolled map over a whole array of a size is generated for
+// minutes in tens of GiB. An unrolled map that writes global or local memory is capped at
+// maxUnrolledIterations: unrolled over a row of a size (a map of 32768 elements split by the
+// search) it made 3.4 MB of OpenCL that PoCL built for 100 s. On a GPU every unrolled map is
+// capped there: an unrolled map over a row of a size (a matmul's 1024 accumulators and their
+// padding) took NVIDIA's compiler 86-91 s to build, spilled and could not be launched. The
+// register estimate does not see such a row: the analysis program runs its unrolled maps as
+// loops (CodegenOptions::unrolledAsLoops), where the row is a private array indexed at run time,
+// counted as memory (memoryResidentPrivateScalars), while the unrolled kernel promotes it to one
+// scalar per element (codegen/scalar_promotion.h).
+void collectUnrolledLengths(const Expr& e, const TypedDefinition& typed, bool writesRegisters,
+                            std::vector<UnrolledLoop>& loops) {
   if (e.isLambda()) {
-    collectUnrolledLengths(e.body(), typed, allMaps, writesRegisters, lengths);
+    collectUnrolledLengths(e.body(), typed, writesRegisters, loops);
     return;
   }
   if (!e.isPrim()) return;
   const bool reduction = e.isPrim(Op::ReduceSeqUnroll);
-  const bool cappedMap = e.isPrim(Op::MapSeqUnroll) && (allMaps || !writesRegisters);
-  if ((reduction || cappedMap) && !e.args().empty()) {
-    lengths.emplace_back(typed.typeOf(e.args().back()).arrayLength(), reduction);
+  if ((reduction || e.isPrim(Op::MapSeqUnroll)) && !e.args().empty()) {
+    loops.push_back(
+        {typed.typeOf(e.args().back()).arrayLength(), reduction, !reduction && writesRegisters});
   }
   // What toPrivate's function computes is held in registers, and so is a reduction's
   // accumulator: its initial value (the first argument) and what its operator makes of it.
   const bool reduce = opencl::isReduceFamily(e.primOp());
   const bool funsWriteRegisters = writesRegisters || reduce || e.isPrim(Op::ToPrivate);
-  for (const Expr& f : e.funs()) {
-    collectUnrolledLengths(f, typed, allMaps, funsWriteRegisters, lengths);
-  }
+  for (const Expr& f : e.funs()) collectUnrolledLengths(f, typed, funsWriteRegisters, loops);
   for (size_t i = 0; i < e.args().size(); ++i) {
-    collectUnrolledLengths(e.args()[i], typed, allMaps, reduce && i == 0, lengths);
+    collectUnrolledLengths(e.args()[i], typed, reduce && i == 0, loops);
   }
 }
 
@@ -715,20 +722,24 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
   if (options.device) {
     space.deviceName = options.device->name;
     addHardwareConstraints(space, parametric, options, substitution);
-    if (options.maxUnrolledIterations > 0) {
-      std::vector<std::pair<Arith, bool>> unrolled;
-      collectUnrolledLengths(parametric.function, typed, options.device->deviceType == "gpu", false,
-                             unrolled);
-      for (const auto& [length, reduction] : unrolled) {
-        addConstraint(
-            space,
-            makeConstraint(Relation::LessEqual, length, Arith(options.maxUnrolledIterations),
-                           reduction ? "unrolled reduction" : "unrolled map",
-                           "at most " + std::to_string(options.maxUnrolledIterations) +
-                               " iterations: longer unrolled loops build and run "
-                               "slowly (SpaceOptions::maxUnrolledIterations)"),
-            ConstraintSource::Hardware, substitution);
-      }
+    std::vector<UnrolledLoop> unrolled;
+    collectUnrolledLengths(parametric.function, typed, false, unrolled);
+    const bool gpu = options.device->deviceType == "gpu";
+    for (const UnrolledLoop& loop : unrolled) {
+      const bool registerBudget = loop.writesRegisters && !gpu;
+      const int64_t cap =
+          registerBudget ? options.maxUnrolledRegisterIterations : options.maxUnrolledIterations;
+      if (cap <= 0) continue;
+      addConstraint(space,
+                    makeConstraint(Relation::LessEqual, loop.length, Arith(cap),
+                                   loop.reduction ? "unrolled reduction" : "unrolled map",
+                                   "at most " + std::to_string(cap) +
+                                       " iterations: longer unrolled loops build and run "
+                                       "slowly (SpaceOptions::" +
+                                       (registerBudget ? "maxUnrolledRegisterIterations"
+                                                       : "maxUnrolledIterations") +
+                                       ")"),
+                    ConstraintSource::Hardware, substitution);
     }
   }
   if (options.device && space.hardwareConstraints) {

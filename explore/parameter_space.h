@@ -111,9 +111,16 @@ struct SpaceOptions {
   // rolled (the measurements are in the database kept in bench/results/ and in the commit
   // that set this cap). Unrolled maps that write global or local memory are capped too; on a
   // CPU those that write registers (inside toPrivate, or a reduction's operator: private
-  // arrays with constant indices) are bounded by the register budget instead, while on a GPU
-  // (device type gpu) every unrolled map is capped.
+  // arrays with constant indices) are bounded by the register budget instead (and by
+  // maxUnrolledRegisterIterations), while on a GPU (device type gpu) every unrolled map is
+  // capped.
   int64_t maxUnrolledIterations = 256;
+  // With a device: on a CPU, an unrolled map that writes registers runs at most this many
+  // iterations (0: no limit). The register budget bounds only values that are private: a
+  // reduction's operator may update an accumulator held in global memory (a hoisted stage),
+  // whose unrolled map over millions of elements takes minutes and tens of GiB to generate.
+  // The cap bounds code size only; a private tile that fits the first-level cache is smaller.
+  int64_t maxUnrolledRegisterIterations = 4096;
 };
 
 struct ParameterSpace {

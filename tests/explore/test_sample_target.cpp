@@ -209,7 +209,8 @@ TEST_CASE("a recorded structure that names no family is refused") {
 }
 
 TEST_CASE(
-    "unrolled maps that write memory are capped; on a CPU those that write registers are not") {
+    "unrolled maps that write memory are capped; on a CPU those that write registers only at "
+    "SpaceOptions::maxUnrolledRegisterIterations") {
   // A row of N values mapped unrolled per work-item, written to the output (global memory), or
   // computed in registers (toPrivate) and copied out by a loop. Unrolled into memory, a row of
   // a size (a searched map of 32768 elements per work-item) made 3.4 MB of OpenCL that PoCL
@@ -235,6 +236,18 @@ TEST_CASE(
     return caps;
   };
   CHECK(mapCaps(toRegisters, "pocl-cpu", 1024).empty());
+  // A row of a size is not in registers when the accumulator is a computed array in global
+  // memory (the search's let-hoist of a reduction's initial value): the register budget does
+  // not see it, the code-size cap does (an unrolled map over 4M accumulators took minutes and
+  // 20 GiB to generate).
+  CHECK(mapCaps(toRegisters, "pocl-cpu", 8192) == std::vector<std::string>{"8192 <= 4096"});
+  Program globalAccumulator = parseProgram(
+      "def f(xss: [[float]N]M, zs: [float]N): [[float]N]1 = "
+      "let(acc -> reduceSeq(acc, (a, row) -> mapSeqUnroll(p -> p._0 + p._1, zip(a, row)), xss), "
+      "mapGlb(0, z -> z * 0.0f, zs))\n");
+  CHECK(mapCaps(globalAccumulator, "pocl-cpu", 1024).empty());
+  CHECK(mapCaps(globalAccumulator, "pocl-cpu", 1 << 22) ==
+        std::vector<std::string>{"4194304 <= 4096"});
   for (const std::string profile : {"pocl-cpu", "nvidia-hopper", "mali-g72"}) {
     CAPTURE(profile);
     CHECK(mapCaps(toMemory, profile, 64).empty());
