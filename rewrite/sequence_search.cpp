@@ -113,7 +113,10 @@ ThreadMapping threadMapping(const Expr& body) {
 
 // The floating-point operations per value its reductions read (typecheck/flop_count.h) of a
 // program at `sizes`, its unbound sizes at 256 and its tuning variables at 64 where their ranges
-// allow (the nearest end otherwise); 0 when that does not evaluate.
+// allow (the nearest end otherwise); 0 when that does not evaluate. A value read through a
+// transposing view counts once more (per lane of a vector): it lands on another cache line than
+// its neighbour in the step, so a reduction down the columns of a matrix ranks below the same
+// reduction walking its rows with a block of accumulators, vectorised or not.
 double rankingIntensity(const Definition& definition, const ArithBinding& sizes) {
   ArithBinding binding = sizes;
   std::vector<Arith> tuning;
@@ -142,7 +145,9 @@ double rankingIntensity(const Definition& definition, const ArithBinding& sizes)
   }
   for (const Arith& variable : tuning) binding.emplace(variable.varName(), 64);
   try {
-    return countOperations(definition, binding).intensity();
+    const OperationCounts counts = countOperations(definition, binding);
+    const double reads = counts.reductionReads + counts.transposedReductionReads;
+    return reads > 0 ? static_cast<double>(counts.flops) / reads : 0.0;
   } catch (const std::exception&) {
     return 0;
   }

@@ -90,20 +90,20 @@ bool updatesInALoop(const Expr& step) {
   return looped;
 }
 
-
 // The values one element of type t holds as a reduction reads it: a scalar or a vector is one,
 // a tuple the sum of its components, an array its length times its element's.
-double elementReads(const Type& t, const ArithBinding& sizes) {
+// The values of type `t` (a vector counts one, or its lanes with `lanes`).
+double elementReads(const Type& t, const ArithBinding& sizes, bool lanes = false) {
   if (t.isTuple()) {
     double sum = 0;
-    for (const Type& component : t.tupleElements()) sum += elementReads(component, sizes);
+    for (const Type& component : t.tupleElements()) sum += elementReads(component, sizes, lanes);
     return sum;
   }
   if (t.isArray()) {
     return static_cast<double>(evaluate(t.arrayLength(), sizes)) *
-           elementReads(t.arrayElement(), sizes);
+           elementReads(t.arrayElement(), sizes, lanes);
   }
-  return 1;
+  return lanes && t.isVector() ? static_cast<double>(t.vectorWidth()) : 1;
 }
 
 class FlopCounter {
@@ -179,17 +179,24 @@ class FlopCounter {
     }
     if (!e.isPrim()) return false;
     if (e.isPrim(Op::Transpose)) {
-      // Two transposes around a map that only rearranges each row cancel (pad2D pads the
-      // columns so): the view reads its input in order.
+      // Two transposes around a map that only rearranges each row, element by element, cancel
+      // (pad2D pads the columns so): the view reads its input in order. A map that groups a
+      // column's elements (asVector, split, slide) does not: a step reads each group's
+      // elements from as many rows.
       const Expr& inner = e.args()[0];
       if (inner.isPrim(Op::Transpose)) return throughTranspose(inner.args()[0]);
+      // A block of columns transposed back (rearranged element by element or not) is the
+      // block's rows: each step reads consecutive values of one row.
+      const Expr& block =
+          inner.isPrim() && isMapOp(inner.primOp()) && onlyRearranges(inner.funs()[0]) &&
+                  !containsTranspose(inner.funs()[0]) && !groupsElements(inner.funs()[0])
+              ? inner.args().back()
+              : inner;
+      if (block.isParam() && columnBlockParams_.count(block.paramId())) return false;
       if (inner.isPrim() && isMapOp(inner.primOp()) && onlyRearranges(inner.funs()[0]) &&
           inner.args().back().isPrim(Op::Transpose)) {
-        bool transposesRows = false;
-        forEachNode(inner.funs()[0], [&](const Expr& n) {
-          transposesRows = transposesRows || n.isPrim(Op::Transpose);
-        });
-        return transposesRows || throughTranspose(inner.args().back().args()[0]);
+        return containsTranspose(inner.funs()[0]) || groupsElements(inner.funs()[0]) ||
+               throughTranspose(inner.args().back().args()[0]);
       }
       if (!overSlideWindows(inner)) return true;
     }
@@ -206,9 +213,7 @@ class FlopCounter {
     // windows.
     const bool overWindows = !e.args().empty() && overSlideWindows(e.args().back());
     for (const Expr& f : e.funs()) {
-      bool inside = false;
-      forEachNode(f, [&](const Expr& n) { inside = inside || n.isPrim(Op::Transpose); });
-      if (inside && !overWindows) return true;
+      if (containsTranspose(f) && !overWindows) return true;
     }
     for (const Expr& arg : e.args()) {
       if (throughTranspose(arg)) return true;
@@ -226,6 +231,31 @@ class FlopCounter {
     return {throughTranspose(data)};
   }
 
+  static bool containsTranspose(const Expr& e) {
+    bool found = false;
+    forEachNode(e, [&](const Expr& n) { found = found || n.isPrim(Op::Transpose); });
+    return found;
+  }
+
+  // Whether `f` groups the elements of an array (asVector, split, slide).
+  static bool groupsElements(const Expr& f) {
+    bool found = false;
+    forEachNode(f, [&](const Expr& n) {
+      found = found || n.isPrim(Op::AsVector) || n.isPrim(Op::Split) || n.isPrim(Op::Slide) ||
+              n.isPrim(Op::SlideStrict);
+    });
+    return found;
+  }
+
+  // Whether `data` is split(n, transpose(x)) with x read in order: its elements are blocks of
+  // n whole columns of x.
+  bool columnBlocks(const Expr& data) const {
+    if (!data.isPrim(Op::Split)) return false;
+    const Expr& columns = data.args().back();
+    return columns.isPrim(Op::Transpose) && !throughTranspose(columns.args()[0]) &&
+           !overSlideWindows(columns.args()[0]);
+  }
+
   // Records, for the params a map, reduce or let binds, whether they are read through a
   // transpose: a map's and a reduce's element param as its data; a let's as its value, but
   // a copy nest is stored in order.
@@ -236,6 +266,7 @@ class FlopCounter {
       if (params.size() == 1) {
         transposedParams_[params[0].paramId()] = elementFlags(e.args()[0]);
         if (overSlideWindows(e.args()[0])) slideParams_.insert(params[0].paramId());
+        if (columnBlocks(e.args()[0])) columnBlockParams_.insert(params[0].paramId());
       }
       return;
     }
@@ -292,7 +323,11 @@ class FlopCounter {
         total += once(e.funs()[0]).times(steps);
         const double reads = steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_);
         total.reductionReads += reads;
-        if (throughTranspose(input)) total.transposedReductionReads += reads;
+        // A vector read through a transpose gathers its lanes from as many rows.
+        if (throughTranspose(input)) {
+          total.transposedReductionReads +=
+              steps * elementReads(typed_.typeOf(input).arrayElement(), sizes_, true);
+        }
         // An accumulator array updated by a loop (a map or mapSeq over it, not unrolled) is
         // memory: every step reads and writes all of it.
         const Expr& step = e.funs()[0];
@@ -325,6 +360,7 @@ class FlopCounter {
   std::unordered_map<const ExprNode*, Counts> memo_;
   std::unordered_map<uint64_t, std::vector<bool>> transposedParams_;
   std::unordered_set<uint64_t> slideParams_;  // params bound to views of windows
+  std::unordered_set<uint64_t> columnBlockParams_;  // params bound to blocks of columns
 };
 
 }  // namespace

@@ -32,8 +32,10 @@ int64_t countFlops(const Definition& definition, const ArithBinding& sizes);
 // Of those, the reads of reductions whose input is a view holding a transpose: the elements of
 // one step come from different rows of memory and successive steps advance by a row (a blocked
 // matmul reading its blocks of A's rows, B's columns), where an input re-laid out once
-// (hoist-relayout) is read in order. A transpose of overlapping windows (slide) is not counted:
-// the windows a step reads are close together (a convolution's neighbouring windows).
+// (hoist-relayout) is read in order. A vector read so counts its lanes (it gathers them from as
+// many rows). A transpose of overlapping windows (slide) is not counted: the windows a step
+// reads are close together (a convolution's neighbouring windows); nor is a block of whole
+// columns transposed back (split(n, transpose(x)) read as the block's rows).
 //
 // And the accumulator values reductions read and write each step when they update an array of
 // accumulators in a loop (map or mapSeq over it): such an array lives in memory, where an

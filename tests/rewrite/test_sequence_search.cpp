@@ -222,6 +222,30 @@ TEST_CASE("intensity order keeps matmul's register-blocked vector structure") {
   CHECK(blockedVector(searchRewrites(matmul(), options)));
 }
 
+TEST_CASE("intensity order keeps a column sum's walk along rows") {
+  // Column sums: summed down each column, every value read lies a row from the last. Blocks of
+  // columns summed row by row (split-join, then map-reduce-interchange-rows) read each row's
+  // values in order; level 1 keeps them among the 1400 programs it finds, where counting the
+  // column walk's reads as plain reads made its vectors of a column (gathers) rank first.
+  const Definition colsum =
+      parseProgram(
+          "def colsum(A: [[float]N]M): [float]N =\n"
+          "  join(map(c -> reduce(0.0f, (acc, v) -> acc + v, c), transpose(A)))\n",
+          "colsum.weft")
+          .definitions.back();
+  SearchOptions options = defaultSearchOptions({4, 16});
+  options.maxLoweringsPerProgram = 0;
+  options.rankingSizes = {{"M", 4096}, {"N", 4096}};
+  const SearchReport report = searchRewrites(colsum, options);
+  CHECK(report.algorithmicStop == SearchStop::StructureLimit);
+  bool rowWalk = false;
+  for (const SearchedStructure& s : report.structures) {
+    const std::string text = sequenceText(s.sequence);
+    rowWalk = rowWalk || text.rfind("split-join@0 ; map-reduce-interchange-rows@0.0.0.0", 0) == 0;
+  }
+  CHECK(rowWalk);
+}
+
 TEST_CASE("unroll-accumulators adds each structure with its accumulator updates unrolled") {
   SearchOptions options = defaultSearchOptions({16});
   options.maxLoweringsPerProgram = 1;

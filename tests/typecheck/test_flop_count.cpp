@@ -207,6 +207,56 @@ def f(x: [[float]W]H): [float]1 =
         doctest::Approx(7 * 6));
 }
 
+TEST_CASE("a block of columns transposed back is read in order; vectors of a column gather") {
+  // Column sums with the columns in blocks of C, each block's sums as a row of accumulators
+  // walking its rows (split-join, then map-reduce-interchange-rows): each step reads C values
+  // of one row.
+  const Definition blocks = parsed(R"(
+def f(A: [[float]N]M): [float]N =
+  join(join(map(chunk -> transpose(reduce(map(c -> 0.0f, chunk),
+                                          (accs, ys) -> map(p -> p._0 + p._1, zip(accs, ys)),
+                                          transpose(map(c -> c, chunk)))),
+                split(4, transpose(A)))))
+)");
+  const ArithBinding sizes = {{"M", 8}, {"N", 16}};
+  OperationCounts rows = countOperations(blocks, sizes);
+  CHECK(rows.reductionReads == doctest::Approx(8 * 16));
+  CHECK(rows.transposedReductionReads == 0.0);
+  // The same sums down each column: every value from another row.
+  const Definition columns = parsed(R"(
+def f(A: [[float]N]M): [float]N =
+  join(map(c -> reduce(0.0f, (acc, v) -> acc + v, c), transpose(A)))
+)");
+  CHECK(countOperations(columns, sizes).transposedReductionReads == doctest::Approx(8 * 16));
+  // Columns read as vectors: one read per vector, but its lanes come from four rows.
+  const Definition vectorColumns = parsed(R"(
+def f(A: [[float]N]M): [float]N =
+  join(map(c -> reduce(0.0f, (acc, v) -> acc + dot(v, v), asVector(4, c)), transpose(A)))
+)");
+  OperationCounts gathered = countOperations(vectorColumns, sizes);
+  CHECK(gathered.reductionReads == doctest::Approx(8 * 16 / 4));
+  CHECK(gathered.transposedReductionReads == doctest::Approx(8 * 16));
+  // Two transposes around a map that groups each column into vectors do not cancel: step k
+  // reads, for every column, a vector of four rows.
+  const Definition groupedBack = parsed(R"(
+def f(A: [[float]N]M): [[float]N]1 =
+  reduce(map(c -> 0.0f, transpose(A)),
+         (accs, ys) -> map(p -> p._0 + dot(p._1, p._1), zip(accs, ys)),
+         transpose(map(c -> asVector(4, c), transpose(A))))
+)");
+  CHECK(countOperations(groupedBack, sizes).transposedReductionReads == doctest::Approx(8 * 16));
+  // Nor does a block of columns grouped so.
+  const Definition groupedBlocks = parsed(R"(
+def f(A: [[float]N]M): [float]N =
+  join(join(map(chunk -> transpose(reduce(map(c -> 0.0f, chunk),
+                                          (accs, ys) -> map(p -> p._0 + dot(p._1, p._1),
+                                                            zip(accs, ys)),
+                                          transpose(map(c -> asVector(4, c), chunk)))),
+                split(4, transpose(A)))))
+)");
+  CHECK(countOperations(groupedBlocks, sizes).transposedReductionReads == doctest::Approx(8 * 16));
+}
+
 TEST_CASE("accumulators updated in a loop are counted; unrolled, they are not") {
   // S float4 accumulators over K steps: a looped update reads and writes all S each step.
   const char* text = R"(
