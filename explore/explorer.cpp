@@ -1056,9 +1056,14 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       // A CPU implementation (PoCL) compiles each kernel again for its local size at its first
       // launch: done here too, off the measuring child's path.
       buildOnly.compileFirstLaunch = prep.device.deviceType == "cpu";
+      // Its build done, before the first launches (PrebuildPool::take's second deadline).
+      MeasurementEvents events;
+      events.phase = [fd](const std::string& phase, uint64_t ns) {
+        if (phase == "built") sendLine(fd, Json{{"event", "built"}, {"ns", ns}});
+      };
       Measurement m = measureVariant(context, prep.programOf(variant),
                                      prep.spaceOf(variant).binding(prep.points[variant]),
-                                     prep.inputs, buildOnly);
+                                     prep.inputs, buildOnly, events);
       Json out{{"event", "prebuilt"}, {"status", statusName(m.status)}, {"message", m.message}};
       if (m.buildMs) out["buildMs"] = *m.buildMs;
       if (!m.buildLog.empty()) out["buildLog"] = m.buildLog;
@@ -1192,7 +1197,10 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
           prebuilds.start(pending[ahead], prebuildBody(pending[ahead]));
         }
       }
-      prebuilt = prebuilds.take(index, options.timeoutSeconds);
+      const std::optional<uint64_t> bestSoFar = progress.bestNs;
+      prebuilt = prebuilds.take(index, options.timeoutSeconds, [&](double buildSeconds) {
+        return warmUpDeadlineSeconds(options, bestSoFar, buildSeconds);
+      });
       runSeconds += prebuilt.waitedSeconds;
     }
     VariantKey key{prep.target.program, device, compiler, prep.parametersOf(index)};
@@ -1384,6 +1392,11 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       }
       Json details{{"phase", phase}, {"childSeconds", outcome.seconds}};
       if (phase == "warm-up run") details["uncachedBuildSeconds"] = buildSeconds;
+      if (prebuilt.ran) {
+        details["prebuild"] = {{"status", prebuilt.status},
+                               {"message", prebuilt.message},
+                               {"waitedSeconds", prebuilt.waitedSeconds}};
+      }
       record.details = details.dump();
     }
     // The cost model's prediction and the order the variant was measured in.

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <utility>
@@ -26,7 +27,8 @@ void PrebuildPool::pause() { signalAll(SIGSTOP); }
 
 void PrebuildPool::resume() { signalAll(SIGCONT); }
 
-PrebuildPool::Result PrebuildPool::take(size_t variant, double seconds) {
+PrebuildPool::Result PrebuildPool::take(size_t variant, double seconds,
+                                        const std::function<double(double)>& afterBuild) {
   Result result;
   auto found = children_.find(variant);
   if (found == children_.end()) return result;
@@ -34,9 +36,10 @@ PrebuildPool::Result PrebuildPool::take(size_t variant, double seconds) {
   Child& child = found->second;
   kill(child.spawned.pid, SIGCONT);
   const auto start = Clock::now();
-  const Clock::time_point deadline = after(seconds);
+  Clock::time_point deadline = after(seconds);
   char buffer[4096];
   bool timedOut = false;
+  bool built = false;
   while (true) {
     auto now = Clock::now();
     if (now >= deadline) {
@@ -53,16 +56,38 @@ PrebuildPool::Result PrebuildPool::take(size_t variant, double seconds) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     child.data.append(buffer, static_cast<size_t>(n));
+    const size_t end = child.data.find('\n');
+    if (!built && afterBuild && end != std::string::npos) {
+      const Json line = Json::parse(child.data.substr(0, end), nullptr, false);
+      if (line.is_object() && line.value("event", "") == "built") {
+        built = true;
+        const double buildSeconds = static_cast<double>(line.value("ns", uint64_t{0})) * 1e-9;
+        deadline = std::min(deadline, after(afterBuild(buildSeconds)));
+      }
+    }
   }
   result.waitedSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   const int status = stop(child);
   const std::string data = std::move(child.data);
   children_.erase(found);  // `child` is gone from here on
   if (timedOut) {
-    result.message = "the pre-build was killed after " + std::to_string(seconds) + " s";
+    result.message = built ? "the pre-build's first launches ran past the warm-up's cut-off "
+                             "(killed after " +
+                                 std::to_string(result.waitedSeconds) + " s)"
+                           : "the pre-build was killed after " + std::to_string(seconds) + " s";
     return result;
   }
-  Json message = Json::parse(data.substr(0, data.find('\n')), nullptr, false);
+  // Its result: the line after the "built" line, when there is one.
+  std::string last = data.substr(0, data.find('\n'));
+  for (size_t begin = 0, end; (end = data.find('\n', begin)) != std::string::npos;
+       begin = end + 1) {
+    const Json line = Json::parse(data.substr(begin, end - begin), nullptr, false);
+    if (line.is_object() && line.value("event", "") != "built") {
+      last = data.substr(begin, end - begin);
+      break;
+    }
+  }
+  Json message = Json::parse(last, nullptr, false);
   if (!message.is_object()) {
     result.message =
         "the pre-build gave no result (" +

@@ -16,8 +16,8 @@
 // one core), so on a CPU device a pre-build also launches each kernel that has a local size of
 // its own over one work-group (MeasurementOptions::compileFirstLaunch), which fills PoCL's cache
 // with that compilation too; kernels whose local size the implementation chooses are still
-// compiled in the measuring child. A pre-build writes one JSON line: its status, message and
-// build time, or an error.
+// compiled in the measuring child. A pre-build writes a JSON line when it has built (before those
+// launches), then one with its status, message and build time, or an error.
 #pragma once
 
 #include <cstddef>
@@ -56,8 +56,13 @@ class PrebuildPool {
   void resume();
 
   // Waits for the variant's pre-build (killed when `seconds` pass first; resumed first if
-  // paused) and forgets it. A variant without a pre-build gives Result{ran = false}.
-  Result take(size_t variant, double seconds);
+  // paused) and forgets it. A variant without a pre-build gives Result{ran = false}. A
+  // pre-build that reports its build done ({"event": "built", "ns": ...}, before its first
+  // launches) is given `afterBuild(build seconds)` seconds more at most from then: one
+  // work-group of a variant can run for as long as the variant (a kernel of one work-group),
+  // and its first launch should not outlast the cut-off of the measuring child's warm-up.
+  Result take(size_t variant, double seconds,
+              const std::function<double(double)>& afterBuild = nullptr);
 
  private:
   struct Child {

@@ -14,6 +14,7 @@
 
 #include "explore/child_process.h"
 #include "explore/generator_process.h"
+#include "explore/prebuild_pool.h"
 
 using namespace weft::explore::process;
 
@@ -59,4 +60,45 @@ TEST_CASE("the explorer's children are the out-of-memory killer's first choice")
   // A SIGKILL that was not a deadline names the usual culprits.
   CHECK(signalText(SIGKILL).find("out-of-memory killer") != std::string::npos);
   CHECK(signalText(SIGSEGV) == "signal 11 (SIGSEGV)");
+}
+
+TEST_CASE("a pre-build whose first launches outlast the warm-up's cut-off is killed then") {
+  // A kernel of one work-group runs as long over one work-group as in full: the pre-build's
+  // launch of it ran to the phase cap (120 s) while the measuring child's warm-up was cut off
+  // after 5 s. Once it reports its build, a pre-build has the seconds afterBuild gives.
+  PrebuildPool pool;
+  pool.start(1, [](int fd) {
+    sendLine(fd, Json{{"event", "built"}, {"ns", 2000000000}});
+    sleep(60);
+    sendLine(fd, Json{{"event", "prebuilt"}, {"status", "ok"}});
+  });
+  double buildSecondsSeen = -1;
+  const auto start = Clock::now();
+  PrebuildPool::Result slow = pool.take(1, 60, [&](double buildSeconds) {
+    buildSecondsSeen = buildSeconds;
+    return 0.5;
+  });
+  const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  CHECK(buildSecondsSeen == doctest::Approx(2.0));
+  CHECK(waited < 10);
+  CHECK(slow.ran);
+  CHECK(slow.status.empty());
+  CHECK(slow.message.find("first launches ran past the warm-up's cut-off") != std::string::npos);
+  // One that ends in time gives the result after its "built" line.
+  pool.start(2, [](int fd) {
+    sendLine(fd, Json{{"event", "built"}, {"ns", 1000}});
+    sendLine(fd, Json{{"event", "prebuilt"}, {"status", "ok"}, {"buildMs", 3.0}});
+  });
+  PrebuildPool::Result quick = pool.take(2, 60, [](double) { return 30.0; });
+  CHECK(quick.status == "ok");
+  REQUIRE(quick.buildMs.has_value());
+  CHECK(*quick.buildMs == doctest::Approx(3.0));
+  // Without afterBuild, only the first deadline counts.
+  pool.start(3, [](int fd) {
+    sendLine(fd, Json{{"event", "built"}, {"ns", 1000}});
+    sendLine(fd, Json{{"event", "prebuilt"}, {"status", "invalid"}, {"message", "spills"}});
+  });
+  PrebuildPool::Result plain = pool.take(3, 60);
+  CHECK(plain.status == "invalid");
+  CHECK(plain.message == "spills");
 }
