@@ -538,6 +538,15 @@ void emitFilePoint(const EmitOptions& options) {
   ArithBinding sizes = parseSizeOptions(options.sizes, definition, known);
   checkSizeValues(definition, sizes);
   std::map<std::string, int64_t> given = parseParams(options.params);
+  // rewrite=HASH names a structure of the rewrite search by a hash of its program: only the
+  // rule sequence the results database records with it rebuilds it.
+  if (given.count(explore::kRewriteParameter)) {
+    throw std::runtime_error(
+        "--params: rewrite=" + std::to_string(given.at(explore::kRewriteParameter)) +
+        " names a structure of the rewrite search, which its rule sequence in the results "
+        "database rebuilds: export it from there, e.g. weft emit " +
+        options.file + " --size ... --db RESULTS.db --pick fastest (or --pick sample=N) --out DIR");
+  }
   // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
   // tile sizes are the parameters then, and vector_width=V the width of one that vectorises.
   std::optional<explore::ExploreTarget> fused;

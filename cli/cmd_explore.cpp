@@ -444,7 +444,17 @@ void runExplore(const ExploreCommandOptions& options) {
                                " layers could not be explored: " + names);
     }
   }
-  if (!options.json) std::cout << "report: weft report --db " << options.db << "\n";
+  if (!options.json) {
+    std::cout << "report: weft report --db " << options.db << "\n";
+    // The command that exports the best variant as a drop-in, where one target was explored.
+    if (targets.size() == 1 && (!options.file.empty() || !options.layer.empty())) {
+      std::string source = options.file.empty() ? "--layer " + options.layer : options.file;
+      if (!options.definition.empty()) source += " --def " + options.definition;
+      for (const std::string& size : options.sizes) source += " --size " + size;
+      std::cout << "export: weft emit " << source << " --db " << options.db
+                << " --pick fastest --out DIR\n";
+    }
+  }
 }
 
 }  // namespace
