@@ -85,9 +85,30 @@ int64_t constantLane(const Arith& lane) {
   auto value = lane.constant();
   if (!value) {
     fail("a vector lane chosen at run time (" + lane.toString() +
-         ") cannot be accessed in a private vector; store the vectors in memory or unroll");
+         ") cannot be accessed in a vector value; store the vectors in memory or unroll");
   }
   return *value;
+}
+
+const char* addressSpaceC(AddressSpace space) {
+  switch (space) {
+    case AddressSpace::Private:
+      return "private";
+    case AddressSpace::Local:
+      return "local";
+    case AddressSpace::Global:
+      return "global";
+  }
+  return "private";
+}
+
+// A lane chosen at run time of the array of vectors `base`: OpenCL C lays a vector out as its
+// components in order, so the vectors are read as an array of their scalars,
+// `((private float*)base)[element]`.
+std::string componentOf(const std::string& base, AddressSpace space, ScalarKind kind,
+                        const Arith& element) {
+  return std::string("((") + addressSpaceC(space) + " " + cTypeName(Type::scalar(kind)) + "*)" +
+         base + ")[" + element.toC() + "]";
 }
 
 std::string literalC(double value, ScalarKind kind) {
@@ -442,7 +463,15 @@ ResolvedElement resolveVectorStorage(const View& view, const Arith& offset, cons
     result.expression = vector;
     return result;
   }
-  result.laneOfVector = static_cast<int>(constantLane(lane ? *lane : offset % width));
+  const Arith laneIndex = lane ? *lane : offset % width;
+  if (!laneIndex.isConstant()) {
+    // The array is then addressed at run time: it stays an array (not promoted to scalars).
+    result.arrays.back().constantIndex = false;
+    result.expression =
+        componentOf(view.name, view.space, type.scalarKind(), vectorIndex * width + laneIndex);
+    return result;
+  }
+  result.laneOfVector = static_cast<int>(constantLane(laneIndex));
   result.vectorOfLane = vector;
   result.widthOfLaneVector = static_cast<int>(view.vectorStorage);
   result.expression = vector + laneSuffix(result.laneOfVector);
