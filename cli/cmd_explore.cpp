@@ -209,13 +209,28 @@ std::pair<explore::WorkloadRequest, std::shared_ptr<const explore::Workload>> ex
   return {std::move(request), workload};
 }
 
+// Why code generation failed for a structure, without the names and numbers of the program it
+// failed on: the code generator's message up to its first parenthesis or semicolon; "" where
+// `text` does not say that generation failed.
+std::string codegenFailure(const std::string& text) {
+  const std::string marker = "codegen error: ";
+  const size_t at = text.find(marker);
+  if (at == std::string::npos) return "";
+  std::string message = text.substr(at + marker.size());
+  message =
+      message.substr(0, std::min({message.find(" ("), message.find(';'), message.find('\n')}));
+  return "code generation failed: " + message;
+}
+
 // One line for the structures without valid variants (a space that is empty on this device is
 // expected: a register budget or a vector width rules out some blocks), with the most frequent
-// reason: the phrase in parentheses that ends the last explained constraint of each conflict.
+// reason: the phrase in parentheses that ends the last explained constraint of each conflict,
+// or the code generator's message.
 std::string emptyStructuresSummary(const std::vector<std::string>& empty, size_t withVariants) {
   std::map<std::string, size_t> reasons;
   for (const std::string& text : empty) {
-    std::string reason = text.substr(0, text.find('\n'));
+    std::string reason = codegenFailure(text);
+    if (reason.empty()) reason = text.substr(0, text.find('\n'));
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
       const size_t open = line.rfind(" (");
