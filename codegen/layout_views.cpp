@@ -102,6 +102,14 @@ ViewPtr Generator::inverseLayout(const Expr& e, const ViewPtr& dest) {
       return joinView(dest);
     case Op::Transpose:
       return transposeView(dest);
+    case Op::Reorder: {
+      // A reorder is a permutation: reverse is its own inverse, and LIFT's stride s over n
+      // elements (i -> i / (n / s) + s * (i % (n / s))) is undone by stride n / s.
+      const IndexFunction function = e.attribute().indexFunction;
+      if (function == IndexFunction::Reverse) return reorderView(dest, function, Arith(1));
+      const Arith n = typeOf(e.args()[0]).arrayLength();
+      return reorderView(dest, function, n / e.attribute().stride);
+    }
     case Op::AsScalar:
       return asVectorView(dest, typeOf(e.args()[0]).arrayElement().vectorWidth());
     case Op::AsVector:
@@ -136,6 +144,7 @@ bool Generator::invertibleChain(const Expr& body, const Expr& param) {
     case Op::Join:
     case Op::Split:
     case Op::Transpose:
+    case Op::Reorder:
     case Op::AsScalar:
     case Op::AsVector:
     case Op::Crop:

@@ -18,9 +18,10 @@
 // The dimension of a map that starts or continues a nest is the number of parallel levels
 // from it down (itself included, at most the dimensions still free), minus one, so the
 // innermost parallel map is dimension 0 and dimensions decrease from the outside in; a map
-// below the third level is sequential. Slide, pad, crop, reorder and zip do not continue a
-// nest: a map under them is read through a view, not written in place, so giving it threads
-// of the same kernel would let work-items read what others write.
+// below the third level is sequential. Slide, pad, crop and zip do not continue a nest: a map
+// under them is read through a view, not written in place, so giving it threads of the same
+// kernel would let work-items read what others write. A reorder does: it is a permutation,
+// written through its inverse.
 //
 // A map whose function only rearranges data (its body is made of layout and tuple primitives,
 // id, fill and such maps over params and literals, e.g. the map(transpose) of slide2D)
@@ -61,6 +62,7 @@ bool continuesSpine(Op op) {
     case Op::Join:
     case Op::Split:
     case Op::Transpose:
+    case Op::Reorder:
     case Op::AsVector:
     case Op::AsScalar:
     case Op::Id:
