@@ -82,13 +82,46 @@ int mapNesting(const Expr& e) {
   return deepest + (isMapLike(e) && computes(e.funs()[0]) ? 1 : 0);
 }
 
+// Whether a mapGlb or mapWrg inside a kernel (below another one) is off the spine of values
+// the kernel writes in place: in a let's value, a reduction, the data a map reads, or under a
+// primitive that is not a permutation of its argument. Its result would be read back by the
+// work-items of the same kernel, which code generation refuses (mapLcl's staging in local
+// memory, read after a barrier, is not such a map).
+bool parallelMapOffSpine(const Expr& e, bool insideKernel, bool onSpine) {
+  if (e.isLambda()) return parallelMapOffSpine(e.body(), insideKernel, onSpine);
+  if (!e.isPrim()) return false;
+  const Op op = e.primOp();
+  const bool parallel = op == Op::MapGlb || op == Op::MapWrg;
+  if (parallel && insideKernel && !onSpine) return true;
+  const bool inside = insideKernel || parallel;
+  // A map's, a let's or an address-space wrapper's function writes the node's value; a
+  // parallel map's function starts the spine of its work-items.
+  const bool functionWrites = isMapLike(e) || op == Op::Let || op == Op::ToGlobal ||
+                              op == Op::ToLocal || op == Op::ToPrivate;
+  for (const Expr& f : e.funs()) {
+    if (parallelMapOffSpine(f, inside, functionWrites && (parallel || onSpine))) return true;
+  }
+  // Join, split, transpose, reorder, asVector, asScalar and id are written through.
+  const bool writtenThrough = op == Op::Join || op == Op::Split || op == Op::Transpose ||
+                              op == Op::Reorder || op == Op::AsVector || op == Op::AsScalar ||
+                              op == Op::Id;
+  for (size_t i = 0; i < e.args().size(); ++i) {
+    if (parallelMapOffSpine(e.args()[i], inside, writtenThrough && i == 0 && onSpine)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // How far the thread mapping of a partly lowered program is decided. A parallel map of
 // dimension d > 0 needs one of dimension d - 1 of its kind inside it (so that dimension 0 is the
 // innermost), and a mapWrg needs a mapLcl inside: Complete when every such need is met, Pending
-// when an unlowered map inside could still meet the unmet ones, Dead when one never can.
+// when an unlowered map inside could still meet the unmet ones, Dead when one never can (and
+// when a parallel map's result would be read back in its kernel: parallelMapOffSpine).
 enum class ThreadMapping { Complete, Pending, Dead };
 
 ThreadMapping threadMapping(const Expr& body) {
+  if (parallelMapOffSpine(body, false, true)) return ThreadMapping::Dead;
   ThreadMapping state = ThreadMapping::Complete;
   forEachNode(body, [&](const Expr& e) {
     if (state == ThreadMapping::Dead) return;
