@@ -144,13 +144,22 @@ ThreadMapping threadMapping(const Expr& body) {
   return state;
 }
 
-// The floating-point operations per value its reductions read (typecheck/flop_count.h) of a
-// program at `sizes`, its unbound sizes at 256 and its tuning variables at 64 where their ranges
-// allow (the nearest end otherwise); 0 when that does not evaluate. A value read through a
-// transposing view counts once more (per lane of a vector): it lands on another cache line than
-// its neighbour in the step, so a reduction down the columns of a matrix ranks below the same
-// reduction walking its rows with a block of accumulators, vectorised or not.
-double rankingIntensity(const Definition& definition, const ArithBinding& sizes) {
+// Two rankings of a program at `sizes` (its unbound sizes at 256, its tuning variables at 64
+// where their ranges allow, the nearest end otherwise; 0 when that does not evaluate): the
+// floating-point operations per value its reductions read (typecheck/flop_count.h), which rises
+// with the values a block of accumulators reuses, and the same with each value read through a
+// transposing view counted once more (per lane of a vector), which also sees locality: a
+// reduction down the columns of a matrix ranks below the same reduction walking its rows with a
+// block of accumulators. Neither alone keeps both: the first ranks a column sum's vectors
+// gathered down its columns first, the second a product's row-by-row vector dots above its
+// register blocks (whose block of rows it counts as read down columns, although each row is
+// read in order from step to step).
+struct Ranking {
+  double intensity = 0;
+  double localIntensity = 0;
+};
+
+Ranking rankingIntensity(const Definition& definition, const ArithBinding& sizes) {
   ArithBinding binding = sizes;
   std::vector<Arith> tuning;
   for (const Arith& variable : variableOccurrences(definition)) {
@@ -180,9 +189,9 @@ double rankingIntensity(const Definition& definition, const ArithBinding& sizes)
   try {
     const OperationCounts counts = countOperations(definition, binding);
     const double reads = counts.reductionReads + counts.transposedReductionReads;
-    return reads > 0 ? static_cast<double>(counts.flops) / reads : 0.0;
+    return {counts.intensity(), reads > 0 ? static_cast<double>(counts.flops) / reads : 0.0};
   } catch (const std::exception&) {
-    return 0;
+    return {};
   }
 }
 
@@ -459,26 +468,36 @@ class Search {
   bool heuristicOn(const char* name) const { return !options_.disabledHeuristics.count(name); }
 
   // The indices of the `room` programs of `found` that level 1 keeps, ascending: all when they
-  // fit; else half of the room by arithmetic intensity (intensity-order; ties: fewer steps,
-  // then the order found) and the rest a seeded sample of the others.
+  // fit; else half of the room by the rankings (intensity-order: the first half of those by
+  // operations per value read, the rest by the same with locality, rankingIntensity; ties:
+  // fewer steps, then the order found) and the rest a seeded sample of the others.
   std::vector<size_t> chosen(const std::vector<SearchNode>& found, size_t room) const {
     if (found.size() <= room) return sampledIndices(found.size(), found.size(), 0);
     std::vector<size_t> kept;
     std::vector<bool> taken(found.size(), false);
     if (heuristicOn(kIntensityOrder)) {
-      std::vector<double> intensity(found.size());
+      std::vector<Ranking> ranking(found.size());
       for (size_t i = 0; i < found.size(); ++i) {
-        intensity[i] = rankingIntensity(found[i].definition, options_.rankingSizes);
+        ranking[i] = rankingIntensity(found[i].definition, options_.rankingSizes);
       }
-      std::vector<size_t> order = sampledIndices(found.size(), found.size(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (intensity[a] != intensity[b]) return intensity[a] > intensity[b];
-        return found[a].sequence.size() < found[b].sequence.size();
-      });
-      for (size_t i = 0; i < (room + 1) / 2; ++i) {
-        kept.push_back(order[i]);
-        taken[order[i]] = true;
-      }
+      auto keepBest = [&](double Ranking::*measure, size_t count) {
+        std::vector<size_t> order = sampledIndices(found.size(), found.size(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          if (ranking[a].*measure != ranking[b].*measure) {
+            return ranking[a].*measure > ranking[b].*measure;
+          }
+          return found[a].sequence.size() < found[b].sequence.size();
+        });
+        for (size_t i = 0; i < order.size() && count > 0; ++i) {
+          if (taken[order[i]]) continue;
+          kept.push_back(order[i]);
+          taken[order[i]] = true;
+          --count;
+        }
+      };
+      const size_t ranked = (room + 1) / 2;
+      keepBest(&Ranking::intensity, (ranked + 1) / 2);
+      keepBest(&Ranking::localIntensity, ranked / 2);
     }
     std::vector<size_t> rest;
     for (size_t i = 0; i < found.size(); ++i) {
