@@ -8,12 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
-
 #include <vector>
 
-#include "codegen/compile_pipeline.h"
 #include "host/program_runner.h"
-#include "ir/parser.h"
 #include "tests/support/opencl_program_check.h"
 
 using namespace weft;
@@ -28,15 +25,7 @@ host::Context& context() {
 // Checks `text` against the interpreter and returns its one kernel's global size, specialised
 // for `sizes` (a single work-item kernel, computing everything before reading it back, has 1).
 std::vector<std::string> check(const std::string& text, const ArithBinding& sizes) {
-  testing::checkProgramTextAgainstInterpreter(context(), text, "reorder.weft", sizes, 3);
-  const Definition definition = parseProgram(text, "reorder.weft").definitions.back();
-  const CompiledProgram compiled = compileToOpenCL(definition, sizes);
-  REQUIRE(compiled.kernels.size() == 1);
-  std::vector<std::string> global;
-  for (int d = 0; d < compiled.kernels[0].dimensions; ++d) {
-    global.push_back(compiled.kernels[0].globalSize[d].toString());
-  }
-  return global;
+  return testing::checkedKernelGlobalSize(context(), text, "reorder.weft", sizes, 3);
 }
 
 }  // namespace

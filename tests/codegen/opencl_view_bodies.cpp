@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/compile_pipeline.h"
 #include "host/program_runner.h"
-#include "ir/parser.h"
 #include "tests/support/opencl_program_check.h"
 
 using namespace weft;
@@ -24,14 +22,7 @@ host::Context& context() {
 // Runs `text` against the interpreter and returns the global size of its one kernel,
 // specialised for `sizes`.
 std::vector<std::string> globalSize(const std::string& text, const ArithBinding& sizes) {
-  testing::checkProgramTextAgainstInterpreter(context(), text, "view_body.weft", sizes, 5);
-  const Definition definition = parseProgram(text, "view_body.weft").definitions.back();
-  const CompiledProgram compiled = compileToOpenCL(definition, sizes);
-  REQUIRE(compiled.kernels.size() == 1);
-  const KernelPlan& kernel = compiled.kernels[0];
-  std::vector<std::string> global;
-  for (int d = 0; d < kernel.dimensions; ++d) global.push_back(kernel.globalSize[d].toString());
-  return global;
+  return testing::checkedKernelGlobalSize(context(), text, "view_body.weft", sizes, 5);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "codegen/compile_pipeline.h"
 #include "host/program_runner.h"
 #include "ir/expr.h"
 #include "ir/interp.h"
@@ -100,6 +101,23 @@ inline std::vector<std::string> checkProgramTextAgainstInterpreter(
   return checkSymbolicAndSpecialised(
       context, definition, inputs, sizes, expected, 1e-5,
       [kernels](const CompiledProgram& compiled) { CHECK(compiled.kernels.size() == kernels); });
+}
+
+// The same check of a program of one kernel, then that kernel's global size per dimension,
+// specialised for `sizes` (a single work-item kernel has {"1"}).
+inline std::vector<std::string> checkedKernelGlobalSize(host::Context& context,
+                                                        const std::string& text,
+                                                        const std::string& fileName,
+                                                        const ArithBinding& sizes, uint64_t seed) {
+  checkProgramTextAgainstInterpreter(context, text, fileName, sizes, seed);
+  const Definition definition = parseProgram(text, fileName).definitions.back();
+  const CompiledProgram compiled = compileToOpenCL(definition, sizes);
+  REQUIRE(compiled.kernels.size() == 1);
+  std::vector<std::string> global;
+  for (int d = 0; d < compiled.kernels[0].dimensions; ++d) {
+    global.push_back(compiled.kernels[0].globalSize[d].toString());
+  }
+  return global;
 }
 
 }  // namespace weft::testing
