@@ -55,23 +55,6 @@ namespace {
 
 constexpr int kMaxDimensions = 3;
 
-// Layout primitives (and id) whose result a parallel map may write through: each element of
-// their result is exactly one element of their argument, so a write view exists.
-bool continuesSpine(Op op) {
-  switch (op) {
-    case Op::Join:
-    case Op::Split:
-    case Op::Transpose:
-    case Op::Reorder:
-    case Op::AsVector:
-    case Op::AsScalar:
-    case Op::Id:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool isPureLayout(const Expr& e);
 
 // A lambda whose body only rearranges its params (or captured values).
@@ -108,7 +91,7 @@ bool mayBeParallel(const Expr& e) {
 // The map that continues a nest from the result expression `e`, if any.
 Expr spineMap(const Expr& e) {
   if (!e.isPrim()) return Expr();
-  if (continuesSpine(e.primOp())) return spineMap(e.args()[0]);
+  if (isWrittenThroughPrimitive(e.primOp())) return spineMap(e.args()[0]);
   if (mayBeParallel(e)) return e;
   return Expr();
 }
@@ -126,7 +109,7 @@ int nestDepth(const Expr& map) {
 bool writableChain(const Expr& body, const Expr& param) {
   if (body.isParam()) return body.paramId() == param.paramId();
   if (!body.isPrim()) return false;
-  if (continuesSpine(body.primOp())) return writableChain(body.args()[0], param);
+  if (isWrittenThroughPrimitive(body.primOp())) return writableChain(body.args()[0], param);
   if (body.isPrim(Op::Map) && isPureLayoutFunction(body.funs()[0])) {
     const Expr& f = body.funs()[0];
     return f.params().size() == 1 && writableChain(f.body(), f.params()[0]) &&
@@ -142,7 +125,9 @@ bool isWritableViewMap(const Expr& e) {
 }
 
 // Primitives through which the host level writes its destination.
-bool writableAtHost(const Expr& e) { return continuesSpine(e.primOp()) || isWritableViewMap(e); }
+bool writableAtHost(const Expr& e) {
+  return isWrittenThroughPrimitive(e.primOp()) || isWritableViewMap(e);
+}
 
 // Values read through views, whatever their arguments.
 bool isViewLike(const Expr& e) {
@@ -248,7 +233,7 @@ class Lowering {
       return Expr::prim(Op::ReduceSeq, e.nats(), lowerAll(e.funs(), kSequential),
                         lowerAll(e.args(), kSequential), e.attribute(), e.loc());
     }
-    if (continuesSpine(op)) return rebuild(e, e.funs(), place);
+    if (isWrittenThroughPrimitive(op)) return rebuild(e, e.funs(), place);
     return e.withChildren(e.nats(), lowerAll(e.funs(), kSequential),
                           lowerAll(e.args(), kSequential));
   }

@@ -90,24 +90,12 @@ int64_t constantLane(const Arith& lane) {
   return *value;
 }
 
-const char* addressSpaceC(AddressSpace space) {
-  switch (space) {
-    case AddressSpace::Private:
-      return "private";
-    case AddressSpace::Local:
-      return "local";
-    case AddressSpace::Global:
-      return "global";
-  }
-  return "private";
-}
-
 // A lane chosen at run time of the array of vectors `base`: OpenCL C lays a vector out as its
 // components in order, so the vectors are read as an array of their scalars,
 // `((private float*)base)[element]`.
 std::string componentOf(const std::string& base, AddressSpace space, ScalarKind kind,
                         const Arith& element) {
-  return std::string("((") + addressSpaceC(space) + " " + cTypeName(Type::scalar(kind)) + "*)" +
+  return std::string("((") + addressSpaceName(space) + " " + cTypeName(Type::scalar(kind)) + "*)" +
          base + ")[" + element.toC() + "]";
 }
 

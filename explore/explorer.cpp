@@ -991,6 +991,19 @@ double warmUpDeadlineSeconds(const ExploreOptions& options, std::optional<uint64
                            options.firstLaunchCompileFactor * std::max(0.0, buildSeconds));
 }
 
+namespace {
+
+// What a variant's pre-build reported, for its record's details.
+Json prebuildDetails(const PrebuildPool::Result& prebuilt) {
+  Json details{{"status", prebuilt.status},
+               {"message", prebuilt.message},
+               {"waitedSeconds", prebuilt.waitedSeconds}};
+  if (!prebuilt.buildLog.empty()) details["buildLog"] = prebuilt.buildLog;
+  return details;
+}
+
+}  // namespace
+
 ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& options) {
   const auto start = Clock::now();
   ResultsDb db(options.db);
@@ -1197,9 +1210,8 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
           prebuilds.start(pending[ahead], prebuildBody(pending[ahead]));
         }
       }
-      const std::optional<uint64_t> bestSoFar = progress.bestNs;
       prebuilt = prebuilds.take(index, options.timeoutSeconds, [&](double buildSeconds) {
-        return warmUpDeadlineSeconds(options, bestSoFar, buildSeconds);
+        return warmUpDeadlineSeconds(options, progress.bestNs, buildSeconds);
       });
       runSeconds += prebuilt.waitedSeconds;
     }
@@ -1289,12 +1301,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       record.status = VariantStatus::Invalid;
       record.message = prebuilt.message + " (found by its pre-build)";
       record.buildMs = prebuilt.buildMs;
-      Json details{{"phase", "pre-build"},
-                   {"prebuild",
-                    {{"status", prebuilt.status},
-                     {"message", prebuilt.message},
-                     {"waitedSeconds", prebuilt.waitedSeconds}}}};
-      if (!prebuilt.buildLog.empty()) details["prebuild"]["buildLog"] = prebuilt.buildLog;
+      Json details{{"phase", "pre-build"}, {"prebuild", prebuildDetails(prebuilt)}};
       record.details = details.dump();
     } else if (launcherDied) {
       record.status = VariantStatus::Crashed;
@@ -1333,10 +1340,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
           details["cachedBuildMs"] = record.buildMs ? Json(*record.buildMs) : Json(nullptr);
           record.buildMs = prebuilt.buildMs;
         }
-        details["prebuild"] = {{"status", prebuilt.status},
-                               {"message", prebuilt.message},
-                               {"waitedSeconds", prebuilt.waitedSeconds}};
-        if (!prebuilt.buildLog.empty()) details["prebuild"]["buildLog"] = prebuilt.buildLog;
+        details["prebuild"] = prebuildDetails(prebuilt);
       }
       // weft's own time for this variant: the generator's (generation, its fork of the
       // measuring child, messages) plus the explorer's work around the generator (everything
@@ -1392,11 +1396,7 @@ ExploreSummary runExploration(const Preparation& prep, const ExploreOptions& opt
       }
       Json details{{"phase", phase}, {"childSeconds", outcome.seconds}};
       if (phase == "warm-up run") details["uncachedBuildSeconds"] = buildSeconds;
-      if (prebuilt.ran) {
-        details["prebuild"] = {{"status", prebuilt.status},
-                               {"message", prebuilt.message},
-                               {"waitedSeconds", prebuilt.waitedSeconds}};
-      }
+      if (prebuilt.ran) details["prebuild"] = prebuildDetails(prebuilt);
       record.details = details.dump();
     }
     // The cost model's prediction and the order the variant was measured in.

@@ -55,6 +55,21 @@ bool isRearrangingPrimitive(Op op) {
          op == Op::Fill;
 }
 
+bool isWrittenThroughPrimitive(Op op) {
+  switch (op) {
+    case Op::Join:
+    case Op::Split:
+    case Op::Transpose:
+    case Op::Reorder:
+    case Op::AsVector:
+    case Op::AsScalar:
+    case Op::Id:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::optional<Op> findPrimitive(std::string_view name) {
   static const std::unordered_map<std::string_view, Op> byName = [] {
     std::unordered_map<std::string_view, Op> map;

@@ -83,6 +83,11 @@ bool isLayoutPrimitive(Op op);
 // and tuple primitives, id and fill. Code generation reads them through views; the lowering
 // leaves maps of such functions high-level for the same reason.
 bool isRearrangingPrimitive(Op op);
+// Of those, the ones each element of whose result is exactly one element of their (first)
+// argument, so that a value can be written through them (join, split, transpose, reorder,
+// asVector, asScalar, id): the lowering continues a parallel nest through them, and the
+// rewrite search's lowering level checks that a kernel's parallel maps stay on that path.
+bool isWrittenThroughPrimitive(Op op);
 const std::vector<PrimInfo>& allPrimitives();
 std::optional<Op> findPrimitive(std::string_view name);
 

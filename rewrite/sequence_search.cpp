@@ -101,10 +101,7 @@ bool parallelMapOffSpine(const Expr& e, bool insideKernel, bool onSpine) {
   for (const Expr& f : e.funs()) {
     if (parallelMapOffSpine(f, inside, functionWrites && (parallel || onSpine))) return true;
   }
-  // Join, split, transpose, reorder, asVector, asScalar and id are written through.
-  const bool writtenThrough = op == Op::Join || op == Op::Split || op == Op::Transpose ||
-                              op == Op::Reorder || op == Op::AsVector || op == Op::AsScalar ||
-                              op == Op::Id;
+  const bool writtenThrough = isWrittenThroughPrimitive(op);
   for (size_t i = 0; i < e.args().size(); ++i) {
     if (parallelMapOffSpine(e.args()[i], inside, writtenThrough && i == 0 && onSpine)) {
       return true;
