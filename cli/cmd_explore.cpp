@@ -22,9 +22,9 @@
 // cheapest (explore/explorer.h orderFamiliesTakingTurns), so that the fast ones set the
 // cut-offs before the slow ones run;
 // --order random keeps the sampled order. The set of variants is the same either way.
-// --candidates C (default 8) samples C times as many points and keeps --samples of them: half
-// the cheapest the cost model predicts, half a seeded draw from the rest (explore/explorer.h
-// ExploreOptions::candidates); 1 keeps the points as sampled.
+// --candidates C (default 8) samples C times as many points, and one of every structure those
+// miss, and keeps --samples of them: half the cheapest the cost model predicts, half a seeded
+// draw from the rest (explore/explorer.h sampleCandidates); 1 keeps the points as sampled.
 //
 // Progress goes to stderr (done/total, failures by status, best time, ETA; one line per
 // variant when stderr is not a terminal); --quiet leaves it out. Structures whose space is empty
@@ -580,10 +580,10 @@ void registerExplore(CLI::App& app) {
       ->type_name("cost|random");
   command
       ->add_option("--candidates", options->candidates,
-                   "sample this many times --samples points and keep --samples of them: half "
-                   "the cheapest the workload's cost model predicts, half at random from the "
-                   "rest (default 8; 1: keep the points as sampled; without a cost model the "
-                   "points are kept as sampled)")
+                   "sample this many times --samples points (and one of every structure they "
+                   "miss) and keep --samples of them: half the cheapest the workload's cost "
+                   "model predicts, half at random from the rest (default 8; 1: keep the "
+                   "points as sampled; without a cost model the points are kept as sampled)")
       ->type_name("C");
   command
       ->add_option("--fusion", options->fusion,

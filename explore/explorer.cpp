@@ -293,7 +293,8 @@ std::map<std::string, int64_t> parseRecordedParameters(const std::string& json) 
 
 SampledTarget sampleTarget(const ExploreTarget& target,
                            const std::optional<host::DeviceProfile>& profile, size_t samples,
-                           uint64_t seed, const SamplerOptions& samplerOptions) {
+                           uint64_t seed, const SamplerOptions& samplerOptions,
+                           StructureCoverage coverage) {
   const auto start = Clock::now();
   SpaceOptions spaceOptions;
   spaceOptions.switches = target.switches;
@@ -439,6 +440,11 @@ SampledTarget sampleTarget(const ExploreTarget& target,
       ++assigned;
     }
   }
+  if (coverage == StructureCoverage::EveryStructure) {
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i] == 0 && capacities[i] > 0) wanted[i] = 1;
+    }
+  }
   std::vector<size_t> wantedOfBuilt(builtSpaces.size(), 0);
   std::vector<uint64_t> seedOfBuilt(builtSpaces.size(), 0);
   for (size_t i = 0; i < spaces.size(); ++i) {
@@ -508,8 +514,8 @@ SampledTarget sampleCandidates(const ExploreTarget& target,
   if (candidates <= 1 || !target.predictSeconds || !profile) {
     return sampleTarget(target, profile, samples, seed, options);
   }
-  SampledTarget drawn =
-      sampleTarget(target, profile, samples * std::min<size_t>(candidates, 1000), seed, options);
+  SampledTarget drawn = sampleTarget(target, profile, samples * std::min<size_t>(candidates, 1000),
+                                     seed, options, StructureCoverage::EveryStructure);
   if (drawn.points.size() <= samples) return drawn;
   const host::DeviceProfile reported = host::withoutProbedRates(*profile);
   std::vector<std::optional<double>> costs(drawn.points.size());
@@ -895,24 +901,31 @@ std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& c
     std::iota(kept.begin(), kept.end(), size_t{0});
     return kept;
   }
-  // Each family's candidates in ascending predicted cost (one family when none are given).
-  std::map<size_t, std::vector<size_t>> byFamily;
+  // Each family's candidates in ascending predicted cost (one family when none are given), the
+  // families in the order of their cheapest: where the cheap half has fewer places than there
+  // are families (a search's many algorithmic families, a few samples), the families the model
+  // predicts cheapest take them (across families it ranks only to about
+  // kFamiliesTakeTurnsWithin, but better than a random order within that band:
+  // bench/results/candidate-coverage-s69-amd.md).
+  std::vector<std::vector<size_t>> byFamily;
+  std::map<size_t, size_t> familyPosition;
   for (size_t i : orderByPredictedCost(costs)) {
-    byFamily[families.empty() ? 0 : families.at(i)].push_back(i);
+    auto [it, added] =
+        familyPosition.try_emplace(families.empty() ? 0 : families.at(i), byFamily.size());
+    if (added) byFamily.emplace_back();
+    byFamily[it->second].push_back(i);
   }
   // The cheap half: the families in turn, each giving its next cheapest, until a family has no
   // more (the others go on).
   const size_t byCost = (wanted + 1) / 2;
   std::vector<bool> taken(costs.size(), false);
-  std::map<size_t, size_t> next;
+  std::vector<size_t> next(byFamily.size(), 0);
   while (kept.size() < byCost) {
-    for (auto& [family, members] : byFamily) {
-      if (kept.size() == byCost) break;
-      size_t& position = next[family];
-      if (position < members.size()) {
-        kept.push_back(members[position]);
-        taken[members[position]] = true;
-        ++position;
+    for (size_t f = 0; f < byFamily.size() && kept.size() < byCost; ++f) {
+      if (next[f] < byFamily[f].size()) {
+        kept.push_back(byFamily[f][next[f]]);
+        taken[byFamily[f][next[f]]] = true;
+        ++next[f];
       }
     }
   }

@@ -160,11 +160,23 @@ struct SampledTarget {
   // sampleCandidates: the points drawn, of which `points` were kept (0: no selection).
   size_t candidatesDrawn = 0;
 };
+// How sampleTarget shares the samples over a target's structures.
+enum class StructureCoverage {
+  // Families equally, each family's share in proportion to its structures' valid points.
+  Proportional,
+  // The same, then one point more of every structure that share left without any: candidates
+  // for a cost model, which can only rank what was drawn. A structure with few valid points (its
+  // tiles must divide an awkward size) is otherwise seldom drawn however cheap its points are.
+  EveryStructure,
+};
+
 // `profile` constrains the spaces with a device's limits (none: algorithmic constraints only).
 SampledTarget sampleTarget(const ExploreTarget& target,
                            const std::optional<host::DeviceProfile>& profile, size_t samples,
-                           uint64_t seed, const SamplerOptions& options = {});
-// sampleTarget of `candidates` × `samples` points, of which `samples` are kept by
+                           uint64_t seed, const SamplerOptions& options = {},
+                           StructureCoverage coverage = StructureCoverage::Proportional);
+// sampleTarget of `candidates` × `samples` points, every structure among them
+// (StructureCoverage::EveryStructure), of which `samples` are kept by
 // selectCandidates on the target's predicted costs, the structures' families sharing the
 // cheap half (ExploreOptions::candidates). The costs are
 // predicted with `profile` less every rate the probe measures (host::withoutProbedRates: the
@@ -356,8 +368,9 @@ ExploreSummary runExploration(const Preparation& preparation, const ExploreOptio
 std::vector<std::optional<double>> predictedCosts(const Preparation& preparation);
 
 // The candidates to keep of those with these predicted costs (ExploreOptions::candidates):
-// ⌈wanted / 2⌉ of the cheapest — each family's cheapest in turn (`families[i]` is candidate i's;
-// empty: one family), ties in their original order, unknown costs last — and the others drawn
+// ⌈wanted / 2⌉ of the cheapest — each family's cheapest in turn, the families in the order of
+// their cheapest (`families[i]` is candidate i's; empty: one family), ties in their original
+// order, unknown costs last — and the others drawn
 // uniformly, seeded, from the rest. Indices into `costs`, ascending; all of them when there are
 // no more than `wanted`.
 std::vector<size_t> selectCandidates(const std::vector<std::optional<double>>& costs, size_t wanted,

@@ -108,6 +108,27 @@ TEST_CASE("selectCandidates: families share the cheap half, each with its cheape
   CHECK(std::binary_search(keptLonely.begin(), keptLonely.end(), size_t{39}));
 }
 
+TEST_CASE("selectCandidates: with more families than cheap places, the cheapest families") {
+  // Ten families of four candidates, numbered against their costs (family f's cheapest is
+  // 100 * (10 - f)): the cheap half's places go to the families with the cheapest candidates,
+  // one each, whatever their numbers.
+  std::vector<std::optional<double>> costs;
+  std::vector<size_t> families;
+  for (size_t f = 0; f < 10; ++f) {
+    for (int k = 0; k < 4; ++k) {
+      costs.push_back(100.0 * static_cast<double>(10 - f) + k);
+      families.push_back(f);
+    }
+  }
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const std::vector<size_t> kept = selectCandidates(costs, 8, seed, families);
+    REQUIRE(kept.size() == 8);
+    for (size_t cheapest : {36, 32, 28, 24}) {
+      CHECK(std::binary_search(kept.begin(), kept.end(), cheapest));
+    }
+  }
+}
+
 TEST_CASE("orderByPredictedCost: a stable ascending permutation, unknown costs last") {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 200; ++round) {
