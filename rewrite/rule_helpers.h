@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/arith.h"
 #include "ir/builders.h"
 #include "ir/expr.h"
 #include "rewrite/rule.h"
@@ -102,6 +103,15 @@ inline std::optional<int64_t> givenVectorWidth(const RuleApplication& a) {
     if (*width == allowed) return width;
   }
   return std::nullopt;
+}
+
+// Whether asVector(width, xs) of an array of `length` elements can hold its vectors: not when the
+// length is a constant `width` does not divide (asVector's condition is false), nor when it is
+// below `width` whatever its variables (a partial sum's 7/omega results), where no point of the
+// space would satisfy the condition.
+inline bool mayHoldVectors(const Arith& length, int64_t width) {
+  if (std::optional<int64_t> n = length.constant()) return *n % width == 0;
+  return !proveLess(length, Arith(width));
 }
 
 inline bool isTopLevelStage(const RuleApplication& a) {

@@ -242,9 +242,7 @@ std::optional<Expr> vectorizeMap(const RuleApplication& application) {
   const Type resultType = application.typeOf(f);
   auto numeric = [](const Type& t) { return t.isScalar() && t.scalarKind() != ScalarKind::Bool; };
   if (!numeric(xsType.arrayElement()) || !numeric(resultType)) return std::nullopt;
-  // A constant length v does not divide cannot be vectorised (asVector's condition is false).
-  std::optional<int64_t> length = xsType.arrayLength().constant();
-  if (length && *length % *width != 0) return std::nullopt;
+  if (!mayHoldVectors(xsType.arrayLength(), *width)) return std::nullopt;
   const Arith v(*width);
   return asScalar(map(lam("lanes", [&](Expr lanes) { return vectorize(v, f, {std::move(lanes)}); }),
                       asVector(v, xs)));
@@ -270,9 +268,7 @@ std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
   for (const Expr& x : xs) {
     const Type type = application.typeOf(x);
     if (!type.isArray() || !numeric(type.arrayElement())) return std::nullopt;
-    // A constant length v does not divide cannot be vectorised (asVector's condition).
-    std::optional<int64_t> length = type.arrayLength().constant();
-    if (length && *length % *width != 0) return std::nullopt;
+    if (!mayHoldVectors(type.arrayLength(), *width)) return std::nullopt;
   }
   // The tuple is read through constant projections only.
   const Expr& t = f.params()[0];

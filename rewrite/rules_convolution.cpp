@@ -275,10 +275,7 @@ std::optional<Expr> vectorizeDot(const RuleApplication& application) {
   for (const Expr& array : input.args()) {
     const Type type = application.typeOf(array);
     if (!type.isArray() || !(type.arrayElement() == Type::floatType())) return std::nullopt;
-    // A constant length v does not divide cannot be vectorised (the type checker would find
-    // asVector's condition false).
-    std::optional<int64_t> length = type.arrayLength().constant();
-    if (length && *length % *width != 0) return std::nullopt;
+    if (!mayHoldVectors(type.arrayLength(), *width)) return std::nullopt;
   }
   const Arith v(*width);
   Expr f = lam2("acc", "p", [](Expr acc, Expr pair) {
@@ -303,8 +300,7 @@ std::optional<Expr> vectorizeSum(const RuleApplication& application) {
   if (!width) return std::nullopt;
   const Type type = application.typeOf(sum->input);
   if (!type.isArray() || !(type.arrayElement() == Type::floatType())) return std::nullopt;
-  std::optional<int64_t> length = type.arrayLength().constant();
-  if (length && *length % *width != 0) return std::nullopt;
+  if (!mayHoldVectors(type.arrayLength(), *width)) return std::nullopt;
   const Arith v(*width);
   Expr step = lam2("accs", "ys", [](Expr accs, Expr ys) {
     return map(lam("q", [](Expr q) { return get(0, q) + get(1, q); }),

@@ -651,6 +651,26 @@ TEST_CASE("vectorize-sum needs a given width, floats, the elements themselves an
   CHECK_FALSE(matches(f32, 8, false, {{"v", Arith(4)}}));              // a sum of squares
 }
 
+TEST_CASE("vectorize-sum does not apply where the length stays below v for every parameter") {
+  // A partial sum's results: 7 / omega of them, omega a tuning parameter in [1, 7]. No value
+  // of omega leaves 16 of them, so asVector(16, ...) could never hold; 2 may divide them.
+  const Type f32 = Type::floatType();
+  const Arith omega = Arith::var("omega", VarKind::Tuning, Arith(1), Arith(7));
+  const Arith n = Arith::var("N", VarKind::Size, Arith(1), Arith(1 << 20));
+  auto applies = [&](const Arith& length, int64_t v) {
+    Expr target;
+    Definition d = definition("p", {{"a", Type::array(f32, length)}}, [&](const auto& p) {
+      target = reduce(lit(0.0f), lam2("acc", "x", [](Expr acc, Expr x) { return acc + x; }), p[0]);
+      return target;
+    });
+    return tryRuleAt(d, "vectorize-sum", target, {{"v", Arith(v)}}).has_value();
+  };
+  CHECK_FALSE(applies(Arith(7) / omega, 16));
+  CHECK_FALSE(applies(Arith(7) / omega, 8));
+  CHECK(applies(Arith(7) / omega, 2));
+  CHECK(applies(n, 16));  // a size: large enough for some values
+}
+
 // ---- map-reduce-interchange-rows ----------------------------------------------------------
 
 TEST_CASE("map-reduce-interchange-rows preserves per-row reductions with row-dependent z and xs") {
