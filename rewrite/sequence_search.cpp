@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <set>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unordered_set>
 
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/library.h"
+#include "typecheck/feasibility.h"
 #include "typecheck/flop_count.h"
 #include "typecheck/typecheck.h"
 
@@ -29,6 +30,7 @@ constexpr const char* kUnrollInnermost = "unroll-innermost";
 constexpr const char* kUnrollAccumulators = "unroll-accumulators";
 constexpr const char* kPackOperands = "pack-operands";
 constexpr const char* kTilesSettled = "tiles-settled";
+constexpr const char* kEmptySpace = "empty-space";
 // The most re-layout copies pack-operands makes in one structure.
 constexpr int kMaxPackedCopies = 4;
 
@@ -554,6 +556,18 @@ class Search {
     return nullptr;
   }
 
+  // Whether no value of the program's tuning parameters meets its type conditions at the sizes
+  // the search was given (all of the program's sizes bound; else it cannot tell).
+  bool emptySpace(const Definition& program) const {
+    if (options_.rankingSizes.empty()) return false;
+    try {
+      return tuningFeasibility(typecheck(program).constraints, options_.rankingSizes) ==
+             Feasibility::Infeasible;
+    } catch (const std::exception&) {
+      return false;  // left to the explorer, which reports why
+    }
+  }
+
   // Each level has its own budget of applications and seconds (level 2 one per program of
   // level 1), so that a level 1 that uses all of its own leaves level 2 its share.
   void startBudget(int64_t applications, double seconds) {
@@ -606,6 +620,10 @@ class Search {
             }
             if (!seen_.insert(canonicalHash(*result)).second) {
               ++report_.duplicates;
+              continue;
+            }
+            if (!lowering && heuristicOn(kEmptySpace) && emptySpace(*result)) {
+              ++report_.pruned[kEmptySpace];
               continue;
             }
             SearchNode child{std::move(*result), node.sequence, context};
@@ -773,6 +791,11 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "a program a rule has laid out in work-group tiles (mapWrg: allpairs-workgroup-tiles) "
        "is rewritten no further at level 1 and not lowered at level 2: its thread mapping is "
        "the rule's, and the default lowering takes its layout maps"},
+      {kEmptySpace,
+       "level 1 drops programs whose tuning parameters have no value that meets the type "
+       "checker's conditions at the sizes given (every size of the program bound), found by an "
+       "exhaustive walk over their ranges (typecheck/feasibility.h): a 5-tap window split by "
+       "omega and read as vectors of 4"},
       {kMapNesting,
        "level 1 keeps no program whose maps nest more deeply than the original's by more than "
        "SearchOptions::extraNesting (LIFT's bound on the distance between map and reduce)"},

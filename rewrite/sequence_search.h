@@ -98,7 +98,9 @@ struct SearchOptions {
   std::set<std::string> disabledHeuristics;
   // Seeds the choice of level-1 programs when the search finds more than it keeps.
   uint64_t seed = 1;
-  // The sizes the intensity-order heuristic evaluates programs at (unbound ones: 256).
+  // The sizes the intensity-order heuristic evaluates programs at (unbound ones: 256), and at
+  // which the empty-space heuristic looks for values of a program's tuning parameters (where
+  // they bind all of its sizes).
   ArithBinding rankingSizes;
   // The bound of the map-nesting heuristic: maps nested more deeply than the original's
   // deepest nest by more than this are pruned.

@@ -14,6 +14,8 @@
 #include "rewrite/engine.h"
 #include "rewrite/library.h"
 #include "rewrite/sequence_search.h"
+#include "typecheck/feasibility.h"
+#include "typecheck/typecheck.h"
 
 using namespace weft;
 using namespace weft::rewrite;
@@ -244,6 +246,34 @@ TEST_CASE("intensity order keeps a column sum's walk along rows") {
     rowWalk = rowWalk || text.rfind("split-join@0 ; map-reduce-interchange-rows@0.0.0.0", 0) == 0;
   }
   CHECK(rowWalk);
+}
+
+TEST_CASE("empty-space: level 1 drops programs whose parameters have no valid value") {
+  // A 5-tap window: split by omega (1 or 5) and read as vectors of 4 (or 8, 16) leaves no
+  // value of omega. At the sizes given such programs are dropped; every kept structure's
+  // conditions then have a solution. Without sizes the search cannot tell and drops none.
+  const Definition st1d =
+      parseProgram(
+          "def st1d(x: [float]N): [float]N =\n"
+          "  join(map(w -> map(s -> s * 0.2f, reduce(0.0f, (acc, v) -> acc + v, w)),\n"
+          "           slide(5, 1, pad(2, 2, clamp, x))))\n",
+          "st1d.weft")
+          .definitions.back();
+  SearchOptions options = defaultSearchOptions({4, 16});
+  options.maxLoweringsPerProgram = 0;
+  options.rankingSizes = {{"N", 4096}};
+  const SearchReport report = searchRewrites(st1d, options);
+  CHECK(report.pruned.count("empty-space"));
+  for (const SearchedStructure& s : report.structures) {
+    CAPTURE(sequenceText(s.sequence));
+    CHECK(tuningFeasibility(typecheck(s.definition).constraints, options.rankingSizes) !=
+          Feasibility::Infeasible);
+  }
+  options.rankingSizes.clear();
+  CHECK_FALSE(searchRewrites(st1d, options).pruned.count("empty-space"));
+  options.rankingSizes = {{"N", 4096}};
+  options.disabledHeuristics.insert("empty-space");
+  CHECK_FALSE(searchRewrites(st1d, options).pruned.count("empty-space"));
 }
 
 TEST_CASE("a parallel map whose result its own kernel reads back is not a lowering") {
