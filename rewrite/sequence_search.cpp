@@ -31,6 +31,10 @@ constexpr const char* kUnrollAccumulators = "unroll-accumulators";
 constexpr const char* kPackOperands = "pack-operands";
 constexpr const char* kTilesSettled = "tiles-settled";
 constexpr const char* kEmptySpace = "empty-space";
+constexpr const char* kUnrollWindows = "unroll-windows";
+// The longest constant reduction unroll-windows keeps only unrolled: a stencil's or a small
+// convolution's taps (a 7x7 window has 49).
+constexpr int64_t kMaxRolledWindow = 64;
 // The most re-layout copies pack-operands makes in one structure.
 constexpr int kMaxPackedCopies = 4;
 
@@ -325,7 +329,10 @@ class Search {
       }
       const size_t room = static_cast<size_t>(options_.maxLoweringsPerProgram);
       if (complete.size() > room) stop = SearchStop::StructureLimit;
+      std::set<uint64_t> keptHere;
       for (size_t j : sampledIndices(complete.size(), room, options_.seed + i)) {
+        if (heuristicOn(kUnrollWindows)) unrollWindows(complete[j]);
+        if (!keptHere.insert(canonicalHash(complete[j].definition)).second) continue;
         keep(complete[j], steps);
       }
       if (!frontierTwo.empty()) stop = SearchStop::DepthLimit;
@@ -510,8 +517,56 @@ class Search {
   }
 
   // The heuristic that leaves out `rule` at `position` of `definition`, or nullptr.
-  const char* prunedBefore(const Definition& definition, const Rule& rule,
-                           const Position& position, bool lowering) const {
+  // A reduction unroll-windows lowers unrolled: constant length 2..kMaxRolledWindow, no loop
+  // inside its function.
+  static bool isShortWindow(const Expr& reduce, const TypedDefinition& typed) {
+    bool loopInside = false;
+    forEachNode(reduce.funs()[0], [&](const Expr& e) {
+      loopInside = loopInside || isMapLike(e) || e.isPrim(Op::Reduce) || e.isPrim(Op::ReduceSeq) ||
+                   e.isPrim(Op::ReduceSeqUnroll);
+    });
+    const Type input = typed.typeOf(reduce.args().back());
+    const std::optional<int64_t> length =
+        input.isArray() ? input.arrayLength().constant() : std::nullopt;
+    return !loopInside && length && *length > 1 && *length <= kMaxRolledWindow;
+  }
+
+  // The reductions a lowering left high-level that unroll-windows unrolls: each short window
+  // inside a lowered map (reduce-to-reduceseq-unroll, appended to the sequence), where code
+  // generation's default lowering would make it a rolled loop.
+  void unrollWindows(SearchNode& node) const {
+    static const Rule& unroll = libraryRule("reduce-to-reduceseq-unroll");
+    for (bool applied = true; applied;) {
+      applied = false;
+      const TypedDefinition typed = typecheck(node.definition);
+      const Expr& body = node.definition.function.body();
+      for (const Position& position : allPositions(body)) {
+        const Expr& e = nodeAt(body, position);
+        if (!e.isPrim(Op::Reduce) || !isShortWindow(e, typed)) continue;
+        bool insideLowered = false;
+        for (const Expr& a : enclosing(body, position)) {
+          insideLowered = insideLowered || (isMapLike(a) && !a.isPrim(Op::Map));
+        }
+        if (!insideLowered) continue;
+        RewriteContext context = node.context;
+        std::optional<Definition> result;
+        try {
+          result = applyAt(node.definition, typed, unroll, position, {}, context);
+        } catch (const std::exception&) {
+          continue;
+        }
+        if (!result) continue;
+        node.definition = std::move(*result);
+        node.context = context;
+        node.sequence.push_back({unroll.name, position, {}});
+        applied = true;
+        break;  // positions are recomputed on the new program
+      }
+    }
+  }
+
+  const char* prunedBefore(const Definition& definition, const TypedDefinition& typed,
+                           const Rule& rule, const Position& position, bool lowering) const {
     if (!lowering) return nullptr;
     const std::vector<Expr> around = enclosing(definition.function.body(), position);
     const bool layoutMapsStay = heuristicOn(kLayoutMapsStay);
@@ -534,6 +589,14 @@ class Search {
                      e.isPrim(Op::ReduceSeq) || e.isPrim(Op::ReduceSeqUnroll);
       });
       if (loopInside) return kUnrollInnermost;
+    }
+    if (heuristicOn(kUnrollWindows) && rule.name == "reduce-to-reduceseq") {
+      // A short reduction of constant length with no loop inside is lowered unrolled only: its
+      // reads then have constant offsets, which code generation's interior copy reads without
+      // the border's clamps, contiguous across work-items (the rolled loop's stay clamped).
+      if (isShortWindow(nodeAt(definition.function.body(), position), typed)) {
+        return kUnrollWindows;
+      }
     }
     if (heuristicOn(kParallelKernels) &&
         (rule.name == "map-to-mapseq" || rule.name == "map-to-mapseq-unroll")) {
@@ -612,7 +675,7 @@ class Search {
               continue;
             }
             if (!result) continue;
-            const char* pruned = prunedBefore(node.definition, *rule, position, lowering);
+            const char* pruned = prunedBefore(node.definition, typed, *rule, position, lowering);
             if (!pruned) pruned = prunedAfter(*result, lowering);
             if (pruned) {
               ++report_.pruned[pruned];
@@ -791,6 +854,12 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "a program a rule has laid out in work-group tiles (mapWrg: allpairs-workgroup-tiles) "
        "is rewritten no further at level 1 and not lowered at level 2: its thread mapping is "
        "the rule's, and the default lowering takes its layout maps"},
+      {kUnrollWindows,
+       "level 2 lowers a reduction of constant length up to 64 with no loop inside (a "
+       "stencil's taps) unrolled only (reduce-to-reduceseq-unroll), also where a lowering "
+       "leaves it inside a lowered map to the default lowering (the step is appended): its "
+       "reads get constant offsets, which code generation reads without the border's clamps "
+       "away from it"},
       {kEmptySpace,
        "level 1 drops programs whose tuning parameters have no value that meets the type "
        "checker's conditions at the sizes given (every size of the program bound), found by an "

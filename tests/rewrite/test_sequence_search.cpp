@@ -188,7 +188,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 10);
+  CHECK(searchHeuristics().size() == 12);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -274,6 +274,38 @@ TEST_CASE("empty-space: level 1 drops programs whose parameters have no valid va
   options.rankingSizes = {{"N", 4096}};
   options.disabledHeuristics.insert("empty-space");
   CHECK_FALSE(searchRewrites(st1d, options).pruned.count("empty-space"));
+}
+
+TEST_CASE("unroll-windows: a short window's reduction is lowered unrolled only") {
+  // A 5-tap window: every lowering that lowers the taps' reduction unrolls it (the rolled
+  // lowering is pruned), and one that leaves it to the default lowering inside a lowered map
+  // gets it unrolled appended to its sequence. Switched off, rolled ones come back.
+  const Definition st1d =
+      parseProgram(
+          "def st1d(x: [float]N): [float]N =\n"
+          "  join(map(w -> map(s -> s * 0.2f, reduce(0.0f, (acc, v) -> acc + v, w)),\n"
+          "           slide(5, 1, pad(2, 2, clamp, x))))\n",
+          "st1d.weft")
+          .definitions.back();
+  SearchOptions options = defaultSearchOptions({4, 16});
+  options.maxAlgorithmic = 1;  // the program as written and its lowerings
+  options.rankingSizes = {{"N", 4096}};
+  auto rolledWindows = [](const SearchReport& report) {
+    int rolled = 0;
+    for (const SearchedStructure& s : report.structures) {
+      if (s.sequence.empty()) continue;  // the program as written
+      forEachNode(s.definition.function.body(), [&](const Expr& e) {
+        rolled += e.isPrim(Op::ReduceSeq) || e.isPrim(Op::Reduce);
+      });
+    }
+    return rolled;
+  };
+  const SearchReport report = searchRewrites(st1d, options);
+  REQUIRE(report.structures.size() > 1);
+  CHECK(report.pruned.count("unroll-windows"));
+  CHECK(rolledWindows(report) == 0);
+  options.disabledHeuristics.insert("unroll-windows");
+  CHECK(rolledWindows(searchRewrites(st1d, options)) > 0);
 }
 
 TEST_CASE("a parallel map whose result its own kernel reads back is not a lowering") {
