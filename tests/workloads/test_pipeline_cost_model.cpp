@@ -437,8 +437,14 @@ TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that wa
       "  split(64, x)))";
   const char* transposed =
       "def f(x: [float]N) = mapGlb(0, a -> a * 2.0f, join(transpose(split(64, x))))";
+  // 5: the unrolled taps of 1 under mapWrg and mapLcl, whose reads clamp the local index (no
+  // interior copy: gathered).
+  const char* grouped =
+      "def f(x: [float]N): [float]N = join(mapWrg(0, ws -> join(mapLcl(0, w -> toGlobal(\n"
+      "  r -> mapSeq(y -> id(y), r), reduceSeqUnroll(toPrivate(z -> id(z), 0.0f),\n"
+      "  (acc, p) -> acc + p, w)), ws)), split(64, slide(3, 1, pad(1, 1, clamp, x)))))";
   const auto predict = pipelineCostPredictor(
-      rewriteStructures({unrolled, looped, rows, transposed}), {{"N", 1 << 20}});
+      rewriteStructures({unrolled, looped, rows, transposed, grouped}), {{"N", 1 << 20}});
   const host::DeviceProfile cpu = host::loadProfile("pocl-cpu");
   auto perRead = [&](const std::map<std::string, int64_t>& point, const host::DeviceProfile& on) {
     const auto prediction = predict(point, on);
@@ -450,6 +456,7 @@ TEST_CASE("a CPU vectorises a loop-free work-item's loop, or a body loop that wa
   CHECK(perRead({{"rewrite", 2}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0));
   CHECK(perRead({{"rewrite", 3}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0 / 16));
   CHECK(perRead({{"rewrite", 4}, {"local_k0_d0", 64}}, cpu) == doctest::Approx(1.0));
+  CHECK(perRead({{"rewrite", 5}}, cpu) == doctest::Approx(1.0));
   // A GPU's lanes are its work-items: nothing to scale.
   CHECK(perRead({{"rewrite", 1}, {"local_k0_d0", 64}}, host::loadProfile("nvidia-hopper")) == 1.0);
 }

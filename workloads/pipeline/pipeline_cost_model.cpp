@@ -253,9 +253,11 @@ bool affineIn(const Arith& offset, const std::string& variable, bool clampsAllow
 // loops; the compiler vectorises it whatever the accesses' strides, `width` items of it (0:
 // the implementation's choice, taken as the native width), when no loop of the body hides it
 // (unrolled loops do not); but an access whose offset divides the item's index, or takes its
-// remainder, is counted unvectorised: its lanes are gathered one by one, where a clamp at the
-// border (a minimum or maximum of the index) costs little
-// (bench/results/reduction_cost_model-s66-amd.md). Otherwise a loop of the body is vectorised when
+// remainder, is counted unvectorised: its lanes are gathered
+// (bench/results/reduction_cost_model-s66-amd.md). So is one that clamps a mapLcl's index (a
+// minimum or maximum at the border): code generation's interior copy, which reads a mapGlb's
+// constant offsets without their clamps away from the border, is for mapGlb only
+// (bench/results/candidate-coverage-s69-amd.md). Otherwise a loop of the body is vectorised when
 // its iterations are independent, every access it runs walks memory contiguously along it or stays
 // put, and one walks, by affine arithmetic where the loop is real; a loop the kernel proper unrolls
 // (rolled here) is straight-line code there, whose contiguous copies the compiler packs into
@@ -276,7 +278,7 @@ std::vector<double> vectorLanes(const KernelPlan& kernel, bool hasBarriers, doub
         }
       }
       if (access.vectorWidth <= 1 && item &&
-          affineIn(access.offset, item->index.varName(), /*clampsAllowed=*/true)) {
+          affineIn(access.offset, item->index.varName(), /*clampsAllowed=*/!item->localIndex)) {
         lanes[a] = items;
       }
     }
