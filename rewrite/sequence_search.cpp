@@ -66,6 +66,16 @@ bool isMapLike(const Expr& e) {
          e.isPrim(Op::MapLcl) || e.isPrim(Op::MapSeq) || e.isPrim(Op::MapSeqUnroll);
 }
 
+// Whether a map or reduce of any level is inside `function` (a loop, once lowered).
+bool hasLoopInside(const Expr& function) {
+  bool found = false;
+  forEachNode(function, [&](const Expr& e) {
+    found = found || isMapLike(e) || e.isPrim(Op::Reduce) || e.isPrim(Op::ReduceSeq) ||
+            e.isPrim(Op::ReduceSeqUnroll);
+  });
+  return found;
+}
+
 // Whether e computes something: a primitive that is neither a map nor a rearrangement
 // (isRearrangingPrimitive: layout, tuples, id, fill), or a user function.
 bool computes(const Expr& e) {
@@ -240,6 +250,25 @@ struct SearchNode {
   RewriteContext context;
 };
 
+// `rule` applied at `position` of `node`'s program (typed: its types, else checked here),
+// appended to its sequence; false, the node unchanged, where it does not apply.
+bool applyStep(SearchNode& node, const Rule& rule, const Position& position,
+               const TypedDefinition* typed = nullptr) {
+  RewriteContext context = node.context;
+  std::optional<Definition> result;
+  try {
+    result = typed ? applyAt(node.definition, *typed, rule, position, {}, context)
+                   : applyAt(node.definition, rule, position, {}, context);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (!result) return false;
+  node.definition = std::move(*result);
+  node.context = context;
+  node.sequence.push_back({rule.name, position, {}});
+  return true;
+}
+
 class Search {
  public:
   Search(const SearchOptions& options, SearchReport& report)
@@ -388,13 +417,7 @@ class Search {
       const Expr& body = node.definition.function.body();
       for (const Position& position : allPositions(body)) {
         const Expr target = nodeAt(body, position);
-        if (!target.isPrim(Op::Map)) continue;
-        bool loopInside = false;
-        forEachNode(target.funs()[0], [&](const Expr& e) {
-          loopInside = loopInside || isMapLike(e) || e.isPrim(Op::Reduce) ||
-                       e.isPrim(Op::ReduceSeq) || e.isPrim(Op::ReduceSeqUnroll);
-        });
-        if (loopInside) continue;
+        if (!target.isPrim(Op::Map) || hasLoopInside(target.funs()[0])) continue;
         bool inReduction = false;
         const std::vector<Expr> around = enclosing(body, position);
         for (size_t d = 0; d < around.size(); ++d) {
@@ -404,18 +427,7 @@ class Search {
           // In the reduce's function (its first child), not in its data arguments.
           if (reduce && position[d] == 0) inReduction = true;
         }
-        if (!inReduction) continue;
-        RewriteContext context = node.context;
-        std::optional<Definition> result;
-        try {
-          result = applyAt(node.definition, unroll, position, {}, context);
-        } catch (const std::exception&) {
-          continue;
-        }
-        if (!result) continue;
-        node.definition = std::move(*result);
-        node.context = context;
-        node.sequence.push_back({unroll.name, position, {}});
+        if (!inReduction || !applyStep(node, unroll, position)) continue;
         changed = again = true;
         break;  // positions are recomputed on the new program
       }
@@ -444,17 +456,7 @@ class Search {
       const TypedDefinition typed = typecheck(node.definition);
       for (const Position& position : stages) {
         for (const Rule* rule : {&direct, &nested}) {
-          RewriteContext context = node.context;
-          std::optional<Definition> result;
-          try {
-            result = applyAt(node.definition, typed, *rule, position, {}, context);
-          } catch (const std::exception&) {
-            continue;
-          }
-          if (!result) continue;
-          node.definition = std::move(*result);
-          node.context = context;
-          node.sequence.push_back({rule->name, position, {}});
+          if (!applyStep(node, *rule, position, &typed)) continue;
           applied = changed = true;
           break;
         }
@@ -516,19 +518,14 @@ class Search {
     return kept;
   }
 
-  // The heuristic that leaves out `rule` at `position` of `definition`, or nullptr.
   // A reduction unroll-windows lowers unrolled: constant length 2..kMaxRolledWindow, no loop
   // inside its function.
   static bool isShortWindow(const Expr& reduce, const TypedDefinition& typed) {
-    bool loopInside = false;
-    forEachNode(reduce.funs()[0], [&](const Expr& e) {
-      loopInside = loopInside || isMapLike(e) || e.isPrim(Op::Reduce) || e.isPrim(Op::ReduceSeq) ||
-                   e.isPrim(Op::ReduceSeqUnroll);
-    });
+    if (hasLoopInside(reduce.funs()[0])) return false;
     const Type input = typed.typeOf(reduce.args().back());
     const std::optional<int64_t> length =
         input.isArray() ? input.arrayLength().constant() : std::nullopt;
-    return !loopInside && length && *length > 1 && *length <= kMaxRolledWindow;
+    return length && *length > 1 && *length <= kMaxRolledWindow;
   }
 
   // The reductions a lowering left high-level that unroll-windows unrolls: each short window
@@ -547,24 +544,14 @@ class Search {
         for (const Expr& a : enclosing(body, position)) {
           insideLowered = insideLowered || (isMapLike(a) && !a.isPrim(Op::Map));
         }
-        if (!insideLowered) continue;
-        RewriteContext context = node.context;
-        std::optional<Definition> result;
-        try {
-          result = applyAt(node.definition, typed, unroll, position, {}, context);
-        } catch (const std::exception&) {
-          continue;
-        }
-        if (!result) continue;
-        node.definition = std::move(*result);
-        node.context = context;
-        node.sequence.push_back({unroll.name, position, {}});
+        if (!insideLowered || !applyStep(node, unroll, position, &typed)) continue;
         applied = true;
         break;  // positions are recomputed on the new program
       }
     }
   }
 
+  // The heuristic that leaves out `rule` at `position` of `definition`, or nullptr.
   const char* prunedBefore(const Definition& definition, const TypedDefinition& typed,
                            const Rule& rule, const Position& position, bool lowering) const {
     if (!lowering) return nullptr;
@@ -583,12 +570,9 @@ class Search {
     }
     if (heuristicOn(kUnrollInnermost) &&
         (rule.name == "map-to-mapseq-unroll" || rule.name == "reduce-to-reduceseq-unroll")) {
-      bool loopInside = false;
-      forEachNode(nodeAt(definition.function.body(), position).funs()[0], [&](const Expr& e) {
-        loopInside = loopInside || isMapLike(e) || e.isPrim(Op::Reduce) ||
-                     e.isPrim(Op::ReduceSeq) || e.isPrim(Op::ReduceSeqUnroll);
-      });
-      if (loopInside) return kUnrollInnermost;
+      if (hasLoopInside(nodeAt(definition.function.body(), position).funs()[0])) {
+        return kUnrollInnermost;
+      }
     }
     if (heuristicOn(kUnrollWindows) && rule.name == "reduce-to-reduceseq") {
       // A short reduction of constant length with no loop inside is lowered unrolled only: its

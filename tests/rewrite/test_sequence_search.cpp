@@ -248,17 +248,25 @@ TEST_CASE("intensity order keeps a column sum's walk along rows") {
   CHECK(rowWalk);
 }
 
+namespace {
+
+// A 5-tap 1-D stencil with clamped borders (the empty-space and unroll-windows cases).
+Definition fiveTapStencil() {
+  return parseProgram(
+             "def st1d(x: [float]N): [float]N =\n"
+             "  join(map(w -> map(s -> s * 0.2f, reduce(0.0f, (acc, v) -> acc + v, w)),\n"
+             "           slide(5, 1, pad(2, 2, clamp, x))))\n",
+             "st1d.weft")
+      .definitions.back();
+}
+
+}  // namespace
+
 TEST_CASE("empty-space: level 1 drops programs whose parameters have no valid value") {
   // A 5-tap window: split by omega (1 or 5) and read as vectors of 4 (or 8, 16) leaves no
   // value of omega. At the sizes given such programs are dropped; every kept structure's
   // conditions then have a solution. Without sizes the search cannot tell and drops none.
-  const Definition st1d =
-      parseProgram(
-          "def st1d(x: [float]N): [float]N =\n"
-          "  join(map(w -> map(s -> s * 0.2f, reduce(0.0f, (acc, v) -> acc + v, w)),\n"
-          "           slide(5, 1, pad(2, 2, clamp, x))))\n",
-          "st1d.weft")
-          .definitions.back();
+  const Definition st1d = fiveTapStencil();
   SearchOptions options = defaultSearchOptions({4, 16});
   options.maxLoweringsPerProgram = 0;
   options.rankingSizes = {{"N", 4096}};
@@ -280,13 +288,7 @@ TEST_CASE("unroll-windows: a short window's reduction is lowered unrolled only")
   // A 5-tap window: every lowering that lowers the taps' reduction unrolls it (the rolled
   // lowering is pruned), and one that leaves it to the default lowering inside a lowered map
   // gets it unrolled appended to its sequence. Switched off, rolled ones come back.
-  const Definition st1d =
-      parseProgram(
-          "def st1d(x: [float]N): [float]N =\n"
-          "  join(map(w -> map(s -> s * 0.2f, reduce(0.0f, (acc, v) -> acc + v, w)),\n"
-          "           slide(5, 1, pad(2, 2, clamp, x))))\n",
-          "st1d.weft")
-          .definitions.back();
+  const Definition st1d = fiveTapStencil();
   SearchOptions options = defaultSearchOptions({4, 16});
   options.maxAlgorithmic = 1;  // the program as written and its lowerings
   options.rankingSizes = {{"N", 4096}};

@@ -9,21 +9,17 @@ using namespace weft;
 
 namespace {
 
+Constraint relation(Relation relation, const Arith& lhs, const Arith& rhs) {
+  Constraint c;
+  c.relation = relation;
+  c.lhs = lhs;
+  c.rhs = rhs;
+  return c;
+}
 Constraint divides(const Arith& divisor, const Arith& dividend) {
-  Constraint c;
-  c.relation = Relation::Divides;
-  c.lhs = divisor;
-  c.rhs = dividend;
-  return c;
+  return relation(Relation::Divides, divisor, dividend);
 }
-
-Constraint lessEqual(const Arith& a, const Arith& b) {
-  Constraint c;
-  c.relation = Relation::LessEqual;
-  c.lhs = a;
-  c.rhs = b;
-  return c;
-}
+Constraint lessEqual(const Arith& a, const Arith& b) { return relation(Relation::LessEqual, a, b); }
 
 const Arith N = Arith::var("N", VarKind::Size, Arith(1), Arith(int64_t{1} << 30));
 
