@@ -49,8 +49,14 @@ pid_t startWeft(const std::vector<std::string>& args, const std::string& log) {
 }
 
 std::string fileText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // A /proc file of a process that exits while it is read fails the read (ESRCH, which
+  // libstdc++'s filebuf throws): "" as for a file that cannot be opened.
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return std::string();
+  }
 }
 
 // Live (not zombie) processes: pid -> parent pid.

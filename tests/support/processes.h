@@ -51,8 +51,15 @@ inline std::map<pid_t, ProcessInfo> liveProcesses() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A process that exits while its stat is read fails the read (ESRCH, which libstdc++'s
+    // filebuf throws): it is not live.
+    std::string stat;
+    try {
+      std::ifstream in(entry.path() / "stat");
+      stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;
+    }
     const size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) continue;
     char state = 0;
