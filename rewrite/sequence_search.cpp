@@ -535,16 +535,16 @@ class Search {
     static const Rule& unroll = libraryRule("reduce-to-reduceseq-unroll");
     for (bool applied = true; applied;) {
       applied = false;
-      const TypedDefinition typed = typecheck(node.definition);
+      const std::shared_ptr<const TypedDefinition> typed = typecheckRemembered(node.definition);
       const Expr& body = node.definition.function.body();
       for (const Position& position : allPositions(body)) {
         const Expr& e = nodeAt(body, position);
-        if (!e.isPrim(Op::Reduce) || !isShortWindow(e, typed)) continue;
+        if (!e.isPrim(Op::Reduce) || !isShortWindow(e, *typed)) continue;
         bool insideLowered = false;
         for (const Expr& a : enclosing(body, position)) {
           insideLowered = insideLowered || (isMapLike(a) && !a.isPrim(Op::Map));
         }
-        if (!insideLowered || !applyStep(node, unroll, position, &typed)) continue;
+        if (!insideLowered || !applyStep(node, unroll, position, typed.get())) continue;
         applied = true;
         break;  // positions are recomputed on the new program
       }
@@ -608,7 +608,8 @@ class Search {
   bool emptySpace(const Definition& program) const {
     if (options_.rankingSizes.empty()) return false;
     try {
-      return tuningFeasibility(typecheck(program).constraints, options_.rankingSizes) ==
+      // The engine remembered the program's types when it applied the step that made it.
+      return tuningFeasibility(typecheckRemembered(program)->constraints, options_.rankingSizes) ==
              Feasibility::Infeasible;
     } catch (const std::exception&) {
       return false;  // left to the explorer, which reports why

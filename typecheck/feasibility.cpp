@@ -2,6 +2,7 @@
 // constraints (feasibility.h).
 #include "typecheck/feasibility.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
