@@ -7,6 +7,13 @@
 
 namespace weft::explore {
 
+namespace {
+
+// The largest power of two that divides `n` (n > 0).
+int64_t lowestSetBit(int64_t n) { return n & -n; }
+
+}  // namespace
+
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
                                           const host::DeviceProfile& device) {
   std::vector<OpenLocalSize> open;
@@ -17,15 +24,19 @@ std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
       int64_t hi = std::min<int64_t>(device.maxWorkItemSizes[static_cast<size_t>(d)],
                                      device.maxWorkGroupSize);
       // A constant global size bounds the local size too (it must divide it).
-      if (auto global = kernel.globalSize[static_cast<size_t>(d)].constant()) {
-        hi = std::min(hi, *global);
-      }
+      const std::optional<int64_t> global = kernel.globalSize[static_cast<size_t>(d)].constant();
+      if (global) hi = std::min(hi, *global);
       if (hi <= 1) continue;  // only 1 is possible: nothing to choose
       OpenLocalSize entry;
       entry.kernel = static_cast<int>(k);
       entry.dimension = d;
       entry.variable = Arith::var(localSizeParameterName(static_cast<int>(k), d), VarKind::Tuning,
                                   Arith(1), Arith(hi));
+      // Where the powers of two that divide a constant global size stop below the device's
+      // work-group multiple, its other divisors are offered too.
+      if (global && lowestSetBit(*global) < std::max(device.workGroupMultiple, 2)) {
+        entry.constantGlobalSize = *global;
+      }
       open.push_back(entry);
     }
   }

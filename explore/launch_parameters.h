@@ -4,11 +4,17 @@
 // OpenCL implementation (NULL), which on PoCL often means two huge work-groups and half the
 // speed, and on GPUs an arbitrary occupancy. The LIFT paper's Table 1 derives every
 // launch size from the tuning parameters; for these kernels the local size is a free choice,
-// so the space gets one power-of-two parameter per open kernel and dimension,
+// so the space gets one parameter per open kernel and dimension,
 // `local_k<kernel>_d<dimension>` (kernel indices in launch order, as in the kernel names
 // weft_<definition>_k<kernel>), constrained by the device's work-group limits and to divide
-// the global size. Measurement applies the sampled values to the compiled variant before it
-// runs (applyLocalSizeParameters, codegen/compile_pipeline.h); a binding without them leaves the local size open.
+// the global size. Its values are the powers of two, or, where the sizes make the global size a
+// constant whose power-of-two divisors stop below the device's work-group multiple
+// (DeviceProfile::workGroupMultiple, at least 2), every divisor of it: a length such as
+// 2·773·2713 has no power-of-two divisor above 2, and work-groups of 1 or 2 work-items cost a
+// CPU device's runtime more than their work (PoCL: about 20x a work-group of 1546), while a
+// guard for a rounded-up global size would stop PoCL's work-group vectoriser. Measurement applies
+// the sampled values to the compiled variant before it runs (applyLocalSizeParameters,
+// codegen/compile_pipeline.h); a binding without them leaves the local size open.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +33,10 @@ namespace weft::explore {
 struct OpenLocalSize {
   int kernel = 0;
   int dimension = 0;
-  Arith variable;  // the tuning variable, powers of two in [1, its upper bound]
+  Arith variable;  // the tuning variable, in [1, its upper bound]
+  // The global size in this dimension where it is a constant (the sizes bound) with too few
+  // power-of-two divisors, else 0: the values are then its divisors, else the powers of two.
+  int64_t constantGlobalSize = 0;
 };
 
 // One parameter per dimension of every kernel without a local size, bounded by the device's

@@ -24,6 +24,8 @@ const char* domainKindName(DomainKind kind) {
       return "power-of-two";
     case DomainKind::Switch:
       return "switch";
+    case DomainKind::Divisors:
+      return "divisors";
   }
   return "?";
 }
@@ -59,6 +61,11 @@ std::vector<int64_t> Parameter::values() const {
         if (v >= lo && v <= hi) out.push_back(v);
       }
       break;
+    case DomainKind::Divisors:
+      for (int64_t v = std::max<int64_t>(lo, 1); v <= hi && v <= dividend; ++v) {
+        if (dividend % v == 0) out.push_back(v);
+      }
+      break;
   }
   return out;
 }
@@ -77,6 +84,8 @@ bool Parameter::contains(int64_t value) const {
       return value > 0 && (value & (value - 1)) == 0;
     case DomainKind::Switch:
       return value == 0 || value == 1;
+    case DomainKind::Divisors:
+      return value > 0 && dividend % value == 0;
   }
   return false;
 }
@@ -88,6 +97,8 @@ std::string Parameter::domainText() const {
       return range;
     case DomainKind::PowerOfTwo:
       return "powers of two in " + range;
+    case DomainKind::Divisors:
+      return "divisors of " + std::to_string(dividend) + " in " + range;
     case DomainKind::Switch: {
       std::string text = "{";
       for (int64_t v : values()) text += (text.size() > 1 ? ", " : "") + std::to_string(v);
@@ -118,9 +129,10 @@ std::string ParameterSpace::samplingKey() const {
   }
   key += "|";
   for (const Parameter& p : parameters) {
-    key += p.name + ":" + domainKindName(p.kind) + "[" + std::to_string(p.lo) + "," +
-           std::to_string(p.hi) + "]" + p.variable.varLo().toString() + ".." +
-           (p.variable.varHi() ? p.variable.varHi()->toString() : std::string("-")) + "@" +
+    key += p.name + ":" + domainKindName(p.kind) +
+           (p.kind == DomainKind::Divisors ? std::to_string(p.dividend) : std::string()) + "[" +
+           std::to_string(p.lo) + "," + std::to_string(p.hi) + "]" + p.variable.varLo().toString() +
+           ".." + (p.variable.varHi() ? p.variable.varHi()->toString() : std::string("-")) + "@" +
            std::to_string(p.launchKernel) + ";";
   }
   key += "|";
@@ -404,7 +416,8 @@ void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
     for (const OpenLocalSize& entry : open) {
       Parameter p;
       p.name = entry.variable.varName();
-      p.kind = DomainKind::PowerOfTwo;
+      p.kind = entry.constantGlobalSize > 0 ? DomainKind::Divisors : DomainKind::PowerOfTwo;
+      p.dividend = entry.constantGlobalSize;
       p.variable = entry.variable;
       p.lo = 1;
       p.hi = *entry.variable.varHi()->constant();

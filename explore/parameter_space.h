@@ -55,14 +55,16 @@ enum class DomainKind {
   Range,       // every integer in [lo, hi]
   PowerOfTwo,  // the powers of two in [lo, hi]
   Switch,      // 0 or 1 (within [lo, hi])
+  Divisors,    // the divisors of Parameter::dividend in [lo, hi]
 };
-const char* domainKindName(DomainKind kind);  // "range", "power-of-two", "switch"
+const char* domainKindName(DomainKind kind);  // "range", "power-of-two", "switch", "divisors"
 
 struct Parameter {
   std::string name;
   DomainKind kind = DomainKind::Range;
   int64_t lo = 0;  // inclusive bounds of the domain after substituting the sizes
   int64_t hi = 0;
+  int64_t dividend = 0;  // DomainKind::Divisors: the number whose divisors the domain holds
   Arith variable;       // the tuning variable as the program has it (symbolic range)
   std::string rangeText;  // its range as the rule wrote it, e.g. "[3, H + 2]"
   // >= 0: a local size of that kernel (launch order), added by explore/launch_parameters.h;
@@ -72,7 +74,8 @@ struct Parameter {
   std::vector<int64_t> values() const;  // the domain in increasing order
   uint64_t domainSize() const;
   bool contains(int64_t value) const;
-  std::string domainText() const;  // "[1, 64]", "powers of two in [1, 64]", "{0, 1}"
+  // "[1, 64]", "powers of two in [1, 64]", "{0, 1}", "divisors of 1000 in [1, 64]"
+  std::string domainText() const;
 };
 
 enum class ConstraintSource {

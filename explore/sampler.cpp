@@ -578,6 +578,8 @@ std::optional<std::vector<std::vector<int64_t>>> Sampler::enumerate(uint64_t cap
             }
             extended.push_back(std::move(next));
           }
+          // The launch sizes of several kernels multiply: stop before they outgrow the cap.
+          if (points.size() + extended.size() > cap) return false;
         }
         partial = std::move(extended);
       }

@@ -1,5 +1,6 @@
-// Tests of explore/launch_parameters: kernels that leave their local size open get power-of-two
-// local-size parameters in the space (bounded by the device, dividing the global size), the
+// Tests of explore/launch_parameters: kernels that leave their local size open get local-size
+// parameters in the space (bounded by the device, dividing the global size: powers of two, or
+// every divisor where the global size is a constant), the
 // sampler finds exactly the valid ones (brute force over the box), samples respect the device's
 // work-group limits (the register file a work-group shares included, where the profile has
 // one), and compileVariant applies the sampled local sizes to the kernels. Private arrays past
@@ -98,6 +99,39 @@ TEST_CASE("a kernel without a local size gets a local-size parameter per dimensi
   CHECK(buildParameterSpace(parametric, {{"N", 64}}, without).find(local->name) == nullptr);
   SpaceOptions noDevice;
   CHECK(buildParameterSpace(parametric, {{"N", 64}}, noDevice).find(local->name) == nullptr);
+}
+
+TEST_CASE(
+    "a constant global size offers every divisor of it as a local size, not only powers of two") {
+  // One mapGlb kernel over all N elements: at N = 2 * 773 * 2713 the only powers of two that
+  // divide the global size are 1 and 2; its other divisors within the device's 4096 are
+  // 773, 1546 and 2713.
+  Definition program =
+      parseProgram("def scale(x: [float]N): [float]N = map(a -> a * 2.0f, x)").definitions.back();
+  SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  const int64_t awkward = 2 * 773 * 2713;
+  ParameterSpace space = buildParameterSpace(program, {{"N", awkward}}, options);
+  const Parameter* local = space.find(localSizeParameterName(0, 0));
+  REQUIRE(local != nullptr);
+  CHECK(local->kind == DomainKind::Divisors);
+  CHECK(local->dividend == awkward);
+  CHECK(local->values() == std::vector<int64_t>{1, 2, 773, 1546, 2713});
+  CHECK(local->contains(1546));
+  CHECK_FALSE(local->contains(4));
+  CHECK(local->domainText() == "divisors of 4194298 in [1, 4096]");
+  Sampler sampler(space);
+  const SampleSet all = sampler.sample(100, 1);
+  CHECK(Points(all.points.begin(), all.points.end()) == bruteForceValid(space));
+  CHECK(bruteForceValid(space).size() == 5);
+
+  // At a power of two the divisors are the powers of two up to the device's limit.
+  ParameterSpace nice = buildParameterSpace(program, {{"N", 1 << 20}}, options);
+  const Parameter* niceLocal = nice.find(localSizeParameterName(0, 0));
+  REQUIRE(niceLocal != nullptr);
+  std::vector<int64_t> powers;
+  for (int64_t v = 1; v <= options.device->maxWorkGroupSize; v *= 2) powers.push_back(v);
+  CHECK(niceLocal->values() == powers);
 }
 
 TEST_CASE("kernels with a local size get no parameter; samples keep within device limits") {
