@@ -4,6 +4,7 @@
 // core, extendability of a partial assignment, one constraint at a point).
 #include "explore/z3_encoding.h"
 
+#include <optional>
 #include <string>
 
 namespace weft::explore {
@@ -84,7 +85,23 @@ z3::expr Z3Encoder::term(const Arith& e, z3::expr_vector& definitions) {
 z3::expr Z3Encoder::formula(const Constraint& constraint) {
   z3::expr_vector definitions(context_);
   z3::expr relation = context_.bool_val(true);
-  if (constraint.relation == Relation::Divides) {
+  const std::optional<int64_t> constantDividend = constraint.rhs.constant();
+  if (constraint.relation == Relation::Divides && constantDividend && *constantDividend > 0 &&
+      *constantDividend <= kMaxListedDividend) {
+    // lhs | n for a constant n: lhs is one of n's divisors. The same condition as the
+    // remainder below, but a finite choice, which Z3 decides at once; as a remainder with a
+    // variable divisor it is a factoring problem, which for a prime n (a map over a prime
+    // length split by a parameter) took Z3 tens of seconds per query.
+    z3::expr divisor = term(constraint.lhs, definitions);
+    z3::expr_vector choices(context_);
+    const int64_t n = *constantDividend;
+    for (int64_t d = 1; d <= n / d; ++d) {
+      if (n % d != 0) continue;
+      choices.push_back(divisor == context_.int_val(static_cast<int64_t>(d)));
+      if (d != n / d) choices.push_back(divisor == context_.int_val(static_cast<int64_t>(n / d)));
+    }
+    relation = z3::mk_or(choices);
+  } else if (constraint.relation == Relation::Divides) {
     // lhs | rhs: lhs > 0 and rhs % lhs == 0, as Constraint::evaluate decides it.
     z3::expr divisor = term(constraint.lhs, definitions);
     term(constraint.rhs, definitions);

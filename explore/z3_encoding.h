@@ -15,7 +15,9 @@
 // so a division by zero makes the constraint false, as Constraint::evaluate does (it returns
 // nullopt, which the space treats as violated). Values the C++ evaluator computes must fit in
 // 64 bits; the domains are 64-bit, and the quantities of real programs (sizes, bytes) are far
-// below 2^63, so Z3's unbounded integers and the evaluator agree.
+// below 2^63, so Z3's unbounded integers and the evaluator agree. A divisibility p | n by a
+// constant n (up to kMaxListedDividend) is encoded as the choice of n's divisors instead: Z3
+// decides a remainder by a variable as a non-linear problem, which is factoring n.
 #pragma once
 
 #include <z3++.h>
@@ -35,6 +37,9 @@ namespace weft::explore {
 
 // Translates Arith expressions and constraints into Z3 terms over one context. Division and
 // modulo atoms are shared: the same atom gets the same q and r wherever it occurs.
+// Constant dividends up to this are listed as their divisors (sqrt(n) trial divisions).
+inline constexpr int64_t kMaxListedDividend = int64_t{1} << 40;
+
 class Z3Encoder {
  public:
   explicit Z3Encoder(z3::context& context) : context_(context) {}

@@ -148,3 +148,47 @@ TEST_CASE("the unsat core leaves out constraints that take no part in the confli
     CHECK(std::string(e.what()).find("omega") == std::string::npos);
   }
 }
+
+TEST_CASE(
+    "divisibility by a constant, encoded as the choice of its divisors, agrees with the "
+    "evaluator") {
+  ParameterSpace space;
+  space.definitionName = "constant dividends";
+  space.parameters = {parameter("a", -12, 40), parameter("c", 0, 9)};
+  Arith a = space.parameters[0].variable, c = space.parameters[1].variable;
+  space.constraints = {
+      {constraint(Relation::Divides, a, Arith(36), "d1"), {}, ConstraintSource::Algorithmic},
+      {constraint(Relation::Divides, 2 * c + a, Arith(60), "d2"),
+       {},
+       ConstraintSource::Algorithmic},
+      {constraint(Relation::Divides, a % c, Arith(24), "d3"), {}, ConstraintSource::Algorithmic},
+      {constraint(Relation::Divides, a - c, Arith(1), "d4"), {}, ConstraintSource::Algorithmic},
+  };
+  checkAgreement(space, 400, 11);
+
+  // A split of a prime length by a parameter that may not take the whole length: empty, and
+  // the core names the split.
+  ParameterSpace prime;
+  prime.definitionName = "prime";
+  prime.parameters = {parameter("chunk", 2, 999982), parameter("rows", 1, 64)};
+  Arith chunk = prime.parameters[0].variable, rows = prime.parameters[1].variable;
+  prime.constraints = {
+      {constraint(Relation::Divides, chunk, Arith(999983), "split"),
+       {},
+       ConstraintSource::Algorithmic},
+      {constraint(Relation::LessEqual, rows, chunk, "slide"), {}, ConstraintSource::Algorithmic},
+  };
+  SpaceSolver solver(prime);
+  try {
+    solver.requireSatisfiable();
+    FAIL("the space should be empty");
+  } catch (const UnsatisfiableSpace& e) {
+    CAPTURE(std::string(e.what()));
+    CHECK(std::string(e.what()).find("999983 % chunk = 0") != std::string::npos);
+    CHECK(std::string(e.what()).find("rows") == std::string::npos);
+  }
+  prime.parameters[0].hi = 999983;
+  SpaceSolver whole(prime);
+  CHECK_NOTHROW(whole.requireSatisfiable());
+  CHECK(whole.anyPoint()[0] == 999983);
+}
