@@ -16,6 +16,17 @@
 
 namespace weft::explore {
 
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; n > 0 && d <= n / d; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
 const char* domainKindName(DomainKind kind) {
   switch (kind) {
     case DomainKind::Range:
@@ -62,8 +73,8 @@ std::vector<int64_t> Parameter::values() const {
       }
       break;
     case DomainKind::Divisors:
-      for (int64_t v = std::max<int64_t>(lo, 1); v <= hi && v <= dividend; ++v) {
-        if (dividend % v == 0) out.push_back(v);
+      for (int64_t v : divisorsOf(dividend)) {
+        if (v >= lo && v <= hi) out.push_back(v);
       }
       break;
   }

@@ -45,18 +45,9 @@ std::optional<std::vector<int64_t>> divisorsIn(int64_t n, int64_t lo, int64_t hi
   if (n <= 0 || hi < lo) return std::nullopt;
   const int64_t root = static_cast<int64_t>(std::sqrt(static_cast<double>(n))) + 1;
   if (root >= hi - lo + 1) return std::nullopt;
-  std::vector<int64_t> small, large;
-  for (int64_t d = 1; d <= n / d; ++d) {
-    if (n % d != 0) continue;
-    small.push_back(d);
-    if (d != n / d) large.push_back(n / d);
-  }
   std::vector<int64_t> out;
-  for (int64_t d : small) {
+  for (int64_t d : divisorsOf(n)) {
     if (d >= lo && d <= hi) out.push_back(d);
-  }
-  for (auto it = large.rbegin(); it != large.rend(); ++it) {
-    if (*it >= lo && *it <= hi) out.push_back(*it);
   }
   return out;
 }

@@ -94,11 +94,8 @@ z3::expr Z3Encoder::formula(const Constraint& constraint) {
     // length split by a parameter) took Z3 tens of seconds per query.
     z3::expr divisor = term(constraint.lhs, definitions);
     z3::expr_vector choices(context_);
-    const int64_t n = *constantDividend;
-    for (int64_t d = 1; d <= n / d; ++d) {
-      if (n % d != 0) continue;
+    for (int64_t d : divisorsOf(*constantDividend)) {
       choices.push_back(divisor == context_.int_val(static_cast<int64_t>(d)));
-      if (d != n / d) choices.push_back(divisor == context_.int_val(static_cast<int64_t>(n / d)));
     }
     relation = z3::mk_or(choices);
   } else if (constraint.relation == Relation::Divides) {
