@@ -11,8 +11,8 @@
 // constant whose power-of-two divisors stop below the device's work-group multiple
 // (DeviceProfile::workGroupMultiple, at least 2), every divisor of it: a length such as
 // 2·773·2713 has no power-of-two divisor above 2, and work-groups of 1 or 2 work-items cost a
-// CPU device's runtime more than their work (PoCL: about 20x a work-group of 1546), while a
-// guard for a rounded-up global size would stop PoCL's work-group vectoriser. Measurement applies
+// CPU device's runtime more than their work, while a guard for a rounded-up global size would
+// stop PoCL's work-group vectoriser (figures in bench/results/awkward-sizes-*). Measurement applies
 // the sampled values to the compiled variant before it runs (applyLocalSizeParameters,
 // codegen/compile_pipeline.h); a binding without them leaves the local size open.
 #pragma once

@@ -89,9 +89,9 @@ z3::expr Z3Encoder::formula(const Constraint& constraint) {
   if (constraint.relation == Relation::Divides && constantDividend && *constantDividend > 0 &&
       *constantDividend <= kMaxListedDividend) {
     // lhs | n for a constant n: lhs is one of n's divisors. The same condition as the
-    // remainder below, but a finite choice, which Z3 decides at once; as a remainder with a
-    // variable divisor it is a factoring problem, which for a prime n (a map over a prime
-    // length split by a parameter) took Z3 tens of seconds per query.
+    // remainder below, but a finite choice; as a remainder with a variable divisor it is
+    // non-linear, and for a prime n (a prime length split by a parameter) Z3 must in effect
+    // prove n prime.
     z3::expr divisor = term(constraint.lhs, definitions);
     z3::expr_vector choices(context_);
     for (int64_t d : divisorsOf(*constantDividend)) {
