@@ -1,7 +1,8 @@
 // Calls of functions on scalar arguments. A lambda is inlined, its arguments evaluated into
-// temporaries first; a user function is emitted once per vector width as a static OpenCL
-// function (uf_<name>, uf_<name>_vN for its vectorised form: OpenCL arithmetic on vectors is
-// element-wise, so the same text serves both) that the program's text places before the
+// temporaries first (a tuple or array argument outside vectorize is bound as its view, as let
+// binds it: a tuple has no one C value); a user function is emitted once per vector width as a
+// static OpenCL function (uf_<name>, uf_<name>_vN for its vectorised form: OpenCL arithmetic on
+// vectors is element-wise, so the same text serves both) that the program's text places before the
 // kernels, and called. A lambda applied lane-wise (vectorize) is inlined with vector params,
 // and the user functions its body calls are called in their vectorised forms, scalar
 // arguments broadcast.
@@ -12,11 +13,17 @@ namespace weft::opencl {
 // A call of a function on scalar arguments; `vectorWidth` > 0 calls its vectorised form.
 std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int64_t vectorWidth,
                                const Expr& at) {
-  std::vector<std::string> values;
-  for (const Expr& a : args) values.push_back(genScalar(a));
   if (f.isLambda()) {
+    // Every argument is evaluated before any parameter is bound: an argument may apply the
+    // same lambda object (a shared subexpression), which binds its parameters on the way.
+    std::vector<ViewPtr> bound;
     for (size_t i = 0; i < args.size(); ++i) {
       const Type& t = typeOf(args[i]);
+      if (laneWidth_ == 0 && vectorWidth == 0 && !t.isScalar() && !t.isVector()) {
+        bound.push_back(genView(args[i]));
+        continue;
+      }
+      const std::string value = genScalar(args[i]);
       std::string name = fresh("a");
       if (laneWidth_ > 0 && t.isScalar()) {
         // Under vectorize the value is the lanes' vector (node types are the lanes'): declared
@@ -25,15 +32,16 @@ std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int
         // value is a scalar bool.
         if (t.scalarKind() == ScalarKind::Bool) {
           emitter_.line(laneTypeName(ScalarKind::Int) + " " + name + " = " +
-                        laneSelect(values[i], ScalarKind::Int, "-1", "0") + ";");
+                        laneSelect(value, ScalarKind::Int, "-1", "0") + ";");
         } else {
-          emitter_.line(laneTypeName(t.scalarKind()) + " " + name + " = " + values[i] + ";");
+          emitter_.line(laneTypeName(t.scalarKind()) + " " + name + " = " + value + ";");
         }
       } else {
-        emitter_.line(cTypeName(t) + " " + name + " = " + values[i] + ";");
+        emitter_.line(cTypeName(t) + " " + name + " = " + value + ";");
       }
-      bind(f.params()[i], variableView(name, t));
+      bound.push_back(variableView(name, t));
     }
+    for (size_t i = 0; i < args.size(); ++i) bind(f.params()[i], bound[i]);
     // Under vectorize the body's params are vectors (its types are the lanes'): the user
     // functions it calls are called in their vectorised forms.
     const int64_t outer = laneWidth_;
@@ -43,6 +51,8 @@ std::string Generator::genCall(const Expr& f, const std::vector<Expr>& args, int
     return body;
   }
   (void)at;
+  std::vector<std::string> values;
+  for (const Expr& a : args) values.push_back(genScalar(a));
   if (laneWidth_ > 0 && vectorWidth == laneWidth_) {
     // Inside a lane-wise lambda an argument may be a scalar (a literal, a value from outside):
     // broadcast, which leaves a vector of the width as it is.

@@ -102,6 +102,22 @@ TEST_CASE("a nested tuple in private memory") {
   mapGlb(0, x -> let(t -> t._0._0 - t._0._1 * t._1, toPrivate(y -> ((y._0 + y._1, y._0 * y._1), y._1 - 2.0f), x)), zip(a, b)))", kSizes, "float p");
 }
 
+TEST_CASE("a lambda applied to tuple arguments binds them as views") {
+  // The map-reduce interchange leaves apply((acc, p) -> ..., pair._0, pair._1) with p a pair:
+  // a tuple has no one C value, so the parameter is the argument's view.
+  checkProgram(R"(def p7(a: [float]N, b: [float]N, c: [float]N): [float]N =
+  mapGlb(0, pair -> apply((acc, p) -> acc + p._0 * p._1, pair._0, pair._1), zip(c, zip(a, b))))",
+               kSizes, " * ");
+  checkProgram(R"(def p8(a: [float]N, b: [float]N): [float]N =
+  mapGlb(0, x -> apply(p -> p._0 - 2.0f * p._1, (x._0 + x._1, x._1)), zip(a, b)))",
+               kSizes, "2.0f");
+  checkProgram(R"(def p9(x: [float]N, k: [float]3): [float]N =
+  join(transpose(reduceSeq(mapSeq(z -> 0.0f, x), (accs, column) -> mapSeq(
+    pair -> apply((acc, p) -> acc + p._0 * p._1, pair._0, pair._1), zip(accs, column)),
+    transpose(mapSeq(w -> zip(w, k), slide(3, 1, pad(1, 1, clamp, x))))))))",
+               kSizes, "for (");
+}
+
 TEST_CASE("an unsupported tuple store is a clear error") {
   // A tuple as the whole program's result has no buffer layout for the host yet.
   const Definition d = parseProgram(R"(def q(a: [float]N): [(float, float)]N =
