@@ -16,17 +16,6 @@
 
 namespace weft::explore {
 
-std::vector<int64_t> divisorsOf(int64_t n) {
-  std::vector<int64_t> small, large;
-  for (int64_t d = 1; n > 0 && d <= n / d; ++d) {
-    if (n % d != 0) continue;
-    small.push_back(d);
-    if (d != n / d) large.push_back(n / d);
-  }
-  small.insert(small.end(), large.rbegin(), large.rend());
-  return small;
-}
-
 const char* domainKindName(DomainKind kind) {
   switch (kind) {
     case DomainKind::Range:

@@ -59,9 +59,6 @@ enum class DomainKind {
 };
 const char* domainKindName(DomainKind kind);  // "range", "power-of-two", "switch", "divisors"
 
-// The divisors of `n` > 0 in increasing order (sqrt(n) trial divisions); none for n <= 0.
-std::vector<int64_t> divisorsOf(int64_t n);
-
 struct Parameter {
   std::string name;
   DomainKind kind = DomainKind::Range;

@@ -154,6 +154,9 @@ std::optional<int64_t> constantUpperBound(const Arith& e);
 
 std::ostream& operator<<(std::ostream& os, const Arith& e);
 
+// The divisors of `n` > 0 in increasing order (sqrt(n) trial divisions); none for n <= 0.
+std::vector<int64_t> divisorsOf(int64_t n);
+
 }  // namespace weft
 
 template <>

@@ -3,6 +3,7 @@
 #include "typecheck/feasibility.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,9 @@
 namespace weft {
 
 namespace {
+
+// The largest dividend whose divisors the walk lists (sqrt(n) trial divisions).
+constexpr int64_t kMaxListedDividend = int64_t{1} << 40;
 
 class FeasibilityWalk {
  public:
@@ -86,6 +90,29 @@ class FeasibilityWalk {
     return true;
   }
 
+  // A value that the parameter `v` bound at `depth` must divide, fixed by what is bound before
+  // it: a condition n % v = 0 (a split's) or v | n at that depth, n evaluating to a non-zero
+  // constant up to kMaxListedDividend. The walk then visits n's divisors only, which decides a
+  // split of a prime length over millions of values in two steps.
+  std::optional<int64_t> fixedDividend(const Arith& v, size_t depth) const {
+    for (const Constraint* c : checksAt_[depth]) {
+      std::optional<Arith> dividend;
+      if (c->relation == Relation::Divides && c->lhs == v) dividend = c->rhs;
+      if (c->relation == Relation::Equal) {
+        for (const auto& [side, other] : {std::pair{&c->lhs, &c->rhs}, {&c->rhs, &c->lhs}}) {
+          if (other->constant() == 0 && side->kind() == ArithKind::Mod &&
+              side->operands()[1] == v) {
+            dividend = side->operands()[0];
+          }
+        }
+      }
+      if (!dividend) continue;
+      const std::optional<int64_t> n = tryEvaluate(*dividend, binding_);
+      if (n && *n != 0 && std::abs(*n) <= kMaxListedDividend) return std::abs(*n);
+    }
+    return std::nullopt;
+  }
+
   // true: a complete assignment meets everything; false: none below this prefix does;
   // nullopt: the walk's bound was reached.
   std::optional<bool> walk(size_t depth) {
@@ -94,7 +121,16 @@ class FeasibilityWalk {
     const std::optional<int64_t> lo = tryEvaluate(v.varLo(), binding_);
     const std::optional<int64_t> hi = tryEvaluate(*v.varHi(), binding_);
     if (!lo || !hi) return std::nullopt;
-    for (int64_t value = *lo; value <= *hi; ++value) {
+    std::vector<int64_t> divisors;
+    const std::optional<int64_t> dividend = fixedDividend(v, depth + 1);
+    if (dividend) {
+      for (int64_t d : divisorsOf(*dividend)) {
+        if (d >= *lo && d <= *hi) divisors.push_back(d);
+      }
+    }
+    const int64_t count = dividend ? static_cast<int64_t>(divisors.size()) : *hi - *lo + 1;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t value = dividend ? divisors[static_cast<size_t>(i)] : *lo + i;
       if (--pointsLeft_ < 0) return std::nullopt;
       binding_[v.varName()] = value;
       if (!holdsAt(depth + 1)) continue;

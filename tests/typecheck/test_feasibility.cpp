@@ -58,3 +58,22 @@ TEST_CASE("a walk longer than its bound, or a size condition alone") {
   CHECK(tuningFeasibility({divides(Arith(4), N)}, {{"N", 20}}) == Feasibility::Feasible);
   CHECK(tuningFeasibility({}, {}) == Feasibility::Feasible);
 }
+
+TEST_CASE("a parameter that must divide a fixed value walks its divisors only") {
+  // chunk in [1, N] dividing N (a split's n % chunk = 0, or chunk | N) with chunk >= 2 and
+  // chunk < N: at the prime N = 2^31 - 1 nothing, decided after two values where a walk
+  // over the range would stop at its bound; at N = 2^30, chunk = 2.
+  const Arith chunk = Arith::var("chunk", VarKind::Tuning, Arith(1), N);
+  const Arith prime = Arith(int64_t{2147483647});
+  const ArithBinding atPrime = {{"N", 2147483647}};
+  const std::vector<Constraint> proper = {lessEqual(Arith(2), chunk), lessEqual(chunk + 1, N)};
+  std::vector<Constraint> splitCondition = proper;
+  splitCondition.push_back(relation(Relation::Equal, N % chunk, Arith(0)));
+  CHECK(tuningFeasibility(splitCondition, atPrime, 10) == Feasibility::Infeasible);
+  CHECK(tuningFeasibility(splitCondition, {{"N", int64_t{1} << 30}}, 10) == Feasibility::Feasible);
+  std::vector<Constraint> dividing = proper;
+  dividing.push_back(divides(chunk, N));
+  CHECK(tuningFeasibility(dividing, atPrime, 10) == Feasibility::Infeasible);
+  // Without the divisibility the same bound leaves it undecided.
+  CHECK(tuningFeasibility({lessEqual(prime + 1, chunk)}, atPrime, 10) == Feasibility::Unknown);
+}
