@@ -391,6 +391,29 @@ CompiledProgram analysisProgram(const Definition& parametric, const ArithBinding
   return compileToOpenCL(parametric, {}, passes);
 }
 
+std::vector<Constraint> unrolledLoopConstraints(const Definition& parametric,
+                                                const TypedDefinition& typed,
+                                                const SpaceOptions& options) {
+  std::vector<Constraint> constraints;
+  if (!options.device) return constraints;
+  std::vector<UnrolledLoop> unrolled;
+  collectUnrolledLengths(parametric.function, typed, false, unrolled);
+  const bool gpu = options.device->deviceType == "gpu";
+  for (const UnrolledLoop& loop : unrolled) {
+    const bool registerBudget = loop.writesRegisters && !gpu;
+    const int64_t cap =
+        registerBudget ? options.maxUnrolledRegisterIterations : options.maxUnrolledIterations;
+    if (cap <= 0) continue;
+    constraints.push_back(makeConstraint(
+        Relation::LessEqual, loop.length, Arith(cap),
+        loop.reduction ? "unrolled reduction" : "unrolled map",
+        "at most " + std::to_string(cap) +
+            " iterations: longer unrolled loops build and run slowly (SpaceOptions::" +
+            (registerBudget ? "maxUnrolledRegisterIterations" : "maxUnrolledIterations") + ")"));
+  }
+  return constraints;
+}
+
 namespace {
 
 void addHardwareConstraints(ParameterSpace& space, const Definition& parametric,
@@ -734,25 +757,9 @@ ParameterSpace buildParameterSpace(const Definition& parametric, const ArithBind
   }
   if (options.device) {
     space.deviceName = options.device->name;
-    addHardwareConstraints(space, parametric, options, substitution);
-    std::vector<UnrolledLoop> unrolled;
-    collectUnrolledLengths(parametric.function, typed, false, unrolled);
-    const bool gpu = options.device->deviceType == "gpu";
-    for (const UnrolledLoop& loop : unrolled) {
-      const bool registerBudget = loop.writesRegisters && !gpu;
-      const int64_t cap =
-          registerBudget ? options.maxUnrolledRegisterIterations : options.maxUnrolledIterations;
-      if (cap <= 0) continue;
-      addConstraint(space,
-                    makeConstraint(Relation::LessEqual, loop.length, Arith(cap),
-                                   loop.reduction ? "unrolled reduction" : "unrolled map",
-                                   "at most " + std::to_string(cap) +
-                                       " iterations: longer unrolled loops build and run "
-                                       "slowly (SpaceOptions::" +
-                                       (registerBudget ? "maxUnrolledRegisterIterations"
-                                                       : "maxUnrolledIterations") +
-                                       ")"),
-                    ConstraintSource::Hardware, substitution);
+    if (options.hardwareAnalysis) addHardwareConstraints(space, parametric, options, substitution);
+    for (const Constraint& c : unrolledLoopConstraints(parametric, typed, options)) {
+      addConstraint(space, c, ConstraintSource::Hardware, substitution);
     }
   }
   if (options.device && space.hardwareConstraints) {

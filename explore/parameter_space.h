@@ -42,6 +42,7 @@
 #include "ir/arith.h"
 #include "ir/constraint.h"
 #include "ir/expr.h"
+#include "typecheck/typecheck.h"
 
 namespace weft::explore {
 
@@ -124,6 +125,10 @@ struct SpaceOptions {
   // whose unrolled map over millions of elements takes minutes and tens of GiB to generate.
   // The cap bounds code size only; a private tile that fits the first-level cache is smaller.
   int64_t maxUnrolledRegisterIterations = 4096;
+  // With a device: false leaves out the constraints that need the program generated (work-group
+  // sizes, registers, memory), keeping the caps on unrolled loops. For a quick test of a
+  // structure (explore/z3_encoding.h's unrollCapsLeaveAPoint).
+  bool hardwareAnalysis = true;
 };
 
 struct ParameterSpace {
@@ -169,6 +174,13 @@ Definition tuneUnboundSizes(const Definition& definition, const ArithBinding& si
 // constraints and the pipeline cost model read. Throws what code generation throws.
 CompiledProgram analysisProgram(const Definition& parametric, const ArithBinding& sizes,
                                 bool lowerBeforeCodegen = true);
+
+// The caps SpaceOptions puts on the unrolled loops of `parametric` on options.device, one
+// constraint per unrolled loop (none without a device). buildParameterSpace adds them to the
+// hardware constraints.
+std::vector<Constraint> unrolledLoopConstraints(const Definition& parametric,
+                                                const TypedDefinition& typed,
+                                                const SpaceOptions& options);
 
 // Builds the space of `parametric` for the given sizes (every size variable the definition
 // mentions must be bound). Throws SpaceError for an unusable binding or parameter.

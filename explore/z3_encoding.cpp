@@ -7,6 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "typecheck/feasibility.h"
+#include "typecheck/typecheck.h"
+
 namespace weft::explore {
 
 z3::expr Z3Encoder::variable(const std::string& name) {
@@ -230,6 +233,41 @@ std::vector<int64_t> SpaceSolver::anyPoint() {
     values.push_back(model.eval(p, true).get_numeral_int64());
   }
   return values;
+}
+
+namespace {
+// The partial assignments unrollCapsLeaveAPoint walks before it asks Z3.
+constexpr int64_t kWalkedPoints = 20000;
+}  // namespace
+
+bool unrollCapsLeaveAPoint(const Definition& lowered, const ArithBinding& sizes,
+                           const SpaceOptions& options, unsigned resourceLimit) {
+  if (!options.device) return true;
+  try {
+    // Without unrolled loops nothing here can be empty that the search's own empty-space
+    // check did not see.
+    const TypedDefinition typed = typecheck(lowered);
+    std::vector<Constraint> constraints = unrolledLoopConstraints(lowered, typed, options);
+    if (constraints.empty()) return true;
+    // A short walk decides most programs; Z3 the rest.
+    constraints.insert(constraints.end(), typed.constraints.begin(), typed.constraints.end());
+    const Feasibility walked = tuningFeasibility(constraints, sizes, kWalkedPoints);
+    if (walked != Feasibility::Unknown) return walked == Feasibility::Feasible;
+    SpaceOptions capsOnly = options;
+    capsOnly.hardwareAnalysis = false;
+    const ParameterSpace space = buildParameterSpace(lowered, sizes, capsOnly);
+    z3::context context;
+    Z3Encoder encoder(context);
+    z3::solver solver(context);
+    z3::params params(context);
+    params.set("rlimit", resourceLimit);
+    solver.set(params);
+    for (const Parameter& p : space.parameters) solver.add(encoder.domain(p));
+    for (const SpaceConstraint& c : space.constraints) solver.add(encoder.formula(c.constraint));
+    return solver.check() != z3::unsat;
+  } catch (const std::exception&) {
+    return true;  // undecided, or a program the explorer reports on itself
+  }
 }
 
 }  // namespace weft::explore

@@ -32,6 +32,7 @@ constexpr const char* kPackOperands = "pack-operands";
 constexpr const char* kTilesSettled = "tiles-settled";
 constexpr const char* kEmptySpace = "empty-space";
 constexpr const char* kUnrollWindows = "unroll-windows";
+constexpr const char* kUnrollCaps = "unroll-caps";
 // The longest constant reduction unroll-windows keeps only unrolled: a stencil's or a small
 // convolution's taps (a 7x7 window has 49).
 constexpr int64_t kMaxRolledWindow = 64;
@@ -356,6 +357,12 @@ class Search {
           break;
         }
       }
+      const size_t before = complete.size();
+      complete.erase(
+          std::remove_if(complete.begin(), complete.end(),
+                         [&](const SearchNode& node) { return !withinLimits(node.definition); }),
+          complete.end());
+      report_.pruned[kUnrollCaps] += static_cast<int64_t>(before - complete.size());
       const size_t room = static_cast<size_t>(options_.maxLoweringsPerProgram);
       if (complete.size() > room) stop = SearchStop::StructureLimit;
       std::set<uint64_t> keptHere;
@@ -398,6 +405,10 @@ class Search {
                         contexts_.at(i)};
         if (!unrolledAccumulators(node)) continue;
         if (!seen_.insert(canonicalHash(node.definition)).second) continue;
+        if (!withinLimits(node.definition)) {
+          ++report_.pruned[kUnrollCaps];
+          continue;
+        }
         keep(node, report_.structures[i].algorithmicSteps);
         ++report_.unrolledAccumulators;
       }
@@ -601,6 +612,15 @@ class Search {
       return kDimensionsNest;
     }
     return nullptr;
+  }
+
+  // Whether the explorer's limits leave the lowered program a point (the unroll-caps
+  // heuristic; true where it is off or cannot tell).
+  bool withinLimits(const Definition& program) const {
+    if (!heuristicOn(kUnrollCaps) || !options_.withinLimits || options_.rankingSizes.empty()) {
+      return true;
+    }
+    return options_.withinLimits(program, options_.rankingSizes);
   }
 
   // Whether no value of the program's tuning parameters meets its type conditions at the sizes
@@ -845,6 +865,10 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "leaves it inside a lowered map to the default lowering (the step is appended): its "
        "reads get constant offsets, which code generation reads without the border's clamps "
        "away from it"},
+      {kUnrollCaps,
+       "level 2 keeps no lowering whose unrolled loops are longer than the explorer's caps at "
+       "the sizes given for every value of its tuning parameters (SearchOptions::withinLimits: "
+       "a map unrolled over a whole row of a size), so that its sample of lowerings can run"},
       {kEmptySpace,
        "level 1 drops programs whose tuning parameters have no value that meets the type "
        "checker's conditions at the sizes given (every size of the program bound), found by an "

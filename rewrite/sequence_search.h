@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -102,6 +103,10 @@ struct SearchOptions {
   // which the empty-space heuristic looks for values of a program's tuning parameters (where
   // they bind all of its sizes).
   ArithBinding rankingSizes;
+  // The explorer's limits on a lowered program at rankingSizes, which the rewrite layer does
+  // not know (a device's cap on unrolled loops): a complete lowering for which it returns false
+  // is not kept (the unroll-caps heuristic). Unset, or no sizes given: every one may be kept.
+  std::function<bool(const Definition&, const ArithBinding&)> withinLimits;
   // The bound of the map-nesting heuristic: maps nested more deeply than the original's
   // deepest nest by more than this are pruned.
   int extraNesting = 4;

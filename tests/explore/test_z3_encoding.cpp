@@ -192,3 +192,43 @@ TEST_CASE(
   CHECK_NOTHROW(whole.requireSatisfiable());
   CHECK(whole.anyPoint()[0] == 999983);
 }
+
+TEST_CASE("unroll caps: a lowering unrolled over a whole row has no point") {
+  // mapSeqUnroll over join(split(chunk, xs)) of N floats: the declared type makes chunk divide
+  // N, so the loop always has N iterations (the walk over N's divisors decides it); over
+  // pad(0, rho, xs) it has N + rho, rho in [0, N], more values than the walk visits: Z3
+  // decides it. At N = 2^22 the cap (256 on a GPU) is out of reach; at N = 64 it holds.
+  const Arith n = Arith::var("N", VarKind::Size, 1);
+  const Arith chunk = Arith::var("chunk", VarKind::Tuning, Arith(1), n);
+  const Arith rho = Arith::var("rho", VarKind::Tuning, Arith(0), n);
+  auto increment = [] { return lam("x", [](Expr x) { return x + lit(1.0f); }); };
+  const Definition wholeSplit =
+      definition("u", {{"xs", Type::array(Type::floatType(), n)}}, [&](const std::vector<Expr>& p) {
+        return mapSeqUnroll(increment(), join(split(chunk, p[0])));
+      });
+  const Definition padded =
+      definition("p", {{"xs", Type::array(Type::floatType(), n)}}, [&](const std::vector<Expr>& p) {
+        return crop(Arith(0), rho,
+                    mapSeqUnroll(increment(), pad(Arith(0), rho, Boundary::Clamp, p[0])));
+      });
+  SpaceOptions options;
+  options.device = host::loadProfile("nvidia-generic");
+  const ArithBinding large = {{"N", int64_t{1} << 22}};
+  for (const Definition* d : {&wholeSplit, &padded}) {
+    CAPTURE(d->name);
+    CHECK_FALSE(unrollCapsLeaveAPoint(*d, large, options));
+    CHECK(unrollCapsLeaveAPoint(*d, {{"N", 64}}, options));
+    // Without a device, or with the cap off, nothing is ruled out.
+    CHECK(unrollCapsLeaveAPoint(*d, large, SpaceOptions{}));
+    SpaceOptions uncapped = options;
+    uncapped.maxUnrolledIterations = 0;
+    CHECK(unrollCapsLeaveAPoint(*d, large, uncapped));
+  }
+  // A loop whose length follows the parameter is capped at some of its values only.
+  const Definition perChunk =
+      definition("c", {{"xs", Type::array(Type::floatType(), n)}}, [&](const std::vector<Expr>& p) {
+        return join(mapGlb(Arith(0), lam("c", [&](Expr c) { return mapSeqUnroll(increment(), c); }),
+                           split(chunk, p[0])));
+      });
+  CHECK(unrollCapsLeaveAPoint(perChunk, large, options));
+}

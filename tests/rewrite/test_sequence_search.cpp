@@ -188,7 +188,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 12);
+  CHECK(searchHeuristics().size() == 13);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -282,6 +282,41 @@ TEST_CASE("empty-space: level 1 drops programs whose parameters have no valid va
   options.rankingSizes = {{"N", 4096}};
   options.disabledHeuristics.insert("empty-space");
   CHECK_FALSE(searchRewrites(st1d, options).pruned.count("empty-space"));
+}
+
+TEST_CASE("unroll-caps: lowerings the explorer's limits rule out are not kept") {
+  // The explorer's check (here: no unrolled map at all) leaves every other lowering in the
+  // sample; switched off, or without sizes, unrolled maps come back.
+  SearchOptions options = defaultSearchOptions({4});
+  options.maxAlgorithmic = 4;
+  options.rankingSizes = {{"M", 64}, {"N", 64}, {"K", 64}};
+  int asked = 0;
+  options.withinLimits = [&asked](const Definition& lowered, const ArithBinding& sizes) {
+    ++asked;
+    CHECK(sizes.at("M") == 64);
+    bool unrolled = false;
+    forEachNode(lowered.function.body(),
+                [&](const Expr& e) { unrolled = unrolled || e.isPrim(Op::MapSeqUnroll); });
+    return !unrolled;
+  };
+  auto unrolledMaps = [](const SearchReport& report) {
+    int count = 0;
+    for (const SearchedStructure& s : report.structures) {
+      forEachNode(s.definition.function.body(),
+                  [&](const Expr& e) { count += e.isPrim(Op::MapSeqUnroll); });
+    }
+    return count;
+  };
+  const SearchReport capped = searchRewrites(matmul(), options);
+  CHECK(asked > 0);
+  CHECK(capped.pruned.count("unroll-caps"));
+  CHECK(unrolledMaps(capped) == 0);
+  CHECK(capped.structures.size() > 4);
+  options.disabledHeuristics.insert("unroll-caps");
+  CHECK(unrolledMaps(searchRewrites(matmul(), options)) > 0);
+  options.disabledHeuristics.clear();
+  options.rankingSizes.clear();
+  CHECK(unrolledMaps(searchRewrites(matmul(), options)) > 0);
 }
 
 TEST_CASE("unroll-windows: a short window's reduction is lowered unrolled only") {

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "explore/z3_encoding.h"
 #include "typecheck/flop_count.h"
 #include "workloads/pipeline/pipeline_cost_model.h"
 
@@ -68,6 +69,13 @@ rewrite::SearchOptions explorationSearchOptions(const host::DeviceProfile* devic
   options.maxSeconds = 600;
   options.maxLoweringSeconds = 60;
   if (!device) return options;
+  // A lowering whose unrolled loops this device's space caps at every value of its parameters
+  // (a map unrolled over a whole row of a size) is not kept in place of one that can run.
+  SpaceOptions caps;
+  caps.device = *device;
+  options.withinLimits = [caps](const Definition& lowered, const ArithBinding& sizes) {
+    return unrollCapsLeaveAPoint(lowered, sizes, caps);
+  };
   // Register blocks get numbers for their accumulators, from the device's register budget: σ
   // blocks of κ lanes and two more vectors (an operand and an address) must fit in the
   // registers of a work-item, the largest power of two and its half (a symbolic σ would
