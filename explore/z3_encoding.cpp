@@ -244,8 +244,7 @@ bool unrollCapsLeaveAPoint(const Definition& lowered, const ArithBinding& sizes,
                            const SpaceOptions& options, unsigned resourceLimit) {
   if (!options.device) return true;
   try {
-    // Without unrolled loops nothing here can be empty that the search's own empty-space
-    // check did not see.
+    // Without unrolled loops there is no cap to check.
     const TypedDefinition typed = typecheck(lowered);
     std::vector<Constraint> constraints = unrolledLoopConstraints(lowered, typed, options);
     if (constraints.empty()) return true;

@@ -118,10 +118,11 @@ class SpaceSolver {
 
 // Whether `lowered` has a point at `sizes` that meets its type conditions and the caps
 // options.device's space puts on its unrolled loops (SpaceOptions::maxUnrolledIterations), the
-// other hardware constraints left out: false only when Z3 proves there is none (a map unrolled
-// over a whole row of a size). The rewrite search asks it of each lowering it might keep
-// (rewrite::SearchOptions::withinLimits). Z3 decides it where a walk over the parameters'
-// ranges (typecheck/feasibility.h) cannot: a split factor ranging over millions of values.
+// other hardware constraints left out: false only when it is proven that there is none (a map
+// unrolled over a whole row of a size). The rewrite search asks it of each lowering it might
+// keep (rewrite::SearchOptions::withinLimits). A walk over the parameters' ranges
+// (typecheck/feasibility.h) decides most; Z3 those it cannot, such as a padding ranging over
+// millions of values.
 // Z3's work is bounded by `resourceLimit` (its rlimit, deterministic, unlike a timeout: the
 // search must reach the same structures on every machine); undecided counts as a point.
 bool unrollCapsLeaveAPoint(const Definition& lowered, const ArithBinding& sizes,

@@ -362,7 +362,9 @@ class Search {
           std::remove_if(complete.begin(), complete.end(),
                          [&](const SearchNode& node) { return !withinLimits(node.definition); }),
           complete.end());
-      report_.pruned[kUnrollCaps] += static_cast<int64_t>(before - complete.size());
+      if (complete.size() < before) {
+        report_.pruned[kUnrollCaps] += static_cast<int64_t>(before - complete.size());
+      }
       const size_t room = static_cast<size_t>(options_.maxLoweringsPerProgram);
       if (complete.size() > room) stop = SearchStop::StructureLimit;
       std::set<uint64_t> keptHere;

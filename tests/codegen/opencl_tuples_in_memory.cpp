@@ -2,7 +2,8 @@
 // programs that keep (a, b) pairs in private memory (scalars and a 2D private array read
 // transposed), in local memory, in a global temporary written by one kernel and read by the
 // next, in a reduction's tuple accumulator (whose components swap, so a component stored
-// before the other is computed would be visible) and a nested tuple ((a, b), c). Each is
+// before the other is computed would be visible), a nested tuple ((a, b), c) and a lambda
+// applied to tuple arguments (the map-reduce interchange's apply). Each is
 // compiled with symbolic and with specialised sizes, run on the default OpenCL device and
 // compared with the reference interpreter on random inputs. Then random high-level programs
 // (tests/support/random_program.h, which zips and builds tuples), default-lowered: the only
