@@ -33,6 +33,7 @@ constexpr const char* kTilesSettled = "tiles-settled";
 constexpr const char* kEmptySpace = "empty-space";
 constexpr const char* kUnrollWindows = "unroll-windows";
 constexpr const char* kUnrollCaps = "unroll-caps";
+constexpr const char* kWholeAccumulators = "whole-accumulators";
 // The longest constant reduction unroll-windows keeps only unrolled: a stencil's or a small
 // convolution's taps (a 7x7 window has 49).
 constexpr int64_t kMaxRolledWindow = 64;
@@ -59,6 +60,30 @@ const std::set<std::string>& excludedByDefault() {
 bool hasWorkgroupMap(const Expr& e) {
   bool found = false;
   forEachNode(e, [&](const Expr& node) { found = found || node.isPrim(Op::MapWrg); });
+  return found;
+}
+
+bool containsPrim(const Expr& e, Op op) {
+  bool found = false;
+  forEachNode(e, [&](const Expr& node) { found = found || node.isPrim(op); });
+  return found;
+}
+
+// Whether a reduction whose step has no mapLcl takes its array accumulator's initial value from
+// a mapLcl (to-local on the initial value): every work-item then keeps the whole accumulator
+// and would write only its part of it, which code generation refuses.
+bool wholeAccumulatorFromMapLcl(const Definition& program) {
+  bool found = false;
+  forEachNode(program.function.body(), [&](const Expr& e) {
+    if (found ||
+        !(e.isPrim(Op::Reduce) || e.isPrim(Op::ReduceSeq) || e.isPrim(Op::ReduceSeqUnroll))) {
+      return;
+    }
+    const Expr& init = e.args()[0];
+    if (!containsPrim(init, Op::MapLcl) || containsPrim(e.funs()[0], Op::MapLcl)) return;
+    const Type& type = typecheckRemembered(program)->typeOf(init);
+    found = !type.isScalar() && !type.isVector();
+  });
   return found;
 }
 
@@ -355,6 +380,17 @@ class Search {
           stop = *why;
           frontierTwo.clear();
           break;
+        }
+      }
+      if (heuristicOn(kWholeAccumulators)) {
+        const size_t found = complete.size();
+        complete.erase(std::remove_if(complete.begin(), complete.end(),
+                                      [](const SearchNode& node) {
+                                        return wholeAccumulatorFromMapLcl(node.definition);
+                                      }),
+                       complete.end());
+        if (complete.size() < found) {
+          report_.pruned[kWholeAccumulators] += static_cast<int64_t>(found - complete.size());
         }
       }
       const size_t before = complete.size();
@@ -871,6 +907,10 @@ const std::vector<SearchHeuristic>& searchHeuristics() {
        "level 2 keeps no lowering whose unrolled loops are longer than the explorer's caps at "
        "the sizes given for every value of its tuning parameters (SearchOptions::withinLimits: "
        "a map unrolled over a whole row of a size), so that its sample of lowerings can run"},
+      {kWholeAccumulators,
+       "level 2 keeps no lowering where a reduction whose step has no mapLcl takes its array "
+       "accumulator's initial value from a mapLcl (to-local on it): every work-item keeps that "
+       "accumulator whole and would write only its part, which code generation refuses"},
       {kEmptySpace,
        "level 1 drops programs whose tuning parameters have no value that meets the type "
        "checker's conditions at the sizes given (every size of the program bound), found by an "

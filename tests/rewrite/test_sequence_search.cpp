@@ -188,7 +188,7 @@ TEST_CASE("heuristics prune what they say and can be switched off") {
   CHECK_THROWS_WITH_AS(searchRewrites(matmul(), options),
                        doctest::Contains("no search heuristic named 'no-such-heuristic'"),
                        RewriteError);
-  CHECK(searchHeuristics().size() == 13);
+  CHECK(searchHeuristics().size() == 14);
 }
 
 TEST_CASE("a sequence that no longer applies is an error naming the step") {
@@ -317,6 +317,38 @@ TEST_CASE("unroll-caps: lowerings the explorer's limits rule out are not kept") 
   options.disabledHeuristics.clear();
   options.rankingSizes.clear();
   CHECK(unrolledMaps(searchRewrites(matmul(), options)) > 0);
+}
+
+TEST_CASE("whole-accumulators: no accumulator kept whole is initialised by mapLcl") {
+  // A 1-D convolution tiled into work-groups: a lowering may stage the rows' accumulators'
+  // initial value with a mapLcl copy (to-local) while every work-item runs the reduction on
+  // its own. Code generation refuses that; the search keeps other lowerings instead.
+  const Definition conv1d = parseProgram(R"(
+def conv1d(x: [float]N, k: [float]7): [float](N - 6) =
+  join(map(w -> reduce(0.0f, (acc, p) -> acc + p._0 * p._1, zip(w, k)), slide(7, 1, x)))
+)")
+                                .definitions.back();
+  auto refused = [](const SearchReport& report) {
+    int count = 0;
+    for (const SearchedStructure& s : report.structures) {
+      forEachNode(s.definition.function.body(), [&](const Expr& e) {
+        if (!e.isPrim(Op::ReduceSeq) && !e.isPrim(Op::ReduceSeqUnroll)) return;
+        bool initByLcl = false, stepByLcl = false;
+        forEachNode(e.args()[0],
+                    [&](const Expr& n) { initByLcl = initByLcl || n.isPrim(Op::MapLcl); });
+        forEachNode(e.funs()[0],
+                    [&](const Expr& n) { stepByLcl = stepByLcl || n.isPrim(Op::MapLcl); });
+        count += initByLcl && !stepByLcl;
+      });
+    }
+    return count;
+  };
+  SearchOptions options = defaultSearchOptions({4});
+  const SearchReport kept = searchRewrites(conv1d, options);
+  CHECK(kept.pruned.count("whole-accumulators"));
+  CHECK(refused(kept) == 0);
+  options.disabledHeuristics.insert("whole-accumulators");
+  CHECK(refused(searchRewrites(conv1d, options)) > 0);
 }
 
 TEST_CASE("unroll-windows: a short window's reduction is lowered unrolled only") {
