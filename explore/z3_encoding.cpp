@@ -4,6 +4,7 @@
 // core, extendability of a partial assignment, one constraint at a point).
 #include "explore/z3_encoding.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -245,11 +246,12 @@ bool unrollCapsLeaveAPoint(const Definition& lowered, const ArithBinding& sizes,
   if (!options.device) return true;
   try {
     // Without unrolled loops there is no cap to check.
-    const TypedDefinition typed = typecheck(lowered);
-    std::vector<Constraint> constraints = unrolledLoopConstraints(lowered, typed, options);
+    // The search remembered the lowering's types when it made it.
+    const std::shared_ptr<const TypedDefinition> typed = typecheckRemembered(lowered);
+    std::vector<Constraint> constraints = unrolledLoopConstraints(lowered, *typed, options);
     if (constraints.empty()) return true;
     // A short walk decides most programs; Z3 the rest.
-    constraints.insert(constraints.end(), typed.constraints.begin(), typed.constraints.end());
+    constraints.insert(constraints.end(), typed->constraints.begin(), typed->constraints.end());
     const Feasibility walked = tuningFeasibility(constraints, sizes, kWalkedPoints);
     if (walked != Feasibility::Unknown) return walked == Feasibility::Feasible;
     SpaceOptions capsOnly = options;

@@ -37,8 +37,6 @@ namespace weft::explore {
 
 // Translates Arith expressions and constraints into Z3 terms over one context. Division and
 // modulo atoms are shared: the same atom gets the same q and r wherever it occurs.
-// Constant dividends up to this are listed as their divisors (sqrt(n) trial divisions).
-inline constexpr int64_t kMaxListedDividend = int64_t{1} << 40;
 
 class Z3Encoder {
  public:

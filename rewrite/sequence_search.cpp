@@ -57,17 +57,13 @@ const std::set<std::string>& excludedByDefault() {
   return names;
 }
 
-bool hasWorkgroupMap(const Expr& e) {
-  bool found = false;
-  forEachNode(e, [&](const Expr& node) { found = found || node.isPrim(Op::MapWrg); });
-  return found;
-}
-
 bool containsPrim(const Expr& e, Op op) {
   bool found = false;
   forEachNode(e, [&](const Expr& node) { found = found || node.isPrim(op); });
   return found;
 }
+
+bool hasWorkgroupMap(const Expr& e) { return containsPrim(e, Op::MapWrg); }
 
 // Whether a reduction whose step has no mapLcl takes its array accumulator's initial value from
 // a mapLcl (to-local on the initial value): every work-item then keeps the whole accumulator
@@ -383,24 +379,11 @@ class Search {
         }
       }
       if (heuristicOn(kWholeAccumulators)) {
-        const size_t found = complete.size();
-        complete.erase(std::remove_if(complete.begin(), complete.end(),
-                                      [](const SearchNode& node) {
-                                        return wholeAccumulatorFromMapLcl(node.definition);
-                                      }),
-                       complete.end());
-        if (complete.size() < found) {
-          report_.pruned[kWholeAccumulators] += static_cast<int64_t>(found - complete.size());
-        }
+        dropComplete(complete, kWholeAccumulators,
+                     [](const Definition& program) { return wholeAccumulatorFromMapLcl(program); });
       }
-      const size_t before = complete.size();
-      complete.erase(
-          std::remove_if(complete.begin(), complete.end(),
-                         [&](const SearchNode& node) { return !withinLimits(node.definition); }),
-          complete.end());
-      if (complete.size() < before) {
-        report_.pruned[kUnrollCaps] += static_cast<int64_t>(before - complete.size());
-      }
+      dropComplete(complete, kUnrollCaps,
+                   [&](const Definition& program) { return !withinLimits(program); });
       const size_t room = static_cast<size_t>(options_.maxLoweringsPerProgram);
       if (complete.size() > room) stop = SearchStop::StructureLimit;
       std::set<uint64_t> keptHere;
@@ -650,6 +633,18 @@ class Search {
       return kDimensionsNest;
     }
     return nullptr;
+  }
+
+  // Removes the lowerings `dropped` says to, counted as pruned by `heuristic`.
+  void dropComplete(std::vector<SearchNode>& complete, const char* heuristic,
+                    const std::function<bool(const Definition&)>& dropped) {
+    const size_t before = complete.size();
+    complete.erase(std::remove_if(complete.begin(), complete.end(),
+                                  [&](const SearchNode& node) { return dropped(node.definition); }),
+                   complete.end());
+    if (complete.size() < before) {
+      report_.pruned[heuristic] += static_cast<int64_t>(before - complete.size());
+    }
   }
 
   // Whether the explorer's limits leave the lowered program a point (the unroll-caps

@@ -13,9 +13,6 @@ namespace weft {
 
 namespace {
 
-// The largest dividend whose divisors the walk lists (sqrt(n) trial divisions).
-constexpr int64_t kMaxListedDividend = int64_t{1} << 40;
-
 class FeasibilityWalk {
  public:
   FeasibilityWalk(const std::vector<Constraint>& constraints, const ArithBinding& sizes,
@@ -121,16 +118,17 @@ class FeasibilityWalk {
     const std::optional<int64_t> lo = tryEvaluate(v.varLo(), binding_);
     const std::optional<int64_t> hi = tryEvaluate(*v.varHi(), binding_);
     if (!lo || !hi) return std::nullopt;
-    std::vector<int64_t> divisors;
     const std::optional<int64_t> dividend = fixedDividend(v, depth + 1);
+    const std::vector<int64_t>* divisors = nullptr;
     if (dividend) {
-      for (int64_t d : divisorsOf(*dividend)) {
-        if (d >= *lo && d <= *hi) divisors.push_back(d);
-      }
+      auto [listed, added] = divisors_.try_emplace(*dividend);
+      if (added) listed->second = divisorsOf(*dividend);
+      divisors = &listed->second;
     }
-    const int64_t count = dividend ? static_cast<int64_t>(divisors.size()) : *hi - *lo + 1;
+    const int64_t count = divisors ? static_cast<int64_t>(divisors->size()) : *hi - *lo + 1;
     for (int64_t i = 0; i < count; ++i) {
-      const int64_t value = dividend ? divisors[static_cast<size_t>(i)] : *lo + i;
+      const int64_t value = divisors ? (*divisors)[static_cast<size_t>(i)] : *lo + i;
+      if (value < *lo || value > *hi) continue;
       if (--pointsLeft_ < 0) return std::nullopt;
       binding_[v.varName()] = value;
       if (!holdsAt(depth + 1)) continue;
@@ -149,6 +147,7 @@ class FeasibilityWalk {
   int64_t pointsLeft_;
   std::vector<Arith> order_;
   std::vector<std::vector<const Constraint*>> checksAt_;
+  std::map<int64_t, std::vector<int64_t>> divisors_;  // divisorsOf, once per dividend
 };
 
 }  // namespace

@@ -35,6 +35,18 @@ Constraint constraint(Relation relation, Arith lhs, Arith rhs, std::string origi
   return c;
 }
 
+// The error requireSatisfiable throws for `space`, which must be empty.
+UnsatisfiableSpace emptySpaceError(const ParameterSpace& space) {
+  SpaceSolver solver(space);
+  try {
+    solver.requireSatisfiable();
+  } catch (const UnsatisfiableSpace& e) {
+    return e;
+  }
+  FAIL("the space should be empty");
+  return UnsatisfiableSpace("", {});
+}
+
 // Z3's verdict and the evaluator's on every constraint at `count` random points of the box.
 void checkAgreement(ParameterSpace& space, int count, uint64_t seed) {
   SpaceSolver solver(space);
@@ -104,17 +116,11 @@ TEST_CASE("an empty space names the conflicting constraints in the program's wor
   SpaceOptions options;
   options.powerOfTwo = {"kappa"};
   ParameterSpace space = buildParameterSpace(def, {}, options);
-  SpaceSolver solver(space);
-  try {
-    solver.requireSatisfiable();
-    FAIL("the space should be empty");
-  } catch (const UnsatisfiableSpace& e) {
-    std::string message = e.what();
-    CAPTURE(message);
-    CHECK(message.find("split by kappa requires (7 - 7%omega) % kappa = 0") != std::string::npos);
-    CHECK(message.find("kappa ranges over powers of two in [2, 7]") != std::string::npos);
-    CHECK(message.find("split by omega requires 7 % omega = 0") != std::string::npos);
-  }
+  const std::string message = emptySpaceError(space).what();
+  CAPTURE(message);
+  CHECK(message.find("split by kappa requires (7 - 7%omega) % kappa = 0") != std::string::npos);
+  CHECK(message.find("kappa ranges over powers of two in [2, 7]") != std::string::npos);
+  CHECK(message.find("split by omega requires 7 % omega = 0") != std::string::npos);
   // The same program with a length kappa can divide is not empty.
   Definition fine = definition(
       "d", {{"xs", Type::array(Type::floatType(), Arith(8))}},
@@ -137,16 +143,12 @@ TEST_CASE("the unsat core leaves out constraints that take no part in the confli
       {constraint(Relation::Divides, kappa, Arith(7), "split"), {}, ConstraintSource::Algorithmic},
       {constraint(Relation::LessEqual, omega, Arith(10), "slide"), {}, ConstraintSource::Algorithmic},
   };
-  SpaceSolver solver(space);
-  try {
-    solver.requireSatisfiable();
-    FAIL("the space should be empty");
-  } catch (const UnsatisfiableSpace& e) {
-    CAPTURE(std::string(e.what()));
-    CHECK(e.conflicting.size() == 2);
-    CHECK(std::string(e.what()).find("split by kappa requires 7 % kappa = 0") != std::string::npos);
-    CHECK(std::string(e.what()).find("omega") == std::string::npos);
-  }
+  const UnsatisfiableSpace error = emptySpaceError(space);
+  const std::string message = error.what();
+  CAPTURE(message);
+  CHECK(error.conflicting.size() == 2);
+  CHECK(message.find("split by kappa requires 7 % kappa = 0") != std::string::npos);
+  CHECK(message.find("omega") == std::string::npos);
 }
 
 TEST_CASE(
@@ -178,15 +180,10 @@ TEST_CASE(
        ConstraintSource::Algorithmic},
       {constraint(Relation::LessEqual, rows, chunk, "slide"), {}, ConstraintSource::Algorithmic},
   };
-  SpaceSolver solver(prime);
-  try {
-    solver.requireSatisfiable();
-    FAIL("the space should be empty");
-  } catch (const UnsatisfiableSpace& e) {
-    CAPTURE(std::string(e.what()));
-    CHECK(std::string(e.what()).find("999983 % chunk = 0") != std::string::npos);
-    CHECK(std::string(e.what()).find("rows") == std::string::npos);
-  }
+  const std::string message = emptySpaceError(prime).what();
+  CAPTURE(message);
+  CHECK(message.find("999983 % chunk = 0") != std::string::npos);
+  CHECK(message.find("rows") == std::string::npos);
   prime.parameters[0].hi = 999983;
   SpaceSolver whole(prime);
   CHECK_NOTHROW(whole.requireSatisfiable());
