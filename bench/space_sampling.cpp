@@ -256,7 +256,7 @@ Json validityLayer(const Parametric& parametric, const std::string& spec, const 
         for (int d = 0; d < kernel.dimensions; ++d) {
           int64_t local = evaluate(kernel.localSize[d], specialize);
           int64_t global = evaluate(kernel.globalSize[d], specialize);
-          if (local <= 0 || global % local != 0) {
+          if (local <= 0 || (global % local != 0 && !kernel.launchableInParts)) {
             throw std::runtime_error("kernel " + kernel.name + " local size " +
                                      std::to_string(local) + " does not divide its global size " +
                                      std::to_string(global) + " in dimension " + std::to_string(d));

@@ -248,7 +248,8 @@ std::map<std::string, int64_t> extraCodegenChoices(const explore::ParameterSpace
 }
 
 // Local sizes given without a device profile must name a kernel and dimension of the program,
-// leave no dimension of a kernel out, and divide the global size.
+// leave no dimension of a kernel out, and divide the global size unless the kernel is
+// launchable in parts.
 void checkLocalSizes(const CompiledProgram& compiled, const std::map<std::string, int64_t>& local,
                      const ArithBinding& binding) {
   for (const auto& [name, value] : local) {
@@ -266,7 +267,12 @@ void checkLocalSizes(const CompiledProgram& compiled, const std::map<std::string
                                plan.name + " a local size, or none");
     }
     int64_t global = evaluate(plan.globalSize[static_cast<size_t>(dimension)], binding);
-    if (value < 1 || global % value != 0) {
+    if (value < 1) {
+      throw std::runtime_error("--params " + name + "=" + std::to_string(value) +
+                               ": a local size is at least 1");
+    }
+    // A kernel launchable in parts takes any local size (codegen/launch_parts.h).
+    if (global % value != 0 && !plan.launchableInParts) {
       throw std::runtime_error("--params " + name + "=" + std::to_string(value) +
                                ": the local size must divide the global size " +
                                std::to_string(global) + " of kernel " + plan.name +

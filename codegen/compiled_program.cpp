@@ -108,7 +108,7 @@ Enum enumFrom(int64_t value, int64_t last) {
   return static_cast<Enum>(value);
 }
 
-constexpr const char* kSerialisationTag = "weft-compiled-program-1";
+constexpr const char* kSerialisationTag = "weft-compiled-program-2";
 
 }  // namespace
 
@@ -141,6 +141,7 @@ std::string serialiseCompiledProgram(const CompiledProgram& program) {
     for (const Arith& size : kernel.globalSize) out.arith(size);
     out.number(kernel.hasLocalSize ? 1 : 0);
     for (const Arith& size : kernel.localSize) out.arith(size);
+    out.number(kernel.launchableInParts ? 1 : 0);
     out.number(kernel.privateScalars);
     out.arith(kernel.privateScalarsExpr);
   }
@@ -183,6 +184,7 @@ CompiledProgram deserialiseCompiledProgram(const std::string& bytes) {
     for (Arith& size : kernel.globalSize) size = in.arith();
     kernel.hasLocalSize = in.number() != 0;
     for (Arith& size : kernel.localSize) size = in.arith();
+    kernel.launchableInParts = in.number() != 0;
     kernel.privateScalars = in.number();
     kernel.privateScalarsExpr = in.arith();
   }

@@ -78,6 +78,11 @@ struct KernelPlan {
   std::array<Arith, 3> globalSize{Arith(1), Arith(1), Arith(1)};
   bool hasLocalSize = false;        // false: let the OpenCL implementation choose (NULL)
   std::array<Arith, 3> localSize{Arith(1), Arith(1), Arith(1)};
+  // Whether the kernel may be launched in parts (codegen/launch_parts.h): it learns where it
+  // is only from get_global_id and shares nothing within a work-group (no work-group functions,
+  // barriers or local memory), so whole work-groups of a local size that does not divide the
+  // global size, then the rest with a global offset, compute what one launch would.
+  bool launchableInParts = false;
   // An estimate of the 32-bit values a work-item keeps in private memory (registers): private
   // arrays, the accumulators of reductions live at once, and twice the widest vector
   // temporary. Loop counters and addresses are not counted.

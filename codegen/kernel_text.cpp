@@ -15,6 +15,29 @@
 
 namespace weft::opencl {
 
+namespace {
+
+// Whether a kernel's lines learn the work-item's place only from get_global_id and never wait
+// for the rest of the work-group: no other work-item function (a mapGlb striding by
+// get_global_size, the interior fast path's get_group_id, a mapLcl's get_local_id) and no
+// barrier. Such a kernel computes the same when its launch is split into parts with global
+// offsets (KernelPlan::launchableInParts); the text is what the launch runs, so it is what is
+// checked.
+bool positionOnlyFromGlobalId(const std::vector<std::string>& lines) {
+  static const char* const kOtherPlaceFunctions[] = {
+      "get_global_size",         "get_global_offset", "get_group_id",
+      "get_num_groups",          "get_local_id",      "get_local_size",
+      "get_enqueued_local_size", "barrier("};
+  for (const std::string& line : lines) {
+    for (const char* function : kOtherPlaceFunctions) {
+      if (line.find(function) != std::string::npos) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void Generator::finishKernel() {
   promotePrivateArrays(emitter_.lines, privateArrays_, emitter_.named.indexedAtRunTime);
   privateArrays_.clear();
@@ -92,6 +115,8 @@ void Generator::finishKernel() {
   for (const std::string& d : localDeclarations_) text += "  " + d + "\n";
   for (const std::string& l : emitter_.lines) text += l + "\n";
   text += "}\n";
+  plan.launchableInParts = !launch_.usesGroups && localDeclarations_.empty() &&
+                           localArgs_.empty() && positionOnlyFromGlobalId(emitter_.lines);
   kernelSources_.push_back(text);
   plan.staticLocalBytes = staticLocalBytes_;
   program_.kernels.push_back(std::move(plan));

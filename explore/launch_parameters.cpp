@@ -12,6 +12,15 @@ namespace {
 // The largest power of two that divides `n` (n > 0).
 int64_t lowestSetBit(int64_t n) { return n & -n; }
 
+// Whether `n` has a divisor in [lo, hi].
+bool hasDivisorWithin(int64_t n, int64_t lo, int64_t hi) {
+  if (n > kMaxListedDividend) return true;  // not listed: keep the divisors' domain
+  for (int64_t d : divisorsOf(n)) {
+    if (d >= lo && d <= hi) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
@@ -33,9 +42,16 @@ std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
       entry.variable = Arith::var(localSizeParameterName(static_cast<int>(k), d), VarKind::Tuning,
                                   Arith(1), Arith(hi));
       // Where the powers of two that divide a constant global size stop below the device's
-      // work-group multiple, its other divisors are offered too.
-      if (global && lowestSetBit(*global) < std::max(device.workGroupMultiple, 2)) {
-        entry.constantGlobalSize = *global;
+      // work-group multiple, its other divisors are offered instead; where none of those makes
+      // a work-group of at least that multiple either (a prime length) and the kernel can be
+      // launched in parts, the powers of two are offered without dividing it.
+      const int64_t multiple = std::max(device.workGroupMultiple, 2);
+      if (global && lowestSetBit(*global) < multiple) {
+        if (kernel.launchableInParts && !hasDivisorWithin(*global, std::min(multiple, hi), hi)) {
+          entry.launchedInParts = true;
+        } else {
+          entry.constantGlobalSize = *global;
+        }
       }
       open.push_back(entry);
     }
@@ -49,10 +65,13 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
   std::vector<Constraint> constraints;
   std::map<int, Arith> groupSizes;
   for (const OpenLocalSize& entry : open) {
+    auto [it, inserted] = groupSizes.emplace(entry.kernel, entry.variable);
+    if (!inserted) it->second = it->second * entry.variable;
     const KernelPlan& kernel = program.kernels[static_cast<size_t>(entry.kernel)];
     const std::string what = "kernel " + kernel.name + " local size in dimension " +
                              std::to_string(entry.dimension) + " (" +
                              entry.variable.varName() + ")";
+    if (entry.launchedInParts) continue;  // any local size: the launch is split
     Constraint divides;
     divides.relation = Relation::Divides;
     divides.lhs = entry.variable;
@@ -60,8 +79,6 @@ std::vector<Constraint> localSizeConstraints(const CompiledProgram& program,
     divides.origin = what;
     divides.reason = "the local size must divide the global size";
     constraints.push_back(divides);
-    auto [it, inserted] = groupSizes.emplace(entry.kernel, entry.variable);
-    if (!inserted) it->second = it->second * entry.variable;
   }
   for (const auto& [k, groupSize] : groupSizes) {
     const KernelPlan& kernel = program.kernels[static_cast<size_t>(k)];

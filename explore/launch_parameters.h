@@ -12,8 +12,10 @@
 // (DeviceProfile::workGroupMultiple, at least 2), every divisor of it: a length such as
 // 2·773·2713 has no power-of-two divisor above 2, and work-groups of 1 or 2 work-items cost a
 // CPU device's runtime more than their work, while a guard for a rounded-up global size would
-// stop PoCL's work-group vectoriser (figures in bench/results/awkward-sizes-*). Measurement applies
-// the sampled values to the compiled variant before it runs (applyLocalSizeParameters,
+// stop PoCL's work-group vectoriser (figures in bench/results/awkward-sizes-*). A length none of
+// whose divisors makes such a work-group (a prime) gets the powers of two where the kernel can be
+// launched in parts (launchedInParts, codegen/launch_parts.h). Measurement applies the sampled
+// values to the compiled variant before it runs (applyLocalSizeParameters,
 // codegen/compile_pipeline.h); a binding without them leaves the local size open.
 #pragma once
 
@@ -37,6 +39,11 @@ struct OpenLocalSize {
   // The global size in this dimension where it is a constant (the sizes bound) with too few
   // power-of-two divisors, else 0: the values are then its divisors, else the powers of two.
   int64_t constantGlobalSize = 0;
+  // Whether the values are the powers of two without dividing the global size: a constant
+  // global size none of whose divisors makes a work-group of the device's work-group multiple,
+  // in a kernel launchable in parts (codegen/launch_parts.h), which the runtime, the drop-in
+  // and the bundle then launch as whole work-groups and a remainder.
+  bool launchedInParts = false;
 };
 
 // One parameter per dimension of every kernel without a local size, bounded by the device's

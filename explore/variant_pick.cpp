@@ -398,7 +398,8 @@ std::optional<size_t> recordedKernelCount(const VariantRecord& record) {
 }
 
 // The rebuilt variant compiled as the explorer measured it; recorded local sizes must still
-// fit the kernels (they divide the global sizes). When they do not and the variant now compiles
+// fit the kernels (they divide the global sizes, or the kernel is launched in parts). When they
+// do not and the variant now compiles
 // to another number of kernels than ran when it was measured, the code generator has changed
 // since the exploration (a kernel's local size names it by its position), and the message says
 // so.
@@ -414,8 +415,11 @@ CompiledProgram compileRebuilt(const RebuiltVariant& rebuilt, const VariantRecor
       std::optional<int64_t> global =
           tryEvaluate(kernel.globalSize[static_cast<size_t>(d)], binding);
       if (local && global && (*local <= 0 || *global % *local != 0)) {
-        std::string why;
         const std::optional<size_t> measured = recordedKernelCount(record);
+        const bool sameKernels = !measured || *measured == compiled.kernels.size();
+        // A kernel launched in parts takes any local size (codegen/launch_parts.h).
+        if (*local > 0 && kernel.launchableInParts && sameKernels) continue;
+        std::string why;
         if (measured && *measured != compiled.kernels.size()) {
           why = ": the variant compiles to " + std::to_string(compiled.kernels.size()) +
                 " kernels now where " + std::to_string(*measured) +

@@ -159,6 +159,15 @@ void describeText(std::ostringstream& out, const Described& d) {
     out << " " << (k.hasLocal ? 1 : 0);
     for (int64_t l : k.local) out << " " << l;
     out << " " << k.args.size() << "\n";
+    // The parts of a launch in parts (codegen/launch_parts.h); none: one launch as above.
+    out << "parts " << k.parts.size() << "\n";
+    for (const LaunchPart& part : k.parts) {
+      out << "part";
+      for (const auto* sizes : {&part.offset, &part.global, &part.local}) {
+        for (int64_t v : *sizes) out << " " << v;
+      }
+      out << "\n";
+    }
     for (const EmittedArg& arg : k.args) {
       switch (arg.kind) {
         case KernelArg::Kind::Buffer:
@@ -207,12 +216,14 @@ Json describeJson(const Described& d) {
     const Json args = kernelArgumentsJson(e, k);
     Json local = nullptr;
     if (k.hasLocal) local = std::vector<int64_t>(k.local.begin(), k.local.begin() + k.dimensions);
-    kernels.push_back({{"name", k.name},
-                       {"dimensions", k.dimensions},
-                       {"globalSize", std::vector<int64_t>(k.global.begin(),
-                                                           k.global.begin() + k.dimensions)},
-                       {"localSize", local},
-                       {"arguments", args}});
+    Json entry = {
+        {"name", k.name},
+        {"dimensions", k.dimensions},
+        {"globalSize", std::vector<int64_t>(k.global.begin(), k.global.begin() + k.dimensions)},
+        {"localSize", local},
+        {"arguments", args}};
+    if (!k.parts.empty()) entry["launchParts"] = launchPartsJson(k);
+    kernels.push_back(entry);
   }
   out["kernels"] = kernels;
   return out;

@@ -65,6 +65,10 @@ typedef struct {
   size_t local[3];
   int nargs;
   harness_arg* args;
+  /* A launch in parts (whole work-groups, then the rest with a global offset): nparts rows of
+     offset, global and local sizes; 0 parts: one launch of global and local above. */
+  int nparts;
+  size_t (*parts)[3][3];
 } harness_kernel;
 
 typedef struct {
@@ -269,6 +273,20 @@ static void harness_read_variant(harness_bundle* b, harness_variant* v) {
     for (j = 0; j < 3; ++j) {
       k->global[j] = (size_t)g[j];
       k->local[j] = (size_t)l[j];
+    }
+    if (sscanf(harness_expect(b, "parts"), "%d", &k->nparts) != 1 || k->nparts < 0 ||
+        k->nparts > 8) {
+      harness_bad(b, "parts COUNT (0 to 8)");
+    }
+    k->parts = (size_t(*)[3][3])harness_alloc(sizeof *k->parts * (size_t)(k->nparts + 1));
+    for (j = 0; j < k->nparts; ++j) {
+      unsigned long long p[9];
+      int m;
+      if (sscanf(harness_expect(b, "part"), "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &p[0],
+                 &p[1], &p[2], &p[3], &p[4], &p[5], &p[6], &p[7], &p[8]) != 9) {
+        harness_bad(b, "part O0 O1 O2 G0 G1 G2 L0 L1 L2");
+      }
+      for (m = 0; m < 9; ++m) k->parts[j][m / 3][m % 3] = (size_t)p[m];
     }
     k->args = (harness_arg*)harness_alloc(sizeof(harness_arg) * (size_t)(k->nargs + 1));
     for (j = 0; j < k->nargs; ++j) {
@@ -502,8 +520,8 @@ typedef struct {
   void* zeros;
 } harness_run_state;
 
-/* One run: output and temporaries zero-filled, the kernels in order; the sum of their
-   cl_event times in *ns, each kernel's in kernel_ns. */
+/* One run: output and temporaries zero-filled, the kernels in order (a kernel in parts, its
+   parts in order); the sum of their cl_event times in *ns, each kernel's in kernel_ns. */
 static cl_int harness_run_once(const harness_variant* v, harness_run_state* s,
                                unsigned long long* ns, unsigned long long* kernel_ns,
                                harness_outcome* out) {
@@ -522,27 +540,36 @@ static cl_int harness_run_once(const harness_variant* v, harness_run_state* s,
   }
   for (i = 0; i < v->nkernels; ++i) {
     const harness_kernel* k = &v->kernels[i];
-    cl_event event;
-    cl_ulong start = 0, end = 0;
-    err = clEnqueueNDRangeKernel(s->queue, s->kernels[i], k->dims, NULL, k->global,
-                                 k->has_local ? k->local : NULL, 0, NULL, &event);
-    if (err == CL_SUCCESS) err = clWaitForEvents(1, &event);
-    if (err != CL_SUCCESS) {
-      snprintf(out->message, sizeof out->message, "launching kernel %s: %s", k->name,
-               harness_error_name(err));
-      return err;
+    int part, nparts = k->nparts > 0 ? k->nparts : 1;
+    kernel_ns[i] = 0;
+    for (part = 0; part < nparts; ++part) {
+      cl_event event;
+      cl_ulong start = 0, end = 0;
+      if (k->nparts > 0) {
+        err = clEnqueueNDRangeKernel(s->queue, s->kernels[i], k->dims, k->parts[part][0],
+                                     k->parts[part][1], k->parts[part][2], 0, NULL, &event);
+      } else {
+        err = clEnqueueNDRangeKernel(s->queue, s->kernels[i], k->dims, NULL, k->global,
+                                     k->has_local ? k->local : NULL, 0, NULL, &event);
+      }
+      if (err == CL_SUCCESS) err = clWaitForEvents(1, &event);
+      if (err != CL_SUCCESS) {
+        snprintf(out->message, sizeof out->message, "launching kernel %s: %s", k->name,
+                 harness_error_name(err));
+        return err;
+      }
+      err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+      if (err == CL_SUCCESS) {
+        err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+      }
+      clReleaseEvent(event);
+      if (err != CL_SUCCESS) {
+        snprintf(out->message, sizeof out->message, "timing kernel %s: %s", k->name,
+                 harness_error_name(err));
+        return err;
+      }
+      kernel_ns[i] += end > start ? (unsigned long long)(end - start) : 0;
     }
-    err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
-    if (err == CL_SUCCESS) {
-      err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
-    }
-    clReleaseEvent(event);
-    if (err != CL_SUCCESS) {
-      snprintf(out->message, sizeof out->message, "timing kernel %s: %s", k->name,
-               harness_error_name(err));
-      return err;
-    }
-    kernel_ns[i] = end > start ? (unsigned long long)(end - start) : 0;
     *ns += kernel_ns[i];
   }
   return CL_SUCCESS;

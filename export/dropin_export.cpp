@@ -257,6 +257,15 @@ Emitted prepareEmission(const CompiledProgram& program, const ArithBinding& size
                      fmt::format("the local size of kernel {} in dimension {}", plan.name, d));
       }
     }
+    if (kernel.hasLocal && needsLaunchParts(kernel.dimensions, kernel.global, kernel.local)) {
+      if (!plan.launchableInParts) {
+        throw DropinError(fmt::format(
+            "kernel {}: the local size {} does not divide the global size {}, and the kernel "
+            "cannot be launched in parts",
+            plan.name, launchText(kernel, true), launchText(kernel, false)));
+      }
+      kernel.parts = launchParts(kernel.dimensions, kernel.global, kernel.local);
+    }
     for (size_t a = 0; a < plan.args.size(); ++a) {
       const KernelArg& arg = plan.args[a];
       std::string what = fmt::format("argument {} of kernel {}", a, plan.name);
@@ -326,6 +335,19 @@ const char* roleName(BufferPlan::Role role) {
 
 const char* bufferRoleName(BufferPlan::Role role) { return roleName(role); }
 
+Json launchPartsJson(const EmittedKernel& kernel) {
+  auto first = [&](const std::array<int64_t, 3>& v) {
+    return std::vector<int64_t>(v.begin(), v.begin() + kernel.dimensions);
+  };
+  Json parts = Json::array();
+  for (const LaunchPart& part : kernel.parts) {
+    parts.push_back({{"offset", first(part.offset)},
+                     {"globalSize", first(part.global)},
+                     {"localSize", first(part.local)}});
+  }
+  return parts;
+}
+
 Json kernelArgumentsJson(const Emitted& emitted, const EmittedKernel& kernel) {
   Json args = Json::array();
   for (const EmittedArg& arg : kernel.args) {
@@ -362,6 +384,49 @@ std::string parameterListText(const std::vector<std::pair<std::string, int64_t>>
 }
 
 namespace {
+
+// The enqueueing of kernel k (the j-th of its function) in parts, one after another, each
+// waiting for the one before and the first for `waitList` ("count, pointer"); events[j] is the
+// last part's event.
+std::string launchInPartsText(const Emitted& emitted, size_t k, size_t j, const std::string& p,
+                              const std::string& waitList) {
+  const EmittedKernel& kernel = emitted.kernels[k];
+  const size_t count = kernel.parts.size();
+  auto table = [&](const char* name, auto member) {
+    std::string text = fmt::format("    static const size_t {}[{}][3] = {{", name, count);
+    for (size_t i = 0; i < count; ++i) {
+      const std::array<int64_t, 3>& v = kernel.parts[i].*member;
+      text += fmt::format("{}{{{}u, {}u, {}u}}", i ? ", " : "", v[0], v[1], v[2]);
+    }
+    return text + "};\n";
+  };
+  const size_t comma = waitList.find(", ");
+  const std::string waitCount = waitList.substr(0, comma);
+  const std::string waitEvents = waitList.substr(comma + 2);
+  std::ostringstream c;
+  c << "  /* launched in " << count
+    << " parts (its local size does not divide its global size): whole work-groups, then the\n"
+       "     rest with a global offset, one after another */\n";
+  c << "  {\n";
+  c << table("offsets", &LaunchPart::offset) << table("globals", &LaunchPart::global)
+    << table("locals", &LaunchPart::local);
+  c << "    cl_event part_event = NULL;\n    int part;\n";
+  c << "    for (part = 0; part < " << count << "; ++part) {\n";
+  c << "      cl_event done = NULL;\n";
+  c << "      err = clEnqueueNDRangeKernel(queue, handle->kernels[" << k << "], " << p
+    << "_dimensions[" << k << "], offsets[part],\n"
+    << "                                   globals[part], locals[part], part == 0 ? " << waitCount
+    << " : 1,\n"
+    << "                                   part == 0 ? " << waitEvents
+    << " : &part_event, &done);\n";
+  c << "      if (part_event != NULL) clReleaseEvent(part_event);\n";
+  c << "      part_event = done;\n";
+  c << "      if (err != CL_SUCCESS) {\n";
+  for (size_t i = 0; i < j; ++i) c << "        clReleaseEvent(events[" << i << "]);\n";
+  c << "        return err;\n      }\n    }\n";
+  c << "    events[" << j << "] = part_event;\n  }\n";
+  return c.str();
+}
 
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string text = "(";
@@ -400,6 +465,10 @@ std::vector<std::string> describeLines(const Emitted& emitted, const DropinMetad
     lines.push_back(
         "  " + kernel.name + ": global " + launchText(kernel, false) + ", local " +
         (kernel.hasLocal ? launchText(kernel, true) : "chosen by the driver") +
+        (kernel.parts.empty() ? ""
+                              : fmt::format(" (launched in {} parts: whole work-groups, then "
+                                            "the rest with a global offset)",
+                                            kernel.parts.size())) +
         (kernel.preparation ? " (preparation: once, in " + metadata.prefix + "_prepare)" : ""));
   }
   lines.push_back("buffers (row-major):");
@@ -790,6 +859,10 @@ std::string enqueueFunction(const Emitted& emitted, const DropinMetadata& metada
                            : (!prepare && needsPreparation) ? "1, &handle->prepared_event"
                                                             : "0, NULL";
     c << "  /* " << emitted.kernels[k].name << " */\n";
+    if (!emitted.kernels[k].parts.empty()) {
+      c << launchInPartsText(emitted, k, j, p, waitList);
+      continue;
+    }
     c << "  err = clEnqueueNDRangeKernel(queue, handle->kernels[" << k << "], " << p
       << "_dimensions[" << k << "], NULL, " << p << "_global_sizes[" << k << "],\n"
       << "                               " << p << "_has_local_size[" << k << "] ? " << p
@@ -1139,12 +1212,11 @@ Json manifest(const Emitted& emitted, const DropinMetadata& metadata) {
     if (kernel.hasLocal) {
       local = std::vector<int64_t>(kernel.local.begin(), kernel.local.begin() + kernel.dimensions);
     }
-    kernels.push_back({{"name", kernel.name},
-                       {"dimensions", kernel.dimensions},
-                       {"globalSize", global},
-                       {"localSize", local},
-                       {"arguments", args},
-                       {"preparation", kernel.preparation}});
+    Json entry = {{"name", kernel.name},  {"dimensions", kernel.dimensions},
+                  {"globalSize", global}, {"localSize", local},
+                  {"arguments", args},    {"preparation", kernel.preparation}};
+    if (!kernel.parts.empty()) entry["launchParts"] = launchPartsJson(kernel);
+    kernels.push_back(entry);
   }
   out["kernels"] = kernels;
   out["notes"] = metadata.notes;
@@ -1228,6 +1300,18 @@ std::string readme(const Emitted& emitted, const DropinMetadata& metadata) {
     << p << "_error_name` names it); after a failed build `" << p
     << "_build_log` has the compiler's log. One handle per thread (kernel arguments live in "
        "it).\n\n";
+  std::string inParts;
+  for (const EmittedKernel& kernel : emitted.kernels) {
+    if (!kernel.parts.empty()) inParts += (inParts.empty() ? "`" : ", `") + kernel.name + "`";
+  }
+  if (!inParts.empty()) {
+    r << "Launched in parts: " << inParts
+      << ". The local size of each does not divide its global size (OpenCL 1.2 requires it "
+         "to), so its whole work-groups are launched first and the rest with a global offset, "
+         "one launch after the other. Its event is the last launch's: it completes when the "
+         "whole kernel has, but its profiling times cover that launch only. `"
+      << p << ".json` lists the launches under `launchParts`.\n\n";
+  }
   r << "## Preparation\n\n";
   r << "Constant inputs (the same in every run, e.g. a layer's weights and biases): "
     << constantNamesText(emitted) << ". `" << p

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "codegen/compiled_program.h"
+#include "codegen/launch_parts.h"
 #include "ir/arith.h"
 
 namespace weft::exporting {
@@ -117,6 +118,9 @@ struct EmittedKernel {
   std::array<int64_t, 3> local{1, 1, 1};
   std::vector<EmittedArg> args;
   bool preparation = false;  // launched by P_prepare (once), not by P_run
+  // When the local size does not divide the global size (a kernel launchable in parts): the
+  // launches, whole work-groups first, that run it (codegen/launch_parts.h); else empty.
+  std::vector<LaunchPart> parts;
 };
 
 // An input argument of P_run: a definition parameter and the buffer that holds it (-1: the
@@ -155,6 +159,8 @@ const char* bufferRoleName(BufferPlan::Role role);
 // variants.json): [{"kind": "buffer", "buffer": NAME} | {"kind": "int", "value": N} |
 // {"kind": "local", "bytes": N}, ...].
 nlohmann::ordered_json kernelArgumentsJson(const Emitted& emitted, const EmittedKernel& kernel);
+// A kernel's launch parts for the manifests: offset, globalSize and localSize per part.
+nlohmann::ordered_json launchPartsJson(const EmittedKernel& kernel);
 
 // A kernel's global (or, with `local`, local) size for comments: "64 x 8".
 std::string launchText(const EmittedKernel& kernel, bool local);

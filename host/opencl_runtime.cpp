@@ -15,6 +15,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "codegen/launch_parts.h"
 #include "export/opencl_error_names.h"
 
 namespace weft::host {
@@ -535,11 +536,16 @@ void Context::fillZero(const Buffer& buffer) {
 }
 
 Event Context::enqueue(const Kernel& kernel, const NDRange& global,
-                       const std::optional<NDRange>& local) {
+                       const std::optional<NDRange>& local, const std::optional<NDRange>& offset) {
   auto where = [&] {
-    return fmt::format("launch of kernel '{}' (global {}, local {})", kernel.name(),
-                       global.toString(), local ? local->toString() : "chosen by the driver");
+    return fmt::format("launch of kernel '{}' (global {}, local {}{})", kernel.name(),
+                       global.toString(), local ? local->toString() : "chosen by the driver",
+                       offset ? ", offset " + offset->toString() : "");
   };
+  if (offset && offset->dimensions != global.dimensions) {
+    throw OpenCLError(fmt::format("{}: global size and offset have different dimensions", where()),
+                      CL_INVALID_WORK_DIMENSION);
+  }
   if (local) {
     if (local->dimensions != global.dimensions) {
       throw OpenCLError(
@@ -572,9 +578,9 @@ Event Context::enqueue(const Kernel& kernel, const NDRange& global,
     }
   }
   cl_event event = nullptr;
-  cl_int status =
-      clEnqueueNDRangeKernel(queue(), kernel.get(), global.dimensions, nullptr, global.sizes.data(),
-                             local ? local->sizes.data() : nullptr, 0, nullptr, &event);
+  cl_int status = clEnqueueNDRangeKernel(
+      queue(), kernel.get(), global.dimensions, offset ? offset->sizes.data() : nullptr,
+      global.sizes.data(), local ? local->sizes.data() : nullptr, 0, nullptr, &event);
   if (status != CL_SUCCESS) {
     std::string detail;
     if (status == CL_INVALID_WORK_GROUP_SIZE && local) {
@@ -589,6 +595,37 @@ Event Context::enqueue(const Kernel& kernel, const NDRange& global,
                       status);
   }
   return Event(EventHandle(event));
+}
+
+std::vector<LaunchRange> launchRanges(const NDRange& global, const NDRange& local) {
+  std::array<int64_t, 3> globalSizes{}, localSizes{};
+  for (size_t d = 0; d < 3; ++d) {
+    globalSizes[d] = static_cast<int64_t>(global.sizes[d]);
+    localSizes[d] = static_cast<int64_t>(std::max<std::size_t>(local.sizes[d], 1));
+  }
+  auto range = [&](const std::array<int64_t, 3>& sizes) {
+    NDRange r = global;
+    for (size_t d = 0; d < 3; ++d) r.sizes[d] = static_cast<std::size_t>(sizes[d]);
+    return r;
+  };
+  std::vector<LaunchRange> ranges;
+  for (const LaunchPart& part :
+       launchParts(static_cast<int>(global.dimensions), globalSizes, localSizes)) {
+    ranges.push_back({range(part.global), range(part.local), range(part.offset)});
+  }
+  return ranges;
+}
+
+std::vector<Event> Context::enqueueInParts(const Kernel& kernel, const NDRange& global,
+                                           const NDRange& local) {
+  if (local.dimensions != global.dimensions) return {enqueue(kernel, global, local)};
+  const std::vector<LaunchRange> ranges = launchRanges(global, local);
+  if (ranges.size() == 1) return {enqueue(kernel, global, local)};
+  std::vector<Event> events;
+  for (const LaunchRange& part : ranges) {
+    events.push_back(enqueue(kernel, part.global, part.local, part.offset));
+  }
+  return events;
 }
 
 std::uint64_t Context::launch(const Kernel& kernel, const NDRange& global,

@@ -274,6 +274,14 @@ struct NDRange {
   std::string toString() const;  // "64", "64x8", "64x8x2"
 };
 
+// One launch of a kernel in a split launch: its global size, local size and global offset.
+struct LaunchRange {
+  NDRange global, local, offset;
+};
+// The parts (codegen/launch_parts.h) of a launch of `global` in work-groups of `local`, in
+// launch order: one when local divides global.
+std::vector<LaunchRange> launchRanges(const NDRange& global, const NDRange& local);
+
 // ---- context
 // --------------------------------------------------------------------------------------
 
@@ -324,8 +332,15 @@ class Context {
   // Enqueues `kernel` over `global` work-items in work-groups of `local` (nullopt lets the driver
   // choose). Checks first that the dimensions agree, that local divides global in every
   // dimension and that the work-group fits the device, naming the kernel and sizes if not.
+  // `offset`, when given, is the global offset of the launch (get_global_id counts from it).
   Event enqueue(const Kernel& kernel, const NDRange& global,
-                const std::optional<NDRange>& local = std::nullopt);
+                const std::optional<NDRange>& local = std::nullopt,
+                const std::optional<NDRange>& offset = std::nullopt);
+  // Enqueues `kernel` over `global` in work-groups of `local` that need not divide it, as the
+  // parts of codegen/launch_parts.h (one launch when local divides global); only for a kernel
+  // that is launchable in parts (KernelPlan::launchableInParts). One event per part, in order.
+  std::vector<Event> enqueueInParts(const Kernel& kernel, const NDRange& global,
+                                    const NDRange& local);
   // enqueue, wait, and return the kernel's execution time in nanoseconds (from its cl_event).
   std::uint64_t launch(const Kernel& kernel, const NDRange& global,
                        const std::optional<NDRange>& local = std::nullopt);

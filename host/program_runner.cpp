@@ -57,6 +57,7 @@ struct PreparedKernel {
   Kernel kernel;
   NDRange global;
   std::optional<NDRange> local;
+  bool launchableInParts = false;  // KernelPlan::launchableInParts
 };
 
 // An output or temporary allocated with guard regions: `whole` is guard + data + guard bytes.
@@ -351,14 +352,30 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     }
     std::optional<NDRange> local;
     if (plan.hasLocalSize) local = ndRange(launchSizes[k].local, plan.dimensions);
-    kernels.push_back({std::move(kernel), ndRange(launchSizes[k].global, plan.dimensions), local});
+    kernels.push_back({std::move(kernel), ndRange(launchSizes[k].global, plan.dimensions), local,
+                       plan.launchableInParts});
   }
 
   RunResult result;
   for (const KernelPlan& plan : program.kernels) result.kernels.push_back({plan.name, 0});
   if (options.firstWorkGroupOnly) {
+    // One work-group of every shape a launch will use (PoCL compiles one per local size): a
+    // kernel launched in parts has a second shape, its remainder's.
     for (const PreparedKernel& prepared : kernels) {
-      if (prepared.local) context.enqueue(prepared.kernel, *prepared.local, prepared.local);
+      if (!prepared.local) continue;
+      if (!prepared.launchableInParts) {
+        context.enqueue(prepared.kernel, *prepared.local, prepared.local);
+        continue;
+      }
+      std::vector<NDRange> shapes;
+      for (const LaunchRange& part : launchRanges(prepared.global, *prepared.local)) {
+        const NDRange& shape = part.local;
+        const bool seen = std::any_of(shapes.begin(), shapes.end(),
+                                      [&](const NDRange& s) { return s.sizes == shape.sizes; });
+        if (seen) continue;
+        shapes.push_back(shape);
+        context.enqueue(prepared.kernel, shape, shape);
+      }
     }
     context.finish();
     return result;
@@ -367,10 +384,16 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     for (size_t index = 0; index < buffers.size(); ++index) {
       if (program.buffers[index].role != BufferPlan::Role::Input) context.fillZero(buffers[index]);
     }
-    std::vector<Event> events;
+    // Per kernel, the events of its launches: one, or its parts (codegen/launch_parts.h).
+    std::vector<std::vector<Event>> events;
     for (size_t k = 0; k < kernels.size(); ++k) {
       const PreparedKernel& prepared = kernels[k];
-      events.push_back(context.enqueue(prepared.kernel, prepared.global, prepared.local));
+      if (prepared.local && prepared.launchableInParts) {
+        events.push_back(context.enqueueInParts(prepared.kernel, prepared.global, *prepared.local));
+      } else {
+        events.emplace_back().push_back(
+            context.enqueue(prepared.kernel, prepared.global, prepared.local));
+      }
       if (repeat == 0 && !guarded.empty()) {
         context.finish();
         checkGuards(context, program, guarded, guardBytes, program.kernels[k].name,
@@ -381,7 +404,8 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     uint64_t total = 0;
     std::vector<uint64_t>& perKernel = result.repeatKernelNanoseconds.emplace_back();
     for (size_t k = 0; k < events.size(); ++k) {
-      uint64_t time = events[k].durationNs();
+      uint64_t time = 0;
+      for (const Event& part : events[k]) time += part.durationNs();
       perKernel.push_back(time);
       total += time;
       if (repeat == 0 || time < result.kernels[k].nanoseconds) result.kernels[k].nanoseconds = time;

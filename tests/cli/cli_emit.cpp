@@ -2,11 +2,12 @@
 // point and for a point of a program from a file, what their comments and manifest say, the
 // emitted C compiled warning-free as C99 by gcc and clang (when installed) and as C++ by g++,
 // and the errors for bad input (unknown layer, missing values, unknown names, a point that
-// violates a constraint, a local size that does not divide the global size, --pick without
-// --db, unknown constant inputs, a vector structure the layer does not have). The constant
-// inputs: a layer's weights and biases by default, whose register-blocked vector variant has its
-// weight re-layout kernel in PREFIX_prepare; --constant-inputs for a file. The drop-in example
-// running on PoCL is tests/cli/opencl_emit.cpp (and opencl_dropin_explored.cpp).
+// violates a constraint, a local size of 0, one that does not divide the global size of a kernel
+// that cannot be launched in parts, --pick without --db, unknown constant inputs, a vector
+// structure the layer does not have); a local size that does not divide, launched in parts.
+// The constant inputs: a layer's weights and biases by default, whose register-blocked vector
+// variant has its weight re-layout kernel in PREFIX_prepare; --constant-inputs for a file. The
+// drop-in example running on PoCL is tests/cli/opencl_emit.cpp (and opencl_dropin_explored.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -203,6 +204,26 @@ TEST_CASE("weft emit FILE --size --params exports a program's point; --name sets
   checkCompiles(constant, "weft_g");
 }
 
+TEST_CASE("a local size that does not divide launches the kernel in parts; the C compiles") {
+  // conv-direct's first kernel reads its place only from get_global_id: local sizes 4 x 4 over
+  // its 18 x 18 work-items are whole work-groups and the rest, launched one after another.
+  TempDir dir("weft_cli_emit_parts");
+  fs::path out = dir.path / "out";
+  CommandResult result =
+      runWeft({"emit", "--layer", kLayer, "--params",
+               std::string(kScalarPoint) + ",local_k0_d0=4,local_k0_d1=4", "--out", out.string()});
+  REQUIRE_MESSAGE(result.exitCode == 0, result.output);
+  const std::string host = readTextFile(out / (std::string(kPrefix) + ".c"));
+  CHECK(contains(host, "launched in 4 parts"));
+  CHECK(contains(host,
+                 "static const size_t offsets[4][3] = {{0u, 0u, 0u}, {16u, 0u, 0u}, "
+                 "{0u, 16u, 0u}, {16u, 16u, 0u}};"));
+  auto manifest = nlohmann::json::parse(readTextFile(out / (std::string(kPrefix) + ".json")));
+  CHECK(manifest["kernels"][0]["launchParts"].size() == 4);
+  CHECK_FALSE(manifest["kernels"][1].contains("launchParts"));
+  checkCompiles(out, kPrefix);
+}
+
 TEST_CASE("weft emit rejects bad input with messages that name the problem") {
   TempDir dir("weft_cli_emit_errors");
   std::string out = (dir.path / "out").string();
@@ -228,8 +249,8 @@ TEST_CASE("weft emit rejects bad input with messages that name the problem") {
       {{"--layer", kLayer, "--params",
         "v=1,unroll=0,coalesce=0,kappa=4,omega=4,rho=0,sigma=2,theta=99"},
        {"not a valid variant", "theta2"}},
-      {{"--layer", kLayer, "--params", std::string(kScalarPoint) + ",local_k0_d0=4,local_k0_d1=4"},
-       {"local_k0_d0=4", "must divide the global size 18"}},
+      {{"--layer", kLayer, "--params", std::string(kScalarPoint) + ",local_k0_d0=0,local_k0_d1=4"},
+       {"local_k0_d0=0", "a local size is at least 1"}},
       {{"--layer", kLayer, "--params", "v=1,unroll=zero"}, {"unroll=zero", "NAME=INTEGER"}},
       {{"--layer", kLayer, "--pick", "fastest"}, {"--pick needs --db"}},
       {{"--layer", kLayer, "--params", "vector_kappa=4"}, {"needs both vector_kappa and"}},
@@ -241,7 +262,8 @@ TEST_CASE("weft emit rejects bad input with messages that name the problem") {
        {"tiled_rk=3", "not a register tile", "M=8"}},
       {{"--layer", kLayer, "--params", "tiled_rk=4,tiled_rp=4,tiled_staged=2"},
        {"tiled_staged=2", "not 0 or 1"}},
-      {{"--layer", kLayer, "--params", "tiled_rk=4,tiled_rp=4,tk=8,th=4,tw=4"}, {"no value for tc"}},
+      {{"--layer", kLayer, "--params", "tiled_rk=4,tiled_rp=4,tk=8,th=4,tw=4"},
+       {"no value for tc"}},
       {{"--layer", kLayer, "--params", "vector_kappa=4,vector_sigma=8,rows=4,vector_split=3"},
        {"vector_split=3", "must divide the input channels C=8"}},
       {{"--layer", kLayer, "--params", kScalarPoint, "--constant-inputs", "weights,bias"},
@@ -253,6 +275,11 @@ TEST_CASE("weft emit rejects bad input with messages that name the problem") {
        {"not a valid variant", "split by kappa requires"}},
       {{file, "--size", "N=64", "--params", "kappa=8,lambda=2"},
        {"no size variable or parameter lambda"}},
+      // A clamped stencil's kernel bounds its work-group by get_group_id, so it cannot be
+      // launched in parts: its local size must divide.
+      {{"examples/stencil2d.weft", "--size", "W=13", "--size", "H=11", "--params",
+        "local_k0_d0=4,local_k0_d1=1"},
+       {"local_k0_d0=4", "must divide the global size 13"}},
       {{}, {"needs a weft FILE"}},
   };
   for (const Case& c : cases) {

@@ -2,8 +2,9 @@
 // which carries a generated variant to the process that builds and runs it (issue 6). Checked on
 // the examples (symbolic sizes left open, and with sizes fixed) and on random programs
 // (tests/support/random_program.h): the program read back has the same source, buffers, kernels,
-// arguments, launch sizes (evaluated under the binding), output and open sizes, and serialises to
-// the same bytes; every strict prefix of the bytes and a corrupted length are rejected.
+// arguments, launch sizes (evaluated under the binding) and whether a kernel may be launched in
+// parts, output and open sizes, and serialises to the same bytes; every strict prefix of the
+// bytes and a corrupted length are rejected.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -51,6 +52,7 @@ void checkSame(const CompiledProgram& a, const CompiledProgram& b, const ArithBi
     CHECK(x.name == y.name);
     CHECK(x.dimensions == y.dimensions);
     CHECK(x.hasLocalSize == y.hasLocalSize);
+    CHECK(x.launchableInParts == y.launchableInParts);
     CHECK(x.privateScalars == y.privateScalars);
     CHECK(evaluatedOrText(x.privateScalarsExpr, sizes) ==
           evaluatedOrText(y.privateScalarsExpr, sizes));

@@ -260,3 +260,42 @@ TEST_CASE("private arrays beyond the registers are bounded per work-group, not b
   kernel.privateArrayScalars = {320, 100, 320};
   CHECK(memoryResidentPrivateScalars(kernel, cpu) == 640);
 }
+
+TEST_CASE(
+    "a prime global size offers the powers of two where the kernel can be launched in parts") {
+  // 4194301 is prime: no divisor makes a work-group of the device's multiple (8 on pocl-cpu).
+  // The map's kernel reads its place only from get_global_id, so it is launched in parts
+  // (codegen/launch_parts.h): every power of two within the device's limit, none dividing.
+  const int64_t prime = 4194301;
+  SpaceOptions options;
+  options.device = host::loadProfile("pocl-cpu");
+  Definition map =
+      parseProgram("def scale(x: [float]N): [float]N = map(a -> a * 2.0f, x)").definitions.back();
+  ParameterSpace space = buildParameterSpace(map, {{"N", prime}}, options);
+  const Parameter* local = space.find(localSizeParameterName(0, 0));
+  REQUIRE(local != nullptr);
+  CHECK(local->kind == DomainKind::PowerOfTwo);
+  std::vector<int64_t> powers;
+  for (int64_t v = 1; v <= options.device->maxWorkGroupSize; v *= 2) powers.push_back(v);
+  CHECK(local->values() == powers);
+  CHECK(bruteForceValid(space).size() == powers.size());
+
+  // The same length in a kernel that bounds its work-group by get_group_id (a clamped stencil's
+  // interior fast path) keeps the divisors: 1 alone.
+  Definition clamped =
+      parseProgram(
+          "def f(x: [float]N): [float]N = join(mapGlb(0, w -> toGlobal(r -> mapSeq(y -> id(y), "
+          "r),\n  reduceSeqUnroll(toPrivate(z -> id(z), 0.0f), (acc, p) -> acc + p, w)),\n"
+          "  slide(3, 1, pad(1, 1, clamp, x))))")
+          .definitions.back();
+  ParameterSpace guarded = buildParameterSpace(clamped, {{"N", prime}}, options);
+  const Parameter* guardedLocal = guarded.find(localSizeParameterName(0, 0));
+  REQUIRE(guardedLocal != nullptr);
+  CHECK(guardedLocal->kind == DomainKind::Divisors);
+  CHECK(guardedLocal->values() == std::vector<int64_t>{1});
+
+  // A length whose divisors make such work-groups keeps them (2 * 773 * 2713: 773, 1546, 2713).
+  const int64_t awkward = 2 * 773 * 2713;
+  ParameterSpace divisors = buildParameterSpace(map, {{"N", awkward}}, options);
+  CHECK(divisors.find(localSizeParameterName(0, 0))->kind == DomainKind::Divisors);
+}

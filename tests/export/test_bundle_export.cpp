@@ -177,7 +177,7 @@ TEST_CASE("variants.txt describes every program as the harness reads it") {
   CHECK(block(text, "variant reference") ==
         "variant reference kernels/reference.cl\nhash 00000000000000aa\nspace 768\nkey {}\n"
         "buffers 3\nbuffer input 0 float32 256 a\nbuffer input 1 float32 256 b\n"
-        "buffer output -1 float32 256 out\nkernels 1\nkernel r0 1 64 1 1 0 1 1 1 3\n"
+        "buffer output -1 float32 256 out\nkernels 1\nkernel r0 1 64 1 1 0 1 1 1 3\nparts 0\n"
         "arg buffer 0\narg buffer 1\narg buffer 2");
   // Buffers in the emitted order (inputs by parameter, output, temporaries); arguments point
   // into that order.
@@ -185,8 +185,9 @@ TEST_CASE("variants.txt describes every program as the harness reads it") {
         "variant v0001 kernels/v0001.cl\nhash 0123456789abcdef\nspace 1024\n"
         "key {\"L\":8,\"v\":1}\nbuffers 4\nbuffer input 0 float32 256 a\n"
         "buffer input 1 float32 256 b\nbuffer output -1 float32 256 out\n"
-        "buffer temporary -1 float32 256 tmp1\nkernels 2\nkernel k0 1 64 1 1 1 8 1 1 4\n"
-        "arg buffer 0\narg buffer 3\narg int 64\narg local 32\nkernel k1 1 64 1 1 0 1 1 1 3\n"
+        "buffer temporary -1 float32 256 tmp1\nkernels 2\nkernel k0 1 64 1 1 1 8 1 1 4\nparts 0\n"
+        "arg buffer 0\narg buffer 3\narg int 64\narg local 32\nkernel k1 1 64 1 1 0 1 1 1 3\nparts "
+        "0\n"
         "arg buffer 3\narg buffer 1\narg buffer 2");
   CHECK(block(text, "variant v0002") ==
         "variant v0002 kernels/v0002.cl\nhash -\nspace 0\nkey {\"L\":3,\"v\":1}\n"

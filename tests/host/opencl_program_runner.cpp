@@ -6,7 +6,8 @@
 // without a local size, int and bool outputs rebuilt as values of the output type, timing,
 // the program cache, inputs given flat (host::FlatInput) and the output read as floats or not
 // at all, launches of one work-group per kernel with a local size (RunOptions::firstWorkGroupOnly),
-// and the messages for an unbound size variable, a wrong input size and a build failure.
+// a kernel launched in parts (a local size that does not divide the global size), and the
+// messages for an unbound size variable, a wrong input size and a build failure.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -280,6 +281,68 @@ kernel void open(global float* out) { out[get_global_id(0)] += 1.0f; }
   MESSAGE("whole run " << full.totalNanoseconds * 1e-6 << " ms of kernels, first launches "
                        << seconds * 1e3 << " ms in all");
   CHECK(seconds * 1e9 < 0.5 * static_cast<double>(full.kernels[0].nanoseconds));
+}
+
+TEST_CASE(
+    "a kernel launchable in parts runs every work-item once at local sizes that do not divide") {
+  // Each work-item adds its place to its element (the output starts at zero): a work-item run
+  // twice or not at all shows in the output. 13 x 11 in groups of 4 x 4: four parts (whole
+  // groups, the right strip, the bottom strip, the corner).
+  CompiledProgram program;
+  program.definitionName = "places";
+  program.source = R"CL(
+kernel void places(const global float* in_x, global float* out, int W) {
+  int x = get_global_id(0), y = get_global_id(1);
+  out[y * W + x] += in_x[y * W + x] + (float)x + 100.0f * (float)y;
+}
+)CL";
+  program.buffers = {bufferOfType("in_x", BufferPlan::Role::Input, "[[float]W]H", 0),
+                     bufferOfType("out", BufferPlan::Role::Output, "[[float]W]H")};
+  program.outputBuffer = 1;
+  program.outputType = parseType("[[float]W]H");
+  KernelPlan kernel;
+  kernel.name = "places";
+  kernel.args = {bufferArg(0), bufferArg(1), sizeArg("W")};
+  kernel.dimensions = 2;
+  kernel.globalSize = {Arith::size("W"), Arith::size("H"), Arith(1)};
+  kernel.hasLocalSize = true;
+  kernel.localSize = {Arith(4), Arith(4), Arith(1)};
+  kernel.launchableInParts = true;
+  program.kernels = {kernel};
+  const int64_t width = 13, height = 11;
+  std::vector<float> input(static_cast<size_t>(width * height));
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 7) * 0.5f;
+  RunOptions options;
+  options.output = RunOptions::Output::Floats;
+  options.repeats = 2;  // the output is zeroed before each repeat
+  const RunResult result = runProgram(context(), program, {FlatInput{false, input, {}}},
+                                      {{"W", width}, {"H", height}}, options);
+  REQUIRE(result.outputFloats.size() == input.size());
+  int wrong = 0;
+  for (int64_t y = 0; y < height; ++y) {
+    for (int64_t x = 0; x < width; ++x) {
+      const size_t i = static_cast<size_t>(y * width + x);
+      const float expected = input[i] + static_cast<float>(x) + 100.0f * static_cast<float>(y);
+      wrong += result.outputFloats[i] != expected;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(result.kernels.at(0).nanoseconds > 0);  // the parts' times, summed
+
+  // One work-group of each shape for the first launches: nothing fails, nothing read.
+  RunOptions first;
+  first.firstWorkGroupOnly = true;
+  CHECK_NOTHROW(runProgram(context(), program, {FlatInput{false, input, {}}},
+                           {{"W", width}, {"H", height}}, first));
+
+  // The same sizes for a kernel not launchable in parts are refused, naming the launch.
+  program.kernels[0].launchableInParts = false;
+  try {
+    runProgram(context(), program, {FlatInput{false, input, {}}}, {{"W", width}, {"H", height}});
+    FAIL("a local size that does not divide the global size was launched");
+  } catch (const OpenCLError& error) {
+    CHECK(contains(error.what(), "is not a multiple of the local size"));
+  }
 }
 
 TEST_CASE("vectors in buffers are stored lane by lane") {

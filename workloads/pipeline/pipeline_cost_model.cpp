@@ -49,8 +49,9 @@
 //    Past the conflict-free streams each vector store loses the probe's cycles. Measured on
 //    PoCL (AMD Zen 4, 12 conflict-free streams, 7.8 cycles; blur 4096², one run): strips of 8
 //    output rows 5.1 ms, of 16 5.9, of 32 6.6, of 128 6.8.
-//  - Launch overhead per kernel: tens of microseconds on PoCL, a few on a GPU driver (as the
-//    convolution model).
+//  - Launch overhead per launch: tens of microseconds on PoCL, a few on a GPU driver (as the
+//    convolution model); a kernel whose local size does not divide its global size is two
+//    launches per such dimension (codegen/launch_parts.h), its groups counted whole.
 //  - Work-groups: a CPU implementation schedules each work-group as a call of the work-group
 //    function, so a kernel in small groups pays per group: the profile's workGroupCycles
 //    (measured by the arithmetic probe), else a nominal kCpuWorkGroupCycles, spread over the
@@ -166,6 +167,7 @@ std::pair<int, int64_t> structureKey(const std::map<std::string, int64_t>& param
 struct KernelFacts {
   double workItems = 1;
   double workGroups = 1;  // 0: the implementation's choice
+  int launches = 1;       // more where its local size does not divide (codegen/launch_parts.h)
   double privateValues = 0;
   double bytes = 0;
   double writtenBytes = 0;  // of the buffers it writes
@@ -363,7 +365,7 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, bool hasBa
   KernelFacts facts;
   const bool cpu = device.deviceType == "cpu";
   const bool barriers = cpu && hasBarriers;
-  double groupSize = 1;
+  double groups = 1;
   bool open = false;
   const std::array<int64_t, 3> localSizes = kernelLocalSizes(kernel, index, binding, parameters);
   for (int d = 0; d < kernel.dimensions; ++d) {
@@ -376,9 +378,11 @@ KernelFacts kernelFacts(const CompiledProgram& program, size_t index, bool hasBa
       open = true;
     }
     if (d == 0) facts.localWidth = local;
-    groupSize *= local;
+    // A local size that does not divide launches a remainder part: one more, smaller group.
+    groups *= std::ceil(global / local);
+    if (std::fmod(global, local) != 0) facts.launches *= 2;
   }
-  facts.workGroups = open ? 0 : facts.workItems / std::max(groupSize, 1.0);
+  facts.workGroups = open ? 0 : groups;
   if (withCacheTraffic && cpu) {
     const double firstLevel = firstLevelCacheBytesOf(device);
     const CacheTraffic first =
@@ -477,6 +481,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
     double accessBytes = 0;
     double cacheLineLoads = 0, memoryLineLoads = 0;
     double readsExecuted = 0, readOperations = 0;
+    int launches = 0;
     const double workGroupCycles = device.workGroupCycles > 0 ? device.workGroupCycles
                                    : cpu                      ? kCpuWorkGroupCycles
                                                               : 0.0;
@@ -484,6 +489,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
       const KernelFacts facts = kernelFacts(program, k, structure.barriers[k], binding, parameters,
                                             device, withCacheTraffic);
       out.workGroupSeconds += facts.workGroups * workGroupCycles / (units * cyclesPerSecond);
+      launches += facts.launches;
       accessBytes += facts.accessBytes;
       cacheLineLoads += facts.cacheLineLoads;
       memoryLineLoads += facts.memoryLineLoads;
@@ -533,7 +539,7 @@ std::optional<PipelineCostPrediction> predict(StructureFacts& structure, const A
                              ? (out.cacheBytes - memoryLineBytes) / device.secondLevelBytesPerCycle
                              : 0.0)) /
                        (units * cyclesPerSecond) * out.balanceFactor;
-    out.launchSeconds = out.kernels * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
+    out.launchSeconds = launches * (cpu ? kCpuLaunchSeconds : kGpuLaunchSeconds);
     const int64_t strip = parameterOr(parameters, kStripParameter, 0);
     if (cpu && structure.columnWalk && strip > 0 && device.conflictingStoreCycles > 0 &&
         vectorWidth > 0) {
