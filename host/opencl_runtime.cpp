@@ -338,6 +338,14 @@ std::size_t Kernel::maxWorkGroupSize(const Device& device) const {
   return size;
 }
 
+std::size_t Kernel::preferredWorkGroupSizeMultiple(const Device& device) const {
+  std::size_t multiple = 0;
+  checkCL(clGetKernelWorkGroupInfo(get(), device.id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                   sizeof multiple, &multiple, nullptr),
+          "clGetKernelWorkGroupInfo(CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE)");
+  return multiple;
+}
+
 void Event::wait() const {
   cl_event event = get();
   cl_int status = clWaitForEvents(1, &event);

@@ -243,6 +243,9 @@ class Kernel {
   // (CL_KERNEL_WORK_GROUP_SIZE). Not always true: NVIDIA's OpenCL reports 256 for every kernel
   // and runs larger work-groups (Context::enqueue only cites it when the driver refuses one).
   std::size_t maxWorkGroupSize(const Device& device) const;
+  // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: work-groups a multiple of it run best (the
+  // SIMD width a CPU implementation vectorises work-items to, a GPU's warp).
+  std::size_t preferredWorkGroupSizeMultiple(const Device& device) const;
 
  private:
   KernelHandle kernel_;

@@ -53,6 +53,27 @@ NDRange ndRange(const std::array<size_t, 3>& sizes, int dimensions) {
 }
 
 // One kernel with its arguments set and its launch sizes evaluated.
+// The local size of a one-dimensional kernel launchable in parts that leaves it to the OpenCL
+// implementation, where the implementation can only choose a divisor of the global size, and
+// none fills the kernel's preferred multiple (a prime length: groups of one work-item, which ran
+// a saxpy 27x slower on PoCL): the largest power of two within the kernel's work-group limit
+// that still gives every compute unit a whole group, launched in parts. Nothing where a divisor
+// serves (the implementation chooses, as before).
+std::optional<size_t> localSizeForParts(const Context& context, const Kernel& kernel,
+                                        size_t global) {
+  const Device& device = context.device();
+  const size_t limit = std::min(kernel.maxWorkGroupSize(device), context.maxWorkGroupSize());
+  const size_t multiple = std::max<size_t>(kernel.preferredWorkGroupSizeMultiple(device), 2);
+  for (size_t d = multiple; d <= std::min(limit, global); ++d) {
+    if (global % d == 0) return std::nullopt;
+  }
+  const size_t units =
+      std::max<cl_uint>(deviceInfo<cl_uint>(device.id, CL_DEVICE_MAX_COMPUTE_UNITS), 1);
+  size_t local = 1;
+  while (local * 2 <= limit && local * 2 * units <= global) local *= 2;
+  return local;
+}
+
 struct PreparedKernel {
   Kernel kernel;
   NDRange global;
@@ -352,6 +373,12 @@ RunResult runProgram(Context& context, const CompiledProgram& program,
     }
     std::optional<NDRange> local;
     if (plan.hasLocalSize) local = ndRange(launchSizes[k].local, plan.dimensions);
+    if (!plan.hasLocalSize && plan.launchableInParts && plan.dimensions == 1) {
+      if (std::optional<size_t> chosen =
+              localSizeForParts(context, kernel, launchSizes[k].global[0])) {
+        local = NDRange(*chosen);
+      }
+    }
     kernels.push_back({std::move(kernel), ndRange(launchSizes[k].global, plan.dimensions), local,
                        plan.launchableInParts});
   }

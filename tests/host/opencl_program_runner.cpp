@@ -6,8 +6,9 @@
 // without a local size, int and bool outputs rebuilt as values of the output type, timing,
 // the program cache, inputs given flat (host::FlatInput) and the output read as floats or not
 // at all, launches of one work-group per kernel with a local size (RunOptions::firstWorkGroupOnly),
-// a kernel launched in parts (a local size that does not divide the global size), and the
-// messages for an unbound size variable, a wrong input size and a build failure.
+// a kernel launched in parts (a local size that does not divide the global size, or none given
+// at a prime length), and the messages for an unbound size variable, a wrong input size and a build
+// failure.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -343,6 +344,50 @@ kernel void places(const global float* in_x, global float* out, int W) {
   } catch (const OpenCLError& error) {
     CHECK(contains(error.what(), "is not a multiple of the local size"));
   }
+}
+
+TEST_CASE("a prime length without a local size gets one, launched in parts") {
+  // Each work-item writes the size of its work-group. At 8191 work-items the OpenCL
+  // implementation could only choose groups of one; the runner chooses a power of two within
+  // the kernel's limit and launches the rest as a second part.
+  CompiledProgram program;
+  program.definitionName = "groups";
+  program.source = R"CL(
+kernel void groups(global float* out) {
+  out[get_global_id(0)] = (float)get_local_size(0);
+}
+)CL";
+  program.buffers = {bufferOfType("out", BufferPlan::Role::Output, "[float]N")};
+  program.outputBuffer = 0;
+  program.outputType = parseType("[float]N");
+  KernelPlan kernel;
+  kernel.name = "groups";
+  kernel.args = {bufferArg(0)};
+  kernel.globalSize[0] = Arith::size("N");
+  kernel.launchableInParts = true;
+  program.kernels = {kernel};
+  RunOptions options;
+  options.output = RunOptions::Output::Floats;
+  const int64_t n = 8191;
+  const RunResult result =
+      runProgram(context(), program, std::vector<FlatInput>{}, {{"N", n}}, options);
+  REQUIRE(result.outputFloats.size() == static_cast<size_t>(n));
+  const auto local = static_cast<int64_t>(result.outputFloats.front());
+  CHECK(local >= 2);
+  CHECK((local & (local - 1)) == 0);  // a power of two
+  const int64_t whole = n / local * local;
+  int wrong = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    wrong += static_cast<int64_t>(result.outputFloats[static_cast<size_t>(i)]) !=
+             (i < whole ? local : n - whole);
+  }
+  CHECK(wrong == 0);
+
+  // A length with a divisor that serves is left to the implementation, as before.
+  const RunResult nice =
+      runProgram(context(), program, std::vector<FlatInput>{}, {{"N", 8192}}, options);
+  REQUIRE(nice.outputFloats.size() == 8192);
+  CHECK(static_cast<int64_t>(8192) % static_cast<int64_t>(nice.outputFloats.back()) == 0);
 }
 
 TEST_CASE("vectors in buffers are stored lane by lane") {
