@@ -124,13 +124,23 @@ int mapNesting(const Expr& e) {
 // the kernel writes in place: in a let's value, a reduction, the data a map reads, or under a
 // primitive that is not a permutation of its argument. Its result would be read back by the
 // work-items of the same kernel, which code generation refuses (mapLcl's staging in local
-// memory, read after a barrier, is not such a map).
+// memory, read after a barrier, is not such a map). The same for one in the initial value or the
+// data of a reduction at the top, which is a kernel of its own.
 bool parallelMapOffSpine(const Expr& e, bool insideKernel, bool onSpine) {
   if (e.isLambda()) return parallelMapOffSpine(e.body(), insideKernel, onSpine);
   if (!e.isPrim()) return false;
   const Op op = e.primOp();
   const bool parallel = op == Op::MapGlb || op == Op::MapWrg;
   if (parallel && insideKernel && !onSpine) return true;
+  // A reduction outside every kernel is a kernel of its own (codegen/kernel_split.cpp: no
+  // parallel map at the top), which computes its initial value and its data itself: a parallel
+  // map there would be read back in that kernel.
+  const bool reduction = op == Op::Reduce || op == Op::ReduceSeq || op == Op::ReduceSeqUnroll;
+  if (!insideKernel && reduction) {
+    for (const Expr& a : e.args()) {
+      if (containsPrim(a, Op::MapGlb) || containsPrim(a, Op::MapWrg)) return true;
+    }
+  }
   const bool inside = insideKernel || parallel;
   // A map's, a let's or an address-space wrapper's function writes the node's value; a
   // parallel map's function starts the spine of its work-items.

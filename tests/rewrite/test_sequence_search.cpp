@@ -410,6 +410,35 @@ TEST_CASE("a parallel map whose result its own kernel reads back is not a loweri
   CHECK(nested);
 }
 
+TEST_CASE("a reduction at the top reads no parallel map: its kernel would read it back") {
+  // Column sums as a reduction over rows of partial sums: a reduction at the top of the
+  // definition is a kernel of its own that computes its data itself, so a mapGlb or mapWrg over
+  // that data would be read back in it (code generation refuses). let-hoist moves the data into
+  // a let, whose value is a kernel of its own; those lowerings stay.
+  const Definition colsum =
+      parseProgram(
+          "def colsum(A: [[float]N]M): [float]N =\n"
+          "  join(transpose(reduce(fill(N, 0.0f),\n"
+          "    (accs, column) -> map(pair -> pair._0 + pair._1, zip(accs, column)),\n"
+          "    transpose(map(col -> join(map(chunk -> reduce(0.0f, (acc, x) -> acc + x, chunk),\n"
+          "                                  split(4, col))), transpose(A))))))\n",
+          "colsum.weft")
+          .definitions.back();
+  SearchOptions options = defaultSearchOptions({4});
+  options.algorithmicDepth = 0;
+  options.maxLoweringsPerProgram = 1000;
+  const SearchReport report = searchRewrites(colsum, options);
+  int hoisted = 0;
+  for (const SearchedStructure& s : report.structures) {
+    const std::string text = sequenceText(s.sequence);
+    CAPTURE(text);
+    CHECK_FALSE(containsText(text, "map-to-mapglb@0.0.2.0:"));
+    CHECK_FALSE(containsText(text, "map-to-mapwrg@0.0.2.0:"));
+    hoisted += containsText(text, "let-hoist@root") && containsText(text, "map-to-mapglb@1:");
+  }
+  CHECK(hoisted > 0);
+}
+
 TEST_CASE("unroll-accumulators adds each structure with its accumulator updates unrolled") {
   SearchOptions options = defaultSearchOptions({16});
   options.maxLoweringsPerProgram = 1;
