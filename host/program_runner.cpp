@@ -52,7 +52,6 @@ NDRange ndRange(const std::array<size_t, 3>& sizes, int dimensions) {
   }
 }
 
-// One kernel with its arguments set and its launch sizes evaluated.
 // The local size of a one-dimensional kernel launchable in parts that leaves it to the OpenCL
 // implementation, where the implementation can only choose a divisor of the global size, and
 // none fills the kernel's preferred multiple (a prime length: groups of one work-item, which ran
@@ -64,6 +63,7 @@ std::optional<size_t> localSizeForParts(const Context& context, const Kernel& ke
   const Device& device = context.device();
   const size_t limit = std::min(kernel.maxWorkGroupSize(device), context.maxWorkGroupSize());
   const size_t multiple = std::max<size_t>(kernel.preferredWorkGroupSizeMultiple(device), 2);
+  if (global < multiple) return std::nullopt;  // no group fills it: one of all is as good
   for (size_t d = multiple; d <= std::min(limit, global); ++d) {
     if (global % d == 0) return std::nullopt;
   }
@@ -74,6 +74,7 @@ std::optional<size_t> localSizeForParts(const Context& context, const Kernel& ke
   return local;
 }
 
+// One kernel with its arguments set and its launch sizes evaluated.
 struct PreparedKernel {
   Kernel kernel;
   NDRange global;
