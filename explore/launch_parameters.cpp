@@ -12,15 +12,6 @@ namespace {
 // The largest power of two that divides `n` (n > 0).
 int64_t lowestSetBit(int64_t n) { return n & -n; }
 
-// Whether `n` has a divisor in [lo, hi].
-bool hasDivisorWithin(int64_t n, int64_t lo, int64_t hi) {
-  if (n > kMaxListedDividend) return true;  // not listed: keep the divisors' domain
-  for (int64_t d : divisorsOf(n)) {
-    if (d >= lo && d <= hi) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
@@ -47,7 +38,7 @@ std::vector<OpenLocalSize> openLocalSizes(const CompiledProgram& program,
       // launched in parts, the powers of two are offered without dividing it.
       const int64_t multiple = std::max(device.workGroupMultiple, 2);
       if (global && lowestSetBit(*global) < multiple) {
-        if (kernel.launchableInParts && !hasDivisorWithin(*global, std::min(multiple, hi), hi)) {
+        if (kernel.launchableInParts && !hasDivisorBetween(*global, std::min(multiple, hi), hi)) {
           entry.launchedInParts = true;
         } else {
           entry.constantGlobalSize = *global;

@@ -386,10 +386,10 @@ std::string parameterListText(const std::vector<std::pair<std::string, int64_t>>
 namespace {
 
 // The enqueueing of kernel k (the j-th of its function) in parts, one after another, each
-// waiting for the one before and the first for `waitList` ("count, pointer"); events[j] is the
-// last part's event.
+// waiting for the one before and the first for `waitCount` events at `waitEvents`; events[j] is
+// the last part's event.
 std::string launchInPartsText(const Emitted& emitted, size_t k, size_t j, const std::string& p,
-                              const std::string& waitList) {
+                              const std::string& waitCount, const std::string& waitEvents) {
   const EmittedKernel& kernel = emitted.kernels[k];
   const size_t count = kernel.parts.size();
   auto table = [&](const char* name, auto member) {
@@ -400,9 +400,6 @@ std::string launchInPartsText(const Emitted& emitted, size_t k, size_t j, const 
     }
     return text + "};\n";
   };
-  const size_t comma = waitList.find(", ");
-  const std::string waitCount = waitList.substr(0, comma);
-  const std::string waitEvents = waitList.substr(comma + 2);
   std::ostringstream c;
   c << "  /* launched in " << count
     << " parts (its local size does not divide its global size): whole work-groups, then the\n"
@@ -855,12 +852,15 @@ std::string enqueueFunction(const Emitted& emitted, const DropinMetadata& metada
   }
   for (size_t j = 0; j < kernels.size(); ++j) {
     const size_t k = kernels[j];
-    std::string waitList = j > 0                            ? fmt::format("1, &events[{}]", j - 1)
-                           : (!prepare && needsPreparation) ? "1, &handle->prepared_event"
-                                                            : "0, NULL";
+    // What the kernel waits for: the previous kernel, else the preparation, else nothing.
+    const bool waits = j > 0 || (!prepare && needsPreparation);
+    const std::string waitEvents = j > 0   ? fmt::format("&events[{}]", j - 1)
+                                   : waits ? "&handle->prepared_event"
+                                           : "NULL";
+    const std::string waitList = (waits ? "1, " : "0, ") + waitEvents;
     c << "  /* " << emitted.kernels[k].name << " */\n";
     if (!emitted.kernels[k].parts.empty()) {
-      c << launchInPartsText(emitted, k, j, p, waitList);
+      c << launchInPartsText(emitted, k, j, p, waits ? "1" : "0", waitEvents);
       continue;
     }
     c << "  err = clEnqueueNDRangeKernel(queue, handle->kernels[" << k << "], " << p

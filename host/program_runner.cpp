@@ -64,8 +64,9 @@ std::optional<size_t> localSizeForParts(const Context& context, const Kernel& ke
   const size_t limit = std::min(kernel.maxWorkGroupSize(device), context.maxWorkGroupSize());
   const size_t multiple = std::max<size_t>(kernel.preferredWorkGroupSizeMultiple(device), 2);
   if (global < multiple) return std::nullopt;  // no group fills it: one of all is as good
-  for (size_t d = multiple; d <= std::min(limit, global); ++d) {
-    if (global % d == 0) return std::nullopt;
+  if (hasDivisorBetween(static_cast<int64_t>(global), static_cast<int64_t>(multiple),
+                        static_cast<int64_t>(limit))) {
+    return std::nullopt;
   }
   const size_t units =
       std::max<cl_uint>(deviceInfo<cl_uint>(device.id, CL_DEVICE_MAX_COMPUTE_UNITS), 1);

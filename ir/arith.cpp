@@ -910,4 +910,11 @@ std::vector<int64_t> divisorsOf(int64_t n) {
   return small;
 }
 
+bool hasDivisorBetween(int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t d = std::max<int64_t>(lo, 1); d <= hi && d <= n; ++d) {
+    if (n % d == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace weft

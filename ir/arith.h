@@ -156,6 +156,9 @@ std::ostream& operator<<(std::ostream& os, const Arith& e);
 
 // The divisors of `n` > 0 in increasing order (sqrt(n) trial divisions); none for n <= 0.
 std::vector<int64_t> divisorsOf(int64_t n);
+// Whether `n` > 0 has a divisor in [lo, hi] (trial division over the range: for short ranges,
+// such as work-group sizes).
+bool hasDivisorBetween(int64_t n, int64_t lo, int64_t hi);
 // The largest n whose divisors the feasibility walk and the Z3 encoding list instead of
 // reasoning about a remainder by a variable (at most 2^20 trial divisions).
 inline constexpr int64_t kMaxListedDividend = int64_t{1} << 40;
