@@ -187,6 +187,7 @@ inline nlohmann::ordered_json deviceJson(const host::Device& device,
           {"platform_version", device.platformVersion},
           {"driver_version", device.driverVersion},
           {"compute_units", profile.computeUnits},
+          {"host_processor", profile.hostProcessor},  // "" for a GPU
           {"fingerprint", profile.fingerprint}};
 }
 

@@ -1337,7 +1337,11 @@ int runBench(const Options& o) {
       "are noisy.\n\n"
       "```sh\nbuild/bench/weft_bench_pipelines --repeats {} --peer-repeats {} --peer-threads {} "
       "--min-time {}   # --pipelines blur,harris to run a part\n```\n",
-      utcNow(), device.name, o.repeats, o.peerRepeats, o.peerThreads,
+      utcNow(),
+      profile.hostProcessor.empty() ? device.name
+                                    : device.name + " (processor " + profile.hostProcessor + ", " +
+                                          std::to_string(profile.computeUnits) + " compute units)",
+      o.repeats, o.peerRepeats, o.peerThreads,
       !peersPerPipeline ? "; from " + o.peersJson + ", not re-run"
       : o.peerPasses >= 2
           ? "; timed right before weft's rows of the pipeline and again right after, each peer's "

@@ -128,7 +128,12 @@ void printProfileFacts(std::ostream& out, const DeviceProfile& p, const std::str
     }
     out << "\n";
   }
-  out << indent << "fingerprint " << p.fingerprint << "\n";
+  out << indent << "fingerprint " << p.fingerprint;
+  if (!p.hostProcessor.empty()) {
+    out << " (of the name, driver, compute units and processor " << p.hostProcessor
+        << ", from /proc/cpuinfo)";
+  }
+  out << "\n";
   // Which profile an exploration on this device uses, and where its estimates come from.
   out << indent
       << "profile: queried from the device, what weft explore uses here (--profile NAME for "

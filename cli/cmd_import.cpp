@@ -4,10 +4,12 @@
 // and parameter JSON the bundle recorded, the compiler version that generated the kernels, and
 // the device fingerprint computed as host/device_profile.h profileFingerprint does from the
 // CL_DEVICE_NAME (surrounding white space trimmed, as host/opencl_runtime lists devices),
-// CL_DRIVER_VERSION and CL_PLATFORM_VERSION the harness recorded. So `weft report`, `weft emit
-// --pick` and `weft merge` see them as if explored locally, and a device explored locally and
-// measured through a bundle gets the same fingerprint. Importing the same file again changes
-// nothing (ResultsDb::importVariants).
+// CL_DRIVER_VERSION, CL_PLATFORM_VERSION, CL_DEVICE_MAX_COMPUTE_UNITS and (a CPU device) host
+// processor the harness recorded. So `weft report`, `weft emit --pick` and `weft merge` see them
+// as if explored locally, and a device explored locally and measured through a bundle gets the
+// same fingerprint. A results file of an older harness, without compute units, is imported
+// under a fingerprint of its own, and the command says so. Importing the same file again
+// changes nothing (ResultsDb::importVariants).
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -79,7 +81,8 @@ void runImport(const ImportCommandOptions& options) {
   if (std::filesystem::is_directory(path, error)) path /= "results.json";
   exporting::BundleResults results = exporting::readBundleResults(path);
   const std::string fingerprint = host::profileFingerprint(
-      trimmed(results.device.name), results.device.driverVersion, results.device.platformVersion);
+      trimmed(results.device.name), results.device.driverVersion, results.device.platformVersion,
+      results.device.computeUnits, results.device.hostProcessor);
 
   std::vector<explore::VariantRecord> records;
   for (const exporting::BundleResult& result : results.variants) {
@@ -114,6 +117,12 @@ void runImport(const ImportCommandOptions& options) {
               path.string().c_str(), records.size(), results.program.c_str(),
               trimmed(results.device.name).c_str(), fingerprint.c_str(),
               counts.empty() ? "" : ": ", counts.c_str());
+  if (results.device.computeUnits == 0) {
+    std::printf(
+        "note: %s names no compute units (an older harness): its fingerprint differs from what "
+        "weft explore records for the same device\n",
+        path.string().c_str());
+  }
   std::printf("into %s: %zu added, %zu replaced a running marker, %zu already there",
               options.db.c_str(), summary.added, summary.replacedRunning, summary.identical);
   if (summary.conflicts > 0) {

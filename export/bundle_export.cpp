@@ -312,8 +312,9 @@ std::string readme(const BundleMetadata& metadata, const std::vector<Described>&
   r << "## Bring the results home\n\n"
     << "```sh\nweft import results.json --db results.db\nweft report --db results.db\n```\n\n"
     << "The rows are keyed like a local `weft explore` (program `" << metadata.program
-    << "`, the device fingerprint computed from the device name, driver and platform version "
-       "the harness recorded, the compiler version, the parameters), so `weft report`, `weft "
+    << "`, the device fingerprint computed from the device name, driver and platform version, "
+       "compute units and (a CPU device) processor the harness recorded, the compiler version, "
+       "the parameters), so `weft report`, `weft "
        "emit --pick` and `weft merge` treat them as explored results.\n\n";
   r << "## Files\n\n"
     << "- `variants.txt`: what the harness reads (format in weft's export/bundle_export.h).\n"

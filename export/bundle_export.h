@@ -16,8 +16,9 @@
 //   CMakeLists.txt and README.md.
 // The harness generates the inputs from a fixed seed (SplitMix64; not weft's own generator: the
 // reference runs on the device, so only self-consistency matters), runs the reference in a child
-// process (which also reports the device's CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DRIVER_VERSION
-// and CL_PLATFORM_VERSION), then each variant in its own child: build, one warm-up run, the
+// process (which also reports the device's CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DRIVER_VERSION,
+// CL_PLATFORM_VERSION, CL_DEVICE_MAX_COMPUTE_UNITS and, for a CPU device, the processor as
+// /proc/cpuinfo names it), then each variant in its own child: build, one warm-up run, the
 // check against the reference (|out - ref| <= tolerance * max(max |ref|, 1), NaN never passes:
 // explore/measurement.h's rule), timed repeats with cl_event profiling (at least min_repeats
 // runs and min_time_ms of kernel time, at most max_repeats; the median as weft computes it),

@@ -398,8 +398,60 @@ typedef struct {
   cl_platform_id platform;
   cl_device_id device;
   char name[1024], vendor[1024], driver[1024], platform_version[1024], device_version[1024],
-      platform_name[1024];
+      platform_name[1024], compute_units[32], host_processor[1024];
 } harness_device;
+
+/* The device facts the results record: name, vendor, driver version, platform version, device
+   version, platform name, compute units (a decimal number) and, for a CPU device, the host
+   processor. */
+#define HARNESS_DEVICE_FIELDS 8
+
+/* White space (blank, tab, carriage return) off both ends of `text`, in place. */
+static char* harness_trim(char* text) {
+  size_t n;
+  while (*text == ' ' || *text == '\t' || *text == '\r') ++text;
+  n = strlen(text);
+  while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\r' ||
+                   text[n - 1] == '\n')) {
+    text[--n] = '\0';
+  }
+  return text;
+}
+
+/* The processor behind a CPU device, named from Linux's /proc/cpuinfo by the rules of weft's
+   host::hostProcessorFromCpuinfo (host/device_profile.h), so that weft import computes the
+   fingerprint a local exploration records: "VENDOR family F model M" (x86), "implementer I
+   part P" (Arm), else "". Each field is its first line's value. */
+static void harness_host_processor(char* out, size_t size) {
+  static const char* keys[5] = {"vendor_id", "cpu family", "model", "CPU implementer", "CPU part"};
+  char values[5][256];
+  char line[4096];
+  int at_line_start = 1, k;
+  FILE* in = fopen("/proc/cpuinfo", "r");
+  out[0] = '\0';
+  if (in == NULL) return;
+  for (k = 0; k < 5; ++k) values[k][0] = '\0';
+  while (fgets(line, sizeof line, in) != NULL) {
+    int starts_line = at_line_start;
+    char* colon;
+    at_line_start = strchr(line, '\n') != NULL;
+    if (!starts_line) continue; /* the rest of a line longer than the buffer (flags) */
+    colon = strchr(line, ':');
+    if (colon == NULL) continue;
+    *colon = '\0';
+    for (k = 0; k < 5; ++k) {
+      if (values[k][0] == '\0' && strcmp(harness_trim(line), keys[k]) == 0) {
+        harness_set(values[k], sizeof values[k], harness_trim(colon + 1));
+      }
+    }
+  }
+  fclose(in);
+  if (values[0][0] && values[1][0] && values[2][0]) {
+    snprintf(out, size, "%s family %s model %s", values[0], values[1], values[2]);
+  } else if (values[3][0] && values[4][0]) {
+    snprintf(out, size, "implementer %s part %s", values[3], values[4]);
+  }
+}
 
 static void harness_lower(char* text) {
   for (; *text; ++text) *text = (char)tolower((unsigned char)*text);
@@ -426,6 +478,16 @@ static void harness_device_strings(harness_device* d) {
                     d->platform_version, NULL);
   clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof d->platform_name - 1, d->platform_name,
                     NULL);
+  {
+    cl_uint units = 0;
+    cl_device_type type = 0;
+    clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    clGetDeviceInfo(d->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    snprintf(d->compute_units, sizeof d->compute_units, "%u", (unsigned)units);
+    d->host_processor[0] = '\0';
+    if (type & CL_DEVICE_TYPE_CPU)
+      harness_host_processor(d->host_processor, sizeof d->host_processor);
+  }
 }
 
 /* The device: the one whose index (counted over every platform) is `wanted`, or whose device,
@@ -918,14 +980,15 @@ typedef struct {
   char* message;
   const char* extra;
   size_t extra_bytes;
-  char device[6][1024]; /* name, vendor, driver, platform version, device version, platform */
+  char device[HARNESS_DEVICE_FIELDS][1024]; /* as harness_device's strings */
 } harness_report_data;
 
 static void harness_parse_report(const harness_child* child, harness_report_data* r) {
   const char* at = child->data;
   const char* end = child->data + child->size;
-  static const char* device_keys[6] = {"device_name",      "device_vendor",  "driver_version",
-                                       "platform_version", "device_version", "platform_name"};
+  static const char* device_keys[HARNESS_DEVICE_FIELDS] = {
+      "device_name",    "device_vendor", "driver_version", "platform_version",
+      "device_version", "platform_name", "compute_units",  "host_processor"};
   memset(r, 0, sizeof *r);
   strcpy(r->kernels, "[");
   r->message = harness_copy("");
@@ -940,7 +1003,7 @@ static void harness_parse_report(const harness_child* child, harness_report_data
     memcpy(line, at, length);
     line[length] = '\0';
     at = newline + 1;
-    for (k = 0; k < 6; ++k) {
+    for (k = 0; k < HARNESS_DEVICE_FIELDS; ++k) {
       size_t n = strlen(device_keys[k]);
       if (strncmp(line, device_keys[k], n) == 0 && line[n] == ' ') {
         harness_set(r->device[k], sizeof r->device[k], line + n + 1);
@@ -1073,7 +1136,7 @@ static char* harness_result_line(const harness_variant* v, const harness_report_
 typedef struct {
   const harness_bundle* bundle;
   const char* results_path;
-  char device[6][1024];
+  char device[HARNESS_DEVICE_FIELDS][1024];
   char* reference_line;
   char** lines; /* per variant, NULL when not done */
 } harness_results;
@@ -1082,8 +1145,9 @@ static void harness_write_results(const harness_results* r) {
   char temporary[4096];
   FILE* out;
   int i, first = 1;
-  static const char* keys[6] = {"name",           "vendor",        "driverVersion",
-                                "platformVersion", "deviceVersion", "platformName"};
+  static const char* keys[HARNESS_DEVICE_FIELDS] = {
+      "name",          "vendor",       "driverVersion", "platformVersion",
+      "deviceVersion", "platformName", "computeUnits",  "hostProcessor"};
   snprintf(temporary, sizeof temporary, "%s.tmp", r->results_path);
   out = fopen(temporary, "w");
   if (out == NULL) harness_die("cannot write %s", temporary);
@@ -1096,9 +1160,13 @@ static void harness_write_results(const harness_results* r) {
   fprintf(out, ",\n\"flops\": %lld,\n\"tolerance\": ", r->bundle->flops);
   harness_json_number(out, r->bundle->tolerance);
   fputs(",\n\"device\": {", out);
-  for (i = 0; i < 6; ++i) {
+  for (i = 0; i < HARNESS_DEVICE_FIELDS; ++i) {
     fprintf(out, "%s\"%s\": ", i ? ", " : "", keys[i]);
-    harness_json_string(out, r->device[i]);
+    if (strcmp(keys[i], "computeUnits") == 0) {
+      fprintf(out, "%d", atoi(r->device[i]));
+    } else {
+      harness_json_string(out, r->device[i]);
+    }
   }
   fprintf(out, "},\n\"reference\": %s,\n\"variants\": [\n",
           r->reference_line != NULL ? r->reference_line : "null");
@@ -1122,7 +1190,16 @@ static void harness_json_field(const char* text, const char* key, char* value, s
   value[0] = '\0';
   snprintf(pattern, sizeof pattern, "\"%s\": \"", key);
   at = strstr(text, pattern);
-  if (at == NULL) return;
+  if (at == NULL) {
+    /* A number: its digits. */
+    snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+    at = strstr(text, pattern);
+    if (at == NULL) return;
+    at += strlen(pattern);
+    while (isdigit((unsigned char)*at) && used + 1 < n) value[used++] = *at++;
+    value[used] = '\0';
+    return;
+  }
   at += strlen(pattern);
   while (*at && *at != '"' && used + 1 < n) {
     if (*at == '\\' && at[1] != '\0') {
@@ -1146,11 +1223,12 @@ static void harness_json_field(const char* text, const char* key, char* value, s
 
 /* What an earlier run wrote: the results of variants already done (kept verbatim) and the
    device they were measured on. Returns 0 when there is no earlier file. */
-static int harness_load_results(harness_results* r, char device[6][1024]) {
+static int harness_load_results(harness_results* r, char device[HARNESS_DEVICE_FIELDS][1024]) {
   char* text = harness_read_file(r->results_path, NULL);
   char* line;
-  static const char* keys[6] = {"name",           "vendor",        "driverVersion",
-                                "platformVersion", "deviceVersion", "platformName"};
+  static const char* keys[HARNESS_DEVICE_FIELDS] = {
+      "name",          "vendor",       "driverVersion", "platformVersion",
+      "deviceVersion", "platformName", "computeUnits",  "hostProcessor"};
   int k;
   if (text == NULL) return 0;
   {
@@ -1161,7 +1239,7 @@ static int harness_load_results(harness_results* r, char device[6][1024]) {
     copy = harness_copy(block);
     close = strchr(copy, '}');
     if (close != NULL) *close = '\0';
-    for (k = 0; k < 6; ++k) harness_json_field(copy, keys[k], device[k], 1024);
+    for (k = 0; k < HARNESS_DEVICE_FIELDS; ++k) harness_json_field(copy, keys[k], device[k], 1024);
     free(copy);
   }
   line = strtok(text, "\n");
@@ -1218,6 +1296,8 @@ static void harness_job_body(int fd, void* context) {
     harness_write_field(fd, "platform_version", device.platform_version);
     harness_write_field(fd, "device_version", device.device_version);
     harness_write_field(fd, "platform_name", device.platform_name);
+    harness_write_field(fd, "compute_units", device.compute_units);
+    harness_write_field(fd, "host_processor", device.host_processor);
   }
   harness_measure(job->bundle, job->variant, &device, job->dir, output, job->expected, outcome);
   harness_report(fd, job->variant, outcome, job->is_reference ? output : NULL,
@@ -1251,7 +1331,7 @@ int main(int argc, char** argv) {
   float* expected;
   double timeout = -1, min_time = -1;
   int min_repeats = -1, max_repeats = -1, i, k, done = 0, counts_ok = 0, counts_failed = 0;
-  char earlier[6][1024];
+  char earlier[HARNESS_DEVICE_FIELDS][1024];
 
   for (i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1318,12 +1398,23 @@ int main(int argc, char** argv) {
     harness_die("the reference (default-lowered program) did not run: %s",
                 child.timed_out ? "timeout" : child.signaled ? "crashed" : report->status);
   }
-  for (k = 0; k < 6; ++k) harness_set(results.device[k], sizeof results.device[k], report->device[k]);
+  for (k = 0; k < HARNESS_DEVICE_FIELDS; ++k) {
+    harness_set(results.device[k], sizeof results.device[k], report->device[k]);
+  }
+  /* Another device: another name, driver or platform, or (where the earlier file records
+     them) other compute units or another processor. */
   if (earlier[0][0] != '\0' &&
       (strcmp(earlier[0], results.device[0]) != 0 || strcmp(earlier[2], results.device[2]) != 0 ||
-       strcmp(earlier[3], results.device[3]) != 0)) {
-    fprintf(stderr, "weft bundle harness: %s holds results of device '%s' (driver %s); this is '%s' (driver %s)\n",
-            results_path, earlier[0], earlier[2], results.device[0], results.device[2]);
+       strcmp(earlier[3], results.device[3]) != 0 ||
+       (earlier[6][0] != '\0' && strcmp(earlier[6], results.device[6]) != 0) ||
+       (earlier[7][0] != '\0' && strcmp(earlier[7], results.device[7]) != 0))) {
+    fprintf(
+        stderr,
+        "weft bundle harness: %s holds results of device '%s' (driver %s, %s compute units%s%s); "
+        "this is '%s' (driver %s, %s compute units%s%s)\n",
+        results_path, earlier[0], earlier[2], earlier[6][0] ? earlier[6] : "unknown",
+        earlier[7][0] ? ", processor " : "", earlier[7], results.device[0], results.device[2],
+        results.device[6], results.device[7][0] ? ", processor " : "", results.device[7]);
     harness_die("%s", "move the earlier results away or give --results FILE");
   }
   expected = (float*)harness_alloc(report->extra_bytes + 4);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -149,6 +150,16 @@ BundleResults parseBundleResults(const std::string& text, const std::string& ori
   results.device.platformVersion = deviceReader.text(device, "platformVersion");
   if (device.contains("deviceVersion")) results.device.deviceVersion = deviceReader.text(device, "deviceVersion");
   if (device.contains("platformName")) results.device.platformName = deviceReader.text(device, "platformName");
+  if (device.contains("computeUnits")) {
+    const int64_t units = deviceReader.integer(device, "computeUnits");
+    if (units < 0 || units > std::numeric_limits<int>::max()) {
+      deviceReader.fail("\"computeUnits\" is out of range");
+    }
+    results.device.computeUnits = static_cast<int>(units);
+  }
+  if (device.contains("hostProcessor")) {
+    results.device.hostProcessor = deviceReader.text(device, "hostProcessor");
+  }
   if (results.device.name.empty()) deviceReader.fail("the device name is empty");
   const Json& reference = reader.field(json, "reference");
   if (!reference.is_null()) results.reference = readResult(reference, Reader{origin, "reference"});

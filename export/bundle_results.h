@@ -26,6 +26,11 @@ struct BundleDevice {
   std::string platformVersion;  // CL_PLATFORM_VERSION
   std::string deviceVersion;    // CL_DEVICE_VERSION
   std::string platformName;     // CL_PLATFORM_NAME
+  // CL_DEVICE_MAX_COMPUTE_UNITS, and for a CPU device the processor named as
+  // host::hostProcessorFromCpuinfo names it; both 0 / "" in results of an older harness, whose
+  // fingerprint then cannot match a local exploration's.
+  int computeUnits = 0;
+  std::string hostProcessor;
 };
 
 struct BundleResult {

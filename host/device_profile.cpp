@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -164,6 +165,7 @@ class FieldReader {
                                                                "deviceType",
                                                                "driverVersion",
                                                                "platformVersion",
+                                                               "hostProcessor",
                                                                "computeUnits",
                                                                "maxClockMHz",
                                                                "maxWorkGroupSize",
@@ -220,7 +222,8 @@ std::string readTextFile(const std::filesystem::path& path) {
 // ---- fingerprints and JSON ----------------------------------------------------------------------
 
 std::string profileFingerprint(std::string_view deviceName, std::string_view driverVersion,
-                               std::string_view platformVersion) {
+                               std::string_view platformVersion, int computeUnits,
+                               std::string_view hostProcessor) {
   // FNV-1a, 64 bit (offset basis and prime from the FNV reference, isthe.com/chongo/tech/comp/fnv).
   std::uint64_t hash = 0xcbf29ce484222325ull;
   auto mix = [&](std::string_view text) {
@@ -234,7 +237,51 @@ std::string profileFingerprint(std::string_view deviceName, std::string_view dri
   mix(driverVersion);
   mix("\n");
   mix(platformVersion);
+  mix("\n");
+  mix(std::to_string(computeUnits));
+  mix("\n");
+  mix(hostProcessor);
   return fmt::format("{:016x}", hash);
+}
+
+std::string hostProcessorFromCpuinfo(std::string_view cpuinfo) {
+  auto trim = [](std::string_view text) {
+    const char* space = " \t\r";
+    const std::size_t first = text.find_first_not_of(space);
+    if (first == std::string_view::npos) return std::string_view();
+    return text.substr(first, text.find_last_not_of(space) - first + 1);
+  };
+  std::map<std::string, std::string, std::less<>> fields;  // key -> its first value
+  std::size_t at = 0;
+  while (at < cpuinfo.size()) {
+    std::size_t end = cpuinfo.find('\n', at);
+    if (end == std::string_view::npos) end = cpuinfo.size();
+    const std::string_view line = cpuinfo.substr(at, end - at);
+    at = end + 1;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    fields.emplace(std::string(trim(line.substr(0, colon))),
+                   std::string(trim(line.substr(colon + 1))));
+  }
+  auto field = [&](std::string_view key) -> std::string {
+    auto it = fields.find(key);
+    return it == fields.end() ? std::string() : it->second;
+  };
+  if (!field("vendor_id").empty() && !field("cpu family").empty() && !field("model").empty()) {
+    return field("vendor_id") + " family " + field("cpu family") + " model " + field("model");
+  }
+  if (!field("CPU implementer").empty() && !field("CPU part").empty()) {
+    return "implementer " + field("CPU implementer") + " part " + field("CPU part");
+  }
+  return "";
+}
+
+std::string hostProcessor() {
+  std::ifstream in("/proc/cpuinfo", std::ios::binary);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return hostProcessorFromCpuinfo(text.str());
 }
 
 nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
@@ -245,6 +292,7 @@ nlohmann::ordered_json profileToJson(const DeviceProfile& p) {
   json["deviceType"] = p.deviceType;
   json["driverVersion"] = p.driverVersion;
   json["platformVersion"] = p.platformVersion;
+  if (!p.hostProcessor.empty()) json["hostProcessor"] = p.hostProcessor;
   json["computeUnits"] = p.computeUnits;
   json["maxClockMHz"] = p.maxClockMHz;
   json["maxWorkGroupSize"] = p.maxWorkGroupSize;
@@ -310,6 +358,7 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   }
   p.driverVersion = r.string("driverVersion", &empty);
   p.platformVersion = r.string("platformVersion", &empty);
+  p.hostProcessor = r.string("hostProcessor", &empty);
 
   p.computeUnits = static_cast<int>(r.integer("computeUnits", 1, kIntMax));
   p.maxClockMHz = static_cast<int>(r.integer("maxClockMHz", 0, kIntMax));
@@ -391,7 +440,8 @@ DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_vi
   }
   p.fingerprint = r.string("fingerprint", &empty);
   if (p.fingerprint.empty()) {
-    p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
+    p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion,
+                                       p.computeUnits, p.hostProcessor);
   }
   p.source = r.string("source", &empty);
   r.rejectUnknownKeys();
@@ -675,10 +725,12 @@ DeviceProfile queryProfile(const Device& device) {
   p.fp16 = deviceHasExtension(id, "cl_khr_fp16");
   p.cacheLineBytes = static_cast<int>(deviceInfo<cl_uint>(id, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE));
   if (p.deviceType == "cpu") {
+    p.hostProcessor = hostProcessor();
     p.firstLevelCacheBytes = hostDataCacheBytes(1, /*perSharingCpu=*/false);
     p.secondLevelCacheBytes = hostDataCacheBytes(2, /*perSharingCpu=*/true);
   }
-  p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
+  p.fingerprint = profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion,
+                                     p.computeUnits, p.hostProcessor);
   p.source = fmt::format(
       "queried through OpenCL on platform '{}'; workGroupMultiple and registersPerWorkItem are "
       "estimates (see host/device_profile.h)",

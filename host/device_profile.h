@@ -44,6 +44,11 @@ struct DeviceProfile {
   std::string deviceType;     // "gpu", "cpu" or "accelerator"
   std::string driverVersion;  // CL_DRIVER_VERSION ("" when unknown)
   std::string platformVersion;  // CL_PLATFORM_VERSION ("" when unknown)
+  // The processor behind a CPU device, as hostProcessorFromCpuinfo names it ("AuthenticAMD
+  // family 26 model 2"); "" for other devices and where unknown. A CPU implementation's device
+  // name may leave the processor's generation out (PoCL under a hypervisor names AMD's Zen 4
+  // and Zen 5 alike "pthread-skylake-avx512-AMD EPYC"), so the fingerprint mixes it in.
+  std::string hostProcessor;
 
   int computeUnits = 1;               // CL_DEVICE_MAX_COMPUTE_UNITS
   int maxClockMHz = 0;                // CL_DEVICE_MAX_CLOCK_FREQUENCY (0: unknown)
@@ -134,7 +139,8 @@ struct DeviceProfile {
   // Optional in the JSON (written when known).
   std::int64_t secondLevelCacheBytes = 0;
   // 16 hex digits identifying the device and its software: profileFingerprint(deviceName,
-  // driverVersion, platformVersion). Results measured on a device are keyed by it.
+  // driverVersion, platformVersion, computeUnits, hostProcessor). Results measured on a device
+  // are keyed by it.
   std::string fingerprint;
   // Where the numbers come from (documents cited, or "queried through OpenCL").
   std::string source;
@@ -143,23 +149,38 @@ struct DeviceProfile {
   bool operator==(const DeviceProfile&) const = default;
 };
 
-// FNV-1a 64-bit hash of the three strings (newline-separated) as 16 lower-case hex digits; the
-// same on every machine and compiler.
 // The number of CPUs a Linux CPU list names ("0-3,8" -> 5; 0 for an empty or malformed one), as
 // in /sys/devices/system/cpu/cpu0/cache/index*/shared_cpu_list.
 int cpuListCount(std::string_view list);
 
+// The first processor of a Linux /proc/cpuinfo text: "VENDOR family F model M" from an x86
+// entry's vendor_id, cpu family and model ("AuthenticAMD family 26 model 2"), "implementer I
+// part P" from an Arm entry's CPU implementer and CPU part ("implementer 0x41 part 0xd0c");
+// "" when the text has neither. Each field is its line's first occurrence, the value after the
+// colon with surrounding white space trimmed. The bundle harness (export/bundle_harness.c)
+// names the processor by the same rules, so that results measured through a bundle get the
+// fingerprint a local exploration records.
+std::string hostProcessorFromCpuinfo(std::string_view cpuinfo);
+// hostProcessorFromCpuinfo of this machine's /proc/cpuinfo ("" where it cannot be read).
+std::string hostProcessor();
+
+// FNV-1a 64-bit hash of the device name, driver version, platform version, compute units (in
+// decimal) and host processor (newline-separated) as 16 lower-case hex digits; the same on
+// every machine and compiler. The compute units and the processor tell apart devices of one
+// name that measure differently: virtual machines of one CPU with different numbers of cores,
+// or processors of different generations that a hypervisor names alike.
 std::string profileFingerprint(std::string_view deviceName, std::string_view driverVersion,
-                               std::string_view platformVersion);
+                               std::string_view platformVersion, int computeUnits,
+                               std::string_view hostProcessor);
 
 // JSON form of a profile: one key per field, in declaration order (an ordered_json, so files
 // and `weft devices --json` read like the struct; the fma facts only when known);
 // localMemoryType is "local" or "global".
 nlohmann::ordered_json profileToJson(const DeviceProfile& profile);
 // Reads and validates a profile. Every key except source, fingerprint, driverVersion,
-// platformVersion, deviceName (default: name), vendor (default: ""), registersPerWorkGroup and
-// the fma facts (default 0) is required; unknown keys
-// are errors (they are usually typos). A missing fingerprint is computed. Throws ProfileError
+// platformVersion, hostProcessor (default: ""), deviceName (default: name), vendor (default: ""),
+// registersPerWorkGroup and the fma facts (default 0) is required; unknown keys are errors (they
+// are usually typos). A missing fingerprint is computed. Throws ProfileError
 // "<origin>: <problem>".
 DeviceProfile profileFromJson(const nlohmann::ordered_json& json, std::string_view origin);
 // Parses JSON text; a syntax error reports "<origin>:<line>:<column>: invalid JSON: ...". A

@@ -37,7 +37,8 @@ std::string resultsFile(const std::string& variants) {
          "\"compiler\": \"weft 0.1.0\",\n\"description\": \"a tiny layer\",\n\"flops\": 18432,\n"
          "\"tolerance\": 0.001,\n\"device\": {\"name\": \"Mali-G72 \", \"vendor\": \"ARM\", "
          "\"driverVersion\": \"v1.r16p0\", \"platformVersion\": \"OpenCL 2.0 v1.r16p0\", "
-         "\"deviceVersion\": \"OpenCL 2.0\", \"platformName\": \"ARM Platform\"},\n"
+         "\"deviceVersion\": \"OpenCL 2.0\", \"platformName\": \"ARM Platform\", "
+         "\"computeUnits\": 12, \"hostProcessor\": \"\"},\n"
          "\"reference\": " +
          variantLine("reference", "ok", "9000", "{}", 2640) + ",\n\"variants\": [\n" + variants +
          "\n]\n}\n";
@@ -112,11 +113,12 @@ TEST_CASE("weft import: results land under the device's fingerprint, idempotentl
   REQUIRE_MESSAGE(first.exitCode == 0, first.output);
   CHECK_MESSAGE(contains(first.output, "3 added"), first.output);
   CHECK_MESSAGE(contains(first.output, "reference added"), first.output);
+  CHECK_MESSAGE(!contains(first.output, "names no compute units"), first.output);
 
   // The fingerprint of the device as weft computes it for a device it queries (the name
   // trimmed, as the OpenCL runtime lists it).
   const std::string fingerprint =
-      host::profileFingerprint("Mali-G72", "v1.r16p0", "OpenCL 2.0 v1.r16p0");
+      host::profileFingerprint("Mali-G72", "v1.r16p0", "OpenCL 2.0 v1.r16p0", 12, "");
   CHECK_MESSAGE(contains(first.output, fingerprint), first.output);
   {
     explore::ResultsDb results(db);
@@ -144,6 +146,21 @@ TEST_CASE("weft import: results land under the device's fingerprint, idempotentl
   CHECK_MESSAGE(contains(again.output, "reference already there"), again.output);
   explore::ResultsDb results(db);
   CHECK(results.variants().size() == 3);
+}
+
+TEST_CASE("weft import: an older harness's results, without compute units, say so") {
+  TempDir dir("weft_cli_import_older");
+  std::string older = resultsFile(kThreeVariants);
+  const std::string fields = ", \"computeUnits\": 12, \"hostProcessor\": \"\"";
+  older.replace(older.find(fields), fields.size(), "");
+  dir.write("results.json", older);
+  CommandResult imported = runWeft({"import", dir.file("results.json"), "--db", dir.file("r.db")});
+  REQUIRE_MESSAGE(imported.exitCode == 0, imported.output);
+  CHECK_MESSAGE(contains(imported.output, "names no compute units (an older harness)"),
+                imported.output);
+  const std::string fingerprint =
+      host::profileFingerprint("Mali-G72", "v1.r16p0", "OpenCL 2.0 v1.r16p0", 0, "");
+  CHECK_MESSAGE(contains(imported.output, "fingerprint " + fingerprint), imported.output);
 }
 
 }  // namespace weft

@@ -127,7 +127,7 @@ std::string resultsText(const std::string& variantLine) {
 "description": "out = a + b",
 "flops": 64,
 "tolerance": 0.001,
-"device": {"name": "  Some GPU ", "vendor": "V", "driverVersion": "1.2", "platformVersion": "OpenCL 1.2 X", "deviceVersion": "OpenCL 1.2", "platformName": "P"},
+"device": {"name": "  Some GPU ", "vendor": "V", "driverVersion": "1.2", "platformVersion": "OpenCL 1.2 X", "deviceVersion": "OpenCL 1.2", "platformName": "P", "computeUnits": 12, "hostProcessor": ""},
 "reference": {"id": "reference", "status": "ok", "medianNs": 500, "samples": [400, 500, 600], "maxError": 0, "allowedError": 0, "buildMs": 3.5, "warmUpNs": 700, "kernels": [{"name": "r0", "ns": 400}], "spaceBytes": 768, "sourceHash": "00000000000000aa", "parameters": {}, "seconds": 0.5, "message": ""},
 "variants": [
 )" + variantLine +
@@ -273,6 +273,8 @@ TEST_CASE("a results file is read back with every field") {
   CHECK(results.compiler == "weft test-version");
   CHECK(results.device.name == "  Some GPU ");
   CHECK(results.device.platformVersion == "OpenCL 1.2 X");
+  CHECK(results.device.computeUnits == 12);
+  CHECK(results.device.hostProcessor.empty());
   REQUIRE(results.reference);
   CHECK(results.reference->medianNs == 500u);
   REQUIRE(results.variants.size() == 1);
@@ -285,6 +287,16 @@ TEST_CASE("a results file is read back with every field") {
   CHECK(v.buildMs == doctest::Approx(12.5));
   CHECK(v.kernelNs.size() == 2);
   CHECK(v.spaceBytes == 1024);
+}
+
+TEST_CASE("a results file of an older harness has no compute units or processor") {
+  std::string older = resultsText(kOkLine);
+  const std::string fields = ", \"computeUnits\": 12, \"hostProcessor\": \"\"";
+  older.replace(older.find(fields), fields.size(), "");
+  REQUIRE(older.find("computeUnits") == std::string::npos);
+  exporting::BundleResults results = exporting::parseBundleResults(older, "r.json");
+  CHECK(results.device.computeUnits == 0);
+  CHECK(results.device.hostProcessor.empty());
 }
 
 TEST_CASE("bad results files give messages that say what is wrong") {
@@ -316,6 +328,11 @@ TEST_CASE("bad results files give messages that say what is wrong") {
   CHECK_THROWS_WITH_AS(
       exporting::parseBundleResults(resultsText(std::string(kOkLine) + ",\n" + kOkLine), "r.json"),
       doctest::Contains("the id appears twice"), exporting::BundleError);
+  std::string negativeUnits = resultsText(kOkLine);
+  negativeUnits.replace(negativeUnits.find("\"computeUnits\": 12"), 18, "\"computeUnits\": -1");
+  CHECK_THROWS_WITH_AS(exporting::parseBundleResults(negativeUnits, "r.json"),
+                       doctest::Contains("device: \"computeUnits\" is out of range"),
+                       exporting::BundleError);
   TempDir dir("weft_bundle_results");
   CHECK_THROWS_WITH_AS(exporting::readBundleResults(dir.path / "results.json"),
                        doctest::Contains("no such file"), exporting::BundleError);

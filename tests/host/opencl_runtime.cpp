@@ -297,8 +297,11 @@ TEST_CASE("a queried profile agrees with OpenCL and survives JSON") {
                                     device.id, CL_DEVICE_MAX_WORK_GROUP_SIZE)));
     CHECK(p.localMemoryBytes ==
           static_cast<std::int64_t>(deviceInfo<cl_ulong>(device.id, CL_DEVICE_LOCAL_MEM_SIZE)));
-    CHECK(p.fingerprint ==
-          profileFingerprint(device.name, device.driverVersion, device.platformVersion));
+    // A CPU device names the processor behind it; others none.
+    CHECK(p.hostProcessor == ((device.type & CL_DEVICE_TYPE_CPU) ? hostProcessor() : ""));
+    CHECK(p.fingerprint == profileFingerprint(device.name, device.driverVersion,
+                                              device.platformVersion, p.computeUnits,
+                                              p.hostProcessor));
     CHECK(p.registersPerWorkItem ==
           estimateRegistersPerWorkItem(p.deviceType, p.vendor, p.preferredFloatVectorWidth));
     CHECK(p.cacheLineBytes ==
@@ -315,6 +318,8 @@ TEST_CASE("a queried profile agrees with OpenCL and survives JSON") {
       if (p.secondLevelCacheBytes > 0) CHECK(p.secondLevelCacheBytes > p.firstLevelCacheBytes);
       CHECK_FALSE(p.hasDedicatedLocalMemory());  // PoCL emulates local memory in RAM
       CHECK(p.deviceType == "cpu");
+      // Linux names the processor (x86 and Arm entries both known).
+      if (std::ifstream("/proc/cpuinfo")) CHECK_FALSE(p.hostProcessor.empty());
     }
   }
 }

@@ -240,8 +240,10 @@ TEST_CASE("random valid profiles survive a JSON round trip") {
     p.cacheLineBytes = *rc::gen::inRange(0, 4097);
     p.firstLevelCacheBytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
     p.secondLevelCacheBytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
-    p.fingerprint =
-        weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion);
+    p.hostProcessor = *rc::gen::element<std::string>("", "AuthenticAMD family 26 model 2",
+                                                     "implementer 0x41 part 0xd0c");
+    p.fingerprint = weft::host::profileFingerprint(p.deviceName, p.driverVersion, p.platformVersion,
+                                                   p.computeUnits, p.hostProcessor);
     p.source = text();
     std::string text = weft::host::profileToJson(p).dump();
     RC_ASSERT(weft::host::parseProfile(text, "random") == p);
@@ -260,7 +262,8 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(p.deviceName == "tiny");
   CHECK(p.vendor.empty());
   CHECK(p.source.empty());
-  CHECK(p.fingerprint == weft::host::profileFingerprint("tiny", "", ""));
+  CHECK(p.hostProcessor.empty());
+  CHECK(p.fingerprint == weft::host::profileFingerprint("tiny", "", "", 1, ""));
   CHECK(p.registersPerWorkGroup == 0);  // no register file shared by a work-group
   CHECK(p.fmaLanesPerCycle == 0);  // the arithmetic rates unknown (the cost model's defaults)
   CHECK(p.fmaHalfWidthLanesPerCycle == 0);
@@ -278,16 +281,46 @@ TEST_CASE("optional fields take their defaults") {
   CHECK(weft::host::loadProfileFile(path).name == "named-by-file");
 }
 
-TEST_CASE("the fingerprint is FNV-1a 64 of name, driver and platform version") {
+TEST_CASE("the fingerprint is FNV-1a 64 of name, driver, platform, compute units, processor") {
+  using weft::host::profileFingerprint;
   // Expected values computed independently with Python's integers.
-  CHECK(weft::host::profileFingerprint("Mali-G72", "r18p0", "OpenCL 2.0") == "31269a60c5c0a2b5");
-  CHECK(weft::host::profileFingerprint(
-            "pthread-skylake-avx512-AMD EPYC", "3.1+debian",
-            "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC, SPIR, LLVM 15.0.6, SLEEF, "
-            "DISTRO, POCL_DEBUG") == "286e2c810fd78e9a");
+  CHECK(profileFingerprint("Mali-G72", "r18p0", "OpenCL 2.0", 12, "") == "6a18da903b3e6c68");
+  const char* pocl =
+      "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, RELOC, SPIR, LLVM 15.0.6, SLEEF, "
+      "DISTRO, POCL_DEBUG";
+  CHECK(profileFingerprint("pthread-skylake-avx512-AMD EPYC", "3.1+debian", pocl, 2,
+                           "AuthenticAMD family 25 model 17") == "6936d528455fdf6d");
+  // PoCL names AMD's Zen 4 and Zen 5 alike under a hypervisor; the processor and the compute
+  // units tell them apart.
+  CHECK(profileFingerprint("pthread-skylake-avx512-AMD EPYC", "3.1+debian", pocl, 2,
+                           "AuthenticAMD family 26 model 2") == "3f58c352ed0af3ac");
+  CHECK(profileFingerprint("pthread-skylake-avx512-AMD EPYC", "3.1+debian", pocl, 16,
+                           "AuthenticAMD family 25 model 17") !=
+        profileFingerprint("pthread-skylake-avx512-AMD EPYC", "3.1+debian", pocl, 2,
+                           "AuthenticAMD family 25 model 17"));
   // Field boundaries matter.
-  CHECK(weft::host::profileFingerprint("ab", "c", "") !=
-        weft::host::profileFingerprint("a", "bc", ""));
+  CHECK(profileFingerprint("ab", "c", "", 1, "") != profileFingerprint("a", "bc", "", 1, ""));
+  CHECK(profileFingerprint("a", "", "", 1, "2") != profileFingerprint("a", "", "", 12, ""));
+}
+
+TEST_CASE("the host processor is named from /proc/cpuinfo's first entry") {
+  using weft::host::hostProcessorFromCpuinfo;
+  // An x86 entry, abridged: "model name" is not "model"; the second processor is not read.
+  const std::string x86 =
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+      "model name\t: AMD EPYC\nstepping\t: 1\nflags\t\t: fpu vme avx512f\n\n"
+      "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n";
+  CHECK(hostProcessorFromCpuinfo(x86) == "AuthenticAMD family 26 model 2");
+  // An Arm entry.
+  const std::string arm =
+      "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
+      "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd0c\nCPU revision\t: 1\n";
+  CHECK(hostProcessorFromCpuinfo(arm) == "implementer 0x41 part 0xd0c");
+  // Carriage returns and missing fields.
+  CHECK(hostProcessorFromCpuinfo("vendor_id : V \r\ncpu family: 6\r\nmodel :7") ==
+        "V family 6 model 7");
+  CHECK(hostProcessorFromCpuinfo("vendor_id : V\ncpu family: 6\n").empty());
+  CHECK(hostProcessorFromCpuinfo("").empty());
 }
 
 TEST_CASE("the register heuristic") {
