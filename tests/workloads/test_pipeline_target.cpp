@@ -7,6 +7,7 @@
 // Unsharp mask line-buffered along whole rows is fusion=9 where a vector width is given (fixed
 // as vector_width, rebuilt from it), sampled although its ring of rows is beyond the register
 // budget (memory-resident, bounded per work-group instead), and not applied without a width.
+// Rows the preferred vector width does not divide get the widest power of two that does.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -278,4 +279,39 @@ TEST_CASE("unknown strategies and fusion numbers are errors") {
   // No "fusion" key: the program as written.
   ExploreTarget plain = pipelineStructureTarget(blur, {{"W", 64}, {"H", 64}}, {});
   CHECK(printDefinition(plain.parametric) == printDefinition(blur));
+}
+
+TEST_CASE("rows the preferred vector width does not divide get the widest width that does") {
+  const Definition blur = loadExample("pipelines/blur.weft");
+  PipelineTargetOptions options;
+  options.vectorWidth = 16;
+  options.strategies = {"pipeline-line-buffered", "pipeline-inlined-rows", "pipeline-column-walk"};
+  auto widths = [&](int64_t width) {
+    const ArithBinding sizes = {{"W", width}, {"H", 64}};
+    ExploreTarget target = pipelineTarget(blur, sizes, options);
+    std::vector<int64_t> out;
+    for (const ExploreTarget::Structure& s : target.structures) {
+      auto found = s.fixedParameters.find(kVectorWidthParameter);
+      if (found == s.fixedParameters.end()) continue;
+      out.push_back(found->second);
+      // The recorded width rebuilds the same structure.
+      CHECK(printDefinition(pipelineStructureTarget(blur, sizes, s.fixedParameters).parametric) ==
+            printDefinition(s.parametric));
+    }
+    // Every structure has valid points where a width was found.
+    if (width != 89) {
+      CHECK(sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 4).emptyStructures.empty());
+    }
+    return out;
+  };
+  CHECK(widths(96) == std::vector<int64_t>{16, 16, 16});  // 96 = 16 x 6: the preferred width
+  CHECK(widths(200) == std::vector<int64_t>{8, 8, 8});    // 200 = 8 x 25
+  CHECK(widths(84) == std::vector<int64_t>{4, 4, 4});     // 84 = 4 x 21
+  CHECK(widths(86) == std::vector<int64_t>{2, 2, 2});     // 86 = 2 x 43
+  // A prime width leaves no vector width: the preferred one stays, and its space is empty.
+  CHECK(widths(89) == std::vector<int64_t>{16, 16, 16});
+  const ArithBinding prime = {{"W", 89}, {"H", 64}};
+  SampledTarget sampled =
+      sampleTarget(pipelineTarget(blur, prime, options), host::loadProfile("pocl-cpu"), 12, 4);
+  CHECK(sampled.emptyStructures.size() == 3);
 }

@@ -10,6 +10,8 @@
 
 #include "rewrite/strategies.h"
 #include "rewrite/strategy_pipeline_fusion.h"
+#include "typecheck/feasibility.h"
+#include "typecheck/typecheck.h"
 #include "workloads/pipeline/pipeline_cost_model.h"
 
 namespace weft::explore {
@@ -53,6 +55,14 @@ std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definit
   if (!fused.success()) return fused.failure;
   ExploreTarget one = programTarget(*fused.definition, sizes);
   return ExploreTarget::Structure{one.parametric, one.switches, fixed, name, name};
+}
+
+// Whether the type checker's conditions on the structure's tuning parameters leave it a value
+// at `sizes` (typecheck/feasibility.h; "maybe" counts as yes): false for a vector width the
+// rows do not divide.
+bool mayHaveValidPoint(const ExploreTarget::Structure& structure, const ArithBinding& sizes) {
+  return tuningFeasibility(typecheckRemembered(structure.parametric)->constraints, sizes) !=
+         Feasibility::Infeasible;
 }
 
 // Images up to this many pixels (the product of the sizes) have the reference run checked
@@ -112,11 +122,26 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
             options.strategies.end()) {
       continue;
     }
-    auto structure =
-        fusedStructure(definition, sizes, static_cast<int>(i + 1), options.vectorWidth);
+    const int fusion = static_cast<int>(i + 1);
+    auto structure = fusedStructure(definition, sizes, fusion, options.vectorWidth);
     if (auto* why = std::get_if<std::string>(&structure)) {
       if (notApplied) notApplied->push_back(all[i] + ": " + *why);
       continue;
+    }
+    // A vector width the image's rows do not divide leaves the structure no valid point; the
+    // widest narrower one that does takes its place (an image 1000 wide: float8 where the
+    // device prefers float16). Where none does, the preferred width stays, and the explorer
+    // reports the structure's empty space with its reason.
+    const ExploreTarget::Structure& built = std::get<ExploreTarget::Structure>(structure);
+    if (built.fixedParameters.count(kVectorWidthParameter) && !mayHaveValidPoint(built, sizes)) {
+      for (int64_t width = options.vectorWidth / 2; width >= 2; width /= 2) {
+        auto narrower = fusedStructure(definition, sizes, fusion, width);
+        const auto* narrow = std::get_if<ExploreTarget::Structure>(&narrower);
+        if (narrow && mayHaveValidPoint(*narrow, sizes)) {
+          structure = std::move(narrower);
+          break;
+        }
+      }
     }
     target.structures.push_back(std::get<ExploreTarget::Structure>(std::move(structure)));
   }

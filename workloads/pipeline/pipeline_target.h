@@ -5,8 +5,10 @@
 // structure of one ExploreTarget whose tile sizes are tuning parameters. A variant's recorded
 // parameters name its structure with "fusion" (the index into pipelineFusionStrategies(),
 // 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it. A strategy that
-// vectorises explicitly (pipeline-line-buffered-pointwise, pipeline-line-buffered) takes the
-// device's vector width, recorded as the fixed parameter "vector_width".
+// vectorises explicitly (pipeline-line-buffered-pointwise, pipeline-line-buffered, ...) takes
+// the device's preferred vector width, or where the image's rows leave that width no valid
+// point (a width it does not divide) the widest narrower power of two that has one; the width
+// is recorded as the fixed parameter "vector_width".
 //
 // The reference is the program as written, default-lowered and run on the device: full-size
 // images are too large for the interpreter, and the unfused lowering is itself tested against
@@ -35,7 +37,8 @@ struct PipelineTargetOptions {
   std::vector<std::string> strategies;
   bool includeUnfused = true;
   // The float vector width of strategies that vectorise explicitly (the device profile's
-  // preferred width); 0: such strategies do not apply.
+  // preferred width; a narrower power of two where the sizes need it); 0: such strategies do
+  // not apply.
   int64_t vectorWidth = 0;
 };
 
