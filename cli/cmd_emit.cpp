@@ -554,17 +554,17 @@ void emitFilePoint(const EmitOptions& options) {
         options.file + " --size ... --db RESULTS.db --pick fastest (or --pick sample=N) --out DIR");
   }
   // fusion=N picks a fusion structure of a pipeline (workloads/pipeline/pipeline_target.h): its
-  // tile sizes are the parameters then, and vector_width=V the width of one that vectorises.
+  // tile sizes are the parameters then, vector_width=V the width of one that vectorises and
+  // vector_pad=1 its rows padded to whole vectors.
   std::optional<explore::ExploreTarget> fused;
   if (given.count(explore::kFusionParameter)) {
-    std::map<std::string, int64_t> structure = {
-        {explore::kFusionParameter, given.at(explore::kFusionParameter)}};
-    if (given.count(explore::kVectorWidthParameter)) {
-      structure[explore::kVectorWidthParameter] = given.at(explore::kVectorWidthParameter);
+    std::map<std::string, int64_t> structure;
+    for (const char* name : {explore::kFusionParameter, explore::kVectorWidthParameter,
+                             explore::kVectorPadParameter}) {
+      if (given.count(name)) structure[name] = given.at(name);
+      given.erase(name);
     }
     fused = explore::pipelineStructureTarget(definition, sizes, structure);
-    given.erase(explore::kFusionParameter);
-    given.erase(explore::kVectorWidthParameter);
     for (const std::string& name : mentionedSizeNames(fused->parametric)) known.insert(name);
     // weft explore records a tuning parameter by its stem where that is unambiguous (theta for
     // theta1): a recorded point is accepted as written.
@@ -856,7 +856,8 @@ void registerEmit(CLI::App& app) {
                    "winograd_sigma, rows (Winograd); or tiled_rk, tiled_rp, tk, th, tw, tc "
                    "(work-group tiled, tiled_staged=0 for no local memory); FILE: fusion=N "
                    "picks an image pipeline's fusion structure as weft explore records it, with "
-                   "vector_width=V for one that vectorises, and its tile sizes by name; "
+                   "vector_width=V for one that vectorises (vector_pad=1: its rows padded to whole "
+                   "vectors), and its tile sizes by name; "
                    "local_kK_dD=.. sets the local size of kernel K in dimension D where the "
                    "program leaves it open; any program: streaming_stores=1 makes aligned "
                    "vector stores to global memory non-temporal (devices whose compiler takes "

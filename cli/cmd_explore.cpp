@@ -599,7 +599,9 @@ void registerExplore(CLI::App& app) {
                    "pipeline-fused-private-chain-pairs and pipeline-column-walk, each a "
                    "structure whose tile sizes or strip heights and local sizes are sampled; "
                    "recorded as fusion=1 to 14, 9, 10, 12 and 14 with the device's vector width "
-                   "as vector_width; 0 is the program as written), none, or a comma-separated "
+                   "as vector_width (where it does not divide the rows: vector_pad=1, rows "
+                   "padded to whole vectors, and the widest width that divides them); 0 is the "
+                   "program as written), none, or a comma-separated "
                    "list of strategy names")
       ->type_name("auto|none|NAME,...");
   command

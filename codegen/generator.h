@@ -107,6 +107,8 @@ class Generator {
   void genMapSeqSlide(const Expr& e, const ViewPtr& dest);
   void genReduce(const Expr& e, const ViewPtr& dest);
   void assign(const ViewPtr& dest, const std::string& value, const Type& type, const Expr& at);
+  // Stores a vector value into the memory vector `target` (vstoreN, or a streaming store).
+  void assignResolved(const ResolvedElement& target, const std::string& value, const Type& type);
   void emitStore(const ResolvedElement& target, const std::string& statement);
   void copy(const ViewPtr& source, const ViewPtr& dest, const Type& type, const Expr& at,
             bool fromPrivate = false);

@@ -341,6 +341,28 @@ void Generator::genReduce(const Expr& e, const ViewPtr& dest) {
   copy(acc, accessView(dest, Arith(0)), accType, e);
 }
 
+// Stores `value` (a vector) into the memory vector `target` (vectorWidth > 0) with vstoreN, or
+// a non-temporal store where CodegenOptions::streamingStores allows one; under the target's
+// write guards, if any.
+void Generator::assignResolved(const ResolvedElement& target, const std::string& value,
+                               const Type& type) {
+  emitter_.named.note(target);
+  const std::string address = target.base + " + " + c(target.offset);
+  // CodegenOptions::streamingStores: a non-temporal store needs the vector's own alignment,
+  // which a buffer's start has (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 128 bytes) and an
+  // offset that is a multiple of the width keeps.
+  const bool alignedGlobal = target.space == AddressSpace::Global &&
+                             proveDivides(Arith(target.vectorWidth), target.offset);
+  if (alignedGlobal) ++program_.alignedVectorStoreSites;
+  if (options_.streamingStores && alignedGlobal) {
+    emitStore(target, "__builtin_nontemporal_store(" + value + ", (global " + cTypeName(type) +
+                          "*)(" + address + "));");
+    return;
+  }
+  emitStore(target,
+            "vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " + address + ");");
+}
+
 // Writes `value` (a C expression of a scalar or vector type) to the element `dest`.
 void Generator::assign(const ViewPtr& dest, const std::string& value, const Type& type,
                        const Expr& at) {
@@ -352,22 +374,40 @@ void Generator::assign(const ViewPtr& dest, const std::string& value, const Type
   }
   if (target.isMemory) noteBuffer(target.base, /*written=*/true);
   noteGlobalAccess(target, /*written=*/true, at);
-  if (target.isMemory && target.vectorWidth > 0) {
-    emitter_.named.note(target);
-    const std::string address = target.base + " + " + c(target.offset);
-    // CodegenOptions::streamingStores: a non-temporal store needs the vector's own alignment,
-    // which a buffer's start has (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least 128 bytes) and an
-    // offset that is a multiple of the width keeps.
-    const bool alignedGlobal = target.space == AddressSpace::Global &&
-                               proveDivides(Arith(target.vectorWidth), target.offset);
-    if (alignedGlobal) ++program_.alignedVectorStoreSites;
-    if (options_.streamingStores && alignedGlobal) {
-      emitStore(target, "__builtin_nontemporal_store(" + value + ", (global " + cTypeName(type) +
-                            "*)(" + address + "));");
-      return;
+  if (target.isMemory && target.vectorWidth > 0 && !target.laneWrites.empty()) {
+    // A vector through an uncrop view: whole where no lane's guard fires, else lane by lane.
+    std::string outside;
+    for (const PadGuard& guard : target.writeGuards) {
+      mentionedSizes_.push_back(guard.index);
+      mentionedSizes_.push_back(guard.length);
+      outside += (outside.empty() ? "" : " || ") + guard.conditionC();
     }
-    emitStore(target, "vstore" + std::to_string(target.vectorWidth) + "(" + value + ", 0, " +
-                          address + ");");
+    const std::string name = fresh("v");
+    emitter_.line(cTypeName(type) + " " + name + " = " + value + ";");
+    emitter_.line("if (!(" + outside + ")) {");
+    ++emitter_.indent;
+    ResolvedElement whole = target;
+    whole.writeGuards.clear();
+    whole.laneWrites.clear();
+    assignResolved(whole, name, type);
+    --emitter_.indent;
+    emitter_.line("} else {");
+    ++emitter_.indent;
+    for (size_t lane = 0; lane < target.laneWrites.size(); ++lane) {
+      const ResolvedElement& laneTarget = target.laneWrites[lane];
+      mentionedSizes_.push_back(laneTarget.offset);
+      noteGlobalAccess(laneTarget, /*written=*/true, at);
+      char suffix[24];
+      std::snprintf(suffix, sizeof suffix, ".s%zx", lane);
+      emitter_.named.note(laneTarget);
+      emitStore(laneTarget, laneTarget.expression + " = " + name + suffix + ";");
+    }
+    --emitter_.indent;
+    emitter_.line("}");
+    return;
+  }
+  if (target.isMemory && target.vectorWidth > 0) {
+    assignResolved(target, value, type);
     return;
   }
   if (target.isVariable && value == target.expression && target.writeGuards.empty()) {

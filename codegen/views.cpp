@@ -26,8 +26,10 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "codegen/codegen.h"
 
@@ -771,6 +773,33 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
             {first.base, first.offset, first.space, static_cast<int>(w)});
         return result;
       }
+      // Consecutive memory elements written through an uncrop view, some lanes under guards:
+      // one vector store where no guard fires, the lanes one by one otherwise.
+      bool guardedContiguous = !contiguous && !lanes[0].droppedWrite;
+      bool anyGuard = false;
+      for (int64_t t = 0; t < w && guardedContiguous; ++t) {
+        guardedContiguous = lanes[t].isMemory && lanes[t].vectorWidth == 0 &&
+                            lanes[t].base == lanes[0].base &&
+                            lanes[t].offset - lanes[0].offset == t && !lanes[t].droppedWrite;
+        anyGuard = anyGuard || !lanes[t].writeGuards.empty();
+      }
+      if (guardedContiguous && anyGuard) {
+        result.isMemory = true;
+        result.base = lanes[0].base;
+        result.space = lanes[0].space;
+        result.offset = lanes[0].offset;
+        result.expression =
+            "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
+        std::set<std::string> keys;
+        for (const ResolvedElement& laneElement : lanes) {
+          for (const PadGuard& guard : laneElement.writeGuards) {
+            if (keys.insert(guard.key()).second) result.writeGuards.push_back(guard);
+          }
+        }
+        result.arrays.push_back({result.base, false});
+        result.laneWrites = std::move(lanes);
+        return result;
+      }
       if (contiguous) {
         result.isMemory = true;
         result.base = lanes[0].base;
@@ -1099,6 +1128,12 @@ BorderReadScope::BorderReadScope(ViewContext& context, BorderReadRecorder& recor
 }
 
 BorderReadScope::~BorderReadScope() { context_.borderReads = previous_; }
+
+FreshMemoScope::FreshMemoScope(ViewContext& context)
+    : context_(context),
+      saved_(std::exchange(context.memo, std::make_unique<ViewContext::Memo>())) {}
+
+FreshMemoScope::~FreshMemoScope() { context_.memo = std::move(saved_); }
 
 PadGuardScope::PadGuardScope(ViewContext& context, PadGuardRecorder& recorder)
     : context_(context), previous_(context.padGuards) {

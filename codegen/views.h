@@ -155,6 +155,11 @@ struct ResolvedElement {
   // Written through an uncrop view: the store happens only when none of these guards fires
   // (each is true when its index lies outside its array). Empty for every read.
   std::vector<PadGuard> writeGuards;
+  // A vector written through an uncrop view whose lanes are consecutive memory elements (the
+  // last vector of a row padded to whole vectors): `writeGuards` holds every lane's guards, so
+  // that the whole vector is stored when none fires, and these are the lanes, each under its
+  // own guards, stored one by one otherwise.
+  std::vector<ResolvedElement> laneWrites;
   // Written through an uncrop view at an index provably outside the cropped array (an unrolled
   // update of padded accumulators): the store is dropped, not emitted under a guard that is
   // always false, since `expression` may name a private variable that does not exist.
@@ -258,6 +263,21 @@ class ViewContext {
 
   struct Memo;
   std::unique_ptr<Memo> memo;
+};
+
+// Gives a context a fresh, empty memo for the scope's lifetime (the previous one after it): for a
+// loop body generated with its index's range narrowed (border_unswitching.cpp), which the
+// memo, comparing variables by name, would not tell from the body resolved before.
+class FreshMemoScope {
+ public:
+  explicit FreshMemoScope(ViewContext& context);
+  ~FreshMemoScope();
+  FreshMemoScope(const FreshMemoScope&) = delete;
+  FreshMemoScope& operator=(const FreshMemoScope&) = delete;
+
+ private:
+  ViewContext& context_;
+  std::unique_ptr<ViewContext::Memo> saved_;
 };
 
 // Sets a context's pad-guard recorder for the scope's lifetime (the previous one after it).

@@ -1,6 +1,7 @@
 // The second half of the algorithmic rules: partial reduction, map/reduce interchange, overlapped
 // slide tiling in 1D and 2D, padding for tiling, vectorization (of a map over one array or over
-// zipped arrays, such as a stencil row's taps) and reorder-with-stride.
+// zipped arrays, such as a stencil row's taps, the latter also at lengths the width does not
+// divide, by a clamped pad cropped off again) and reorder-with-stride.
 //
 // Each rule rewrites one node into an equal computation (checked against the interpreter by
 // tests/rewrite/property_rules_algorithmic_2.cpp). Where equality needs a condition on sizes
@@ -254,7 +255,13 @@ std::optional<Expr> vectorizeMap(const RuleApplication& application) {
 // (projections t._i, each a constant i): f' = (a0, .., an) -> f with t._i := ai, applied lane
 // by lane. A stencil's taps written as zip(crop(0, n - 1, row), crop(1, n - 2, row), ..)
 // become n overlapping vector reads of the row.
-std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
+// With `padded` (vectorize-zip-padded), arrays of any length N: each xi is first extended by
+// ρ = v·⌈N/v⌉ − N clamped elements, pad(0, ρ, clamp, xi), and the result cropped back,
+// crop(0, ρ, asScalar(..)): elements below N are f of the same components as before (a pad
+// leaves them alone), the ρ extra lanes compute f of repeated last elements and are dropped.
+// The last vector's reads are clamped (code generation reads it lane by lane at the end, one
+// vector load elsewhere) and its stores guarded.
+std::optional<Expr> vectorizedZipMap(const RuleApplication& application, bool padded) {
   const Expr& node = application.node;
   if (!node.isPrim(Op::Map) || !node.args()[0].isPrim(Op::Zip)) return std::nullopt;
   const Expr& f = node.funs()[0];
@@ -268,7 +275,9 @@ std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
   for (const Expr& x : xs) {
     const Type type = application.typeOf(x);
     if (!type.isArray() || !numeric(type.arrayElement())) return std::nullopt;
-    if (!mayHoldVectors(type.arrayLength(), *width)) return std::nullopt;
+    if (!padded && !mayHoldVectors(type.arrayLength(), *width)) return std::nullopt;
+    // Padding an array shorter than one vector (a window's one-element taps) only adds lanes.
+    if (padded && proveLess(type.arrayLength(), Arith(*width))) return std::nullopt;
   }
   // The tuple is read through constant projections only.
   const Expr& t = f.params()[0];
@@ -285,17 +294,30 @@ std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
   for (size_t i = 0; i < xs.size(); ++i) lanes.push_back(Expr::param("a" + std::to_string(i)));
   const Expr laneFunction = Expr::lambda(lanes, appliedToComponents(f, lanes));
   const Arith v(*width);
+  const Arith length = application.typeOf(xs.front()).arrayLength();
+  const Arith rho = v * ceilDiv(length, v) - length;
   std::vector<Expr> vectors;
-  for (const Expr& x : xs) vectors.push_back(asVector(v, x));
-  return asScalar(map(lam("lanes",
-                          [&](Expr l) {
-                            std::vector<Expr> components;
-                            for (size_t i = 0; i < xs.size(); ++i) {
-                              components.push_back(get(Arith(static_cast<int64_t>(i)), l));
-                            }
-                            return vectorize(v, laneFunction, std::move(components));
-                          }),
-                      zip(std::move(vectors))));
+  for (const Expr& x : xs) {
+    vectors.push_back(asVector(v, padded ? pad(0, rho, Boundary::Clamp, x) : x));
+  }
+  Expr result = asScalar(map(lam("lanes",
+                                 [&](Expr l) {
+                                   std::vector<Expr> components;
+                                   for (size_t i = 0; i < xs.size(); ++i) {
+                                     components.push_back(get(Arith(static_cast<int64_t>(i)), l));
+                                   }
+                                   return vectorize(v, laneFunction, std::move(components));
+                                 }),
+                             zip(std::move(vectors))));
+  return padded ? crop(0, rho, std::move(result)) : result;
+}
+
+std::optional<Expr> vectorizeZipMap(const RuleApplication& application) {
+  return vectorizedZipMap(application, /*padded=*/false);
+}
+
+std::optional<Expr> vectorizeZipPaddedMap(const RuleApplication& application) {
+  return vectorizedZipMap(application, /*padded=*/true);
 }
 
 // map(f, xs) => reorder(stride(n/s), map(f, reorder(stride(s), xs)))   for s | n
@@ -360,6 +382,13 @@ void addAlgorithmicRules2(std::vector<Rule>& rules) {
                        RuleFamily::Vectorization,
                        {"v"},
                        vectorizeZipMap});
+  rules.push_back(Rule{"vectorize-zip-padded",
+                       "map(f) ∘ zip(x0, .., xn) => crop(0, ρ) ∘ asScalar ∘ map(l -> "
+                       "vectorize(v, f', l._0, .., l._n)) ∘ zip(asVector(v) ∘ pad(0, ρ, clamp, "
+                       "x0), ..)   [as vectorize-zip, any length n: ρ = v·⌈n/v⌉ − n]",
+                       RuleFamily::Vectorization,
+                       {"v"},
+                       vectorizeZipPaddedMap});
   rules.push_back(Rule{"reorder-with-stride",
                        "map(f) => reorder(stride(n/s)) ∘ map(f) ∘ reorder(stride(s))   [s | n]",
                        RuleFamily::Coalescing,

@@ -570,27 +570,42 @@ bool mapOverStrips(const Expr& node) {
   return walks;
 }
 
-// The strip height and vector width of a strategy along whole rows, or std::invalid_argument:
-// the strip height is the strategy's factor `stripFactor`, given to its tiling rule as
-// `ruleFactor`; the width is v.
-std::pair<RuleArguments, RuleArguments> stripAndVectorArguments(
-    const std::string& name, const RuleArguments& arguments,
-    const std::string& stripFactor = "theta", const std::string& ruleFactor = "theta") {
+// The factors of a strategy along whole rows: the strip height, the vector width v, and
+// whether rows the width does not divide are padded to whole vectors (pad = 1).
+struct RowArguments {
   RuleArguments strip, vector;
+  bool padded = false;
+};
+
+// A strategy's RowArguments, or std::invalid_argument: the strip height is the strategy's
+// factor `stripFactor`, given to its tiling rule as `ruleFactor`; the width is v; pad is 0 or 1.
+RowArguments rowArguments(const std::string& name, const RuleArguments& arguments,
+                          const std::string& stripFactor = "theta",
+                          const std::string& ruleFactor = "theta") {
+  RowArguments out;
   for (const auto& [factor, value] : arguments) {
     if (factor == stripFactor) {
-      strip.push_back({ruleFactor, value});
+      out.strip.push_back({ruleFactor, value});
     } else if (factor == "v") {
-      vector.push_back({factor, value});
+      out.vector.push_back({factor, value});
+    } else if (factor == "pad" && value.constant() &&
+               (*value.constant() == 0 || *value.constant() == 1)) {
+      out.padded = *value.constant() == 1;
+    } else if (factor == "pad") {
+      throw std::invalid_argument(name + ": pad is 0 or 1, not " + value.toString());
     } else {
-      throw std::invalid_argument(name + " takes " + stripFactor + " and v, not " + factor);
+      throw std::invalid_argument(name + " takes " + stripFactor + ", v and pad, not " + factor);
     }
   }
-  if (vector.empty()) {
+  if (out.vector.empty()) {
     throw std::invalid_argument(name + " needs the vector width v (2, 4, 8 or 16)");
   }
-  return {strip, vector};
+  return out;
 }
+
+// The rule that vectorises a row's map over zipped crops: vectorize-zip, or with padded rows
+// vectorize-zip-padded (any row length: the last vector's surplus lanes dropped).
+const char* rowVectorRule(bool padded) { return padded ? "vectorize-zip-padded" : "vectorize-zip"; }
 
 // The steps every strategy along whole rows starts with, from two stencils (let-bound) to
 // maps over zipped crops of whole rows: each stencil's taps as crops of whole rows, the
@@ -613,8 +628,9 @@ std::vector<Strategy> stencilsAsRowsSteps() {
 // to one walk per strip of theta rows in float<v> lanes: stencilsAsRowsSteps, the consumer's
 // windows of rows cut into strips, producer and consumer fused per strip, the walk down the
 // strip, the rows' maps vectorised.
-std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleArguments& vector,
-                                        bool byColumnBlocks = false) {
+std::vector<Strategy> lineBufferedSteps(const RowArguments& rows, bool byColumnBlocks = false) {
+  const RuleArguments& strip = rows.strip;
+  const RuleArguments& vector = rows.vector;
   std::vector<Strategy> steps = stencilsAsRowsSteps();
   std::vector<Strategy> walk = {
       orFail(topDownWhere(ruleFor("slide-tiling"), windowsOfComputedRows, strip),
@@ -631,9 +647,10 @@ std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleAr
     walk.push_back(orFail(topDown(ruleFor("column-walk"), vector),
                           "column-walk: the strip walked by blocks of v columns"));
   }
-  walk.push_back(orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
-                        "vectorize-zip on a row"));
-  walk.push_back(repeat(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector), 10));
+  const char* vectorRule = rowVectorRule(rows.padded);
+  walk.push_back(orFail(topDownWhere(ruleFor(vectorRule), mapOverScalarZip, vector),
+                        std::string(vectorRule) + " on a row"));
+  walk.push_back(repeat(topDownWhere(ruleFor(vectorRule), mapOverScalarZip, vector), 10));
   steps.insert(steps.end(), walk.begin(), walk.end());
   return steps;
 }
@@ -642,13 +659,13 @@ std::vector<Strategy> lineBufferedSteps(const RuleArguments& strip, const RuleAr
 
 Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
   const std::string name = "pipeline-line-buffered-pointwise";
-  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
+  const RowArguments rows = rowArguments(name, arguments);
   std::vector<Strategy> steps = {
       mergePointwiseStages(),
       orFail(topDown(ruleFor("centre-tap-in-producer")),
              "no pointwise stage over the input and a stencil over a stencil of it"),
   };
-  for (Strategy& step : lineBufferedSteps(strip, vector)) steps.push_back(std::move(step));
+  for (Strategy& step : lineBufferedSteps(rows)) steps.push_back(std::move(step));
   steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), computingMap, dim(1)),
                          "map-to-mapglb on the planes"));
   steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
@@ -659,8 +676,7 @@ Strategy pipelineLineBufferedPointwise(const RuleArguments& arguments) {
 
 Strategy pipelineLineBuffered(const RuleArguments& arguments) {
   const std::string name = "pipeline-line-buffered";
-  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
-  std::vector<Strategy> steps = lineBufferedSteps(strip, vector);
+  std::vector<Strategy> steps = lineBufferedSteps(rowArguments(name, arguments));
   steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
                          "map-to-mapglb on the strips"));
   steps.push_back(restSequential());
@@ -669,8 +685,7 @@ Strategy pipelineLineBuffered(const RuleArguments& arguments) {
 
 Strategy pipelineColumnWalk(const RuleArguments& arguments) {
   const std::string name = "pipeline-column-walk";
-  const auto [strip, vector] = stripAndVectorArguments(name, arguments);
-  std::vector<Strategy> steps = lineBufferedSteps(strip, vector, true);
+  std::vector<Strategy> steps = lineBufferedSteps(rowArguments(name, arguments), true);
   steps.push_back(orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStrips, dim(0)),
                          "map-to-mapglb on the strips"));
   steps.push_back(restSequential());
@@ -760,15 +775,16 @@ bool mapOverStripsOfRows(const Expr& node) {
 Strategy pipelineInlinedRows(const RuleArguments& arguments) {
   const std::string name = "pipeline-inlined-rows";
   // The strip height is split-join's factor n.
-  const auto [strip, vector] = stripAndVectorArguments(name, arguments, "rows", "n");
+  const RowArguments rows = rowArguments(name, arguments, "rows", "n");
+  const char* vectorRule = rowVectorRule(rows.padded);
   std::vector<Strategy> steps = stencilsAsRowsSteps();
   const std::vector<Strategy> rest = {
       orFail(topDownWhere(ruleFor("window-rows-inline"), mapOverRowWindows),
              "window-rows-inline: the consumer does not read whole rows of the producer"),
       repeat(topDown(ruleFor("zip-map-flatten")), 10),
-      orFail(topDownWhere(ruleFor("vectorize-zip"), mapOverScalarZip, vector),
-             "vectorize-zip on a row"),
-      orFail(topDownWhere(ruleFor("split-join"), mapOverRowWindows, strip),
+      orFail(topDownWhere(ruleFor(vectorRule), mapOverScalarZip, rows.vector),
+             std::string(vectorRule) + " on a row"),
+      orFail(topDownWhere(ruleFor("split-join"), mapOverRowWindows, rows.strip),
              "split-join on the output rows"),
       orFail(topDownWhere(ruleFor("map-to-mapglb"), mapOverStripsOfRows, dim(0)),
              "map-to-mapglb on the strips"),
@@ -789,8 +805,9 @@ NamedStrategy pipelineInlinedRowsStrategy() {
       "(window-rows-inline: no intermediate row is stored), one element function over the "
       "zipped crops of the input's rows (zip-map-flatten) in float<v> lanes (vectorize-zip), "
       "the output rows cut into strips of `rows` (split-join), strips as global work-items "
-      "(mapGlb 0), the rest sequential; one kernel",
-      {"rows", "v"},
+      "(mapGlb 0), the rest sequential; one kernel; "
+      "pad = 1: rows the width does not divide, padded to whole vectors (vectorize-zip-padded)",
+      {"rows", "v", "pad"},
       pipelineInlinedRows};
 }
 
@@ -803,8 +820,9 @@ NamedStrategy pipelineLineBufferedStrategy() {
       "(pad-map-interchange), its windows of rows cut into strips of theta rows with their halo "
       "(slide-tiling), each strip walked down with the producer's last rows in private memory "
       "(sliding-window), the rows' maps over zipped crops as float<v> lanes (zip-map-flatten, "
-      "vectorize-zip); strips as global work-items (mapGlb 0), the rest sequential; one kernel",
-      {"theta", "v"},
+      "vectorize-zip); strips as global work-items (mapGlb 0), the rest sequential; one kernel; "
+      "pad = 1: rows the width does not divide, padded to whole vectors (vectorize-zip-padded)",
+      {"theta", "v", "pad"},
       pipelineLineBuffered};
 }
 
@@ -815,8 +833,9 @@ NamedStrategy pipelineColumnWalkStrategy() {
       "blocks of v columns (column-walk): a work-item walks each column block down its strip "
       "in turn with the producer's last rows of v values in registers, then the next block; "
       "the rows' maps over zipped crops as one float<v> lane function each (vectorize-zip); "
-      "strips as global work-items (mapGlb 0), the rest sequential; one kernel",
-      {"theta", "v"},
+      "strips as global work-items (mapGlb 0), the rest sequential; one kernel; "
+      "pad = 1: rows the width does not divide, padded to whole vectors (vectorize-zip-padded)",
+      {"theta", "v", "pad"},
       pipelineColumnWalk};
 }
 
@@ -831,8 +850,9 @@ NamedStrategy pipelineLineBufferedPointwiseStrategy() {
       "theta rows with their halo (slide-tiling), each strip walked down with the last 5 rows "
       "of (value, pixel) pairs in private memory (sliding-window), the rows' maps over zipped "
       "crops as float<v> lanes (zip-map-flatten, vectorize-zip); planes and strips as global "
-      "work-items (mapGlb 1/0), the rest sequential; one kernel",
-      {"theta", "v"},
+      "work-items (mapGlb 1/0), the rest sequential; one kernel; "
+      "pad = 1: rows the width does not divide, padded to whole vectors (vectorize-zip-padded)",
+      {"theta", "v", "pad"},
       pipelineLineBufferedPointwise};
 }
 

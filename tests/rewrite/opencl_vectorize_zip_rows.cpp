@@ -4,6 +4,8 @@
 // vectors, the element function applied lane-wise (vectorize) as a user function's vectorised
 // form, or as a lambda whose user function calls take their vectorised forms too, a literal
 // argument broadcast. The middle taps' vectors are vloadN of the row; widths 4, 8 and 16.
+// Rows the width does not divide, padded to whole vectors (vectorize-zip-padded): the same
+// results, each whole vector stored by one vstoreN under the guard of its last lanes.
 // Label opencl.
 #include <doctest/doctest.h>
 
@@ -68,9 +70,10 @@ Definition applyFirst(const Definition& d, const std::string& rule,
   return d;
 }
 
-// The row stencil vectorised with width v, the rows as work-items, the vectors' map sequential.
-Definition vectorised(const std::string& name, int v) {
-  Definition d = applyFirst(named(name), "vectorize-zip", {{"v", Arith(v)}});
+// The row stencil vectorised with width v (by `rule`: vectorize-zip, or vectorize-zip-padded
+// for rows v does not divide), the rows as work-items, the vectors' map sequential.
+Definition vectorised(const std::string& name, int v, const std::string& rule = "vectorize-zip") {
+  Definition d = applyFirst(named(name), rule, {{"v", Arith(v)}});
   d = applyFirst(d, "map-to-mapglb", {{"dim", Arith(0)}});
   return applyFirst(d, "map-to-mapseq", {});
 }
@@ -98,6 +101,33 @@ TEST_CASE("a row stencil's taps as overlapping vectors equal the interpreter") {
         CHECK(source.find((name == "mean3Rows" ? "uf_mean3" : "uf_gauss5") + suffix + "(") !=
               std::string::npos);
         CHECK(source.find("vload" + std::to_string(v) + "(") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("rows the width does not divide, padded to whole vectors, equal the interpreter") {
+  for (const std::string name : {"mean3Rows", "gauss5Rows"}) {
+    for (int v : {4, 16}) {
+      for (int extra : {1, v - 1}) {
+        CAPTURE(name);
+        CAPTURE(v);
+        CAPTURE(extra);
+        const Definition program = vectorised(name, v, "vectorize-zip-padded");
+        std::mt19937_64 rng(11);
+        const ArithBinding sizes = {{"W", 3 * v + extra}, {"H", 3}};
+        std::vector<Value> inputs;
+        for (const Expr& param : program.function.params()) {
+          inputs.push_back(testing::randomValue(param.paramType(), sizes, rng, {true}));
+        }
+        const Value expected = interpret(named(name), inputs, sizes);
+        const std::vector<std::string> sources =
+            testing::checkSymbolicAndSpecialised(context(), program, inputs, sizes, expected, 1e-5);
+        for (const std::string& source : sources) {
+          // Whole vectors stored at once; the last one's lanes one by one, under guards.
+          CHECK(source.find("vstore" + std::to_string(v) + "(") != std::string::npos);
+          CHECK(source.find("} else {") != std::string::npos);
+        }
       }
     }
   }

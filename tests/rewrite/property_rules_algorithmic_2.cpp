@@ -1,6 +1,6 @@
 // Property tests of the rules of rewrite/rules_algorithmic_2.cpp: partial-reduce,
-// map-reduce-interchange, slide-tiling, slide-tiling-2d, pad-for-tiling, vectorize and
-// reorder-with-stride.
+// map-reduce-interchange, slide-tiling, slide-tiling-2d, pad-for-tiling, vectorize,
+// vectorize-zip, vectorize-zip-padded and reorder-with-stride.
 //
 // For each rule, rapidcheck builds random well-typed programs where the rule applies (targeted
 // generators: random concrete lengths chosen so that the rule's size conditions hold, random
@@ -358,14 +358,19 @@ TEST_CASE("vectorize preserves maps of scalar functions") {
   CHECK(applications >= 50);
 }
 
-TEST_CASE("vectorize-zip preserves maps over zipped arrays, a stencil's taps included") {
+namespace {
+
+// vectorize-zip (lengths a multiple of the width) or vectorize-zip-padded (`anyLength`: any
+// length of at least one vector, padded to whole vectors and cropped back) on random maps over
+// zipped arrays; returns how many were checked.
+int checkVectorizeZip(const std::string& rule, bool anyLength) {
   int applications = 0;
-  CHECK(rc::check("vectorize-zip", [&](uint64_t seed) {
+  CHECK(rc::check(rule, [&](uint64_t seed) {
     std::mt19937_64 rng(seed);
     const int widths[] = {2, 3, 4, 8, 16};
     const int v = widths[pick(rng, 0, 4)];
     const int n = pick(rng, 2, 5);  // zipped arrays
-    const int length = v * pick(rng, 1, 3);
+    const int length = v * pick(rng, 1, 3) + (anyLength ? pick(rng, 0, v - 1) : 0);
     const ScalarKind kind = pick(rng, 0, 1) == 0 ? ScalarKind::Int : ScalarKind::Float;
     const Type scalar = Type::scalar(kind);
     // The element function: a user function of the n components, or a sum of unary functions
@@ -417,13 +422,24 @@ TEST_CASE("vectorize-zip preserves maps over zipped arrays, a stencil's taps inc
                       return target;
                     });
                   }();
-    Definition rewritten = rewriteAt(original, "vectorize-zip", target, {{"v", Arith(v)}});
+    Definition rewritten = rewriteAt(original, rule, target, {{"v", Arith(v)}});
     RC_TAG(stencil ? "a row's taps" : "zipped parameters");
+    if (anyLength) RC_TAG(length % v == 0 ? "whole vectors" : "a partial last vector");
     checkSameResult(original, rewritten, rng);
     ++applications;
   }));
-  MESSAGE("vectorize-zip: " << applications << " applications");
-  CHECK(applications >= 50);
+  MESSAGE(rule << ": " << applications << " applications");
+  return applications;
+}
+
+}  // namespace
+
+TEST_CASE("vectorize-zip preserves maps over zipped arrays, a stencil's taps included") {
+  CHECK(checkVectorizeZip("vectorize-zip", false) >= 50);
+}
+
+TEST_CASE("vectorize-zip-padded preserves them at any length, whole vectors or not") {
+  CHECK(checkVectorizeZip("vectorize-zip-padded", true) >= 50);
 }
 
 TEST_CASE("vectorize-zip refuses a tuple used whole, and lengths the width does not divide") {
@@ -447,6 +463,10 @@ TEST_CASE("vectorize-zip refuses a tuple used whole, and lengths the width does 
       });
   CHECK_FALSE(applyAt(odd, rule, positionOf(odd, target), {{"v", Arith(4)}}, context));
   CHECK(applyAt(odd, rule, positionOf(odd, target), {{"v", Arith(3)}}, context));
+  // The padded form takes the odd length, but not arrays shorter than one vector.
+  const Rule& padded = ruleNamed("vectorize-zip-padded");
+  CHECK(applyAt(odd, padded, positionOf(odd, target), {{"v", Arith(4)}}, context));
+  CHECK_FALSE(applyAt(odd, padded, positionOf(odd, target), {{"v", Arith(8)}}, context));
 }
 
 TEST_CASE("vectorize needs a given constant width") {

@@ -7,7 +7,8 @@
 // Unsharp mask line-buffered along whole rows is fusion=9 where a vector width is given (fixed
 // as vector_width, rebuilt from it), sampled although its ring of rows is beyond the register
 // budget (memory-resident, bounded per work-group instead), and not applied without a width.
-// Rows the preferred vector width does not divide get the widest power of two that does.
+// Rows the preferred vector width does not divide get that width with the rows padded to whole
+// vectors (vector_pad) and the widest power of two that divides them.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -281,37 +282,39 @@ TEST_CASE("unknown strategies and fusion numbers are errors") {
   CHECK(printDefinition(plain.parametric) == printDefinition(blur));
 }
 
-TEST_CASE("rows the preferred vector width does not divide get the widest width that does") {
+TEST_CASE("rows the preferred vector width does not divide: padded rows, or a narrower width") {
   const Definition blur = loadExample("pipelines/blur.weft");
   PipelineTargetOptions options;
   options.vectorWidth = 16;
   options.strategies = {"pipeline-line-buffered", "pipeline-inlined-rows", "pipeline-column-walk"};
-  auto widths = [&](int64_t width) {
+  // Per vectorised structure: its fusion, width and whether its rows are padded ("16p").
+  auto structures = [&](int64_t width) {
     const ArithBinding sizes = {{"W", width}, {"H", 64}};
     ExploreTarget target = pipelineTarget(blur, sizes, options);
-    std::vector<int64_t> out;
+    std::vector<std::string> out;
     for (const ExploreTarget::Structure& s : target.structures) {
       auto found = s.fixedParameters.find(kVectorWidthParameter);
       if (found == s.fixedParameters.end()) continue;
-      out.push_back(found->second);
-      // The recorded width rebuilds the same structure.
+      out.push_back(std::to_string(s.fixedParameters.at(kFusionParameter)) + ":" +
+                    std::to_string(found->second) +
+                    (s.fixedParameters.count(kVectorPadParameter) ? "p" : ""));
+      // The recorded parameters rebuild the same structure.
       CHECK(printDefinition(pipelineStructureTarget(blur, sizes, s.fixedParameters).parametric) ==
             printDefinition(s.parametric));
     }
-    // Every structure has valid points where a width was found.
-    if (width != 89) {
-      CHECK(sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 4).emptyStructures.empty());
-    }
+    // Every structure has valid points but where no width fits (a prime width's column walk).
+    const std::vector<std::string> empty =
+        sampleTarget(target, host::loadProfile("pocl-cpu"), 12, 4).emptyStructures;
+    CHECK(empty.size() == (width == 89 ? 1u : 0u));
     return out;
   };
-  CHECK(widths(96) == std::vector<int64_t>{16, 16, 16});  // 96 = 16 x 6: the preferred width
-  CHECK(widths(200) == std::vector<int64_t>{8, 8, 8});    // 200 = 8 x 25
-  CHECK(widths(84) == std::vector<int64_t>{4, 4, 4});     // 84 = 4 x 21
-  CHECK(widths(86) == std::vector<int64_t>{2, 2, 2});     // 86 = 2 x 43
-  // A prime width leaves no vector width: the preferred one stays, and its space is empty.
-  CHECK(widths(89) == std::vector<int64_t>{16, 16, 16});
-  const ArithBinding prime = {{"W", 89}, {"H", 64}};
-  SampledTarget sampled =
-      sampleTarget(pipelineTarget(blur, prime, options), host::loadProfile("pocl-cpu"), 12, 4);
-  CHECK(sampled.emptyStructures.size() == 3);
+  // 96 = 16 x 6: the preferred width, as before.
+  CHECK(structures(96) == std::vector<std::string>{"10:16", "12:16", "14:16"});
+  // 200 = 8 x 25: padded float16 rows and float8, but the column walk, whose blocks of columns
+  // must cover the row, only float8.
+  CHECK(structures(200) == std::vector<std::string>{"10:16p", "10:8", "12:16p", "12:8", "14:8"});
+  CHECK(structures(84) == std::vector<std::string>{"10:16p", "10:4", "12:16p", "12:4", "14:4"});
+  CHECK(structures(86) == std::vector<std::string>{"10:16p", "10:2", "12:16p", "12:2", "14:2"});
+  // A prime width: padded rows only; the column walk keeps its empty space and says why.
+  CHECK(structures(89) == std::vector<std::string>{"10:16p", "12:16p", "14:16"});
 }

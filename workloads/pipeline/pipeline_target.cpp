@@ -26,12 +26,12 @@ bool takesVectorWidth(const rewrite::NamedStrategy& strategy) {
 }
 
 // The structure of strategy number `fusion` (1-based), or why it does not apply (without the
-// strategy's name). A strategy that takes
-// a vector width gets `vectorWidth` (0: none known, the strategy does not apply).
+// strategy's name). A strategy that takes a vector width gets `vectorWidth` (0: none known, the
+// strategy does not apply), with `padRows` its rows padded to whole vectors.
 std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definition& definition,
                                                                    const ArithBinding& sizes,
-                                                                   int fusion,
-                                                                   int64_t vectorWidth) {
+                                                                   int fusion, int64_t vectorWidth,
+                                                                   bool padRows = false) {
   const std::string& name = pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1));
   const rewrite::NamedStrategy* strategy = rewrite::findStrategy(name);
   if (!strategy) return std::string("no such strategy");
@@ -44,6 +44,10 @@ std::variant<ExploreTarget::Structure, std::string> fusedStructure(const Definit
     }
     factors.push_back({"v", Arith(vectorWidth)});
     fixed[kVectorWidthParameter] = vectorWidth;
+    if (padRows) {
+      factors.push_back({"pad", Arith(1)});
+      fixed[kVectorPadParameter] = 1;
+    }
   }
   rewrite::RewriteContext context;
   rewrite::StrategyResult fused;
@@ -128,19 +132,31 @@ ExploreTarget pipelineTarget(const Definition& definition, const ArithBinding& s
       if (notApplied) notApplied->push_back(all[i] + ": " + *why);
       continue;
     }
-    // A vector width the image's rows do not divide leaves the structure no valid point; the
-    // widest narrower one that does takes its place (an image 1000 wide: float8 where the
-    // device prefers float16). Where none does, the preferred width stays, and the explorer
-    // reports the structure's empty space with its reason.
+    // A vector width the image's rows do not divide leaves the structure no valid point. Two
+    // take its place where they have valid points: the same width with the rows padded to
+    // whole vectors (the last one's surplus lanes dropped), and the widest narrower width
+    // that divides the rows (an image 1000 wide: float8 where the device prefers float16).
+    // Where neither has, the preferred width stays, and the explorer reports its empty space
+    // with the reason.
     const ExploreTarget::Structure& built = std::get<ExploreTarget::Structure>(structure);
     if (built.fixedParameters.count(kVectorWidthParameter) && !mayHaveValidPoint(built, sizes)) {
+      std::vector<ExploreTarget::Structure> replacements;
+      auto padded = fusedStructure(definition, sizes, fusion, options.vectorWidth, true);
+      if (auto* p = std::get_if<ExploreTarget::Structure>(&padded);
+          p && mayHaveValidPoint(*p, sizes)) {
+        replacements.push_back(std::move(*p));
+      }
       for (int64_t width = options.vectorWidth / 2; width >= 2; width /= 2) {
         auto narrower = fusedStructure(definition, sizes, fusion, width);
-        const auto* narrow = std::get_if<ExploreTarget::Structure>(&narrower);
+        auto* narrow = std::get_if<ExploreTarget::Structure>(&narrower);
         if (narrow && mayHaveValidPoint(*narrow, sizes)) {
-          structure = std::move(narrower);
+          replacements.push_back(std::move(*narrow));
           break;
         }
+      }
+      if (!replacements.empty()) {
+        for (ExploreTarget::Structure& r : replacements) target.structures.push_back(std::move(r));
+        continue;
       }
     }
     target.structures.push_back(std::get<ExploreTarget::Structure>(std::move(structure)));
@@ -168,8 +184,10 @@ ExploreTarget pipelineStructureTarget(const Definition& definition, const ArithB
                                 std::to_string(pipelineFusionStrategies().size()) + ")");
   }
   auto width = fixed.find(kVectorWidthParameter);
+  auto padRows = fixed.find(kVectorPadParameter);
   auto structure = fusedStructure(definition, sizes, static_cast<int>(fusion),
-                                  width == fixed.end() ? 0 : width->second);
+                                  width == fixed.end() ? 0 : width->second,
+                                  padRows != fixed.end() && padRows->second == 1);
   if (auto* why = std::get_if<std::string>(&structure)) {
     throw std::invalid_argument("the recorded fusion does not apply: " +
                                 pipelineFusionStrategies().at(static_cast<size_t>(fusion - 1)) +

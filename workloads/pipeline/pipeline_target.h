@@ -6,9 +6,11 @@
 // parameters name its structure with "fusion" (the index into pipelineFusionStrategies(),
 // 0 = unfused), so `weft emit --params` and `weft run --pick` can rebuild it. A strategy that
 // vectorises explicitly (pipeline-line-buffered-pointwise, pipeline-line-buffered, ...) takes
-// the device's preferred vector width, or where the image's rows leave that width no valid
-// point (a width it does not divide) the widest narrower power of two that has one; the width
-// is recorded as the fixed parameter "vector_width".
+// the device's preferred vector width. Where the image's rows leave that width no valid point
+// (a width it does not divide), two structures of the strategy take its place where they have
+// valid points: the preferred width with rows padded to whole vectors (recorded as
+// "vector_pad": 1) and the widest narrower power of two that divides the rows. The width is
+// recorded as the fixed parameter "vector_width".
 //
 // The reference is the program as written, default-lowered and run on the device: full-size
 // images are too large for the interpreter, and the unfused lowering is itself tested against
@@ -28,6 +30,9 @@ namespace weft::explore {
 // with.
 inline constexpr const char* kFusionParameter = "fusion";
 inline constexpr const char* kVectorWidthParameter = "vector_width";
+// Present (= 1) when the strategy pads rows its width does not divide to whole vectors (its
+// factor pad = 1, vectorize-zip-padded).
+inline constexpr const char* kVectorPadParameter = "vector_pad";
 
 // The structures explored besides the program as written, in "fusion" order (1, 2, ...).
 const std::vector<std::string>& pipelineFusionStrategies();

@@ -207,8 +207,11 @@ class PipelineWorkload final : public Workload {
       const std::map<std::string, int64_t>& recorded) const override {
     if (recorded.count(kRewriteParameter)) return {kRewriteParameter};
     if (recorded.count(kFusionParameter)) {
-      if (recorded.count(kVectorWidthParameter)) return {kFusionParameter, kVectorWidthParameter};
-      return {kFusionParameter};
+      std::vector<std::string> structural = {kFusionParameter};
+      for (const char* name : {kVectorWidthParameter, kVectorPadParameter}) {
+        if (recorded.count(name)) structural.push_back(name);
+      }
+      return structural;
     }
     return {};
   }
