@@ -78,6 +78,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <span>
 #include <sstream>
 #include <string>
@@ -113,6 +114,8 @@ struct Options {
   std::string device;
   std::string out;
   std::vector<std::string> pipelines = kPipelines;
+  // PIPELINE=WxH: another image size than the issue's for that pipeline (its channels kept).
+  std::map<std::string, std::pair<int, int>> sizes;
   int repeats = 5;
   // Timed runs go on past `repeats` until they add up to this many ms (weft explore's
   // --min-time): the first runs after a verification are often slower (issue 9's blur:
@@ -214,7 +217,8 @@ struct Pipeline {
   }
 };
 
-Pipeline makePipeline(const std::string& name) {
+// The pipeline at the issue's size, or at `size` (width, height) when given.
+Pipeline makePipeline(const std::string& name, std::optional<std::pair<int, int>> size) {
   namespace p = testing::pipelines;
   Pipeline pipe;
   pipe.name = name;
@@ -227,6 +231,7 @@ Pipeline makePipeline(const std::string& name) {
   } else {
     throw std::invalid_argument("unknown pipeline " + name + " (blur, unsharp, harris, canny)");
   }
+  if (size) std::tie(pipe.width, pipe.height) = *size;
   pipe.input = p::randomImage(pipe.width, pipe.height, pipe.channels, 11);
   const int w = pipe.width, h = pipe.height;
   if (name == "blur") {
@@ -1119,9 +1124,15 @@ nlohmann::json runPeers(const Options& o, const std::vector<std::string>& pipeli
   // The report goes through a file: Halide's runtime may print to stdout.
   const std::filesystem::path report =
       std::filesystem::temp_directory_path() / fmt::format("weft_pipelines_peers_{}.json", getpid());
+  std::string sizes;
+  for (const std::string& p : pipelines) {
+    auto size = o.sizes.find(p);
+    if (size == o.sizes.end()) continue;
+    sizes += fmt::format(" --size {}={}x{}", p, size->second.first, size->second.second);
+  }
   const std::string command = fmt::format(
-      "{} {} --pipelines {} --repeats {} --min-time {} --threads {} --out {} >&2",
-      shellQuote(o.python), shellQuote(o.peersScript), shellQuote(list), o.peerRepeats,
+      "{} {} --pipelines {}{} --repeats {} --min-time {} --threads {} --out {} >&2",
+      shellQuote(o.python), shellQuote(o.peersScript), shellQuote(list), sizes, o.peerRepeats,
       o.minTimeMs, o.peerThreads, shellQuote(report.string()));
   std::fprintf(stderr, "peers: %s\n", command.c_str());
   const int status = std::system(command.c_str());
@@ -1367,7 +1378,9 @@ int runBench(const Options& o) {
   bool allWeftCorrect = true;
   for (const std::string& name : o.pipelines) {
     fmt::print("{}: preparing the image and the C++ reference\n", name);
-    const Pipeline pipe = makePipeline(name);
+    auto size = o.sizes.find(name);
+    const Pipeline pipe = makePipeline(
+        name, size == o.sizes.end() ? std::nullopt : std::optional(size->second));
     if (o.exploreSamples > 0) explorePipeline(o, pipe);
     // The peers right before and after weft's rows (see Options::peerPasses).
     auto timePeers = [&]() -> nlohmann::json {
@@ -1497,6 +1510,11 @@ int main(int argc, char** argv) {
                "and OpenCV"};
   app.add_option("--pipelines", options.pipelines, "blur,unsharp,harris,canny (default all)")
       ->delimiter(',');
+  std::vector<std::string> sizeTexts;
+  app.add_option("--size", sizeTexts,
+                 "PIPELINE=WxH: that pipeline at another image size than the issue's (its "
+                 "channels kept), weft, the hand-written kernels and the peers alike; e.g. "
+                 "--size blur=4093x4096");
   app.add_option("--device", options.device, "OpenCL device (index, gpu, cpu or part of a name)");
   app.add_option("--out", options.out,
                  "results JSON (default bench/results/pipelines.json; the .md beside it)");
@@ -1558,6 +1576,25 @@ int main(int argc, char** argv) {
     }
     if (options.exploreSamples > 0 && options.explored.empty()) {
       throw std::invalid_argument("--explore N needs --explored DB, the database to write");
+    }
+    for (const std::string& text : sizeTexts) {
+      const size_t equals = text.find('='), times = text.find('x', equals);
+      int width = 0, height = 0;
+      char rest = 0;
+      const std::string name = text.substr(0, equals);
+      if (equals == std::string::npos || times == std::string::npos ||
+          std::sscanf(text.c_str() + equals + 1, "%dx%d%c", &width, &height, &rest) != 2 ||
+          width < 8 || height < 8) {
+        throw std::invalid_argument("--size " + text +
+                                    ": expected PIPELINE=WxH with W and H at least 8, e.g. "
+                                    "blur=4093x4096");
+      }
+      if (std::find(weft::bench::kPipelines.begin(), weft::bench::kPipelines.end(), name) ==
+          weft::bench::kPipelines.end()) {
+        throw std::invalid_argument("--size " + text + ": unknown pipeline " + name +
+                                    " (blur, unsharp, harris, canny)");
+      }
+      options.sizes[name] = {width, height};
     }
     return weft::bench::runBench(options);
   });

@@ -44,6 +44,7 @@ natural float vector (16 with AVX-512, 8 with AVX2).
 
   /usr/bin/python3 bench/pipelines_peers.py [--pipelines blur,unsharp,harris,canny]
       [--repeats 5] [--min-time 100] [--threads 2] [--peers halide-hand,...,opencv] [--small]
+      [--size blur=4093x4096 ...]
       [--out FILE]
 
 JSON on stdout (or --out FILE); progress on stderr. Needs python3-halide, libhalide14-0-dev
@@ -583,6 +584,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--small", action="store_true", help="small images (a quick check)")
+    parser.add_argument("--size", action="append", default=[], metavar="PIPELINE=WxH",
+                        help="that pipeline at another image size (its channels kept); repeatable")
     parser.add_argument("--out", help="write the JSON here instead of stdout")
     args = parser.parse_args()
 
@@ -612,11 +615,20 @@ def main():
         cv2 = None
         report["opencv"] = f"not available: {error}"
     estimates = {"llc_bytes": last_level_cache_bytes()}
+    sizes = {}
+    for text in args.size:
+        name, _, shape = text.partition("=")
+        width, _, height = shape.partition("x")
+        if name not in SIZES or not width.isdigit() or not height.isdigit():
+            raise SystemExit(f"--size {text}: expected PIPELINE=WxH (blur, unsharp, harris, canny)")
+        sizes[name] = (int(width), int(height))
     rng = np.random.default_rng(args.seed)
     for name in [p for p in args.pipelines.split(",") if p]:
         if name not in SIZES:
             raise SystemExit(f"unknown pipeline {name} (blur, unsharp, harris, canny)")
         w, h, c = (SMALL if args.small else SIZES)[name]
+        if name in sizes:
+            w, h = sizes[name]
         img = rng.random((c, h, w), dtype=np.float32)
         log(f"[peers] {name} {w}x{h}x{c}: numpy reference")
         expected, scale, fragile = reference(name, img)
