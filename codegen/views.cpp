@@ -783,13 +783,17 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
                             lanes[t].offset - lanes[0].offset == t && !lanes[t].droppedWrite;
         anyGuard = anyGuard || !lanes[t].writeGuards.empty();
       }
-      if (guardedContiguous && anyGuard) {
+      // The vector of w consecutive memory elements from the first lane's.
+      auto asMemoryVector = [&](const ResolvedElement& first) {
         result.isMemory = true;
-        result.base = lanes[0].base;
-        result.space = lanes[0].space;
-        result.offset = lanes[0].offset;
+        result.base = first.base;
+        result.space = first.space;
+        result.offset = first.offset;
         result.expression =
             "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
+      };
+      if (guardedContiguous && anyGuard) {
+        asMemoryVector(lanes[0]);
         std::set<std::string> keys;
         for (const ResolvedElement& laneElement : lanes) {
           for (const PadGuard& guard : laneElement.writeGuards) {
@@ -801,12 +805,7 @@ ResolvedElement resolve(ViewContext& context, const View& view, std::vector<Arit
         return result;
       }
       if (contiguous) {
-        result.isMemory = true;
-        result.base = lanes[0].base;
-        result.space = lanes[0].space;
-        result.offset = lanes[0].offset;
-        result.expression =
-            "vload" + std::to_string(w) + "(0, " + result.base + " + " + result.offset.toC() + ")";
+        asMemoryVector(lanes[0]);
         if (std::optional<std::string> aligned =
                 alignedVectorRead(context, lanes[0], w, cTypeName(view.type.arrayElement()))) {
           // Buffers hold 4-byte floats or ints.

@@ -20,6 +20,13 @@
 //   so a block of P's output is all a block of C needs). v must divide the output width (the
 //   slideStrict's condition, recorded as a constraint).
 //
+//  column-walk-padded   as column-walk, for any output width w: each row of X (of each window)
+//   is first padded on the right by ρ = v·⌈w/v⌉ − w clamped columns, pad(0, ρ, clamp, row), so
+//   that whole blocks cover it, and each output row is cropped back, crop(0, ρ, join(r)).
+//   Output columns below w read only columns of the original rows (column c reads c .. c + k,
+//   and c + k < w + k, the rows' length), so they are unchanged; the ρ extra columns are
+//   computed from clamped values and dropped.
+//
 // Why it holds (the interpreter is the reference, ir/interp.cpp): for a column-local function
 // F with halo k, column c of F(r) is h of the taps' elements c, which are the elements c + a of
 // rows of r; so columns [jv, jv + v) of F(r) are F applied to columns [jv, jv + v + k) of r's
@@ -31,6 +38,7 @@
 // Checked against the interpreter on random programs by
 // tests/rewrite/property_rules_column_walk.cpp.
 #include <optional>
+#include <utility>
 
 #include "ir/builders.h"
 #include "rewrite/library.h"
@@ -75,7 +83,7 @@ std::optional<int64_t> columnHalo(const Expr& f, bool window, int64_t windowRows
   return halo;
 }
 
-std::optional<Expr> columnWalk(const RuleApplication& a) {
+std::optional<Expr> columnWalk(const RuleApplication& a, bool padded) {
   const Expr& e = a.node;
   if (!e.isPrim(Op::MapSeqSlide)) return std::nullopt;
   const std::optional<Arith> v = a.given("v");
@@ -101,21 +109,31 @@ std::optional<Expr> columnWalk(const RuleApplication& a) {
   if (!producerHalo || consumerHalo != 0) return std::nullopt;
   const Arith blockWidth = *v + Arith(*producerHalo);
   const Arith step = *v;
-  Expr blocked =
-      map(lam("x",
-              [&](Expr x) {
-                if (!window) return slideStrict(blockWidth, step, x);
-                return transpose(map(
-                    lam("row", [&](Expr row) { return slideStrict(blockWidth, step, row); }), x));
-              }),
-          xs);
+  // With `padded`, each row first gains rho clamped columns, rho = v·⌈w/v⌉ − w for the output
+  // width w (the rows' length less the halo): whole blocks of v cover it.
+  const Arith rowLength = window ? element.arrayElement().arrayLength() : element.arrayLength();
+  const Arith outputWidth = rowLength - Arith(*producerHalo);
+  const Arith rho = *v * ceilDiv(outputWidth, *v) - outputWidth;
+  auto blocksOf = [&](Expr row) {
+    return slideStrict(blockWidth, step,
+                       padded ? pad(0, rho, Boundary::Clamp, std::move(row)) : std::move(row));
+  };
+  Expr blocked = map(lam("x",
+                         [&](Expr x) {
+                           if (!window) return blocksOf(std::move(x));
+                           return transpose(map(lam("row", blocksOf), std::move(x)));
+                         }),
+                     xs);
   Expr walked = map(lam("block",
                         [&](Expr block) {
                           return mapSeqSlide(Arith(*n), withFreshBinders(consumer),
                                              withFreshBinders(producer), block);
                         }),
                     transpose(blocked));
-  return map(lam("r", [](Expr r) { return join(r); }), transpose(walked));
+  return map(
+      lam("r",
+          [&](Expr r) { return padded ? crop(0, rho, join(std::move(r))) : join(std::move(r)); }),
+      transpose(walked));
 }
 
 }  // namespace
@@ -128,7 +146,15 @@ void addColumnWalkRules(std::vector<Rule>& rules) {
                        "v | the output width]",
                        RuleFamily::Tiling,
                        {"v"},
-                       columnWalk});
+                       [](const RuleApplication& a) { return columnWalk(a, false); }});
+  rules.push_back(Rule{"column-walk-padded",
+                       "mapSeqSlide(n, C, P, X) => map(crop(0, ρ) ∘ join) ∘ transpose ∘ map(b -> "
+                       "mapSeqSlide(n, C, P, b)) ∘ transpose ∘ map(x -> blocks(v + k, v, "
+                       "pad(0, ρ, clamp, x)))   [as column-walk, any output width w: ρ = "
+                       "v·⌈w/v⌉ − w]",
+                       RuleFamily::Tiling,
+                       {"v"},
+                       [](const RuleApplication& a) { return columnWalk(a, true); }});
 }
 
 }  // namespace weft::rewrite

@@ -643,11 +643,13 @@ std::vector<Strategy> lineBufferedSteps(const RowArguments& rows, bool byColumnB
       orFail(topDown(ruleFor("sliding-window")), "sliding-window down a strip"),
       repeat(topDown(ruleFor("zip-map-flatten")), 10),
   };
+  // Blocks of columns are v wide, padded rows or not: their maps take vectorize-zip.
   if (byColumnBlocks) {
-    walk.push_back(orFail(topDown(ruleFor("column-walk"), vector),
-                          "column-walk: the strip walked by blocks of v columns"));
+    const std::string walkRule = rows.padded ? "column-walk-padded" : "column-walk";
+    walk.push_back(orFail(topDown(ruleFor(walkRule), vector),
+                          walkRule + ": the strip walked by blocks of v columns"));
   }
-  const char* vectorRule = rowVectorRule(rows.padded);
+  const char* vectorRule = rowVectorRule(rows.padded && !byColumnBlocks);
   walk.push_back(orFail(topDownWhere(ruleFor(vectorRule), mapOverScalarZip, vector),
                         std::string(vectorRule) + " on a row"));
   walk.push_back(repeat(topDownWhere(ruleFor(vectorRule), mapOverScalarZip, vector), 10));
@@ -834,7 +836,7 @@ NamedStrategy pipelineColumnWalkStrategy() {
       "in turn with the producer's last rows of v values in registers, then the next block; "
       "the rows' maps over zipped crops as one float<v> lane function each (vectorize-zip); "
       "strips as global work-items (mapGlb 0), the rest sequential; one kernel; "
-      "pad = 1: rows the width does not divide, padded to whole vectors (vectorize-zip-padded)",
+      "pad = 1: rows the width does not divide, padded to whole blocks (column-walk-padded)",
       {"theta", "v", "pad"},
       pipelineColumnWalk};
 }

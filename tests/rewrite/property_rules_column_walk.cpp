@@ -9,7 +9,8 @@
 // crop(0, 0, join(crop(i, n - 1 - i, w)))); the rows' width is v·B + k for a random block
 // width v and block count B. The rule is applied with v through the engine (applyAt
 // re-type-checks the result), both programs run in the interpreter on the same random inputs
-// and must agree exactly. Unit tests: what the rule refuses (no v, a consumer with a
+// and must agree exactly; column-walk-padded likewise at widths of whole blocks plus up to v - 1
+// columns. Unit tests: what the rule refuses (no v, a consumer with a
 // horizontal halo, a producer reading its row other than through taps).
 #include <doctest/doctest.h>
 #include <rapidcheck.h>
@@ -87,22 +88,35 @@ Expr consumer(std::mt19937_64& rng, int n) {
   });
 }
 
+// column-walk, or column-walk-padded (`anyWidth`: an output width of whole blocks plus 0 to
+// v - 1 columns), on a random program.
+bool checkColumnWalk(std::mt19937_64& rng, const std::string& rule, bool anyWidth) {
+  const int v = uniformInt(rng, 1, 4), blocks = uniformInt(rng, 1, 3), k = uniformInt(rng, 0, 2);
+  const int width = v * blocks + (anyWidth ? uniformInt(rng, 0, v - 1) : 0);
+  const int height = uniformInt(rng, 1, 6);
+  Expr input = Expr::param("input", arrayOf(arrayOf(kInt, width + k), height));
+  const bool window = uniformInt(rng, 0, 1) == 1;
+  const int m = window ? uniformInt(rng, 1, height) : 1;
+  Expr xs = window ? slide(m, 1, input) : input;
+  const int rows = height - m + 1;
+  const int n = uniformInt(rng, 1, rows);
+  Expr target = mapSeqSlide(Arith(n), consumer(rng, n), producer(rng, window, m, k), xs);
+  Definition d{"f", Expr::lambda({input}, target), Type(), {}};
+  return testing::checkRewriteWhereRunnable(d, testing::ruleNamed(rule), target, rng,
+                                            {{"v", Arith(v)}});
+}
+
 }  // namespace
 
 TEST_CASE("column-walk preserves the interpreter's result") {
   checkRuleOverRandomPrograms("column-walk", [](std::mt19937_64& rng) {
-    const int v = uniformInt(rng, 1, 4), blocks = uniformInt(rng, 1, 3), k = uniformInt(rng, 0, 2);
-    const int height = uniformInt(rng, 1, 6);
-    Expr input = Expr::param("input", arrayOf(arrayOf(kInt, v * blocks + k), height));
-    const bool window = uniformInt(rng, 0, 1) == 1;
-    const int m = window ? uniformInt(rng, 1, height) : 1;
-    Expr xs = window ? slide(m, 1, input) : input;
-    const int rows = height - m + 1;
-    const int n = uniformInt(rng, 1, rows);
-    Expr target = mapSeqSlide(Arith(n), consumer(rng, n), producer(rng, window, m, k), xs);
-    Definition d{"f", Expr::lambda({input}, target), Type(), {}};
-    return testing::checkRewriteWhereRunnable(d, testing::ruleNamed("column-walk"), target, rng,
-                                              {{"v", Arith(v)}});
+    return checkColumnWalk(rng, "column-walk", false);
+  });
+}
+
+TEST_CASE("column-walk-padded preserves it at any width, whole blocks or not") {
+  checkRuleOverRandomPrograms("column-walk-padded", [](std::mt19937_64& rng) {
+    return checkColumnWalk(rng, "column-walk-padded", true);
   });
 }
 
