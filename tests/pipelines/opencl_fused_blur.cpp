@@ -6,7 +6,8 @@
 // the last three in registers for blury (sliding window), or every work-item computes one pixel
 // with blurx recomputed inside its window (inlined), or every work-item computes a strip of whole
 // rows in float<v> lanes with blurx's rows recomputed where blury reads them (row-inlined, also
-// with streaming stores where the device's compiler takes them). On
+// with streaming stores where the device's compiler takes them; also at widths the vector does
+// not divide, rows padded to whole vectors). On
 // small images (borders included,
 // several tile sizes, sizes symbolic and specialised, explicit local sizes for the private
 // kernel, canary regions around the output) the output equals the unfused program's two
@@ -262,6 +263,49 @@ TEST_CASE("aligned vector reads: the row-walking blurs give the same output") {
     checkSameAsUnfused(got, expected, c.width, c.height);
     const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
     CHECK(agreement.mismatches == 0);
+  }
+}
+
+TEST_CASE("row-walking blurs at widths the vector does not divide, rows padded: the same output") {
+  // pad = 1: each row padded to whole vectors (vectorize-zip-padded, column-walk-padded), the
+  // surplus lanes dropped by guarded stores. Specialised, the walk's inside iterations read
+  // the input as whole vectors (the unswitched loop's index bounded, so that the padded row's
+  // clamps vanish) and store them whole.
+  struct Case {
+    const char* strategy;
+    const char* strip;
+    int strip_value, v, width, height, localX;
+  };
+  for (const Case& c : std::vector<Case>{{"pipeline-line-buffered", "theta", 6, 16, 45, 12, 1},
+                                         {"pipeline-line-buffered", "theta", 4, 8, 29, 8, 1},
+                                         {"pipeline-column-walk", "theta", 10, 16, 37, 16, 2},
+                                         {"pipeline-inlined-rows", "rows", 3, 16, 50, 9, 3}}) {
+    CAPTURE(c.strategy);
+    CAPTURE(c.v);
+    CAPTURE(c.width);
+    rewrite::RewriteContext rewriting;
+    const rewrite::NamedStrategy* strategy = rewrite::findStrategy(c.strategy);
+    REQUIRE(strategy);
+    const rewrite::StrategyResult result =
+        strategy->make({{c.strip, Arith(c.strip_value)}, {"v", Arith(c.v)}, {"pad", Arith(1)}})(
+            loadPipeline("blur"), rewriting);
+    REQUIRE_MESSAGE(result.success(), result.failure);
+    // Sizes specialised, as exploration generates them (the ring of rows is a private array).
+    const Image image = randomImage(c.width, c.height, 1, 47);
+    const ArithBinding sizes = imageSizes(image, false);
+    CodegenOptions options;
+    options.specialize = sizes;
+    const CompiledProgram program =
+        withLocalSizeX(compileToOpenCL(*result.definition, options), c.localX);
+    const std::string v = std::to_string(c.v);
+    CHECK(program.source.find("vstore" + v + "(") != std::string::npos);
+    CHECK(std::regex_search(program.source, std::regex("vload" + v + "\\(0, in_input")));
+    const std::vector<float> expected =
+        flattenToFloats(run(loadPipeline("blur"), image, true).output);
+    const std::vector<float> got =
+        flattenToFloats(runOnImage(program, *result.definition, image, sizes).output);
+    checkSameAsUnfused(got, expected, c.width, c.height);
+    CHECK(compareFloats(got, blurReference(image).data, c.width, c.height).mismatches == 0);
   }
 }
 
