@@ -48,6 +48,39 @@ host::RunResult run(const Definition& lowered, const Image& image, bool speciali
                        localX);
 }
 
+// A row-walking blur: its strategy, strip factor and value, vector width, image size and the
+// fused kernel's local size.
+struct RowWalkCase {
+  const char* strategy;
+  const char* strip;
+  int strip_value, v, width, height, localX;
+};
+
+// The blur rewritten by the case's strategy, with `padded` its rows padded to whole vectors
+// (pad = 1).
+Definition rowWalkBlur(const RowWalkCase& c, bool padded) {
+  rewrite::RewriteContext rewriting;
+  const rewrite::NamedStrategy* strategy = rewrite::findStrategy(c.strategy);
+  REQUIRE(strategy);
+  rewrite::RuleArguments factors = {{c.strip, Arith(c.strip_value)}, {"v", Arith(c.v)}};
+  if (padded) factors.push_back({"pad", Arith(1)});
+  const rewrite::StrategyResult result = strategy->make(factors)(loadPipeline("blur"), rewriting);
+  REQUIRE_MESSAGE(result.success(), result.failure);
+  return *result.definition;
+}
+
+// `program`, generated from `lowered` with the image's sizes specialised, run on `image`:
+// equal to the unfused program and to the C++ reference.
+void checkBlurOutput(const CompiledProgram& program, const Definition& lowered,
+                     const Image& image) {
+  const std::vector<float> expected =
+      flattenToFloats(run(loadPipeline("blur"), image, true).output);
+  const std::vector<float> got =
+      flattenToFloats(runOnImage(program, lowered, image, imageSizes(image, false)).output);
+  checkSameAsUnfused(got, expected, image.width, image.height);
+  CHECK(compareFloats(got, blurReference(image).data, image.width, image.height).mismatches == 0);
+}
+
 }  // namespace
 
 TEST_CASE("fused blur: one kernel on OpenCL equals the unfused kernels and the reference") {
@@ -230,82 +263,48 @@ TEST_CASE("aligned vector reads: the row-walking blurs give the same output") {
   // Specialised sizes (the buffer's length and the rows' offsets known modulo v): the taps'
   // vector reads become aligned loads and shuffles of neighbouring aligned vectors, the
   // image's first and last vectors included (their reads stay inside the buffer).
-  struct Case {
-    const char* strategy;
-    const char* strip;  // the strategy's strip factor
-    int strip_value, v, width, height, localX;
-  };
-  for (const Case& c : std::vector<Case>{{"pipeline-column-walk", "theta", 10, 16, 32, 16, 2},
-                                         {"pipeline-column-walk", "theta", 4, 4, 12, 6, 1},
-                                         {"pipeline-line-buffered", "theta", 6, 8, 24, 12, 1},
-                                         {"pipeline-inlined-rows", "rows", 3, 16, 48, 9, 3}}) {
+  for (const RowWalkCase& c :
+       std::vector<RowWalkCase>{{"pipeline-column-walk", "theta", 10, 16, 32, 16, 2},
+                                {"pipeline-column-walk", "theta", 4, 4, 12, 6, 1},
+                                {"pipeline-line-buffered", "theta", 6, 8, 24, 12, 1},
+                                {"pipeline-inlined-rows", "rows", 3, 16, 48, 9, 3}}) {
     CAPTURE(c.strategy);
     CAPTURE(c.v);
-    rewrite::RewriteContext rewriting;
-    const rewrite::NamedStrategy* strategy = rewrite::findStrategy(c.strategy);
-    REQUIRE(strategy);
-    const rewrite::StrategyResult result = strategy->make(
-        {{c.strip, Arith(c.strip_value)}, {"v", Arith(c.v)}})(loadPipeline("blur"), rewriting);
-    REQUIRE_MESSAGE(result.success(), result.failure);
+    const Definition lowered = rowWalkBlur(c, /*padded=*/false);
     const Image image = randomImage(c.width, c.height, 1, 43);
-    const ArithBinding sizes = imageSizes(image, false);
     CodegenOptions options;
-    options.specialize = sizes;
+    options.specialize = imageSizes(image, false);
     options.alignedVectorReads = true;
-    const CompiledProgram program =
-        withLocalSizeX(compileToOpenCL(*result.definition, options), c.localX);
+    const CompiledProgram program = withLocalSizeX(compileToOpenCL(lowered, options), c.localX);
     CHECK(program.widestRealignableReadBytes == 4 * c.v);
     CHECK(program.source.find("shuffle2(") != std::string::npos);
-    const std::vector<float> expected =
-        flattenToFloats(run(loadPipeline("blur"), image, true).output);
-    const std::vector<float> got =
-        flattenToFloats(runOnImage(program, *result.definition, image, sizes).output);
-    checkSameAsUnfused(got, expected, c.width, c.height);
-    const Agreement agreement = compareFloats(got, blurReference(image).data, c.width, c.height);
-    CHECK(agreement.mismatches == 0);
+    checkBlurOutput(program, lowered, image);
   }
 }
 
 TEST_CASE("row-walking blurs at widths the vector does not divide, rows padded: the same output") {
   // pad = 1: each row padded to whole vectors (vectorize-zip-padded, column-walk-padded), the
-  // surplus lanes dropped by guarded stores. Specialised, the walk's inside iterations read
-  // the input as whole vectors (the unswitched loop's index bounded, so that the padded row's
-  // clamps vanish) and store them whole.
-  struct Case {
-    const char* strategy;
-    const char* strip;
-    int strip_value, v, width, height, localX;
-  };
-  for (const Case& c : std::vector<Case>{{"pipeline-line-buffered", "theta", 6, 16, 45, 12, 1},
-                                         {"pipeline-line-buffered", "theta", 4, 8, 29, 8, 1},
-                                         {"pipeline-column-walk", "theta", 10, 16, 37, 16, 2},
-                                         {"pipeline-inlined-rows", "rows", 3, 16, 50, 9, 3}}) {
+  // surplus lanes dropped by guarded stores. Specialised (as exploration generates them: the
+  // ring of rows is a private array), the walk's inside iterations read the input as whole
+  // vectors (the unswitched loop's index bounded, so that the padded row's clamps vanish) and
+  // store them whole.
+  for (const RowWalkCase& c :
+       std::vector<RowWalkCase>{{"pipeline-line-buffered", "theta", 6, 16, 45, 12, 1},
+                                {"pipeline-line-buffered", "theta", 4, 8, 29, 8, 1},
+                                {"pipeline-column-walk", "theta", 10, 16, 37, 16, 2},
+                                {"pipeline-inlined-rows", "rows", 3, 16, 50, 9, 3}}) {
     CAPTURE(c.strategy);
     CAPTURE(c.v);
     CAPTURE(c.width);
-    rewrite::RewriteContext rewriting;
-    const rewrite::NamedStrategy* strategy = rewrite::findStrategy(c.strategy);
-    REQUIRE(strategy);
-    const rewrite::StrategyResult result =
-        strategy->make({{c.strip, Arith(c.strip_value)}, {"v", Arith(c.v)}, {"pad", Arith(1)}})(
-            loadPipeline("blur"), rewriting);
-    REQUIRE_MESSAGE(result.success(), result.failure);
-    // Sizes specialised, as exploration generates them (the ring of rows is a private array).
+    const Definition lowered = rowWalkBlur(c, /*padded=*/true);
     const Image image = randomImage(c.width, c.height, 1, 47);
-    const ArithBinding sizes = imageSizes(image, false);
     CodegenOptions options;
-    options.specialize = sizes;
-    const CompiledProgram program =
-        withLocalSizeX(compileToOpenCL(*result.definition, options), c.localX);
+    options.specialize = imageSizes(image, false);
+    const CompiledProgram program = withLocalSizeX(compileToOpenCL(lowered, options), c.localX);
     const std::string v = std::to_string(c.v);
     CHECK(program.source.find("vstore" + v + "(") != std::string::npos);
     CHECK(std::regex_search(program.source, std::regex("vload" + v + "\\(0, in_input")));
-    const std::vector<float> expected =
-        flattenToFloats(run(loadPipeline("blur"), image, true).output);
-    const std::vector<float> got =
-        flattenToFloats(runOnImage(program, *result.definition, image, sizes).output);
-    checkSameAsUnfused(got, expected, c.width, c.height);
-    CHECK(compareFloats(got, blurReference(image).data, c.width, c.height).mismatches == 0);
+    checkBlurOutput(program, lowered, image);
   }
 }
 
