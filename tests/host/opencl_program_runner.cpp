@@ -44,6 +44,20 @@ Value ints(const std::vector<int32_t>& values) {
   return Value::array(std::move(elements));
 }
 
+// A program named `name` reading the input buffer `input` and writing the output buffer "out",
+// both of `type`, in OpenCL `source`; its kernels are the caller's to add.
+CompiledProgram inputToOutput(const std::string& name, const std::string& input,
+                              const std::string& type, const std::string& source) {
+  CompiledProgram program;
+  program.definitionName = name;
+  program.source = source;
+  program.buffers = {bufferOfType(input, BufferPlan::Role::Input, type, 0),
+                     bufferOfType("out", BufferPlan::Role::Output, type)};
+  program.outputBuffer = 1;
+  program.outputType = parseType(type);
+  return program;
+}
+
 // out = scale(xs) + 1 through a temporary: two kernels over N work-items.
 CompiledProgram twoKernels() {
   CompiledProgram program;
@@ -154,18 +168,12 @@ TEST_CASE("a program cache builds each source once per context") {
 
 TEST_CASE("outputs and temporaries start at zero on every repeat") {
   // The kernel accumulates into its output: a run must see zeros, not the last run's data.
-  CompiledProgram program;
-  program.definitionName = "accumulate";
-  program.source = R"CL(
+  CompiledProgram program = inputToOutput("accumulate", "in_x", "[float]4", R"CL(
 kernel void acc(const global float* in_x, global float* out) {
   int i = get_global_id(0);
   out[i] += in_x[i];
 }
-)CL";
-  program.buffers = {bufferOfType("in_x", BufferPlan::Role::Input, "[float]4", 0),
-                     bufferOfType("out", BufferPlan::Role::Output, "[float]4")};
-  program.outputBuffer = 1;
-  program.outputType = parseType("[float]4");
+)CL");
   KernelPlan kernel;
   kernel.name = "acc";
   kernel.args = {bufferArg(0), bufferArg(1)};
@@ -180,20 +188,14 @@ kernel void acc(const global float* in_x, global float* out) {
 TEST_CASE("int and bool data travel as int32, exactly; 2D launches with a local size") {
   // out[y][x] = in[y][x] + 2^24 + 1, staged through local memory: ints above 2^24 must survive
   // (no float round trip).
-  CompiledProgram program;
-  program.definitionName = "ints";
-  program.source = R"CL(
+  CompiledProgram program = inputToOutput("ints", "in_m", "[[int]W]H", R"CL(
 kernel void big(const global int* in_m, global int* out, int W, local int* scratch) {
   int x = get_global_id(0), y = get_global_id(1);
   scratch[get_local_id(0)] = in_m[y * W + x] + 16777217;
   barrier(CLK_LOCAL_MEM_FENCE);
   out[y * W + x] = scratch[get_local_id(0)];
 }
-)CL";
-  program.buffers = {bufferOfType("in_m", BufferPlan::Role::Input, "[[int]W]H", 0),
-                     bufferOfType("out", BufferPlan::Role::Output, "[[int]W]H")};
-  program.outputBuffer = 1;
-  program.outputType = parseType("[[int]W]H");
+)CL");
   KernelPlan kernel;
   kernel.name = "big";
   KernelArg local;
@@ -221,9 +223,7 @@ kernel void big(const global int* in_m, global int* out, int W, local int* scrat
 TEST_CASE("first launches only: one work-group of each kernel with a local size, nothing read") {
   // Each work-item spins through `rounds` steps: a whole run of 2^18 work-items is long, one
   // work-group of 64 is not. The kernel without a local size of its own is not launched.
-  CompiledProgram program;
-  program.definitionName = "spin";
-  program.source = R"CL(
+  CompiledProgram program = inputToOutput("spin", "in_xs", "[float]N", R"CL(
 kernel void spin(const global float* in_xs, global float* out, int rounds) {
   int i = get_global_id(0);
   float x = in_xs[i];
@@ -231,11 +231,7 @@ kernel void spin(const global float* in_xs, global float* out, int rounds) {
   out[i] = x;
 }
 kernel void open(global float* out) { out[get_global_id(0)] += 1.0f; }
-)CL";
-  program.buffers = {bufferOfType("in_xs", BufferPlan::Role::Input, "[float]N", 0),
-                     bufferOfType("out", BufferPlan::Role::Output, "[float]N")};
-  program.outputBuffer = 1;
-  program.outputType = parseType("[float]N");
+)CL");
   KernelPlan spin;
   spin.name = "spin";
   spin.args = {bufferArg(0), bufferArg(1), sizeArg("R")};
@@ -289,18 +285,12 @@ TEST_CASE(
   // Each work-item adds its place to its element (the output starts at zero): a work-item run
   // twice or not at all shows in the output. 13 x 11 in groups of 4 x 4: four parts (whole
   // groups, the right strip, the bottom strip, the corner).
-  CompiledProgram program;
-  program.definitionName = "places";
-  program.source = R"CL(
+  CompiledProgram program = inputToOutput("places", "in_x", "[[float]W]H", R"CL(
 kernel void places(const global float* in_x, global float* out, int W) {
   int x = get_global_id(0), y = get_global_id(1);
   out[y * W + x] += in_x[y * W + x] + (float)x + 100.0f * (float)y;
 }
-)CL";
-  program.buffers = {bufferOfType("in_x", BufferPlan::Role::Input, "[[float]W]H", 0),
-                     bufferOfType("out", BufferPlan::Role::Output, "[[float]W]H")};
-  program.outputBuffer = 1;
-  program.outputType = parseType("[[float]W]H");
+)CL");
   KernelPlan kernel;
   kernel.name = "places";
   kernel.args = {bufferArg(0), bufferArg(1), sizeArg("W")};
@@ -391,18 +381,12 @@ kernel void groups(global float* out) {
 }
 
 TEST_CASE("vectors in buffers are stored lane by lane") {
-  CompiledProgram program;
-  program.definitionName = "vectors";
-  program.source = R"CL(
+  CompiledProgram program = inputToOutput("vectors", "in_v", "[float4]N", R"CL(
 kernel void twice(const global float* in_v, global float* out) {
   int i = get_global_id(0);
   vstore4(2.0f * vload4(i, in_v), i, out);
 }
-)CL";
-  program.buffers = {bufferOfType("in_v", BufferPlan::Role::Input, "[float4]N", 0),
-                     bufferOfType("out", BufferPlan::Role::Output, "[float4]N")};
-  program.outputBuffer = 1;
-  program.outputType = parseType("[float4]N");
+)CL");
   KernelPlan kernel;
   kernel.name = "twice";
   kernel.args = {bufferArg(0), bufferArg(1)};
