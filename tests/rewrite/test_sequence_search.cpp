@@ -51,6 +51,15 @@ bool dimensionsNest(const Expr& body) {
   return ok;
 }
 
+// The search of `definition`'s lowerings alone (no algorithmic step), every complete lowering
+// kept.
+SearchReport everyLowering(const Definition& definition) {
+  SearchOptions options = defaultSearchOptions({4});
+  options.algorithmicDepth = 0;
+  options.maxLoweringsPerProgram = 1000;
+  return searchRewrites(definition, options);
+}
+
 }  // namespace
 
 TEST_CASE("steps and sequences print and parse back") {
@@ -393,10 +402,7 @@ TEST_CASE("a parallel map whose result its own kernel reads back is not a loweri
           "      A)\n",
           "softmax.weft")
           .definitions.back();
-  SearchOptions options = defaultSearchOptions({4});
-  options.algorithmicDepth = 0;
-  options.maxLoweringsPerProgram = 1000;  // every complete lowering kept
-  const SearchReport report = searchRewrites(softmax, options);
+  const SearchReport report = everyLowering(softmax);
   std::set<std::string> sequences;
   for (const SearchedStructure& s : report.structures) sequences.insert(sequenceText(s.sequence));
   CHECK(sequences.count("map-to-mapglb@root:dim=0"));
@@ -424,10 +430,7 @@ TEST_CASE("a reduction at the top reads no parallel map: its kernel would read i
           "                                  split(4, col))), transpose(A))))))\n",
           "colsum.weft")
           .definitions.back();
-  SearchOptions options = defaultSearchOptions({4});
-  options.algorithmicDepth = 0;
-  options.maxLoweringsPerProgram = 1000;
-  const SearchReport report = searchRewrites(colsum, options);
+  const SearchReport report = everyLowering(colsum);
   int hoisted = 0;
   for (const SearchedStructure& s : report.structures) {
     const std::string text = sequenceText(s.sequence);
